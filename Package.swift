@@ -1,0 +1,76 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, bottom to top:
+//   CSQLCipher, CCrypto      thin C shims over libsqlcipher and libcrypto (pkg-config)
+//   StrongroomCrypto         secret bytes, randomness, key derivation, digests; knows no SQL
+//   Strongroom               connections, statements, rows, transactions, queue, pool, keys
+//   StrongroomCLI            the `strongroom` command, a thin client of the public API
+let package = Package(
+    name: "Strongroom",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Strongroom", targets: ["Strongroom"]),
+        .library(name: "StrongroomCrypto", targets: ["StrongroomCrypto"]),
+        .executable(name: "strongroom", targets: ["StrongroomCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLCipher",
+            pkgConfig: "sqlcipher",
+            providers: [.apt(["libsqlcipher-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "StrongroomCrypto",
+            dependencies: ["CCrypto"]
+        ),
+        .target(
+            name: "Strongroom",
+            dependencies: [
+                "CSQLCipher",
+                "StrongroomCrypto",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "StrongroomCLI",
+            dependencies: [
+                "Strongroom",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "StrongroomCryptoTests",
+            dependencies: ["StrongroomCrypto"],
+            resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "StrongroomTests",
+            dependencies: [
+                "Strongroom",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "StrongroomCLITests",
+            dependencies: ["StrongroomCLI", "Strongroom"]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

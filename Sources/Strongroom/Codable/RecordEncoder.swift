@@ -1,0 +1,136 @@
+import Foundation
+
+/// Receives the values a record encodes, one per coding key.
+protocol RecordSink: AnyObject {
+    func put(_ value: DatabaseValue, forKey key: String) throws
+}
+
+/// Encodes an `Encodable` record into a sink: straight into a statement's
+/// named parameters (the fast path), or into a list of keys.
+///
+/// ``DatabaseValueConvertible`` properties are stored as themselves; any other
+/// `Encodable` property is stored as JSON text. `nil` is stored as NULL.
+struct RecordEncoder<Sink: RecordSink>: Encoder {
+    let sink: Sink
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(KeyedContainer<Key>(sink: sink))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        UnsupportedContainer(message: "A record encodes into a keyed container (a struct or class), not an array.")
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        UnsupportedContainer(message: "A record encodes into a keyed container (a struct or class), not a single value.")
+    }
+
+    static func databaseValue<T: Encodable>(of value: T) throws -> DatabaseValue {
+        if let convertible = value as? any DatabaseValueConvertible {
+            return convertible.databaseValue
+        }
+        let data = try JSONEncoder().encode(value)
+        return .text(String(decoding: data, as: UTF8.self))
+    }
+
+    struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let sink: Sink
+        var codingPath: [any CodingKey] { [] }
+
+        mutating func encodeNil(forKey key: Key) throws { try sink.put(.null, forKey: key.stringValue) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { try sink.put(.integer(value ? 1 : 0), forKey: key.stringValue) }
+        mutating func encode(_ value: String, forKey key: Key) throws { try sink.put(.text(value), forKey: key.stringValue) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { try sink.put(.real(value), forKey: key.stringValue) }
+        mutating func encode(_ value: Float, forKey key: Key) throws { try sink.put(.real(Double(value)), forKey: key.stringValue) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { try sink.put(.integer(Int64(value)), forKey: key.stringValue) }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { try sink.put(.integer(Int64(value)), forKey: key.stringValue) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { try sink.put(.integer(Int64(value)), forKey: key.stringValue) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { try sink.put(.integer(Int64(value)), forKey: key.stringValue) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { try sink.put(.integer(value), forKey: key.stringValue) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws { try sink.put(try Self.integer(value, key), forKey: key.stringValue) }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws { try sink.put(.integer(Int64(value)), forKey: key.stringValue) }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws { try sink.put(.integer(Int64(value)), forKey: key.stringValue) }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws { try sink.put(.integer(Int64(value)), forKey: key.stringValue) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { try sink.put(try Self.integer(value, key), forKey: key.stringValue) }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            try sink.put(try RecordEncoder.databaseValue(of: value), forKey: key.stringValue)
+        }
+
+        // Synthesized Encodable skips nil optionals through encodeIfPresent;
+        // store them as NULL instead, so every key reaches the statement.
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) } }
+
+        static func integer<T: BinaryInteger>(_ value: T, _ key: Key) throws -> DatabaseValue {
+            guard let n = Int64(exactly: value) else {
+                throw EncodingError.invalidValue(value, .init(codingPath: [key], debugDescription: "\(key.stringValue) does not fit a 64-bit SQLite integer."))
+            }
+            return .integer(n)
+        }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+            KeyedEncodingContainer(RecordEncoder<Sink>.KeyedContainer<NestedKey>(sink: sink))
+        }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            UnsupportedContainer(message: "Nested containers are not stored in columns; give the property a Codable type (stored as JSON).")
+        }
+        mutating func superEncoder() -> any Encoder { RecordEncoder(sink: sink) }
+        mutating func superEncoder(forKey key: Key) -> any Encoder { RecordEncoder(sink: sink) }
+    }
+}
+
+/// A container that fails on first use, for shapes a row cannot hold.
+struct UnsupportedContainer: UnkeyedEncodingContainer, SingleValueEncodingContainer {
+    let message: String
+    var codingPath: [any CodingKey] { [] }
+    var count: Int { 0 }
+    private func fail() -> EncodingError { EncodingError.invalidValue((), .init(codingPath: [], debugDescription: message)) }
+    mutating func encodeNil() throws { throw fail() }
+    mutating func encode<T: Encodable>(_ value: T) throws { throw fail() }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(RecordEncoder<KeyListSink>.KeyedContainer<NestedKey>(sink: KeyListSink()))
+    }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }
+    mutating func superEncoder() -> any Encoder { RecordEncoder(sink: KeyListSink()) }
+}
+
+/// Binds each encoded key to the statement parameter of the same name.
+final class StatementSink: RecordSink {
+    let statement: Statement
+    var boundCount = 0
+
+    init(statement: Statement) { self.statement = statement }
+
+    @inline(__always)
+    func put(_ value: DatabaseValue, forKey key: String) throws {
+        let statement = self.statement
+        guard let index = statement.encodingKeys.index(for: key, resolve: { statement.parameterIndex(named: $0) }) else {
+            return // A property the statement does not use.
+        }
+        try statement.bind(value, at: index)
+        boundCount += 1
+    }
+}
+
+/// Collects the keys a record encodes, in order.
+final class KeyListSink: RecordSink {
+    var keys: [String] = []
+    func put(_ value: DatabaseValue, forKey key: String) throws {
+        if !keys.contains(key) { keys.append(key) }
+    }
+}

@@ -1,0 +1,103 @@
+/// Binding `Encodable` records and decoding rows into `Decodable` values.
+extension Statement {
+    /// Binds the properties of `record` to the statement's named parameters
+    /// (`:property`) and runs it.
+    ///
+    /// ```swift
+    /// struct Person: Codable { var id: Int; var name: String; var email: String? }
+    /// let insert = try db.cachedStatement(sql: "INSERT INTO person(id, name, email) VALUES (:id, :name, :email)")
+    /// try insert.execute(record: Person(id: 1, name: "Ada", email: nil))
+    /// ```
+    ///
+    /// Properties the statement does not name are ignored; a parameter no
+    /// property fills is an error.
+    public func execute<Record: Encodable>(record: Record) throws(StrongroomError) {
+        reset()
+        clearBindings()
+        let sink = StatementSink(statement: self)
+        encodingKeys.beginRecord()
+        do {
+            try record.encode(to: RecordEncoder(sink: sink))
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: connection.path, sql: sql)
+        }
+        guard sink.boundCount >= parameterCount else {
+            throw StrongroomError(.misuse, "\(Record.self) fills \(sink.boundCount) of the statement's \(parameterCount) parameters; every parameter must be named after a property (:name).", path: connection.path, sql: sql)
+        }
+        while try step() {}
+        reset()
+    }
+
+    /// Runs the statement and decodes every row into `T`.
+    ///
+    /// Struct properties are matched to columns by name; a `T` that is
+    /// ``DatabaseValueConvertible`` (`Int`, `String`...) is read from the first column.
+    public func fetchAll<T: Decodable>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> [T] {
+        var results: [T] = []
+        try forEach(type, arguments: arguments) { results.append($0) }
+        return results
+    }
+
+    /// Runs the statement and decodes the first row into `T`, or returns nil.
+    public func fetchOne<T: Decodable>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
+        var result: T?
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        if try step() {
+            result = try decodeRow(type)
+        }
+        return result
+    }
+
+    /// Runs the statement and calls `body` with each row decoded into `T`,
+    /// without keeping them all in memory.
+    public func forEach<T: Decodable>(_ type: T.Type, arguments: StatementArguments = .none, _ body: (T) throws(StrongroomError) -> Void) throws(StrongroomError) {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        while try step() {
+            try body(try decodeRow(type))
+        }
+    }
+
+    @inline(__always)
+    func decodeRow<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
+        decodingKeys.beginRecord()
+        do {
+            return try RowDecoder.decode(type, from: StatementColumns(statement: self))
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.conversion, "Cannot decode \(T.self) from a row: \(Self.describe(error))", path: connection.path, sql: sql)
+        }
+    }
+
+    /// A decoding error's explanation, without any value from the row.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(_, let context),
+             DecodingError.valueNotFound(_, let context),
+             DecodingError.typeMismatch(_, let context),
+             DecodingError.dataCorrupted(let context):
+            return context.debugDescription
+        default:
+            return String(describing: error)
+        }
+    }
+}
+
+extension Row {
+    /// Decodes this row into `T`, matching properties to columns by name.
+    public func decode<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
+        do {
+            return try RowDecoder.decode(type, from: self)
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.conversion, "Cannot decode \(T.self) from a row: \(Statement.describe(error))")
+        }
+    }
+}

@@ -1,0 +1,111 @@
+public import Logging
+
+/// How a ``Connection`` (or every connection of a ``DatabaseQueue`` or
+/// ``DatabasePool``) is opened.
+///
+/// The defaults are chosen for encrypted databases; each is documented with its
+/// reason. The measured effects are in the package README.
+///
+/// ```swift
+/// var config = Configuration(key: try DatabaseKey.load(keyFile: "Keys/app.key"))
+/// config.logger = logger
+/// let queue = try DatabaseQueue(path: "app.db", configuration: config)
+/// ```
+public struct Configuration: Sendable {
+    /// Whether the database is encrypted, and with which key.
+    public enum Encryption: Sendable {
+        /// Encrypted with SQLCipher under this key.
+        case encrypted(DatabaseKey)
+        /// Deliberately plaintext. Opening an encrypted file this way fails with
+        /// ``StrongroomError/Code/keyRequired``.
+        case plaintext
+    }
+
+    /// The journal mode (`PRAGMA journal_mode`).
+    public enum JournalMode: String, Sendable {
+        /// Write-ahead log: readers do not block the writer. The default for files.
+        case wal = "WAL"
+        /// Rollback journal deleted after each transaction.
+        case delete = "DELETE"
+        /// Rollback journal truncated after each transaction.
+        case truncate = "TRUNCATE"
+        /// Rollback journal kept, its header zeroed, after each transaction.
+        case persist = "PERSIST"
+    }
+
+    /// `PRAGMA synchronous`.
+    public enum Synchronous: String, Sendable {
+        case off = "OFF", normal = "NORMAL", full = "FULL"
+    }
+
+    /// Encrypted with a key, or deliberately plaintext. There is no default.
+    public var encryption: Encryption
+
+    /// Open read-only. Default `false`.
+    public var readOnly = false
+
+    /// Create the file when it does not exist. Default `true`; commands that
+    /// only read a database set it to `false`.
+    public var createIfMissing = true
+
+    /// Default ``JournalMode/wal``: readers see committed snapshots while one
+    /// writer works, and each commit appends encrypted pages to the `-wal` file
+    /// instead of rewriting the journal. Ignored for read-only and in-memory
+    /// connections.
+    public var journalMode: JournalMode = .wal
+
+    /// Default ``Synchronous/normal``: in WAL mode a commit survives an
+    /// application crash and loses at most the last transactions on power loss,
+    /// without an fsync per commit.
+    public var synchronous: Synchronous = .normal
+
+    /// Page cache per connection, in KiB (`PRAGMA cache_size = -N`).
+    ///
+    /// Default 65,536 (64 MiB): every page read from disk must be decrypted and
+    /// its HMAC checked, so a page kept in cache saves real work. SQLite's own
+    /// default (2 MiB) costs encrypted scans and inserts dearly on large tables.
+    public var cacheSizeKiB = 65_536
+
+    /// SQLCipher page size (`PRAGMA cipher_page_size`), applied after the key.
+    ///
+    /// Default `nil`: the linked SQLCipher's default (1024 on 3.x, 4096 on 4.x),
+    /// so the file opens in any SQLCipher tool with the key alone. Set 4096 on
+    /// SQLCipher 3 for faster bulk work; then every tool that opens the file must
+    /// also be given `PRAGMA cipher_page_size = 4096` after the key.
+    public var cipherPageSize: Int?
+
+    /// Enforce foreign keys (`PRAGMA foreign_keys = ON`). Default `true`.
+    public var foreignKeys = true
+
+    /// How long to wait for another connection's lock before failing with
+    /// ``StrongroomError/Code/busy``. Default 5 seconds.
+    public var busyTimeout: Duration = .seconds(5)
+
+    /// How many prepared statements each connection keeps. Default 64.
+    public var statementCacheCapacity = 64
+
+    /// The most readers a ``DatabasePool`` opens at once. Default 4.
+    public var maximumReaderCount = 4
+
+    /// Where the library logs what it does (never key material, never bound
+    /// values). Default: a logger that discards everything.
+    public var logger = Logger(label: "strongroom", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// A configuration for an encrypted database.
+    public init(key: DatabaseKey) {
+        self.encryption = .encrypted(key)
+    }
+
+    /// A configuration for the given encryption (or deliberate plaintext).
+    public init(encryption: Encryption) {
+        self.encryption = encryption
+    }
+
+    /// A configuration for a deliberately plaintext database.
+    public static var plaintext: Configuration { Configuration(encryption: .plaintext) }
+
+    var key: DatabaseKey? {
+        if case .encrypted(let key) = encryption { return key }
+        return nil
+    }
+}

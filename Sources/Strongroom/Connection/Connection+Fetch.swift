@@ -1,0 +1,78 @@
+/// Reading rows, values and records, and inserting records.
+extension Connection {
+    /// Every row of a query.
+    ///
+    /// ```swift
+    /// let rows = try db.fetchAll(sql: "SELECT name FROM person WHERE score > ?", arguments: [10])
+    /// ```
+    public func fetchAll(sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> [Row] {
+        try cachedStatement(sql: sql).fetchAll(arguments: arguments)
+    }
+
+    /// The first row of a query, or nil.
+    public func fetchOne(sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> Row? {
+        try cachedStatement(sql: sql).fetchOne(arguments: arguments)
+    }
+
+    /// Every row of a query decoded into `T`.
+    ///
+    /// ```swift
+    /// struct Person: Decodable { var id: Int; var name: String }
+    /// let people = try db.fetchAll(Person.self, sql: "SELECT id, name FROM person")
+    /// let names = try db.fetchAll(String.self, sql: "SELECT name FROM person")
+    /// ```
+    public func fetchAll<T: Decodable>(_ type: T.Type, sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> [T] {
+        try cachedStatement(sql: sql).fetchAll(type, arguments: arguments)
+    }
+
+    /// The first row of a query decoded into `T`, or nil when there is no row.
+    ///
+    /// ```swift
+    /// let count = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM person") ?? 0
+    /// ```
+    public func fetchOne<T: Decodable>(_ type: T.Type, sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
+        try cachedStatement(sql: sql).fetchOne(type, arguments: arguments)
+    }
+
+    /// Inserts `record` into `table`, one column per encoded property.
+    ///
+    /// ```swift
+    /// try db.insert(Person(id: 1, name: "Ada", email: nil), into: "person")
+    /// ```
+    ///
+    /// The INSERT statement is built from the properties of the first record
+    /// of each type and cached.
+    public func insert<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) {
+        let cacheKey = InsertCacheKey(type: ObjectIdentifier(Record.self), table: table)
+        let statement: Statement
+        if let cached = insertStatementCache[cacheKey] {
+            statement = cached
+        } else {
+            let sink = KeyListSink()
+            do {
+                try record.encode(to: RecordEncoder(sink: sink))
+            } catch {
+                throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: path)
+            }
+            guard !sink.keys.isEmpty else {
+                throw StrongroomError(.misuse, "\(Record.self) encodes no property to insert.", path: path)
+            }
+            let columns = sink.keys.map(quoteIdentifier).joined(separator: ", ")
+            let parameters = sink.keys.map { ":" + $0 }.joined(separator: ", ")
+            statement = try prepare(sql: "INSERT INTO \(quoteIdentifier(table)) (\(columns)) VALUES (\(parameters))")
+            insertStatementCache[cacheKey] = statement
+        }
+        try statement.execute(record: record)
+    }
+}
+
+/// `name` quoted as an SQL identifier: `"name"`, with inner quotes doubled.
+func quoteIdentifier(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+extension String {
+    func replacingOccurrences(of target: String, with replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

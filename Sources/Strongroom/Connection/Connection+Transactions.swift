@@ -1,0 +1,90 @@
+/// Transactions and savepoints.
+extension Connection {
+    /// How a transaction takes its locks (`BEGIN DEFERRED | IMMEDIATE | EXCLUSIVE`).
+    public enum TransactionKind: String, Sendable {
+        /// Locks on first read or write. Right for reads.
+        case deferred = "DEFERRED"
+        /// Takes the write lock at once, so the transaction cannot fail later
+        /// with "database is locked" on its first write. Right for writes.
+        case immediate = "IMMEDIATE"
+        /// Like immediate; in rollback-journal mode it also keeps readers out.
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back
+    /// when it throws (or when the commit fails). A transaction is never left open.
+    ///
+    /// ```swift
+    /// try db.inTransaction(.immediate) { db in
+    ///     try db.execute(sql: "UPDATE account SET balance = balance - 10 WHERE id = 1")
+    ///     try db.execute(sql: "UPDATE account SET balance = balance + 10 WHERE id = 2")
+    /// }
+    /// ```
+    ///
+    /// Inside an open transaction, use ``inSavepoint(_:)`` to nest.
+    public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: (Connection) throws -> T) throws -> T {
+        if isInsideTransaction {
+            throw StrongroomError(.misuse, "A transaction is already open on this connection; use inSavepoint to nest.", path: path)
+        }
+        try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+        let result: T
+        do {
+            result = try body(self)
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        do {
+            try execute(sql: "COMMIT TRANSACTION")
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        return result
+    }
+
+    /// Runs `body` inside a savepoint: released when it returns, rolled back
+    /// to the savepoint when it throws. Opens a transaction when none is open;
+    /// nests inside an open one.
+    ///
+    /// ```swift
+    /// try db.inTransaction { db in
+    ///     try db.execute(sql: "INSERT INTO log(msg) VALUES ('start')")
+    ///     try? db.inSavepoint { db in
+    ///         try db.execute(sql: "INSERT INTO person(id) VALUES (1)")  // may fail alone
+    ///     }
+    /// }
+    /// ```
+    public func inSavepoint<T>(_ body: (Connection) throws -> T) throws -> T {
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "strongroom_sp\(savepointDepth)"
+        try execute(sql: "SAVEPOINT \(name)")
+        let result: T
+        do {
+            result = try body(self)
+        } catch {
+            // ROLLBACK TO keeps the savepoint open; RELEASE then closes it (and
+            // the transaction, if the savepoint opened it).
+            try? execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
+            try? execute(sql: "RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        do {
+            try execute(sql: "RELEASE SAVEPOINT \(name)")
+        } catch {
+            try? execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
+            try? execute(sql: "RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        return result
+    }
+
+    func rollbackQuietly() {
+        // SQLite may already have rolled back (after SQLITE_FULL, SQLITE_IOERR...):
+        // ROLLBACK then fails harmlessly with "no transaction is active".
+        if isInsideTransaction {
+            try? execute(sql: "ROLLBACK TRANSACTION")
+        }
+    }
+}

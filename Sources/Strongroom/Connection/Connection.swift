@@ -1,0 +1,282 @@
+internal import CSQLCipher
+import Foundation
+import Logging
+import StrongroomCrypto
+
+/// One SQLCipher connection to a database file (or to memory).
+///
+/// A connection is opened, keyed and **validated** in its initializer: the key
+/// is applied before anything touches the file, `PRAGMA cipher_version` must
+/// answer (so a build that linked plain SQLite is refused instead of writing
+/// plaintext), and the first page is read, so a wrong key fails here and not at
+/// the first query.
+///
+/// ```swift
+/// let db = try Connection(path: "app.db", configuration: Configuration(key: key))
+/// try db.execute(sql: "CREATE TABLE IF NOT EXISTS note(id INTEGER PRIMARY KEY, body TEXT)")
+/// try db.execute(sql: "INSERT INTO note(body) VALUES (?)", arguments: ["hello"])
+/// let count = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note")
+/// ```
+///
+/// A connection is not `Sendable`: use it from one task or thread at a time,
+/// or share it through a ``DatabaseQueue`` or ``DatabasePool``.
+public final class Connection {
+    let handle: OpaquePointer
+    /// The file path, or `":memory:"`.
+    public let path: String
+    /// The SQLCipher version answering on this connection (`PRAGMA cipher_version`),
+    /// e.g. `"3.4.1"`.
+    public private(set) var cipherVersion: String
+    /// True when the connection was opened with a key.
+    public let isEncrypted: Bool
+    /// True when the connection was opened read-only.
+    public let isReadOnly: Bool
+    let logger: Logger
+    private var statementCache: [String: Statement] = [:]
+    private let statementCacheCapacity: Int
+    private var isClosed = false
+    var insertStatementCache: [InsertCacheKey: Statement] = [:]
+    var savepointDepth = 0
+
+    /// Opens (or creates) the database at `path`.
+    ///
+    /// - Throws: ``StrongroomError`` with code ``StrongroomError/Code/wrongKey``,
+    ///   ``StrongroomError/Code/keyRequired``, ``StrongroomError/Code/plaintextDatabase``,
+    ///   ``StrongroomError/Code/notADatabase``, ``StrongroomError/Code/notFound``,
+    ///   ``StrongroomError/Code/permissionDenied``, ``StrongroomError/Code/busy`` or
+    ///   ``StrongroomError/Code/sqlcipherUnavailable``.
+    public convenience init(path: String, configuration: Configuration) throws(StrongroomError) {
+        try self.init(path: path, configuration: configuration, keyOverride: nil)
+    }
+
+    /// Opens a private in-memory database.
+    public static func inMemory(configuration: Configuration = .plaintext) throws(StrongroomError) -> Connection {
+        try Connection(path: ":memory:", configuration: configuration, keyOverride: nil)
+    }
+
+    /// `keyOverride` lets a pool open readers with a key it derived once.
+    init(path: String, configuration: Configuration, keyOverride: DatabaseKey?) throws(StrongroomError) {
+        let isMemory = path == ":memory:" || path.isEmpty
+        let key = keyOverride ?? configuration.key
+        let headerKind: FileHeader.Kind = isMemory ? .empty : try FileHeader.kind(of: path)
+        try Self.checkBeforeOpening(path: path, header: headerKind, hasKey: key != nil, configuration: configuration)
+
+        var flags = SQLITE_OPEN_NOMUTEX
+        if configuration.readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if configuration.createIfMissing { flags |= SQLITE_OPEN_CREATE }
+        }
+        var db: OpaquePointer?
+        // sqlite3_open_v2 may return a handle even on failure; it must be closed.
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw StrongroomError(.cannotCreate, "Cannot open \(path): \(message). Check that its directory exists and is writable.", path: path, sqliteCode: status)
+        }
+        self.handle = db
+        self.path = path
+        self.isEncrypted = key != nil
+        self.isReadOnly = configuration.readOnly
+        self.logger = configuration.logger
+        self.statementCacheCapacity = max(configuration.statementCacheCapacity, 1)
+
+        // From here on, `deinit` closes the handle if validation throws.
+        self.cipherVersion = ""
+        // Extended codes tell UNIQUE from FOREIGN KEY violations.
+        sqlite3_extended_result_codes(db, 1)
+        let busyMilliseconds = Int32(clamping: configuration.busyTimeout.components.seconds * 1000
+            + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+        sqlite3_busy_timeout(db, busyMilliseconds)
+
+        if let key {
+            // The key goes in as bytes, before any statement touches the file.
+            // SQLCipher documents that sqlite3_key_v2 always returns SQLITE_OK;
+            // a wrong key shows only at the first read, done below.
+            let keyBytes = key.sqlcipherKeyBytes()
+            let rc = keyBytes.withUnsafeBytes { bytes in
+                sqlite3_key_v2(db, "main", bytes.baseAddress, Int32(bytes.count))
+            }
+            if rc != SQLITE_OK {
+                throw StrongroomError(.sqlcipherUnavailable, "SQLCipher refused the key for \(path) (code \(rc)).", path: path, sqliteCode: rc)
+            }
+        }
+        try validate(configuration: configuration, header: headerKind, isMemory: isMemory)
+        try applySettings(configuration, isMemory: isMemory)
+        logger.debug("opened database", metadata: [
+            "path": "\(path)", "encrypted": "\(isEncrypted)", "cipher_version": "\(cipherVersion)",
+        ])
+    }
+
+    deinit {
+        closeHandle()
+    }
+
+    /// Refuses the combinations that can be told from the file's first bytes,
+    /// before SQLite opens it.
+    private static func checkBeforeOpening(path: String, header: FileHeader.Kind, hasKey: Bool, configuration: Configuration) throws(StrongroomError) {
+        switch header {
+        case .missing:
+            if configuration.readOnly || !configuration.createIfMissing {
+                throw StrongroomError(.notFound, "No database at \(path); check the path.", path: path)
+            }
+        case .empty:
+            if configuration.readOnly {
+                throw StrongroomError(.notADatabase, "\(path) is an empty file, not a database.", path: path)
+            }
+        case .plaintext:
+            if hasKey {
+                throw StrongroomError(.plaintextDatabase, "\(path) is a plaintext SQLite database, not an encrypted one; open it without a key, or encrypt it into a new file with `strongroom import`.", path: path)
+            }
+        case .opaque(let size):
+            if !hasKey {
+                throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path)
+            }
+            // Every SQLCipher page size is a multiple of 512 bytes, and so is
+            // every complete database file.
+            if size % 512 != 0 {
+                throw StrongroomError(.notADatabase, "\(path) is not a database, or is truncated ( \(size) bytes is not a whole number of pages); restore it from a backup.", path: path)
+            }
+        }
+    }
+
+    private func validate(configuration: Configuration, header: FileHeader.Kind, isMemory: Bool) throws(StrongroomError) {
+        // Guard against a build that sends sqlite3_* calls to plain SQLite:
+        // only SQLCipher answers this pragma.
+        let version: String?
+        do {
+            version = try fetchOne(String.self, sql: "PRAGMA cipher_version")
+        } catch {
+            version = nil
+        }
+        guard let version, !version.isEmpty else {
+            throw StrongroomError(.sqlcipherUnavailable, "The SQLite library linked into this program is not SQLCipher (PRAGMA cipher_version gave no answer); nothing would be encrypted. Link libsqlcipher and not libsqlite3.", path: path)
+        }
+        cipherVersion = version
+
+        if let pageSize = configuration.cipherPageSize, isEncrypted {
+            // Cipher settings take effect only after the key and before the first read.
+            try execute(sql: "PRAGMA cipher_page_size = \(pageSize)")
+        }
+
+        // Read page 1 now, so that a wrong key fails at open.
+        do {
+            _ = try fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+        } catch let error where error.code == .notADatabase {
+            if isEncrypted {
+                throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF).", path: path, sqliteCode: error.sqliteCode)
+            }
+            throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path, sqliteCode: error.sqliteCode)
+        } catch let error where error.code == .corrupt {
+            throw StrongroomError(.notADatabase, "\(path) is truncated or corrupt; restore it from a backup.", path: path, sqliteCode: error.sqliteCode)
+        }
+    }
+
+    private func applySettings(_ configuration: Configuration, isMemory: Bool) throws(StrongroomError) {
+        // With temp_store = FILE, SQLCipher writes temporary tables and sort
+        // spills as plaintext pages. Keep them in memory, always.
+        try execute(sql: "PRAGMA temp_store = MEMORY")
+        try execute(sql: "PRAGMA cache_size = -\(configuration.cacheSizeKiB)")
+        try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+        if !isMemory && !configuration.readOnly {
+            let mode = try fetchOne(String.self, sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
+            if mode?.uppercased() != configuration.journalMode.rawValue {
+                logger.warning("journal mode not applied", metadata: ["requested": "\(configuration.journalMode.rawValue)", "actual": "\(mode ?? "none")"])
+            }
+            try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+        }
+    }
+
+    /// Closes the connection. Further use throws ``StrongroomError/Code/misuse``.
+    /// Called automatically when the connection is released.
+    public func close() {
+        closeHandle()
+    }
+
+    private func closeHandle() {
+        guard !isClosed else { return }
+        isClosed = true
+        statementCache.removeAll()
+        insertStatementCache.removeAll()
+        // sqlite3_close_v2 defers the close until outstanding statements are
+        // finalized, so a statement still held elsewhere cannot crash.
+        sqlite3_close_v2(handle)
+    }
+
+    func checkOpen(sql: String? = nil) throws(StrongroomError) {
+        if isClosed {
+            throw StrongroomError(.misuse, "The connection to \(path) is closed.", path: path, sql: sql)
+        }
+    }
+
+    /// The error SQLite reports for the last failed call on this connection.
+    func lastError(_ resultCode: Int32, sql: String?) -> StrongroomError {
+        StrongroomError.sqlite(resultCode, message: String(cString: sqlite3_errmsg(handle)), path: path, sql: sql)
+    }
+
+    // MARK: Statements
+
+    /// Prepares a new statement. Prefer ``cachedStatement(sql:)`` for SQL that runs often.
+    public func prepare(sql: String) throws(StrongroomError) -> Statement {
+        try checkOpen(sql: sql)
+        return try Statement(connection: self, sql: sql)
+    }
+
+    /// A prepared statement from this connection's cache, prepared on first use.
+    public func cachedStatement(sql: String) throws(StrongroomError) -> Statement {
+        if let statement = statementCache[sql] {
+            return statement
+        }
+        let statement = try prepare(sql: sql)
+        if statementCache.count >= statementCacheCapacity {
+            statementCache.removeAll(keepingCapacity: true)
+        }
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs one or more statements separated by semicolons, with no arguments.
+    public func execute(sql: String) throws(StrongroomError) {
+        try checkOpen(sql: sql)
+        var remaining = Substring(sql)
+        while true {
+            let trimmed = remaining.drop(while: { $0.isWhitespace || $0 == ";" })
+            if trimmed.isEmpty { return }
+            let (statement, tail) = try Statement.prepareFirst(connection: self, sql: String(trimmed))
+            if let statement {
+                try statement.execute()
+            }
+            remaining = tail
+            if tail.isEmpty { return }
+        }
+    }
+
+    /// Runs one statement with arguments.
+    ///
+    /// ```swift
+    /// try db.execute(sql: "UPDATE note SET body = :body WHERE id = :id",
+    ///                arguments: ["body": "new text", "id": 1])
+    /// ```
+    public func execute(sql: String, arguments: StatementArguments) throws(StrongroomError) {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
+    /// The number of rows changed by the last INSERT, UPDATE or DELETE.
+    public var changesCount: Int { Int(sqlite3_changes(handle)) }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// True while a transaction is open on this connection.
+    public var isInsideTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+}
+
+extension Connection {
+    /// A key for the cache of generated INSERT statements.
+    struct InsertCacheKey: Hashable {
+        let type: ObjectIdentifier
+        let table: String
+    }
+}

@@ -1,0 +1,44 @@
+internal import CSQLCipher
+
+extension StrongroomError {
+    /// Maps an SQLite result code to a typed error with an actionable message.
+    ///
+    /// `message` is SQLite's own text (`sqlite3_errmsg`), which never contains
+    /// bound values or key material.
+    static func sqlite(_ resultCode: Int32, message sqliteMessage: String, path: String?, sql: String?) -> StrongroomError {
+        let primary = resultCode & 0xFF
+        let code: Code
+        var message = sqliteMessage
+        switch resultCode {
+        case 2067 /* SQLITE_CONSTRAINT_UNIQUE */: code = .uniqueConstraint
+        case 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */: code = .primaryKeyConstraint
+        case 787 /* SQLITE_CONSTRAINT_FOREIGNKEY */: code = .foreignKeyConstraint
+        case 1299 /* SQLITE_CONSTRAINT_NOTNULL */: code = .notNullConstraint
+        case 275 /* SQLITE_CONSTRAINT_CHECK */: code = .checkConstraint
+        default:
+            switch primary {
+            case SQLITE_CONSTRAINT: code = .constraint
+            case SQLITE_BUSY, SQLITE_LOCKED:
+                code = .busy
+                message += ": another connection or process holds a lock on the database; retry later or raise the busy timeout"
+            case SQLITE_READONLY:
+                code = .readOnly
+                message += ": the database or this connection is read-only"
+            case SQLITE_CORRUPT:
+                code = .corrupt
+                message += ": the database is damaged; restore it from a backup"
+            case SQLITE_NOTADB:
+                code = .notADatabase
+            case SQLITE_PERM, SQLITE_AUTH:
+                code = .permissionDenied
+            case SQLITE_CANTOPEN:
+                code = .cannotCreate
+            case SQLITE_MISUSE, SQLITE_RANGE:
+                code = .misuse
+            default:
+                code = .sqlite
+            }
+        }
+        return StrongroomError(code, message, path: path, sql: sql, sqliteCode: resultCode)
+    }
+}

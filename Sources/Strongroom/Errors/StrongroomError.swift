@@ -1,0 +1,110 @@
+/// An error from Strongroom: a code to match, a sentence a user can act on,
+/// and context. It never contains key material.
+///
+/// ```swift
+/// do {
+///     let db = try Connection(path: "app.db", configuration: .init(key: key))
+/// } catch let error as StrongroomError where error.code == .wrongKey {
+///     // ask for the key again
+/// } catch let error as StrongroomError where error.code.isConstraintViolation {
+///     // ...
+/// }
+/// ```
+///
+/// The SQL of a failing statement is kept in ``sql``; the values bound to it are
+/// never kept, since they may be personal data.
+public struct StrongroomError: Error, Sendable, Hashable {
+    /// What went wrong, for matching in `catch`. The raw value is stable and is
+    /// what the CLI prints in `--json` output.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The key does not decrypt the database (or the file is not a SQLCipher database).
+        case wrongKey = "wrong_key"
+        /// The file is encrypted (or not a database) and no key was given.
+        case keyRequired = "key_required"
+        /// A key was given but the file is a plaintext SQLite database.
+        case plaintextDatabase = "plaintext_database"
+        /// The file is not a database, is truncated, or is corrupt.
+        case notADatabase = "not_a_database"
+        /// The database reads, but its content is damaged (`SQLITE_CORRUPT`).
+        case corrupt = "corrupt"
+        /// The file does not exist (and creating it was not asked for).
+        case notFound = "not_found"
+        /// The operating system refused access to the file.
+        case permissionDenied = "permission_denied"
+        /// Another connection or process holds a lock (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+        case busy = "busy"
+        /// The database or connection is read-only.
+        case readOnly = "read_only"
+        /// A UNIQUE constraint failed.
+        case uniqueConstraint = "unique_constraint"
+        /// A PRIMARY KEY constraint failed.
+        case primaryKeyConstraint = "primary_key_constraint"
+        /// A FOREIGN KEY constraint failed.
+        case foreignKeyConstraint = "foreign_key_constraint"
+        /// A NOT NULL constraint failed.
+        case notNullConstraint = "not_null_constraint"
+        /// A CHECK constraint failed.
+        case checkConstraint = "check_constraint"
+        /// Another constraint failed (trigger RAISE, rowid, ...).
+        case constraint = "constraint"
+        /// The linked library is plain SQLite, not SQLCipher: nothing would be encrypted.
+        case sqlcipherUnavailable = "sqlcipher_unavailable"
+        /// A key file is readable by group or others.
+        case keyFilePermissions = "key_file_permissions"
+        /// A key file (or key in the environment) does not hold exactly 64 lowercase hex characters.
+        case malformedKey = "malformed_key"
+        /// No key was found where one was expected (unset variable, empty input).
+        case keyMissing = "key_missing"
+        /// An output file already exists and will not be overwritten.
+        case outputExists = "output_exists"
+        /// An output file could not be created.
+        case cannotCreate = "cannot_create"
+        /// A check after an operation (rekey, import, export) did not hold.
+        case verificationFailed = "verification_failed"
+        /// The API was used in a way it does not support.
+        case misuse = "misuse"
+        /// A value read from the database does not convert to the requested type.
+        case conversion = "conversion"
+        /// Any other SQLite error; ``StrongroomError/sqliteCode`` tells which.
+        case sqlite = "sqlite"
+
+        /// True for every kind of constraint violation.
+        public var isConstraintViolation: Bool {
+            switch self {
+            case .uniqueConstraint, .primaryKeyConstraint, .foreignKeyConstraint,
+                 .notNullConstraint, .checkConstraint, .constraint:
+                return true
+            default:
+                return false
+            }
+        }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// One sentence that says what happened and what to do.
+    public let message: String
+    /// The file concerned, when there is one.
+    public let path: String?
+    /// The SQL that failed, when there is one. Bound values are never kept.
+    public let sql: String?
+    /// SQLite's extended result code, when SQLite reported the error.
+    public let sqliteCode: Int32?
+
+    public init(_ code: Code, _ message: String, path: String? = nil, sql: String? = nil, sqliteCode: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.sql = sql
+        self.sqliteCode = sqliteCode
+    }
+}
+
+extension StrongroomError: CustomStringConvertible {
+    /// The message, followed by the SQL when there is some.
+    public var description: String {
+        var text = message
+        if let sql { text += " (SQL: \(sql))" }
+        return text
+    }
+}

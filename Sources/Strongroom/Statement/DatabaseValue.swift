@@ -1,0 +1,30 @@
+/// One SQLite value: NULL, an integer, a real, text or a blob.
+///
+/// ```swift
+/// let value: DatabaseValue = .text("hello")
+/// ```
+public enum DatabaseValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    /// True for ``null``.
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+}
+
+extension DatabaseValue: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let v): return String(v)
+        case .real(let v): return String(v)
+        case .text(let v): return v
+        case .blob(let v): return "<\(v.count) bytes>"
+        }
+    }
+}

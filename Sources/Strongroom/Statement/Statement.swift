@@ -1,0 +1,296 @@
+internal import CSQLCipher
+
+/// A prepared SQL statement, finalized when released.
+///
+/// Get one from ``Connection/cachedStatement(sql:)`` (reused across calls) or
+/// ``Connection/prepare(sql:)``. The fastest way to run one statement many times
+/// is to bind values directly:
+///
+/// ```swift
+/// let insert = try db.cachedStatement(sql: "INSERT INTO person(id, name, score) VALUES (?, ?, ?)")
+/// try db.inTransaction(.immediate) { _ in
+///     for person in people {
+///         try insert.execute(person.id, person.name, person.score)
+///     }
+/// }
+/// ```
+public final class Statement {
+    let handle: OpaquePointer
+    unowned let connection: Connection
+    /// The SQL text of this statement.
+    public let sql: String
+    /// The number of parameters (`?`, `:name`) the statement takes.
+    public let parameterCount: Int
+    /// The number of columns a row of this statement has.
+    public let columnCount: Int
+    /// The column names of a row, in order.
+    public private(set) lazy var columnNames: [String] = (0..<Int32(columnCount)).map {
+        String(cString: sqlite3_column_name(handle, $0))
+    }
+    lazy var rowLayout = RowLayout(columnNames: columnNames)
+    /// Key-to-column (decoding) and key-to-parameter (encoding) lookups,
+    /// remembered in the order a record's keys arrive.
+    var decodingKeys = KeyIndexCache()
+    var encodingKeys = KeyIndexCache()
+
+    convenience init(connection: Connection, sql: String) throws(StrongroomError) {
+        let (handle, tail) = try Self.prepareHandle(connection: connection, sql: sql)
+        guard let handle else {
+            throw StrongroomError(.misuse, "The SQL holds no statement.", path: connection.path, sql: sql)
+        }
+        if !tail.allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+            sqlite3_finalize(handle)
+            throw StrongroomError(.misuse, "The SQL holds more than one statement; use Connection.execute(sql:) for a script.", path: connection.path, sql: sql)
+        }
+        self.init(handle: handle, connection: connection, sql: sql)
+    }
+
+    private init(handle: OpaquePointer, connection: Connection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+        self.parameterCount = Int(sqlite3_bind_parameter_count(handle))
+        self.columnCount = Int(sqlite3_column_count(handle))
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Prepares the first statement of `sql` and returns the rest of the text.
+    static func prepareFirst(connection: Connection, sql: String) throws(StrongroomError) -> (Statement?, Substring) {
+        let (handle, tail) = try prepareHandle(connection: connection, sql: sql)
+        guard let handle else { return (nil, tail) }
+        let consumed = sql.utf8.count - tail.utf8.count
+        let text = String(decoding: sql.utf8.prefix(consumed), as: UTF8.self).trimmingWhitespace()
+        return (Statement(handle: handle, connection: connection, sql: text), tail)
+    }
+
+    private static func prepareHandle(connection: Connection, sql: String) throws(StrongroomError) -> (OpaquePointer?, Substring) {
+        var handle: OpaquePointer?
+        var tailOffset = 0
+        let status = sql.withCString { cString in
+            var tail: UnsafePointer<CChar>?
+            // sqlite3_prepare_v2 compiles the first statement and points `tail`
+            // at the unused rest. (prepare_v3 arrived in SQLite 3.20.)
+            let status = sqlite3_prepare_v2(connection.handle, cString, -1, &handle, &tail)
+            if let tail { tailOffset = cString.distance(to: tail) }
+            return status
+        }
+        guard status == SQLITE_OK else {
+            throw connection.lastError(status, sql: sql)
+        }
+        let tail = Substring(sql.utf8.dropFirst(tailOffset))
+        return (handle, tail)
+    }
+
+    // MARK: Binding
+
+    @inline(__always)
+    func bind(_ value: DatabaseValue, at index: Int32) throws(StrongroomError) {
+        let status: Int32
+        switch value {
+        case .null:
+            status = sqlite3_bind_null(handle, index)
+        case .integer(let n):
+            status = sqlite3_bind_int64(handle, index, n)
+        case .real(let d):
+            status = sqlite3_bind_double(handle, index, d)
+        case .text(var s):
+            // SQLITE_TRANSIENT: SQLite copies the bytes before returning.
+            status = s.withUTF8 { utf8 in
+                sqlite3_bind_text(handle, index, utf8.baseAddress, Int32(utf8.count), strongroom_sqlite_transient())
+            }
+        case .blob(let bytes):
+            status = bytes.withUnsafeBytes { raw in
+                // A zero-length blob must not be bound as NULL.
+                sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), strongroom_sqlite_transient())
+            }
+        }
+        if status != SQLITE_OK {
+            throw connection.lastError(status, sql: sql)
+        }
+    }
+
+    /// The 1-based index of the named parameter `name` (tried as `:name`,
+    /// `@name`, `$name`), or nil.
+    func parameterIndex(named name: String) -> Int32? {
+        for prefix in [":", "@", "$"] {
+            let index = sqlite3_bind_parameter_index(handle, prefix + name)
+            if index > 0 { return index }
+        }
+        return nil
+    }
+
+    func bind(arguments: StatementArguments) throws(StrongroomError) {
+        switch arguments.storage {
+        case .positional(let values):
+            guard values.count == parameterCount else {
+                throw StrongroomError(.misuse, "The statement takes \(parameterCount) argument(s) but was given \(values.count).", path: connection.path, sql: sql)
+            }
+            for (offset, value) in values.enumerated() {
+                try bind(value, at: Int32(offset + 1))
+            }
+        case .named(let pairs):
+            sqlite3_clear_bindings(handle)
+            for (name, value) in pairs {
+                guard let index = parameterIndex(named: name) else {
+                    throw StrongroomError(.misuse, "The statement has no parameter named \(name).", path: connection.path, sql: sql)
+                }
+                try bind(value, at: index)
+            }
+        }
+    }
+
+    // MARK: Running
+
+    /// Readies the statement for a new run. Bindings are kept.
+    @inline(__always)
+    func reset() {
+        // sqlite3_reset returns the error of the last step, already reported.
+        sqlite3_reset(handle)
+    }
+
+    /// Steps once; returns true when a row is available, false when done.
+    @inline(__always)
+    func step() throws(StrongroomError) -> Bool {
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.lastError(status, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs the statement to completion with `arguments`.
+    public func execute(arguments: StatementArguments = .none) throws(StrongroomError) {
+        reset()
+        if parameterCount > 0 || !arguments.isEmpty { try bind(arguments: arguments) }
+        while try step() {}
+        reset()
+    }
+
+    /// Runs the statement to completion with positional values: the fast path,
+    /// with no array and no boxing per call.
+    ///
+    /// ```swift
+    /// try insert.execute(42, "Ada", 3.5, true, nil as String?)
+    /// ```
+    public func execute<each V: DatabaseValueConvertible>(_ values: repeat each V) throws(StrongroomError) {
+        reset()
+        var index: Int32 = 0
+        for value in repeat each values {
+            index += 1
+            try bind(value.databaseValue, at: index)
+        }
+        guard Int(index) == parameterCount else {
+            throw StrongroomError(.misuse, "The statement takes \(parameterCount) argument(s) but was given \(index).", path: connection.path, sql: sql)
+        }
+        while try step() {}
+        reset()
+    }
+
+    // MARK: Reading
+
+    /// Runs the statement and returns every row.
+    public func fetchAll(arguments: StatementArguments = .none) throws(StrongroomError) -> [Row] {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        var rows: [Row] = []
+        while try step() {
+            rows.append(currentRow())
+        }
+        return rows
+    }
+
+    /// Runs the statement and returns the first row, or nil.
+    public func fetchOne(arguments: StatementArguments = .none) throws(StrongroomError) -> Row? {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        guard try step() else { return nil }
+        return currentRow()
+    }
+
+    /// Runs the statement and calls `body` with each row as it is read.
+    public func forEachRow(arguments: StatementArguments = .none, _ body: (Row) throws -> Void) throws {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        while try step() {
+            try body(currentRow())
+        }
+    }
+
+    func currentRow() -> Row {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(columnCount)
+        for i in 0..<Int32(columnCount) {
+            values.append(databaseValue(at: i))
+        }
+        return Row(layout: rowLayout, values: values)
+    }
+
+    @inline(__always)
+    func columnType(at index: Int32) -> Int32 { sqlite3_column_type(handle, index) }
+
+    @inline(__always)
+    func int64(at index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    @inline(__always)
+    func double(at index: Int32) -> Double { sqlite3_column_double(handle, index) }
+
+    @inline(__always)
+    func text(at index: Int32) -> String {
+        // sqlite3_column_text then sqlite3_column_bytes, in that order, as the
+        // SQLite docs advise, so the byte count is that of the UTF-8 text.
+        guard let pointer = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    func blob(at index: Int32) -> [UInt8] {
+        let pointer = sqlite3_column_blob(handle, index)
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard let pointer, count > 0 else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    func databaseValue(at index: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return .integer(int64(at: index))
+        case SQLITE_FLOAT: return .real(double(at: index))
+        case SQLITE_TEXT: return .text(text(at: index))
+        case SQLITE_BLOB: return .blob(blob(at: index))
+        default: return .null
+        }
+    }
+
+    @inline(__always)
+    func isNull(at index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+
+    /// Clears every binding to NULL.
+    func clearBindings() { sqlite3_clear_bindings(handle) }
+}
+
+extension StatementArguments {
+    var isEmpty: Bool {
+        switch storage {
+        case .positional(let v): return v.isEmpty
+        case .named(let v): return v.isEmpty
+        }
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return String(scalars[start...end])
+    }
+}

@@ -1,0 +1,97 @@
+internal import CCrypto
+
+/// A fixed-size buffer of secret bytes that is zeroed when it is released.
+///
+/// The bytes are reachable only through ``withUnsafeBytes(_:)``; the buffer's
+/// `description` never shows them, and `==` runs in constant time.
+///
+/// ```swift
+/// let key = SecureBytes(randomCount: 32)
+/// key.withUnsafeBytes { bytes in /* hand them to C */ }
+/// ```
+///
+/// The storage is allocated once and never grows or moves, so no copy of the
+/// secret is left behind in memory that was freed without being wiped.
+/// On release it is cleared with `OPENSSL_cleanse`, which the compiler cannot
+/// optimise away.
+public final class SecureBytes: @unchecked Sendable {
+    // Sendable: the storage is written only inside `init` and is immutable after.
+    private let storage: UnsafeMutableRawBufferPointer
+
+    /// The number of bytes.
+    public let count: Int
+
+    /// Creates a buffer of `count` bytes filled by `initializer`, which writes
+    /// directly into the final storage (no intermediate copy).
+    public init(count: Int, initializingWith initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
+        precondition(count >= 0)
+        self.count = count
+        storage = .allocate(byteCount: max(count, 1), alignment: 16)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        do {
+            try initializer(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
+        } catch {
+            Self.wipe(storage)
+            storage.deallocate()
+            throw error
+        }
+    }
+
+    /// Copies `bytes` into secure storage. The caller remains responsible for
+    /// wiping its own copy.
+    public convenience init(copying bytes: some Collection<UInt8>) {
+        self.init(count: bytes.count) { buffer in
+            var i = 0
+            for byte in bytes {
+                buffer[i] = byte
+                i += 1
+            }
+        }
+    }
+
+    /// Creates `count` bytes from the operating system's cryptographic random
+    /// generator (OpenSSL `RAND_bytes`).
+    public convenience init(randomCount count: Int) {
+        self.init(count: count) { buffer in
+            guard count > 0 else { return }
+            // RAND_bytes returns 1 on success. It fails only when the generator
+            // cannot be seeded, which leaves no safe way to continue.
+            let status = RAND_bytes(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(count))
+            precondition(status == 1, "OpenSSL RAND_bytes failed: no secure randomness available")
+        }
+    }
+
+    deinit {
+        Self.wipe(storage)
+        storage.deallocate()
+    }
+
+    /// Calls `body` with the secret bytes. Do not let the pointer escape.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
+    }
+
+    private static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        // OPENSSL_cleanse writes zeros in a way the optimiser must keep.
+        OPENSSL_cleanse(buffer.baseAddress, buffer.count)
+    }
+}
+
+extension SecureBytes: Equatable {
+    /// Compares in constant time (OpenSSL `CRYPTO_memcmp`) when the lengths match.
+    public static func == (lhs: SecureBytes, rhs: SecureBytes) -> Bool {
+        lhs.withUnsafeBytes { a in
+            rhs.withUnsafeBytes { b in
+                guard a.count == b.count else { return false }
+                if a.count == 0 { return true }
+                return CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0
+            }
+        }
+    }
+}
+
+extension SecureBytes: CustomStringConvertible, CustomDebugStringConvertible {
+    /// Says how many bytes there are, never what they are.
+    public var description: String { "SecureBytes(\(count) bytes, redacted)" }
+    public var debugDescription: String { description }
+}
