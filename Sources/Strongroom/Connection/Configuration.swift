@@ -104,6 +104,10 @@ public struct Configuration: Sendable {
     /// A configuration for a deliberately plaintext database.
     public static var plaintext: Configuration { Configuration(encryption: .plaintext) }
 
+    /// Opens the main database read-only through a `mode=ro` URI, so that the
+    /// connection can still ATTACH and create other files (import and export).
+    var readOnlyMainAllowingAttach = false
+
     var key: DatabaseKey? {
         if case .encrypted(let key) = encryption { return key }
         return nil

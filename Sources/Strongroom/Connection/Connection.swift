@@ -62,7 +62,12 @@ public final class Connection {
         try Self.checkBeforeOpening(path: path, header: headerKind, hasKey: key != nil, configuration: configuration)
 
         var flags = SQLITE_OPEN_NOMUTEX
-        if configuration.readOnly {
+        var filename = path
+        if configuration.readOnlyMainAllowingAttach {
+            // mode=ro applies to this file only; ATTACHed files may be created.
+            flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI
+            filename = "file:" + Self.uriEscaped(path) + "?mode=ro"
+        } else if configuration.readOnly {
             flags |= SQLITE_OPEN_READONLY
         } else {
             flags |= SQLITE_OPEN_READWRITE
@@ -70,7 +75,7 @@ public final class Connection {
         }
         var db: OpaquePointer?
         // sqlite3_open_v2 may return a handle even on failure; it must be closed.
-        let status = sqlite3_open_v2(path, &db, flags, nil)
+        let status = sqlite3_open_v2(filename, &db, flags, nil)
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
@@ -79,7 +84,7 @@ public final class Connection {
         self.handle = db
         self.path = path
         self.isEncrypted = key != nil
-        self.isReadOnly = configuration.readOnly
+        self.isReadOnly = configuration.readOnly || configuration.readOnlyMainAllowingAttach
         self.logger = configuration.logger
         self.statementCacheCapacity = max(configuration.statementCacheCapacity, 1)
 
@@ -112,6 +117,24 @@ public final class Connection {
 
     deinit {
         closeHandle()
+    }
+
+    /// `path` escaped for an SQLite URI filename: every byte outside the
+    /// unreserved set becomes `%XX`.
+    private static func uriEscaped(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "/"), UInt8(ascii: "-"),
+                 UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += (hex.count == 1 ? "%0" : "%") + hex
+            }
+        }
+        return out
     }
 
     /// Refuses the combinations that can be told from the file's first bytes,
@@ -180,7 +203,7 @@ public final class Connection {
         try execute(sql: "PRAGMA temp_store = MEMORY")
         try execute(sql: "PRAGMA cache_size = -\(configuration.cacheSizeKiB)")
         try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
-        if !isMemory && !configuration.readOnly {
+        if !isMemory && !isReadOnly {
             let mode = try fetchOne(String.self, sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
             if mode?.uppercased() != configuration.journalMode.rawValue {
                 logger.warning("journal mode not applied", metadata: ["requested": "\(configuration.journalMode.rawValue)", "actual": "\(mode ?? "none")"])

@@ -1,4 +1,5 @@
 internal import CSQLCipher
+import StrongroomCrypto
 
 /// A prepared SQL statement, finalized when released.
 ///
@@ -272,6 +273,30 @@ public final class Statement {
 
     @inline(__always)
     func isNull(at index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+
+    /// Binds secret bytes as text without copying them into SQLite's heap
+    /// (`SQLITE_STATIC`), or an empty text for nil. The caller keeps `secret`
+    /// alive and clears the bindings before releasing it.
+    func bindSecret(_ secret: SecureBytes?, at index: Int32) throws(StrongroomError) {
+        let status: Int32
+        if let secret {
+            status = secret.withUnsafeBytes { bytes in
+                sqlite3_bind_text(handle, index, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
+            }
+        } else {
+            status = sqlite3_bind_text(handle, index, "", 0, strongroom_sqlite_transient())
+        }
+        if status != SQLITE_OK {
+            throw connection.lastError(status, sql: sql)
+        }
+    }
+
+    /// Steps to completion with the bindings already in place.
+    func run() throws(StrongroomError) {
+        reset()
+        while try step() {}
+        reset()
+    }
 
     /// Clears every binding to NULL.
     func clearBindings() { sqlite3_clear_bindings(handle) }

@@ -1,0 +1,198 @@
+import Foundation
+import Logging
+import StrongroomCrypto
+
+/// A WAL database shared by one writer and several concurrent readers.
+///
+/// Writes are serialized on one connection; reads run in parallel on up to
+/// ``Configuration/maximumReaderCount`` read-only connections, each in its own
+/// transaction, so a read sees one committed snapshot even while the writer
+/// commits.
+///
+/// A passphrase is stretched **once per pool**: after the writer opens, the pool
+/// derives the page key from the file's salt (SQLCipher's PBKDF2) and opens every
+/// reader with that raw key, in about a millisecond instead of tens.
+///
+/// ```swift
+/// let pool = try DatabasePool(path: "app.db", configuration: Configuration(key: .passphrase(secret)))
+/// try pool.write { db in try db.execute(sql: "INSERT INTO note(body) VALUES ('x')") }
+/// let notes = try pool.read { db in try db.fetchAll(String.self, sql: "SELECT body FROM note") }
+/// ```
+public final class DatabasePool: @unchecked Sendable {
+    // Sendable: `idleReaders`, `openReaderCount`, `readerKey` and `isRekeying`
+    // are guarded by `condition`; the writer is a DatabaseQueue.
+    private let writer: DatabaseQueue
+    private let condition = NSCondition()
+    private var idleReaders: [Connection] = []
+    private var openReaderCount = 0
+    private var checkedOutCount = 0
+    private var isRekeying = false
+    private var readerKey: DatabaseKey?
+    private let readerConfiguration: Configuration
+    private let logger: Logger
+    /// The database path.
+    public let path: String
+
+    /// Opens the pool; the writer connection opens (and validates the key) at once.
+    public init(path: String, configuration: Configuration) throws(StrongroomError) {
+        guard path != ":memory:" && !path.isEmpty else {
+            throw StrongroomError(.misuse, "A DatabasePool needs a file; use a DatabaseQueue for an in-memory database.")
+        }
+        var writerConfiguration = configuration
+        writerConfiguration.journalMode = .wal
+        let writerConnection = try Connection(path: path, configuration: writerConfiguration)
+        self.writer = DatabaseQueue(connection: writerConnection)
+        self.path = path
+        self.logger = configuration.logger
+        var readers = configuration
+        readers.readOnly = true
+        readers.createIfMissing = false
+        self.readerConfiguration = readers
+        self.readerKey = try Self.readerKey(for: configuration.key, writer: writerConnection)
+    }
+
+    /// Runs `body` on the writer in an IMMEDIATE transaction.
+    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try writer.write(body)
+    }
+
+    /// Asynchronous ``write(_:)``.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await writer.write(body)
+    }
+
+    /// Runs `body` on a reader, in a transaction that sees one committed snapshot.
+    /// Several reads run at once; a read never waits for the writer.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        let reader = try checkOutReader()
+        var healthy = true
+        defer { checkIn(reader, healthy: healthy) }
+        do {
+            return try reader.inTransaction(.deferred, body)
+        } catch let error as StrongroomError where error.code == .wrongKey || error.code == .notADatabase {
+            healthy = false
+            throw error
+        }
+    }
+
+    /// Asynchronous ``read(_:)``, run off the cooperative thread pool.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try self.read(body) })
+            }
+        }
+    }
+
+    /// Changes the key of the database for every connection of the pool.
+    ///
+    /// New reads wait; the pool waits for running reads to finish, closes every
+    /// reader, rekeys through the writer and confirms with a fresh connection
+    /// (see ``Connection/rekey(to:)``). Readers then reopen with the new key: no
+    /// connection keeps using the old one.
+    public func rekey(to newKey: DatabaseKey) throws {
+        try writer.inDatabase { db in
+            condition.lock()
+            isRekeying = true
+            while checkedOutCount > 0 { condition.wait() }
+            idleReaders.removeAll()
+            openReaderCount = 0
+            condition.unlock()
+            defer {
+                condition.lock()
+                isRekeying = false
+                condition.broadcast()
+                condition.unlock()
+            }
+            try db.rekey(to: newKey)
+            let key = try Self.readerKey(for: newKey, writer: db)
+            condition.lock()
+            readerKey = key
+            condition.unlock()
+        }
+    }
+
+    /// The number of reader connections open now (for tests and diagnostics).
+    public var readerCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return openReaderCount
+    }
+
+    private func checkOutReader() throws(StrongroomError) -> Connection {
+        condition.lock()
+        while isRekeying || (idleReaders.isEmpty && openReaderCount >= max(readerConfiguration.maximumReaderCount, 1)) {
+            condition.wait()
+        }
+        if let reader = idleReaders.popLast() {
+            checkedOutCount += 1
+            condition.unlock()
+            return reader
+        }
+        openReaderCount += 1
+        checkedOutCount += 1
+        let key = readerKey
+        condition.unlock()
+        do {
+            return try Connection(path: path, configuration: readerConfiguration, keyOverride: key)
+        } catch {
+            condition.lock()
+            openReaderCount -= 1
+            checkedOutCount -= 1
+            condition.broadcast()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    private func checkIn(_ reader: Connection, healthy: Bool) {
+        condition.lock()
+        checkedOutCount -= 1
+        if healthy && !isRekeying {
+            idleReaders.append(reader)
+        } else {
+            openReaderCount -= 1
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The key readers open with: for a passphrase, the page key SQLCipher
+    /// would derive from it and the file's salt, plus that salt (`x'<key><salt>'`),
+    /// so readers skip the derivation. Any other key is used as is.
+    private static func readerKey(for key: DatabaseKey?, writer: Connection) throws(StrongroomError) -> DatabaseKey? {
+        guard let key, case .passphrase(let passphrase) = key.material else { return key }
+        guard let kdf = SQLCipherKDF(cipherVersion: writer.cipherVersion),
+              let salt = FileHeader.salt(of: writer.path) else {
+            writer.logger.notice("pool readers will stretch the passphrase themselves", metadata: ["cipher_version": "\(writer.cipherVersion)"])
+            return key
+        }
+        let derived: SecureBytes
+        do {
+            derived = try PBKDF2.deriveKey(from: passphrase, salt: salt, hash: kdf.hash, iterations: kdf.iterations, byteCount: DatabaseKey.rawKeyByteCount)
+        } catch {
+            throw StrongroomError(.sqlite, "Key derivation failed: \(error.message)", path: writer.path)
+        }
+        let withSalt = derived.withUnsafeBytes { keyBytes in
+            SecureBytes(count: keyBytes.count + salt.count) { out in
+                out.copyMemory(from: keyBytes)
+                for (i, byte) in salt.enumerated() { out[keyBytes.count + i] = byte }
+            }
+        }
+        return DatabaseKey(material: .rawWithSalt(withSalt))
+    }
+}
+
+/// SQLCipher's default passphrase stretching, by major version.
+struct SQLCipherKDF {
+    let hash: PBKDF2.Hash
+    let iterations: Int
+
+    init?(cipherVersion: String) {
+        switch cipherVersion.split(separator: ".").first {
+        case "3": hash = .sha1; iterations = 64_000
+        case "4": hash = .sha512; iterations = 256_000
+        default: return nil
+        }
+    }
+}

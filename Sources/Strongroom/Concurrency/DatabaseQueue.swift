@@ -1,0 +1,89 @@
+import Dispatch
+
+/// One connection shared safely by any number of threads and tasks: every
+/// access runs on a private serial queue, one at a time.
+///
+/// ```swift
+/// let queue = try DatabaseQueue(path: "app.db", configuration: Configuration(key: key))
+/// try queue.write { db in
+///     try db.execute(sql: "INSERT INTO note(body) VALUES (?)", arguments: ["hi"])
+/// }
+/// let count = try queue.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note") }
+/// let later = try await queue.read { db in try db.fetchAll(String.self, sql: "SELECT body FROM note") }
+/// ```
+public final class DatabaseQueue: @unchecked Sendable {
+    // Sendable: `connection` is touched only on `dispatchQueue`, which is serial.
+    private let connection: Connection
+    private let dispatchQueue: DispatchQueue
+    private let onQueueKey = DispatchSpecificKey<Bool>()
+    /// The database path.
+    public let path: String
+
+    /// Opens the database at `path`. See ``Connection/init(path:configuration:)``
+    /// for the errors.
+    public convenience init(path: String, configuration: Configuration) throws(StrongroomError) {
+        try self.init(connection: Connection(path: path, configuration: configuration))
+    }
+
+    init(connection: Connection) {
+        self.connection = connection
+        self.path = connection.path
+        self.dispatchQueue = DispatchQueue(label: "strongroom.queue")
+        dispatchQueue.setSpecific(key: onQueueKey, value: true)
+    }
+
+    /// Runs `body` with exclusive access to the connection, outside any transaction.
+    ///
+    /// Calling the queue again from inside `body` would deadlock; it throws
+    /// ``StrongroomError/Code/misuse`` instead.
+    public func inDatabase<T>(_ body: (Connection) throws -> T) throws -> T {
+        if DispatchQueue.getSpecific(key: onQueueKey) == true {
+            throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
+        }
+        return try dispatchQueue.sync { try body(connection) }
+    }
+
+    /// Runs `body` in an IMMEDIATE transaction: committed when it returns,
+    /// rolled back when it throws.
+    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try inDatabase { db in try db.inTransaction(.immediate, body) }
+    }
+
+    /// Runs `body` in a DEFERRED transaction with writes forbidden
+    /// (`PRAGMA query_only`).
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        try inDatabase { db in
+            try db.execute(sql: "PRAGMA query_only = 1")
+            defer { try? db.execute(sql: "PRAGMA query_only = 0") }
+            return try db.inTransaction(.deferred, body)
+        }
+    }
+
+    /// Asynchronous ``write(_:)``: waits for the queue without blocking a thread
+    /// of the cooperative pool.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await onQueue { db in try db.inTransaction(.immediate, body) }
+    }
+
+    /// Asynchronous ``read(_:)``.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await onQueue { db in
+            try db.execute(sql: "PRAGMA query_only = 1")
+            defer { try? db.execute(sql: "PRAGMA query_only = 0") }
+            return try db.inTransaction(.deferred, body)
+        }
+    }
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            dispatchQueue.async {
+                continuation.resume(with: Result { try body(self.connection) })
+            }
+        }
+    }
+
+    /// Changes the key of the database. See ``Connection/rekey(to:)``.
+    public func rekey(to newKey: DatabaseKey) throws {
+        try inDatabase { db in try db.rekey(to: newKey) }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import StrongroomCrypto
+
+/// Where keys come from: key files, the environment, standard input.
+/// Never a command-line argument.
+extension DatabaseKey {
+    /// The raw key in the key file at `path`. See ``KeyFile/read(at:)``.
+    public static func load(keyFile path: String) throws(StrongroomError) -> DatabaseKey {
+        try KeyFile.read(at: path)
+    }
+
+    /// The raw key held, as 64 hex characters, by the environment variable `name`.
+    ///
+    /// ```swift
+    /// // APP_DB_KEY=$(cat Keys/app.key) ./app
+    /// let key = try DatabaseKey.fromEnvironment("APP_DB_KEY")
+    /// ```
+    ///
+    /// - Throws: ``StrongroomError/Code/keyMissing`` when the variable is unset
+    ///   or empty; ``StrongroomError/Code/malformedKey`` when it is not 64 hex
+    ///   characters (the error never quotes it).
+    public static func fromEnvironment(_ name: String) throws(StrongroomError) -> DatabaseKey {
+        guard let pointer = getenv(name), pointer.pointee != 0 else {
+            throw StrongroomError(.keyMissing, "The environment variable \(name) is not set or empty; set it to the 64 hex characters of the database key.")
+        }
+        let length = strlen(pointer)
+        let hex = UnsafeRawBufferPointer(start: pointer, count: length)
+        let trimmed = length == KeyFile.hexCharacterCount + 1 && hex[KeyFile.hexCharacterCount] == 0x0A
+            ? UnsafeRawBufferPointer(rebasing: hex[0..<KeyFile.hexCharacterCount]) : hex
+        guard trimmed.count == KeyFile.hexCharacterCount, let bytes = Hex.decodeSecret(trimmed) else {
+            throw StrongroomError(.malformedKey, "The environment variable \(name) must hold the 64 hex characters of a 256-bit key.")
+        }
+        return try raw(bytes)
+    }
+
+    /// A passphrase read from standard input up to its end or its first
+    /// newline (which is not part of the passphrase). Nothing is echoed.
+    ///
+    /// ```swift
+    /// // printf '%s' "$PASSPHRASE" | ./app
+    /// let key = try DatabaseKey.passphraseFromStandardInput()
+    /// ```
+    public static func passphraseFromStandardInput() throws(StrongroomError) -> DatabaseKey {
+        try passphrase(readSecretLine(from: STDIN_FILENO, limit: 4096))
+    }
+
+    /// Reads up to the first newline or end of file into secure storage.
+    static func readSecretLine(from fd: Int32, limit: Int) throws(StrongroomError) -> SecureBytes {
+        let scratch = SecureBytes(count: limit) { _ in }
+        var length = 0
+        var sawNewline = false
+        scratch.withUnsafeBytes { raw in
+            let buffer = UnsafeMutableRawBufferPointer(mutating: raw)
+            var byte: UInt8 = 0
+            while length < limit {
+                let n = read(fd, &byte, 1)
+                if n <= 0 { break }
+                if byte == 0x0A { sawNewline = true; break }
+                buffer[length] = byte
+                length += 1
+            }
+            byte = 0
+        }
+        if length == limit && !sawNewline {
+            throw StrongroomError(.malformedKey, "The passphrase on standard input is longer than \(limit) bytes.")
+        }
+        var end = length
+        scratch.withUnsafeBytes { if end > 0 && $0[end - 1] == 0x0D { end -= 1 } }
+        return scratch.withUnsafeBytes { bytes in SecureBytes(copying: bytes[0..<end]) }
+    }
+}
