@@ -1,0 +1,87 @@
+import Foundation
+
+/// What a user wants to know about a database: its encryption, size, tables
+/// and schema version. Read-only; nothing here reveals key material.
+///
+/// ```swift
+/// let status = try db.status()
+/// print(status.cipherVersion, status.tables.map(\.name))
+/// ```
+public struct DatabaseStatus: Sendable, Codable {
+    /// One table and its row count.
+    public struct Table: Sendable, Codable, Hashable {
+        public let name: String
+        public let rowCount: Int
+    }
+
+    /// The database path.
+    public let path: String
+    /// True when the file is encrypted.
+    public let encrypted: Bool
+    /// `PRAGMA cipher_version` (e.g. `"3.4.1"`).
+    public let cipherVersion: String
+    /// `PRAGMA cipher` (e.g. `"AES-256-CBC"`), nil for plaintext.
+    public let cipher: String?
+    /// `PRAGMA cipher_page_size`, nil for plaintext.
+    public let cipherPageSize: Int?
+    /// `PRAGMA kdf_iter`: PBKDF2 iterations applied to a passphrase, nil for plaintext.
+    public let kdfIterations: Int?
+    /// `PRAGMA cipher_use_hmac`: whether each page carries an HMAC, nil for plaintext.
+    public let hmac: Bool?
+    /// The crypto library SQLCipher uses (`PRAGMA cipher_provider`).
+    public let cipherProvider: String?
+    /// `PRAGMA page_size`, the usable page size SQLite reports.
+    public let pageSize: Int
+    /// `PRAGMA page_count`.
+    public let pageCount: Int
+    /// The size of the database file in bytes (without `-wal`).
+    public let fileSize: Int64
+    /// `PRAGMA journal_mode`.
+    public let journalMode: String
+    /// `PRAGMA user_version`.
+    public let userVersion: Int
+    /// `PRAGMA application_id`.
+    public let applicationID: Int
+    /// User tables by name, with row counts.
+    public let tables: [Table]
+}
+
+extension Connection {
+    /// Reads the ``DatabaseStatus`` of this connection's database.
+    public func status() throws(StrongroomError) -> DatabaseStatus {
+        func text(_ pragma: String) throws(StrongroomError) -> String? {
+            try fetchOne(String.self, sql: "PRAGMA \(pragma)")
+        }
+        // Cipher pragmas answer as TEXT, SQLite's own as INTEGER.
+        func integer(_ pragma: String) throws(StrongroomError) -> Int? {
+            try fetchOne(sql: "PRAGMA \(pragma)").flatMap { row in row.values.first }.flatMap { value in
+                switch value {
+                case .integer(let n): return Int(n)
+                case .text(let s): return Int(s)
+                default: return nil
+                }
+            }
+        }
+        let tables = try tableNames().map { name throws(StrongroomError) in
+            DatabaseStatus.Table(name: name, rowCount: try fetchOne(Int.self, sql: "SELECT count(*) FROM \(quoteIdentifier(name))") ?? 0)
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        return DatabaseStatus(
+            path: path,
+            encrypted: isEncrypted,
+            cipherVersion: cipherVersion,
+            cipher: isEncrypted ? try text("cipher") : nil,
+            cipherPageSize: isEncrypted ? try integer("cipher_page_size") : nil,
+            kdfIterations: isEncrypted ? try integer("kdf_iter") : nil,
+            hmac: isEncrypted ? try integer("cipher_use_hmac").map { $0 != 0 } : nil,
+            cipherProvider: isEncrypted ? try text("cipher_provider") : nil,
+            pageSize: try integer("page_size") ?? 0,
+            pageCount: try integer("page_count") ?? 0,
+            fileSize: size,
+            journalMode: try text("journal_mode") ?? "",
+            userVersion: try integer("user_version") ?? 0,
+            applicationID: try integer("application_id") ?? 0,
+            tables: tables
+        )
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Strongroom
+
+/// Where the key of the database comes from. Exactly one source is required;
+/// none of them puts the key on the command line.
+struct KeyOptions: ParsableArguments {
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("A key file: 64 lowercase hex characters, mode 0600.", valueName: "path"))
+    var keyFile: String?
+
+    @Option(name: .customLong("key-env"), help: ArgumentHelp("An environment variable holding the 64 hex characters of the key.", valueName: "name"))
+    var keyEnvironment: String?
+
+    @Flag(name: .customLong("passphrase-stdin"), help: "Read a passphrase from standard input (up to the first newline).")
+    var passphraseFromStandardInput = false
+
+    func validate() throws {
+        let count = [keyFile != nil, keyEnvironment != nil, passphraseFromStandardInput].filter { $0 }.count
+        guard count == 1 else {
+            throw ValidationError("Give the database key with exactly one of --key-file, --key-env or --passphrase-stdin.")
+        }
+    }
+
+    func loadKey() throws(StrongroomError) -> DatabaseKey {
+        if let keyFile { return try DatabaseKey.load(keyFile: keyFile) }
+        if let keyEnvironment { return try DatabaseKey.fromEnvironment(keyEnvironment) }
+        return try DatabaseKey.passphraseFromStandardInput()
+    }
+}
+
+/// `--json`, shared by every command.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print machine-readable JSON on standard output.")
+    var json = false
+}

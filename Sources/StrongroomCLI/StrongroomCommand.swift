@@ -1,0 +1,20 @@
+import ArgumentParser
+
+/// `strongroom`: keys, status and conversions for SQLCipher databases.
+@main
+struct StrongroomCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strongroom",
+        abstract: "Keys, status and conversions for encrypted SQLCipher databases.",
+        discussion: """
+        Keys are never taken from the command line: give them with --key-file PATH,
+        --key-env NAME (a variable holding the 64 hex characters) or --passphrase-stdin.
+
+        Exit codes (sysexits): 0 success; 1 a check found problems; 64 usage;
+        65 data error (wrong key, plaintext where encrypted was expected, not a
+        database, malformed key file); 66 input missing; 73 cannot create output;
+        75 temporarily unavailable (busy); 77 permission (key file mode); 70 internal error.
+        """,
+        subcommands: [Keygen.self, Status.self, Rekey.self, Import.self, Export.self]
+    )
+}
