@@ -49,21 +49,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "StrongroomTestSupport",
+            path: "Tests/StrongroomTestSupport"
+        ),
         .testTarget(
             name: "StrongroomCryptoTests",
-            dependencies: ["StrongroomCrypto"],
-            resources: [.copy("Vectors")]
+            dependencies: ["StrongroomCrypto"]
         ),
         .testTarget(
             name: "StrongroomTests",
             dependencies: [
                 "Strongroom",
+                "StrongroomTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "StrongroomCLITests",
-            dependencies: ["StrongroomCLI", "Strongroom"]
+            dependencies: ["StrongroomCLI", "Strongroom", "StrongroomTestSupport"]
         ),
     ]
 )

@@ -34,6 +34,11 @@ extension Connection {
         guard !isInsideTransaction else {
             throw StrongroomError(.misuse, "Rekey cannot run inside a transaction.", path: path)
         }
+        // sqlite3_rekey reports success even when it cannot take the write
+        // lock and rewrites nothing. Take and release the lock first, so a busy
+        // database fails here with a clear error.
+        try execute(sql: "BEGIN IMMEDIATE")
+        try execute(sql: "COMMIT")
         let keyBytes = newKey.sqlcipherKeyBytes()
         let status = keyBytes.withUnsafeBytes { bytes in
             // sqlite3_rekey_v2 re-encrypts every page in one transaction and
@@ -54,7 +59,7 @@ extension Connection {
             let confirmation = try Connection(path: path, configuration: check)
             confirmation.close()
         } catch {
-            throw StrongroomError(.verificationFailed, "Rekey of \(path) reported success but the new key does not open the file (\(error.code.rawValue)); the old key may still be in force.", path: path)
+            throw StrongroomError(.verificationFailed, "Rekey of \(path) reported success but the new key does not open the file (\(error.code.rawValue)); the rewrite did not take effect, so open it with the old key and retry.", path: path)
         }
         logger.info("rekeyed database", metadata: ["path": "\(path)"])
     }

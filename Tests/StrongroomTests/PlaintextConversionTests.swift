@@ -1,0 +1,88 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+@Suite("Encrypting a plaintext database and exporting to plaintext")
+struct PlaintextConversionTests {
+    let dir = TemporaryDirectory()
+
+    /// A copy of Chinook with a user_version and application_id set.
+    func plaintextSource() throws -> String {
+        let path = dir.file("chinook.sqlite")
+        try Fixtures.copy(Fixtures.chinook, to: path)
+        var config = Configuration.plaintext
+        config.journalMode = .delete
+        let db = try Connection(path: path, configuration: config)
+        try db.execute(sql: "PRAGMA user_version = 42; PRAGMA application_id = 1234567")
+        db.close()
+        return path
+    }
+
+    @Test func importKeepsEveryRowAndTheVersions() throws {
+        let source = try plaintextSource()
+        let sourceBytes = Fixtures.bytes(of: source)
+        let destination = dir.file("chinook.db")
+        let key = DatabaseKey.generate()
+        let report = try PlaintextConversion.importPlaintext(from: source, to: destination, key: key)
+        #expect(report.userVersion == 42)
+        #expect(report.applicationID == 1_234_567)
+        #expect(report.tables.count == 11)
+        #expect(report.tables.first { $0.name == "Customer" }?.rowCount == 59)
+        #expect(report.tables.first { $0.name == "Track" }?.rowCount == 3503)
+        // The source is untouched.
+        #expect(Fixtures.bytes(of: source) == sourceBytes)
+        // The copy is encrypted, and holds the same rows and versions.
+        let bytes = Fixtures.bytes(of: destination)
+        #expect(!bytes.starts(with: Array("SQLite format 3".utf8)))
+        #expect(!Fixtures.contains(bytes, "Gonçalves"))
+        let db = try Connection(path: destination, configuration: Configuration(key: key))
+        #expect(try db.fetchOne(Int.self, sql: "PRAGMA user_version") == 42)
+        #expect(try db.fetchOne(Int.self, sql: "PRAGMA application_id") == 1_234_567)
+        let plain = try Connection(path: source, configuration: .plaintext)
+        #expect(try db.tableDigests() == plain.tableDigests())
+        #expect(try db.fetchAll(String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+            == plain.fetchAll(String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"))
+    }
+
+    @Test func exportRoundTrip() throws {
+        let source = try plaintextSource()
+        let encrypted = dir.file("enc.db")
+        let key = try DatabaseKey.passphrase("round trip")
+        _ = try PlaintextConversion.importPlaintext(from: source, to: encrypted, key: key)
+        let exported = dir.file("exported.sqlite")
+        let report = try PlaintextConversion.exportPlaintext(from: encrypted, key: key, to: exported, .outputIsUnprotectedPlaintext)
+        #expect(report.userVersion == 42)
+        #expect(Fixtures.bytes(of: exported).starts(with: Array("SQLite format 3\0".utf8)))
+        let original = try Connection(path: source, configuration: .plaintext)
+        let copy = try Connection(path: exported, configuration: .plaintext)
+        #expect(try copy.tableDigests() == original.tableDigests())
+        #expect(try copy.fetchOne(Int.self, sql: "PRAGMA application_id") == 1_234_567)
+    }
+
+    @Test func refusesExistingOutputEncryptedInputAndWrongKey() throws {
+        let source = try plaintextSource()
+        let existing = dir.file("existing.db")
+        FileManager.default.createFile(atPath: existing, contents: Data("keep me".utf8))
+        let exists = #expect(throws: StrongroomError.self) {
+            try PlaintextConversion.importPlaintext(from: source, to: existing, key: .generate())
+        }
+        #expect(exists?.code == .outputExists)
+        #expect(Fixtures.bytes(of: existing) == Array("keep me".utf8))
+
+        let key = DatabaseKey.generate()
+        let encrypted = dir.file("enc.db")
+        _ = try PlaintextConversion.importPlaintext(from: source, to: encrypted, key: key)
+        let again = #expect(throws: StrongroomError.self) {
+            try PlaintextConversion.importPlaintext(from: encrypted, to: dir.file("twice.db"), key: key)
+        }
+        #expect(again?.code == .keyRequired)
+
+        let wrong = #expect(throws: StrongroomError.self) {
+            try PlaintextConversion.exportPlaintext(from: encrypted, key: .generate(), to: dir.file("out.sqlite"), .outputIsUnprotectedPlaintext)
+        }
+        #expect(wrong?.code == .wrongKey)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("out.sqlite")))
+        #expect(!FileManager.default.fileExists(atPath: dir.file("twice.db")))
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+@Suite("Queue and pool concurrency")
+struct PoolTests {
+    let dir = TemporaryDirectory()
+
+    @Test func queueIsSafeFromManyTasks() async throws {
+        let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: Configuration(key: .generate()))
+        try await queue.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<50 {
+                group.addTask { try await queue.write { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [i]) } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 50)
+        #expect(throws: StrongroomError.self) { try queue.read { db in try db.execute(sql: "INSERT INTO t VALUES (0)") } }
+        let reentrant = #expect(throws: StrongroomError.self) { try queue.inDatabase { _ in try queue.inDatabase { _ in } } }
+        #expect(reentrant?.code == .misuse)
+    }
+
+    @Test func readersSeeCommittedSnapshotsWhileTheWriterCommits() async throws {
+        let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: try .passphrase("pool pass")))
+        try await pool.write { db in
+            try db.execute(sql: "CREATE TABLE account(id INTEGER PRIMARY KEY, balance INTEGER)")
+            try db.execute(sql: "INSERT INTO account VALUES (1, 500), (2, 500)")
+        }
+        // The writer moves money between two rows, 200 commits; readers check
+        // that every snapshot they see keeps the total at 1000.
+        let writer = Task.detached {
+            for i in 0..<200 {
+                try pool.write { db in
+                    let (from, to) = i % 2 == 0 ? (1, 2) : (2, 1)
+                    try db.execute(sql: "UPDATE account SET balance = balance - 7 WHERE id = ?", arguments: [from])
+                    try db.execute(sql: "UPDATE account SET balance = balance + 7 WHERE id = ?", arguments: [to])
+                }
+            }
+        }
+        var snapshots = 0
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    var seen = 0
+                    for _ in 0..<60 {
+                        let (a, total) = try await pool.read { db in
+                            let a = try db.fetchOne(Int.self, sql: "SELECT balance FROM account WHERE id = 1") ?? 0
+                            let b = try db.fetchOne(Int.self, sql: "SELECT balance FROM account WHERE id = 2") ?? 0
+                            return (a, a + b)
+                        }
+                        #expect(total == 1000, "snapshot with a = \(a)")
+                        seen += 1
+                    }
+                    return seen
+                }
+            }
+            for try await seen in group { snapshots += seen }
+        }
+        try await writer.value
+        #expect(snapshots == 180)
+        #expect(pool.readerCount >= 1 && pool.readerCount <= 4)
+        #expect(try await pool.read { try $0.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account") } == 1000)
+    }
+
+    @Test func readersAreReadOnlyAndPoolNeedsAFile() throws {
+        let pool = try DatabasePool(path: dir.file("r.db"), configuration: Configuration(key: .generate()))
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(x)") }
+        let error = #expect(throws: StrongroomError.self) { try pool.read { try $0.execute(sql: "INSERT INTO t VALUES (1)") } }
+        #expect(error?.code == .readOnly)
+        #expect(throws: StrongroomError.self) { try DatabasePool(path: ":memory:", configuration: .plaintext) }
+    }
+
+    @Test func passphrasePoolReadersOpenWithTheDerivedKey() throws {
+        // If the derived key were wrong, the reader's validation at open would fail.
+        let path = dir.file("d.db")
+        let pool = try DatabasePool(path: path, configuration: Configuration(key: try .passphrase("derive me once")))
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (42)") }
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT x FROM t") } == 42)
+        // The file still opens with the passphrase alone, as any SQLCipher tool would.
+        _ = try Connection(path: path, configuration: Configuration(key: try .passphrase("derive me once")))
+        let wrong = #expect(throws: StrongroomError.self) { try DatabasePool(path: path, configuration: Configuration(key: try .passphrase("wrong"))) }
+        #expect(wrong?.code == .wrongKey)
+    }
+}

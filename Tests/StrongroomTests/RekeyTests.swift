@@ -1,0 +1,103 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+@Suite("Rekey")
+struct RekeyTests {
+    let dir = TemporaryDirectory()
+
+    func seed(_ path: String, key: DatabaseKey, rows: Int = 100) throws {
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+        let insert = try db.cachedStatement(sql: "INSERT INTO t(v) VALUES (?)")
+        try db.inTransaction { _ in for i in 0..<rows { try insert.execute("value \(i)") } }
+    }
+
+    func opens(_ path: String, with key: DatabaseKey) -> Bool {
+        (try? Connection(path: path, configuration: Configuration(key: key)).fetchOne(Int.self, sql: "SELECT count(*) FROM t")) != nil
+    }
+
+    @Test(arguments: [false, true])
+    func connectionRekeyIsConfirmedAndOldKeyStopsWorking(passphrase: Bool) throws {
+        let path = dir.file("r.db")
+        let old = DatabaseKey.generate()
+        try seed(path, key: old)
+        let new: DatabaseKey = passphrase ? try .passphrase("new passphrase") : .generate()
+        let db = try Connection(path: path, configuration: Configuration(key: old))
+        try db.rekey(to: new)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 100)
+        db.close()
+        #expect(opens(path, with: new))
+        #expect(!opens(path, with: old))
+    }
+
+    @Test func queueRekey() throws {
+        let path = dir.file("q.db")
+        let old = DatabaseKey.generate(), new = DatabaseKey.generate()
+        try seed(path, key: old)
+        let queue = try DatabaseQueue(path: path, configuration: Configuration(key: old))
+        try queue.rekey(to: new)
+        #expect(try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 100)
+        #expect(opens(path, with: new))
+        #expect(!opens(path, with: old))
+    }
+
+    @Test func poolRekeyReopensEveryReaderWithTheNewKey() async throws {
+        let path = dir.file("p.db")
+        let old = try DatabaseKey.passphrase("old pass")
+        let new = try DatabaseKey.passphrase("new pass")
+        try seed(path, key: old)
+        let pool = try DatabasePool(path: path, configuration: Configuration(key: old))
+        // Open several readers concurrently.
+        try await withThrowingTaskGroup(of: Int?.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await pool.read { db in Thread.sleep(forTimeInterval: 0.02); return try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } }
+            }
+            for try await count in group { #expect(count == 100) }
+        }
+        #expect(pool.readerCount > 0)
+        try pool.rekey(to: new)
+        #expect(pool.readerCount == 0)
+        for _ in 0..<3 {
+            #expect(try await pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 100)
+        }
+        try await pool.write { try $0.execute(sql: "INSERT INTO t(v) VALUES ('after')") }
+        #expect(try await pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 101)
+        #expect(opens(path, with: new))
+        #expect(!opens(path, with: old))
+    }
+
+    @Test func failedRekeyLeavesTheOldKeyWorking() throws {
+        let path = dir.file("f.db")
+        let old = DatabaseKey.generate()
+        try seed(path, key: old)
+        // Another connection holds the write lock, so the rewrite cannot start.
+        var config = Configuration(key: old)
+        config.busyTimeout = .milliseconds(50)
+        let holder = try Connection(path: path, configuration: config)
+        try holder.execute(sql: "BEGIN IMMEDIATE")
+        let db = try Connection(path: path, configuration: config)
+        let new = DatabaseKey.generate()
+        let error = #expect(throws: StrongroomError.self) { try db.rekey(to: new) }
+        #expect(error?.code == .busy)
+        try holder.execute(sql: "ROLLBACK")
+        holder.close()
+        db.close()
+        #expect(opens(path, with: old))
+        #expect(!opens(path, with: new))
+    }
+
+    @Test func rekeyRefusesWhatWouldSilentlyDoNothing() throws {
+        let plain = try Connection(path: dir.file("plain.db"), configuration: .plaintext)
+        #expect((#expect(throws: StrongroomError.self) { try plain.rekey(to: .generate()) })?.code == .misuse)
+        let path = dir.file("ro.db")
+        let key = DatabaseKey.generate()
+        try seed(path, key: key)
+        var readOnly = Configuration(key: key)
+        readOnly.readOnly = true
+        let ro = try Connection(path: path, configuration: readOnly)
+        #expect((#expect(throws: StrongroomError.self) { try ro.rekey(to: .generate()) })?.code == .misuse)
+        #expect(opens(path, with: key))
+    }
+}

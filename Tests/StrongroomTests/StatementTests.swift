@@ -1,0 +1,141 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+@Suite("Statements, binding, rows and Codable")
+struct StatementTests {
+    let db: Connection
+
+    init() throws {
+        db = try Connection.inMemory(configuration: Configuration(key: .generate()))
+        try db.execute(sql: """
+            CREATE TABLE person(
+                id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT, score REAL,
+                active INTEGER, avatar BLOB, born TEXT);
+            """)
+    }
+
+    struct Person: Codable, Equatable {
+        var id: Int
+        var name: String
+        var email: String?
+        var score: Double
+        var active: Bool
+        var avatar: Data?
+        var born: Date?
+    }
+
+    @Test func bindsEverySupportedTypePositionally() throws {
+        let born = Date(timeIntervalSince1970: 1_700_000_000.25)
+        let insert = try db.cachedStatement(sql: "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?)")
+        try insert.execute(1, "Ada", nil as String?, 3.5, true, [UInt8]([0, 1, 2]), born)
+        try insert.execute(Int64(2), "Bob", "bob@example.com", 1.0, false, Data(), nil as Date?)
+        let row = try #require(try db.fetchOne(sql: "SELECT * FROM person WHERE id = 1"))
+        #expect(row[0] == .integer(1))
+        #expect(row["name"] == .text("Ada"))
+        #expect(row["NAME"] == .text("Ada"))
+        #expect(row["email"] == .null)
+        #expect(try row.decode(Double.self, column: "score") == 3.5)
+        #expect(try row.decode(Bool.self, column: "active") == true)
+        #expect(try row.decode([UInt8].self, column: "avatar") == [0, 1, 2])
+        #expect(try row.decode(String?.self, column: "email") == nil)
+        // Dates are stored as UTC text SQLite's date functions understand.
+        #expect(row["born"] == .text("2023-11-14 22:13:20.250"))
+        #expect(try row.decode(Date.self, column: "born") == born)
+        #expect(try db.fetchOne(String.self, sql: "SELECT date(born) FROM person WHERE id = 1") == "2023-11-14")
+        let empty = try #require(try db.fetchOne(sql: "SELECT avatar FROM person WHERE id = 2"))
+        #expect(empty[0] == .blob([]))
+    }
+
+    @Test func bindsNamedAndArrayArguments() throws {
+        try db.execute(sql: "INSERT INTO person(id, name, score) VALUES (:id, :name, :score)", arguments: ["id": 7, "name": "Cy", "score": 2.0])
+        try db.execute(sql: "INSERT INTO person(id, name, score) VALUES (?, ?, ?)", arguments: [8, "Di", nil])
+        #expect(try db.fetchAll(String.self, sql: "SELECT name FROM person ORDER BY id") == ["Cy", "Di"])
+        #expect(try db.fetchOne(Double?.self, sql: "SELECT score FROM person WHERE id = ?", arguments: [8]) == .some(nil))
+    }
+
+    @Test func wrongArgumentCountIsMisuse() throws {
+        let error = #expect(throws: StrongroomError.self) {
+            try db.execute(sql: "INSERT INTO person(id, name) VALUES (?, ?)", arguments: [1])
+        }
+        #expect(error?.code == .misuse)
+        let unknown = #expect(throws: StrongroomError.self) {
+            try db.execute(sql: "INSERT INTO person(id, name) VALUES (:id, :name)", arguments: ["id": 1, "nom": "x"])
+        }
+        #expect(unknown?.code == .misuse)
+    }
+
+    @Test func encodesAndDecodesRecords() throws {
+        let people = [
+            Person(id: 1, name: "Ada", email: nil, score: 1.5, active: true, avatar: Data([9]), born: Date(timeIntervalSince1970: 0)),
+            Person(id: 2, name: "Bob", email: "b@example.com", score: -2, active: false, avatar: nil, born: nil),
+        ]
+        let insert = try db.cachedStatement(sql: "INSERT INTO person VALUES (:id, :name, :email, :score, :active, :avatar, :born)")
+        for person in people { try insert.execute(record: person) }
+        #expect(try db.fetchAll(Person.self, sql: "SELECT * FROM person ORDER BY id") == people)
+        #expect(try db.fetchOne(Person.self, sql: "SELECT * FROM person WHERE id = 2") == people[1])
+    }
+
+    @Test func nilPropertiesAreBoundAsNullNotLeftOver() throws {
+        let insert = try db.cachedStatement(sql: "INSERT INTO person VALUES (:id, :name, :email, :score, :active, :avatar, :born)")
+        try insert.execute(record: Person(id: 1, name: "A", email: "a@example.com", score: 0, active: true, avatar: nil, born: nil))
+        try insert.execute(record: Person(id: 2, name: "B", email: nil, score: 0, active: true, avatar: nil, born: nil))
+        #expect(try db.fetchOne(String?.self, sql: "SELECT email FROM person WHERE id = 2") == .some(nil))
+    }
+
+    @Test func insertIntoTableBuildsTheStatement() throws {
+        let person = Person(id: 3, name: "Eve", email: nil, score: 9, active: true, avatar: nil, born: nil)
+        try db.insert(person, into: "person")
+        try db.insert(Person(id: 4, name: "Fay", email: "f@x", score: 1, active: false, avatar: nil, born: nil), into: "person")
+        #expect(try db.fetchAll(Person.self, sql: "SELECT * FROM person ORDER BY id").first == person)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM person") == 2)
+    }
+
+    @Test func decodingNullIntoNonOptionalIsAClearError() throws {
+        try db.execute(sql: "INSERT INTO person(id, name) VALUES (1, 'x')")
+        let error = #expect(throws: StrongroomError.self) {
+            try db.fetchAll(Person.self, sql: "SELECT * FROM person")
+        }
+        #expect(error?.code == .conversion)
+        #expect(error?.message.contains("score") == true)
+        let missing = #expect(throws: StrongroomError.self) {
+            try db.fetchAll(Person.self, sql: "SELECT id FROM person")
+        }
+        #expect(missing?.message.contains("no column named name") == true)
+    }
+
+    @Test func nestedCodableValuesAreStoredAsJSON() throws {
+        struct Tagged: Codable, Equatable { var id: Int; var name: String; var tags: [String] }
+        try db.execute(sql: "CREATE TABLE tagged(id INTEGER PRIMARY KEY, name TEXT, tags TEXT)")
+        let value = Tagged(id: 1, name: "n", tags: ["a", "b"])
+        try db.insert(value, into: "tagged")
+        #expect(try db.fetchOne(String.self, sql: "SELECT tags FROM tagged") == #"["a","b"]"#)
+        #expect(try db.fetchOne(Tagged.self, sql: "SELECT * FROM tagged") == value)
+    }
+
+    @Test func multipleStatementsAndErrorsCarrySQL() throws {
+        try db.execute(sql: "CREATE TABLE a(x); INSERT INTO a VALUES (1); ; INSERT INTO a VALUES ('it''s; fine');")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM a") == 2)
+        let error = #expect(throws: StrongroomError.self) { try db.execute(sql: "SELEC nothing") }
+        #expect(error?.code == .sqlite)
+        #expect(error?.sql == "SELEC nothing")
+        #expect(error?.message.contains("syntax error") == true)
+    }
+
+    @Test func statementCacheReusesPreparedStatements() throws {
+        let a = try db.cachedStatement(sql: "SELECT 1")
+        let b = try db.cachedStatement(sql: "SELECT 1")
+        #expect(a === b)
+        #expect(try db.prepare(sql: "SELECT 1") !== a)
+    }
+
+    @Test func dateTextFormatsParse() throws {
+        #expect(Date.fromDatabaseValue(.text("2024-02-29")) == Date(timeIntervalSince1970: 1_709_164_800))
+        #expect(Date.fromDatabaseValue(.text("2024-02-29T01:02:03Z")) == Date(timeIntervalSince1970: 1_709_168_523))
+        #expect(Date.fromDatabaseValue(.text("2024-02-29 01:02")) == Date(timeIntervalSince1970: 1_709_168_520))
+        #expect(Date.fromDatabaseValue(.integer(86_400)) == Date(timeIntervalSince1970: 86_400))
+        #expect(Date.fromDatabaseValue(.text("yesterday")) == nil)
+        #expect(Date(timeIntervalSince1970: -1.5).databaseValue == .text("1969-12-31 23:59:58.500"))
+    }
+}
