@@ -1,0 +1,169 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+/// The `strongroom` command run as a built binary, as a user runs it.
+@Suite("strongroom CLI")
+struct CLITests {
+    let dir = TemporaryDirectory()
+
+    static let binary: String = {
+        // The test bundle sits next to the products in .build/<config>/.
+        let products = URL(fileURLWithPath: CommandLine.arguments.first { $0.contains(".xctest") } ?? CommandLine.arguments[0])
+            .deletingLastPathComponent().path
+        for candidate in [products + "/strongroom", Fixtures.repositoryRoot + "/.build/debug/strongroom"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        return Fixtures.repositoryRoot + "/.build/debug/strongroom"
+    }()
+
+    func run(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+        try ProcessRunner.run(Self.binary, arguments, input: input, environment: environment, currentDirectory: dir.path)
+    }
+
+    func keygen(_ name: String = "db.key") throws -> String {
+        let result = try run(["keygen", "--out", name])
+        #expect(result.status == 0, "\(result.stderr)")
+        return dir.file(name)
+    }
+
+    func importChinook(_ name: String = "c.db", key: String = "db.key") throws -> String {
+        let result = try run(["import", "--from", Fixtures.chinook, "--database", name, "--key-file", key])
+        #expect(result.status == 0, "\(result.stderr)")
+        return dir.file(name)
+    }
+
+    @Test func keygenWritesOwnerOnlyKeyAndNeverOverwrites() throws {
+        let path = try keygen()
+        let mode = (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as! NSNumber).intValue
+        #expect(mode == 0o600)
+        let before = Fixtures.bytes(of: path)
+        let again = try run(["keygen", "--out", "db.key"])
+        #expect(again.status == 73)
+        #expect(again.stderr.contains("already exists"))
+        #expect(Fixtures.bytes(of: path) == before)
+        #expect(try run(["keygen", "--out", "no/such/dir/k.key"]).status == 73)
+    }
+
+    @Test func importThenStatus() throws {
+        _ = try keygen()
+        let db = try importChinook()
+        #expect(!Fixtures.contains(Fixtures.bytes(of: db), "SQLite format 3"))
+        let status = try run(["status", "--database", "c.db", "--key-file", "db.key"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("Customer"))
+        #expect(status.stdout.contains("59 rows"))
+        #expect(status.stdout.contains("AES-256"))
+
+        let json = try run(["status", "--database", "c.db", "--key-file", "db.key", "--json"])
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["encrypted"] as? Bool == true)
+        #expect(object["user_version"] as? Int == 0)
+        #expect((object["cipher_version"] as? String)?.isEmpty == false)
+        let tables = try #require(object["tables"] as? [[String: Any]])
+        #expect(tables.count == 11)
+        #expect(tables.contains { $0["name"] as? String == "Track" && $0["row_count"] as? Int == 3503 })
+    }
+
+    @Test func exitCodesFollowSysexits() throws {
+        _ = try keygen()
+        _ = try keygen("other.key")
+        _ = try importChinook()
+        // 65: wrong key, plaintext given a key
+        let wrong = try run(["status", "--database", "c.db", "--key-file", "other.key"])
+        #expect(wrong.status == 65)
+        #expect(wrong.stderr.contains("key does not open"))
+        #expect(try run(["status", "--database", Fixtures.chinook, "--key-file", "db.key"]).status == 65)
+        // 66: missing database, and it is not created
+        #expect(try run(["status", "--database", "missing.db", "--key-file", "db.key"]).status == 66)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("missing.db")))
+        // 77: a key file others can read
+        chmod(dir.file("other.key"), 0o644)
+        let loose = try run(["status", "--database", "c.db", "--key-file", "other.key"])
+        #expect(loose.status == 77)
+        #expect(loose.stderr.contains("chmod 600"))
+        // 65: malformed key file
+        FileManager.default.createFile(atPath: dir.file("bad.key"), contents: Data("nothex".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(try run(["status", "--database", "c.db", "--key-file", "bad.key"]).status == 65)
+        // 64: usage (no key source, two key sources)
+        #expect(try run(["status", "--database", "c.db"]).status == 64)
+        #expect(try run(["status", "--database", "c.db", "--key-file", "db.key", "--key-env", "X"]).status == 64)
+        // 66: unset key variable
+        #expect(try run(["status", "--database", "c.db", "--key-env", "STRONGROOM_UNSET_FOR_TEST"]).status == 66)
+        // 73: import onto an existing file
+        #expect(try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key"]).status == 73)
+    }
+
+    @Test func busyDatabaseExits75() throws {
+        _ = try keygen()
+        let db = try importChinook()
+        let holder = try Connection(path: db, configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try holder.execute(sql: "BEGIN IMMEDIATE")
+        defer { try? holder.execute(sql: "ROLLBACK") }
+        _ = try keygen("new.key")
+        let result = try run(["rekey", "--database", "c.db", "--key-file", "db.key", "--new-key-file", "new.key"])
+        #expect(result.status == 75, "\(result.stderr)")
+    }
+
+    @Test func rekeyWithKeyFiles() throws {
+        _ = try keygen()
+        _ = try importChinook()
+        _ = try keygen("new.key")
+        let result = try run(["rekey", "--database", "c.db", "--key-file", "db.key", "--new-key-file", "new.key"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try run(["status", "--database", "c.db", "--key-file", "new.key"]).status == 0)
+        #expect(try run(["status", "--database", "c.db", "--key-file", "db.key"]).status == 65)
+    }
+
+    @Test func keyFromEnvironmentAndPassphraseFromStdin() throws {
+        let keyPath = try keygen()
+        _ = try importChinook()
+        let hex = String(decoding: Fixtures.bytes(of: keyPath), as: UTF8.self).trimmingCharacters(in: .newlines)
+        let env = try run(["status", "--database", "c.db", "--key-env", "APP_DB_KEY"], environment: ["APP_DB_KEY": hex])
+        #expect(env.status == 0, "\(env.stderr)")
+
+        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "p.db", "--passphrase-stdin"], input: "a passphrase on stdin\n")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try run(["status", "--database", "p.db", "--passphrase-stdin"], input: "a passphrase on stdin\n").status == 0)
+        let wrong = try run(["status", "--database", "p.db", "--passphrase-stdin"], input: "another passphrase\n")
+        #expect(wrong.status == 65)
+        #expect(!wrong.stderr.contains("another passphrase"))
+        #expect(try run(["status", "--database", "p.db", "--passphrase-stdin"], input: "").status == 66)
+    }
+
+    @Test func exportNeedsTheExplicitFlag() throws {
+        _ = try keygen()
+        _ = try importChinook()
+        let refused = try run(["export", "--database", "c.db", "--to", "plain.sqlite", "--key-file", "db.key"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("UNENCRYPTED"))
+        #expect(!FileManager.default.fileExists(atPath: dir.file("plain.sqlite")))
+        let exported = try run(["export", "--database", "c.db", "--to", "plain.sqlite", "--key-file", "db.key", "--i-understand-the-output-is-plaintext", "--json"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(Fixtures.bytes(of: dir.file("plain.sqlite")).starts(with: Array("SQLite format 3\0".utf8)))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
+        #expect((report["tables"] as? [Any])?.count == 11)
+    }
+
+    @Test func errorsAreOneSentenceWithoutKeyMaterial() throws {
+        let keyPath = try keygen()
+        _ = try importChinook()
+        let hex = String(decoding: Fixtures.bytes(of: keyPath), as: UTF8.self).trimmingCharacters(in: .newlines)
+        let results = [
+            try run(["status", "--database", "c.db", "--key-env", "K"], environment: ["K": hex + "0"]),
+            try run(["status", "--database", Fixtures.chinook, "--key-env", "K"], environment: ["K": hex]),
+            try run(["rekey", "--database", "c.db", "--key-env", "K", "--new-key-file", "db.key", "--json"], environment: ["K": String(hex.reversed())]),
+        ]
+        for result in results {
+            #expect(result.status != 0)
+            #expect(result.stderr.hasPrefix("strongroom: "))
+            #expect(!result.stderr.contains(hex) && !result.stdout.contains(hex))
+            #expect(!result.stderr.contains(String(hex.reversed())))
+        }
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(results[2].stdout.utf8)) as? [String: Any])
+        #expect((json["error"] as? [String: Any])?["code"] as? String == "wrong_key")
+    }
+}
