@@ -1,32 +1,66 @@
 /// Remembers which column (or parameter) each coding key maps to, in the
 /// order a record's keys arrive, so that decoding or encoding the next record
 /// of the same type costs one string comparison per key instead of a lookup.
-struct KeyIndexCache {
-    private var entries: [(name: String, index: Int32)] = []
-    private var position = 0
+///
+/// The state lives behind a pointer owned by this object: it is touched on
+/// every key of every row, and a class's stored `var`s would pay Swift's
+/// dynamic exclusivity checks on each access. A statement (and so its cache)
+/// is used by one thread at a time.
+final class KeyIndexCache {
+    private struct State {
+        var entries: [(name: String, index: Int32)] = []
+        var position = 0
+        /// Keys of the current record that found an index.
+        var resolvedCount = 0
+    }
+
+    private let state: UnsafeMutablePointer<State>
+
+    init() {
+        state = .allocate(capacity: 1)
+        state.initialize(to: State())
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
 
     /// Starts a new record.
     @inline(__always)
-    mutating func beginRecord() { position = 0 }
+    func beginRecord() {
+        state.pointee.position = 0
+        state.pointee.resolvedCount = 0
+    }
+
+    /// How many keys of the current record found an index.
+    var resolvedCount: Int { state.pointee.resolvedCount }
 
     /// The index for `key`, resolving and remembering it on a miss.
     @inline(__always)
-    mutating func index(for key: String, resolve: (String) -> Int32?) -> Int32? {
-        if position < entries.count && entries[position].name == key {
-            position += 1
-            return entries[position - 1].index
+    func index(for key: String, resolve: (String) -> Int32?) -> Int32? {
+        let position = state.pointee.position
+        if position < state.pointee.entries.count && state.pointee.entries[position].name == key {
+            state.pointee.position = position + 1
+            state.pointee.resolvedCount += 1
+            return state.pointee.entries[position].index
         }
         // The same key asked again (contains, then decodeNil, then decode).
-        if position > 0 && entries[position - 1].name == key {
-            return entries[position - 1].index
+        if position > 0 && state.pointee.entries[position - 1].name == key {
+            return state.pointee.entries[position - 1].index
         }
+        return resolveMiss(key, at: position, resolve: resolve)
+    }
+
+    private func resolveMiss(_ key: String, at position: Int, resolve: (String) -> Int32?) -> Int32? {
         guard let index = resolve(key) else { return nil }
-        if position < entries.count {
-            entries[position] = (key, index)
+        if position < state.pointee.entries.count {
+            state.pointee.entries[position] = (key, index)
         } else {
-            entries.append((key, index))
+            state.pointee.entries.append((key, index))
         }
-        position += 1
+        state.pointee.position = position + 1
+        state.pointee.resolvedCount += 1
         return index
     }
 }

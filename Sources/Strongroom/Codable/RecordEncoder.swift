@@ -112,7 +112,6 @@ struct UnsupportedContainer: UnkeyedEncodingContainer, SingleValueEncodingContai
 /// Binds each encoded key to the statement parameter of the same name.
 final class StatementSink: RecordSink {
     let statement: Statement
-    var boundCount = 0
 
     init(statement: Statement) { self.statement = statement }
 
@@ -123,7 +122,6 @@ final class StatementSink: RecordSink {
             return // A property the statement does not use.
         }
         try statement.bind(value, at: index)
-        boundCount += 1
     }
 }
 

@@ -4,8 +4,8 @@ import Foundation
 ///
 /// Properties whose type is ``DatabaseValueConvertible`` read their column
 /// directly; any other `Decodable` property is read from JSON text.
-struct RowDecoder<Source: ColumnSource>: Decoder {
-    let source: Source
+struct RowDecoder: Decoder {
+    let source: ColumnReader
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -26,14 +26,14 @@ struct RowDecoder<Source: ColumnSource>: Decoder {
 
     /// Decodes `T` from the source's current row.
     @inline(__always)
-    static func decode<T: Decodable>(_ type: T.Type, from source: Source) throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from source: ColumnReader) throws -> T {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             return try decodeConvertible(convertible, at: 0, source: source, key: nil) as! T
         }
         return try T(from: RowDecoder(source: source))
     }
 
-    static func decodeConvertible(_ type: any DatabaseValueConvertible.Type, at index: Int32, source: Source, key: (any CodingKey)?) throws -> any DatabaseValueConvertible {
+    static func decodeConvertible(_ type: any DatabaseValueConvertible.Type, at index: Int32, source: ColumnReader, key: (any CodingKey)?) throws -> any DatabaseValueConvertible {
         let value = source.databaseValue(at: index)
         guard let result = type.fromDatabaseValue(value) else {
             let path = key.map { [$0] } ?? []
@@ -46,7 +46,7 @@ struct RowDecoder<Source: ColumnSource>: Decoder {
     }
 
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let source: Source
+        let source: ColumnReader
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] {
             (0..<Int32(source.columnCount)).compactMap { Key(stringValue: source.columnName(at: $0)) }
@@ -104,6 +104,30 @@ struct RowDecoder<Source: ColumnSource>: Decoder {
             return try JSONDecoder().decode(T.self, from: Data(source.text(at: index).utf8))
         }
 
+
+        // Optional properties: one column lookup instead of the default
+        // contains + decodeNil + decode. A missing column decodes as nil.
+        @inline(__always)
+        private func presentColumn(_ key: Key) -> Int32? {
+            guard let index = source.columnIndex(forKey: key.stringValue), !source.isNull(at: index) else { return nil }
+            return index
+        }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             throw DecodingError.typeMismatch(type, .init(codingPath: [key], debugDescription: "Nested containers are not stored in columns; give the property a Codable type (stored as JSON)."))
         }
@@ -115,7 +139,7 @@ struct RowDecoder<Source: ColumnSource>: Decoder {
     }
 
     struct SingleValueContainer: SingleValueDecodingContainer {
-        let source: Source
+        let source: ColumnReader
         let index: Int32
         var codingPath: [any CodingKey] { [] }
 

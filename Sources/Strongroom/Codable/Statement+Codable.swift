@@ -23,11 +23,11 @@ extension Statement {
         } catch {
             throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: connection.path, sql: sql)
         }
-        guard sink.boundCount >= parameterCount else {
-            throw StrongroomError(.misuse, "\(Record.self) fills \(sink.boundCount) of the statement's \(parameterCount) parameters; every parameter must be named after a property (:name).", path: connection.path, sql: sql)
+        let bound = encodingKeys.resolvedCount
+        guard bound >= parameterCount else {
+            throw StrongroomError(.misuse, "\(Record.self) fills \(bound) of the statement's \(parameterCount) parameters; every parameter must be named after a property (:name).", path: connection.path, sql: sql)
         }
         while try step() {}
-        reset()
     }
 
     /// Runs the statement and decodes every row into `T`.
@@ -47,7 +47,7 @@ extension Statement {
         defer { reset() }
         try bind(arguments: arguments)
         if try step() {
-            result = try decodeRow(type)
+            result = try decodeRow(type, direct: T.self as? any DatabaseValueConvertible.Type)
         }
         return result
     }
@@ -58,16 +58,22 @@ extension Statement {
         reset()
         defer { reset() }
         try bind(arguments: arguments)
+        // Whether T reads a single column is decided once, not per row.
+        let direct = T.self as? any DatabaseValueConvertible.Type
         while try step() {
-            try body(try decodeRow(type))
+            try body(try decodeRow(type, direct: direct))
         }
     }
 
     @inline(__always)
-    func decodeRow<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
+    func decodeRow<T: Decodable>(_ type: T.Type, direct: (any DatabaseValueConvertible.Type)?) throws(StrongroomError) -> T {
         decodingKeys.beginRecord()
         do {
-            return try RowDecoder.decode(type, from: StatementColumns(statement: self))
+            let columns = columnReader
+            if let direct {
+                return try RowDecoder.decodeConvertible(direct, at: 0, source: columns, key: nil) as! T
+            }
+            return try T(from: RowDecoder(source: columns))
         } catch let error as StrongroomError {
             throw error
         } catch {
@@ -93,7 +99,7 @@ extension Row {
     /// Decodes this row into `T`, matching properties to columns by name.
     public func decode<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
         do {
-            return try RowDecoder.decode(type, from: self)
+            return try RowDecoder.decode(type, from: RowColumnReader(row: self))
         } catch let error as StrongroomError {
             throw error
         } catch {

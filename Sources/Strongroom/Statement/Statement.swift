@@ -31,8 +31,9 @@ public final class Statement {
     lazy var rowLayout = RowLayout(columnNames: columnNames)
     /// Key-to-column (decoding) and key-to-parameter (encoding) lookups,
     /// remembered in the order a record's keys arrive.
-    var decodingKeys = KeyIndexCache()
-    var encodingKeys = KeyIndexCache()
+    let decodingKeys = KeyIndexCache()
+    private(set) lazy var columnReader = StatementColumnReader(statement: self)
+    let encodingKeys = KeyIndexCache()
 
     convenience init(connection: Connection, sql: String) throws(StrongroomError) {
         let (handle, tail) = try Self.prepareHandle(connection: connection, sql: sql)
@@ -87,7 +88,7 @@ public final class Statement {
 
     // MARK: Binding
 
-    @inline(__always)
+    @usableFromInline
     func bind(_ value: DatabaseValue, at index: Int32) throws(StrongroomError) {
         let status: Int32
         switch value {
@@ -127,7 +128,7 @@ public final class Statement {
         switch arguments.storage {
         case .positional(let values):
             guard values.count == parameterCount else {
-                throw StrongroomError(.misuse, "The statement takes \(parameterCount) argument(s) but was given \(values.count).", path: connection.path, sql: sql)
+                throw argumentCountMismatch(given: values.count)
             }
             for (offset, value) in values.enumerated() {
                 try bind(value, at: Int32(offset + 1))
@@ -146,14 +147,14 @@ public final class Statement {
     // MARK: Running
 
     /// Readies the statement for a new run. Bindings are kept.
-    @inline(__always)
+    @usableFromInline
     func reset() {
         // sqlite3_reset returns the error of the last step, already reported.
         sqlite3_reset(handle)
     }
 
     /// Steps once; returns true when a row is available, false when done.
-    @inline(__always)
+    @usableFromInline
     func step() throws(StrongroomError) -> Bool {
         let status = sqlite3_step(handle)
         switch status {
@@ -170,8 +171,8 @@ public final class Statement {
     public func execute(arguments: StatementArguments = .none) throws(StrongroomError) {
         reset()
         if parameterCount > 0 || !arguments.isEmpty { try bind(arguments: arguments) }
+        // A statement that returned SQLITE_DONE holds no lock; the next run resets it.
         while try step() {}
-        reset()
     }
 
     /// Runs the statement to completion with positional values: the fast path,
@@ -180,6 +181,7 @@ public final class Statement {
     /// ```swift
     /// try insert.execute(42, "Ada", 3.5, true, nil as String?)
     /// ```
+    @inlinable
     public func execute<each V: DatabaseValueConvertible>(_ values: repeat each V) throws(StrongroomError) {
         reset()
         var index: Int32 = 0
@@ -188,10 +190,14 @@ public final class Statement {
             try bind(value.databaseValue, at: index)
         }
         guard Int(index) == parameterCount else {
-            throw StrongroomError(.misuse, "The statement takes \(parameterCount) argument(s) but was given \(index).", path: connection.path, sql: sql)
+            throw argumentCountMismatch(given: Int(index))
         }
         while try step() {}
-        reset()
+    }
+
+    @usableFromInline
+    func argumentCountMismatch(given: Int) -> StrongroomError {
+        StrongroomError(.misuse, "The statement takes \(parameterCount) argument(s) but was given \(given).", path: connection.path, sql: sql)
     }
 
     // MARK: Reading

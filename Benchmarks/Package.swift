@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The benchmark harness lives in its own package so the library's build stays light.
+// It measures Strongroom against the same loops written in C, in one process,
+// on the same SQLCipher library and settings: `make bench` (release build).
+let package = Package(
+    name: "StrongroomBenchmarks",
+    dependencies: [
+        .package(name: "Strongroom", path: ".."),
+    ],
+    targets: [
+        .target(
+            name: "CBenchmarkLoops",
+            cSettings: [.unsafeFlags(["-O2", "-I/usr/include/sqlcipher"])],
+            linkerSettings: [.linkedLibrary("sqlcipher")]
+        ),
+        .executableTarget(
+            name: "StrongroomBenchmarks",
+            dependencies: [
+                "CBenchmarkLoops",
+                .product(name: "Strongroom", package: "Strongroom"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,20 @@
+#ifndef STRONGROOM_C_BENCHMARK_LOOPS_H
+#define STRONGROOM_C_BENCHMARK_LOOPS_H
+
+#include <stdint.h>
+
+/// The same work as the Swift scenarios, written directly against SQLCipher's C API.
+/// Each returns the elapsed wall-clock seconds of the measured loop, or a negative
+/// number on error. `key_hex` is the 64 hex characters of a raw key.
+
+/// Opens `path` with the raw key and the settings Strongroom uses by default,
+/// creates the `person` table, and inserts `rows` rows through one prepared
+/// statement in one transaction.
+double c_insert_rows(const char *path, const char *key_hex, int64_t rows,
+                     const char *const *names, const char *const *emails, int32_t pool_size);
+
+/// Reads every row of `person` (5 columns), copying the text columns out.
+/// `checksum` receives a value derived from the data, so nothing is optimised away.
+double c_read_rows(const char *path, const char *key_hex, int64_t *checksum);
+
+#endif

@@ -1,0 +1,99 @@
+#define SQLITE_HAS_CODEC 1
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "CBenchmarkLoops.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static sqlite3 *open_keyed(const char *path, const char *key_hex) {
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        return NULL;
+    }
+    char key[70];
+    snprintf(key, sizeof key, "x'%s'", key_hex);
+    sqlite3_key_v2(db, "main", key, (int)strlen(key));
+    memset(key, 0, sizeof key);
+    const char *settings =
+        "SELECT count(*) FROM sqlite_master;"
+        "PRAGMA temp_store = MEMORY;"
+        "PRAGMA cache_size = -65536;"
+        "PRAGMA foreign_keys = ON;"
+        "PRAGMA journal_mode = WAL;"
+        "PRAGMA synchronous = NORMAL;";
+    if (sqlite3_exec(db, settings, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+double c_insert_rows(const char *path, const char *key_hex, int64_t rows,
+                     const char *const *names, const char *const *emails, int32_t pool_size) {
+    sqlite3 *db = open_keyed(path, key_hex);
+    if (!db) return -1;
+    sqlite3_exec(db, "CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT, score REAL NOT NULL, active INTEGER NOT NULL)", NULL, NULL, NULL);
+    double start = now();
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT INTO person(id, name, email, score, active) VALUES (?, ?, ?, ?, ?)", -1, &stmt, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    for (int64_t i = 0; i < rows; i++) {
+        const char *name = names[i % pool_size];
+        const char *email = emails[i % pool_size];
+        sqlite3_reset(stmt);
+        sqlite3_bind_int64(stmt, 1, i + 1);
+        sqlite3_bind_text(stmt, 2, name, (int)strlen(name), SQLITE_TRANSIENT);
+        sqlite3_bind_text(stmt, 3, email, (int)strlen(email), SQLITE_TRANSIENT);
+        sqlite3_bind_double(stmt, 4, (double)i * 0.5);
+        sqlite3_bind_int64(stmt, 5, i & 1);
+        if (sqlite3_step(stmt) != SQLITE_DONE) {
+            sqlite3_finalize(stmt);
+            sqlite3_close(db);
+            return -1;
+        }
+    }
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    double elapsed = now() - start;
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return elapsed;
+}
+
+double c_read_rows(const char *path, const char *key_hex, int64_t *checksum) {
+    sqlite3 *db = open_keyed(path, key_hex);
+    if (!db) return -1;
+    double start = now();
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id, name, email, score, active FROM person", -1, &stmt, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    char name[256], email[256];
+    int64_t sum = 0;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(stmt, 0);
+        const unsigned char *n = sqlite3_column_text(stmt, 1);
+        int nlen = sqlite3_column_bytes(stmt, 1);
+        memcpy(name, n, (size_t)(nlen < 255 ? nlen : 255));
+        const unsigned char *e = sqlite3_column_text(stmt, 2);
+        int elen = sqlite3_column_bytes(stmt, 2);
+        if (e) memcpy(email, e, (size_t)(elen < 255 ? elen : 255));
+        double score = sqlite3_column_double(stmt, 3);
+        int64_t active = sqlite3_column_int64(stmt, 4);
+        sum += id + nlen + elen + (int64_t)score + active + name[0] + email[0];
+    }
+    double elapsed = now() - start;
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    *checksum = sum;
+    return elapsed;
+}

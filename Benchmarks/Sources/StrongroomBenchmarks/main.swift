@@ -1,0 +1,48 @@
+import CBenchmarkLoops
+import Foundation
+import Strongroom
+import StrongroomCrypto
+
+// Side-by-side figures: each Strongroom scenario against the same loop in C,
+// in this one process, on the same SQLCipher library, key kind and settings.
+// Usage: swift run -c release StrongroomBenchmarks [--rows N] [--rounds N]
+
+let options = BenchmarkOptions(CommandLine.arguments)
+let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("strongroom-bench-\(getpid())").path
+try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: workDirectory) }
+
+let keyBytes = (0..<32).map { _ in UInt8.random(in: 0...255) }
+let key = try DatabaseKey.raw(keyBytes)
+let keyHex = Hex.encode(keyBytes)
+let data = SampleData(poolSize: 1000)
+
+print("Strongroom benchmarks: \(options.rows) rows of 5 columns, best of \(options.rounds) rounds, raw 256-bit key")
+print("SQLCipher \(try Connection.inMemory(configuration: Configuration(key: key)).cipherVersion); settings: cache 64 MiB, WAL, synchronous NORMAL, temp_store MEMORY\n")
+
+var results: [ScenarioResult] = []
+var cInsert = Timing(), statementInsert = Timing(), encodableInsert = Timing()
+var cRead = Timing(), decodableRead = Timing()
+for round in 0..<options.rounds {
+    let prefix = "\(workDirectory)/r\(round)"
+    cInsert.add(try Scenarios.cInsert(path: "\(prefix)-c.db", keyHex: keyHex, rows: options.rows, data: data))
+    statementInsert.add(try Scenarios.statementInsert(path: "\(prefix)-stmt.db", key: key, rows: options.rows, data: data))
+    encodableInsert.add(try Scenarios.encodableInsert(path: "\(prefix)-enc.db", key: key, rows: options.rows, data: data))
+    cRead.add(try Scenarios.cRead(path: "\(prefix)-c.db", keyHex: keyHex))
+    if options.only == "read" {
+        for _ in 0..<5 { cRead.add(try Scenarios.cRead(path: "\(prefix)-c.db", keyHex: keyHex)); decodableRead.add(try Scenarios.decodableRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows)) }
+        print("read samples: C \(cRead.samples) Swift \(decodableRead.samples)")
+    }
+    decodableRead.add(try Scenarios.decodableRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows))
+    for suffix in ["-c.db", "-stmt.db", "-enc.db"] {
+        for extra in ["", "-wal", "-shm"] { unlink("\(prefix)\(suffix)\(extra)") }
+    }
+}
+results.append(ScenarioResult(name: "insert, prepared statement, 1 transaction", ours: statementInsert, baseline: cInsert, baselineName: "C", target: 1.15))
+results.append(ScenarioResult(name: "insert, Encodable record", ours: encodableInsert, baseline: cInsert, baselineName: "C", target: 1.5))
+results.append(ScenarioResult(name: "read into Decodable struct", ours: decodableRead, baseline: cRead, baselineName: "C", target: 1.5))
+
+let poolOpen = try Scenarios.poolReaderOpen(directory: workDirectory, samples: options.poolSamples)
+results.append(poolOpen)
+
+print(ScenarioResult.table(results))
