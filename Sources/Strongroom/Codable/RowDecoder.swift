@@ -10,7 +10,18 @@ struct RowDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedContainer<Key>(source: source))
+        let keyType = ObjectIdentifier(Key.self)
+        if source.cachedContainerKeyType == keyType, let cached = source.cachedContainer {
+            // `cached` is the box of a KeyedDecodingContainer<Key> made below.
+            return unsafeBitCast(cached, to: KeyedDecodingContainer<Key>.self)
+        }
+        let container = KeyedDecodingContainer(KeyedContainer<Key>(source: source))
+        // KeyedDecodingContainer wraps a single class reference (its box); cache
+        // that reference only when the layout says so.
+        if MemoryLayout<KeyedDecodingContainer<Key>>.size == MemoryLayout<AnyObject>.size {
+            source.cacheContainer(unsafeBitCast(container, to: AnyObject.self), for: keyType)
+        }
+        return container
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -62,33 +73,45 @@ struct RowDecoder: Decoder {
             return index
         }
 
+        private func nullValue<T>(_ key: Key, _ type: T.Type) -> DecodingError {
+            DecodingError.valueNotFound(type, .init(codingPath: [key], debugDescription: "Column \(key.stringValue) is NULL; declare the property optional to accept NULL."))
+        }
+
         @inline(__always)
-        private func nonNullColumn<T>(_ key: Key, _ type: T.Type) throws -> Int32 {
-            let index = try column(key)
-            if source.isNull(at: index) {
-                throw DecodingError.valueNotFound(type, .init(codingPath: [key], debugDescription: "Column \(key.stringValue) is NULL; declare the property optional to accept NULL."))
-            }
-            return index
+        private func int64(_ key: Key) throws -> Int64 {
+            guard let value = source.int64(at: try column(key)) else { throw nullValue(key, Int64.self) }
+            return value
         }
 
         private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
-            let n = source.int64(at: try nonNullColumn(key, type))
-            guard let value = T(exactly: n) else {
+            guard let value = T(exactly: try int64(key)) else {
                 throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "Column \(key.stringValue) holds an integer out of the range of \(T.self).")
             }
             return value
         }
 
+        @inline(__always)
+        private func double(_ key: Key) throws -> Double {
+            guard let value = source.double(at: try column(key)) else { throw nullValue(key, Double.self) }
+            return value
+        }
+
+        @inline(__always)
+        private func text(_ key: Key) throws -> String {
+            guard let value = source.text(at: try column(key)) else { throw nullValue(key, String.self) }
+            return value
+        }
+
         func decodeNil(forKey key: Key) throws -> Bool { source.isNull(at: try column(key)) }
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { source.int64(at: try nonNullColumn(key, type)) != 0 }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { source.text(at: try nonNullColumn(key, type)) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { source.double(at: try nonNullColumn(key, type)) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(source.double(at: try nonNullColumn(key, type))) }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try int64(key) != 0 }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try text(key) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try double(key) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try double(key)) }
         func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
         func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
         func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
         func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, key) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { source.int64(at: try nonNullColumn(key, type)) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try int64(key) }
         func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, key) }
         func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, key) }
         func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, key) }
@@ -100,8 +123,7 @@ struct RowDecoder: Decoder {
                 return try RowDecoder.decodeConvertible(convertible, at: try column(key), source: source, key: key) as! T
             }
             // Any other Decodable value is stored as JSON text.
-            let index = try nonNullColumn(key, type)
-            return try JSONDecoder().decode(T.self, from: Data(source.text(at: index).utf8))
+            return try JSONDecoder().decode(T.self, from: Data(try text(key).utf8))
         }
 
 
@@ -112,15 +134,15 @@ struct RowDecoder: Decoder {
             guard let index = source.columnIndex(forKey: key.stringValue), !source.isNull(at: index) else { return nil }
             return index
         }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { source.columnIndex(forKey: key.stringValue).flatMap { source.int64(at: $0) }.map { $0 != 0 } }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { source.columnIndex(forKey: key.stringValue).flatMap { source.text(at: $0) } }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { source.columnIndex(forKey: key.stringValue).flatMap { source.double(at: $0) } }
         func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { source.columnIndex(forKey: key.stringValue).flatMap { source.int64(at: $0) } }
         func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
@@ -148,7 +170,10 @@ struct RowDecoder: Decoder {
             if let convertible = T.self as? any DatabaseValueConvertible.Type {
                 return try RowDecoder.decodeConvertible(convertible, at: index, source: source, key: nil) as! T
             }
-            return try JSONDecoder().decode(T.self, from: Data(source.text(at: index).utf8))
+            guard let text = source.text(at: index) else {
+                throw DecodingError.valueNotFound(type, .init(codingPath: [], debugDescription: "Column \(source.columnName(at: index)) is NULL."))
+            }
+            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
         }
     }
 }

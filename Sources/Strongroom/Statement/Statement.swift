@@ -32,7 +32,14 @@ public final class Statement {
     /// Key-to-column (decoding) and key-to-parameter (encoding) lookups,
     /// remembered in the order a record's keys arrive.
     let decodingKeys = KeyIndexCache()
-    private(set) lazy var columnReader = StatementColumnReader(statement: self)
+    private var reader: StatementColumnReader?
+    /// Reads the current row's columns for the decoder; one per statement.
+    var columnReader: StatementColumnReader {
+        if let reader { return reader }
+        let made = StatementColumnReader(statement: self)
+        reader = made
+        return made
+    }
     let encodingKeys = KeyIndexCache()
 
     convenience init(connection: Connection, sql: String) throws(StrongroomError) {
@@ -56,6 +63,7 @@ public final class Statement {
     }
 
     deinit {
+        reader?.clearContainerCache()
         sqlite3_finalize(handle)
     }
 
@@ -256,6 +264,15 @@ public final class Statement {
         // sqlite3_column_text then sqlite3_column_bytes, in that order, as the
         // SQLite docs advise, so the byte count is that of the UTF-8 text.
         guard let pointer = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// The text of a column, or nil for NULL (sqlite3_column_text returns a
+    /// NULL pointer only for a NULL value, or when out of memory).
+    @inline(__always)
+    func textOrNil(at index: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, index) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, index))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
