@@ -8,6 +8,8 @@ struct BenchmarkOptions {
     var poolSamples = 20
     /// Run only the scenarios whose name contains this (for profiling).
     var only: String?
+    /// Also measure the effect of each default setting.
+    var settings = false
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -17,6 +19,7 @@ struct BenchmarkOptions {
             case "--rounds": rounds = Int(iterator.next() ?? "") ?? rounds
             case "--pool-samples": poolSamples = Int(iterator.next() ?? "") ?? poolSamples
             case "--only": only = iterator.next()
+            case "--settings": settings = true
             default: break
             }
         }

@@ -23,11 +23,21 @@ print("SQLCipher \(try Connection.inMemory(configuration: Configuration(key: key
 var results: [ScenarioResult] = []
 var cInsert = Timing(), statementInsert = Timing(), encodableInsert = Timing()
 var cRead = Timing(), decodableRead = Timing()
+// Each timed run starts with dirty pages flushed (`sync`), and the order of
+// the insert scenarios rotates per round, so no side inherits the other's
+// write-back or a warmer machine.
 for round in 0..<options.rounds {
     let prefix = "\(workDirectory)/r\(round)"
-    cInsert.add(try Scenarios.cInsert(path: "\(prefix)-c.db", keyHex: keyHex, rows: options.rows, data: data))
-    statementInsert.add(try Scenarios.statementInsert(path: "\(prefix)-stmt.db", key: key, rows: options.rows, data: data))
-    encodableInsert.add(try Scenarios.encodableInsert(path: "\(prefix)-enc.db", key: key, rows: options.rows, data: data))
+    let inserts: [() throws -> Void] = [
+        { sync(); cInsert.add(try Scenarios.cInsert(path: "\(prefix)-c.db", keyHex: keyHex, rows: options.rows, data: data)) },
+        { sync(); statementInsert.add(try Scenarios.statementInsert(path: "\(prefix)-stmt.db", key: key, rows: options.rows, data: data)) },
+        { sync(); encodableInsert.add(try Scenarios.encodableInsert(path: "\(prefix)-enc.db", key: key, rows: options.rows, data: data)) },
+    ]
+    for i in 0..<inserts.count where options.only != "read" || i == 0 {
+        try inserts[(i + round) % inserts.count]()
+    }
+    if options.only == "insert" { continue }
+    sync()
     cRead.add(try Scenarios.cRead(path: "\(prefix)-c.db", keyHex: keyHex))
     if options.only == "read" {
         for _ in 0..<5 { cRead.add(try Scenarios.cRead(path: "\(prefix)-c.db", keyHex: keyHex)); decodableRead.add(try Scenarios.decodableRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows)) }
@@ -46,3 +56,8 @@ let poolOpen = try Scenarios.poolReaderOpen(directory: workDirectory, samples: o
 results.append(poolOpen)
 
 print(ScenarioResult.table(results))
+
+if options.settings {
+    print("\nEffect of each default (raw key, best of \(options.rounds) runs; ratio against the defaults' row):")
+    print(try SettingsScenario.run(directory: workDirectory, key: key, rows: min(options.rows, 500_000), commits: 1000, lookups: 200_000, rounds: options.rounds, data: data))
+}
