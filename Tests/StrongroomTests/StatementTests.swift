@@ -77,6 +77,21 @@ struct StatementTests {
         #expect(try db.fetchOne(Person.self, sql: "SELECT * FROM person WHERE id = 2") == people[1])
     }
 
+    @Test func materializedRowsDecodeToo() throws {
+        let person = Person(id: 5, name: "Row", email: "r@example.com", score: 2.5, active: false, avatar: Data([1, 2]), born: Date(timeIntervalSince1970: 86_400))
+        try db.insert(person, into: "person")
+        let row = try #require(try db.fetchOne(sql: "SELECT * FROM person"))
+        #expect(try row.decode(Person.self) == person)
+        #expect(row.columnNames == ["id", "name", "email", "score", "active", "avatar", "born"])
+        let statement = try db.prepare(sql: "SELECT name, score FROM person")
+        var seen: [String] = []
+        try statement.forEachRow { row in seen.append(try row.decode(String.self, at: 0)) }
+        #expect(seen == ["Row"])
+        let conversion = #expect(throws: StrongroomError.self) { try row.decode(Int.self, column: "name") }
+        #expect(conversion?.code == .conversion)
+        #expect(conversion?.message.contains("Row") == false) // the value itself is never quoted
+    }
+
     @Test func nilPropertiesAreBoundAsNullNotLeftOver() throws {
         let insert = try db.cachedStatement(sql: "INSERT INTO person VALUES (:id, :name, :email, :score, :active, :avatar, :born)")
         try insert.execute(record: Person(id: 1, name: "A", email: "a@example.com", score: 0, active: true, avatar: nil, born: nil))
