@@ -88,7 +88,11 @@ enum Scenarios {
     }
 
     static func statementInsert(path: String, key: DatabaseKey, rows: Int, data: SampleData) throws -> Double {
-        let db = try Connection(path: path, configuration: Configuration(key: key))
+        try statementInsert(path: path, configuration: Configuration(key: key), rows: rows, data: data)
+    }
+
+    static func statementInsert(path: String, configuration: Configuration, rows: Int, data: SampleData) throws -> Double {
+        let db = try Connection(path: path, configuration: configuration)
         try db.execute(sql: createTable)
         let poolSize = data.names.count
         return try seconds {

@@ -29,7 +29,7 @@ enum SettingsScenario {
             var bulk = Double.infinity, small = Double.infinity, scan = Double.infinity, random = Double.infinity
             for _ in 0..<max(rounds, 1) {
                 sync()
-                bulk = min(bulk, try bulkInsert(path: path, configuration: configuration, rows: rows, data: data))
+                bulk = min(bulk, try Scenarios.statementInsert(path: path, configuration: configuration, rows: rows, data: data))
                 small = min(small, try smallCommits(path: path, configuration: configuration, commits: commits))
                 scan = min(scan, try fullScan(path: path, configuration: configuration, rows: rows))
                 random = min(random, try randomLookups(path: path, configuration: configuration, rows: rows, lookups: lookups))
@@ -43,20 +43,6 @@ enum SettingsScenario {
             lines.append("\(variant.name.padding(toLength: 44, withPad: " ", startingAt: 0))  \(cell(bulk, base.0))  \(cell(small, base.1))  \(cell(scan, base.2))  \(cell(random, base.3))")
         }
         return lines.joined(separator: "\n")
-    }
-
-    static func bulkInsert(path: String, configuration: Configuration, rows: Int, data: SampleData) throws -> Double {
-        let db = try Connection(path: path, configuration: configuration)
-        try db.execute(sql: Scenarios.createTable)
-        let poolSize = data.names.count
-        return try seconds {
-            let insert = try db.cachedStatement(sql: "INSERT INTO person(id, name, email, score, active) VALUES (?, ?, ?, ?, ?)")
-            try db.inTransaction(.immediate) { _ in
-                for i in 0..<rows {
-                    try insert.execute(Int64(i + 1), data.names[i % poolSize], data.emails[i % poolSize], Double(i) * 0.5, Int64(i & 1))
-                }
-            }
-        }
     }
 
     static func smallCommits(path: String, configuration: Configuration, commits: Int) throws -> Double {
