@@ -5,6 +5,7 @@ import PackageDescription
 //   CSQLCipher, CCrypto      thin C shims over libsqlcipher and libcrypto (pkg-config)
 //   StrongroomCrypto         secret bytes, randomness, key derivation, digests; knows no SQL
 //   Strongroom               connections, statements, rows, transactions, queue, pool, keys
+//   StrongroomMigrations     the migration runner: history, checksums, verify, rebuilds, fleet
 //   StrongroomCLI            the `strongroom` command, a thin client of the public API
 let package = Package(
     name: "Strongroom",
@@ -12,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "Strongroom", targets: ["Strongroom"]),
         .library(name: "StrongroomCrypto", targets: ["StrongroomCrypto"]),
+        .library(name: "StrongroomMigrations", targets: ["StrongroomMigrations"]),
         .executable(name: "strongroom", targets: ["StrongroomCLI"]),
     ],
     dependencies: [
@@ -41,10 +43,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "StrongroomMigrations",
+            dependencies: [
+                "Strongroom",
+                "StrongroomCrypto",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "StrongroomCLI",
             dependencies: [
                 "Strongroom",
+                "StrongroomMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

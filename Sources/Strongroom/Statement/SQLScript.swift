@@ -1,0 +1,117 @@
+internal import CSQLCipher
+
+/// Splits SQL text into statements the way SQLite's own tokenizer sees them.
+///
+/// Semicolons inside string literals, quoted identifiers, comments and
+/// trigger bodies (`CREATE TRIGGER … BEGIN …; …; END;`) do not end a
+/// statement. The split uses `sqlite3_complete`, so it needs no database and
+/// no schema: a script whose later statements use tables created by earlier
+/// ones splits correctly.
+///
+/// ```swift
+/// let statements = SQLScript.statements(in: """
+///     CREATE TABLE t(x TEXT); -- a comment; with a semicolon
+///     INSERT INTO t VALUES ('a;b');
+///     """)
+/// // ["CREATE TABLE t(x TEXT);", "-- a comment; with a semicolon\nINSERT INTO t VALUES ('a;b');"]
+/// ```
+public enum SQLScript {
+    /// The statements of `text`, each ending with its semicolon (a last
+    /// statement without one is returned as is). Comments before a statement
+    /// stay with it; text that holds only comments and whitespace is dropped.
+    public static func statements(in text: String) -> [String] {
+        var statements: [String] = []
+        var current: [UInt8] = []
+        for byte in text.utf8 {
+            current.append(byte)
+            guard byte == UInt8(ascii: ";") else { continue }
+            // sqlite3_complete returns 1 when the text ends a complete statement:
+            // the semicolon is not inside a literal, a comment or a trigger body.
+            let complete = (current + [0]).withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { sqlite3_complete($0.baseAddress) }
+            }
+            if complete == 1 {
+                appendIfMeaningful(current, to: &statements)
+                current.removeAll(keepingCapacity: true)
+            }
+        }
+        appendIfMeaningful(current, to: &statements)
+        return statements
+    }
+
+    private static func appendIfMeaningful(_ bytes: [UInt8], to statements: inout [String]) {
+        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+        if !strippingComments(text).trimmingWhitespace().isEmpty {
+            statements.append(text)
+        }
+    }
+
+    /// `text` with `-- …` and `/* … */` comments removed and every run of
+    /// whitespace outside string literals and quoted identifiers folded to one
+    /// space: what SQLite executes, without the cosmetics.
+    public static func normalized(_ text: String) -> String {
+        strippingComments(text, foldWhitespace: true).trimmingWhitespace()
+    }
+
+    static func strippingComments(_ text: String, foldWhitespace: Bool = false) -> String {
+        var out: [Unicode.Scalar] = []
+        let scalars = Array(text.unicodeScalars)
+        var i = 0
+        var pendingSpace = false
+        func emit(_ scalar: Unicode.Scalar) {
+            if pendingSpace && !out.isEmpty { out.append(" ") }
+            pendingSpace = false
+            out.append(scalar)
+        }
+        while i < scalars.count {
+            let c = scalars[i]
+            let next: Unicode.Scalar? = i + 1 < scalars.count ? scalars[i + 1] : nil
+            if c == "-" && next == "-" {
+                while i < scalars.count && scalars[i] != "\n" { i += 1 }
+                pendingSpace = true
+                continue
+            }
+            if c == "/" && next == "*" {
+                i += 2
+                while i < scalars.count && !(scalars[i] == "*" && i + 1 < scalars.count && scalars[i + 1] == "/") { i += 1 }
+                i += 2
+                pendingSpace = true
+                continue
+            }
+            if c == "'" || c == "\"" || c == "`" || c == "[" {
+                let close: Unicode.Scalar = c == "[" ? "]" : c
+                emit(c)
+                i += 1
+                while i < scalars.count {
+                    out.append(scalars[i])
+                    if scalars[i] == close {
+                        // A doubled quote inside a literal is an escaped quote.
+                        if close != "]" && i + 1 < scalars.count && scalars[i + 1] == close {
+                            out.append(scalars[i + 1])
+                            i += 2
+                            continue
+                        }
+                        break
+                    }
+                    i += 1
+                }
+                i += 1
+                continue
+            }
+            if c.properties.isWhitespace {
+                if foldWhitespace {
+                    pendingSpace = true
+                } else {
+                    out.append(c)
+                }
+                i += 1
+                continue
+            }
+            emit(c)
+            i += 1
+        }
+        var result = ""
+        result.unicodeScalars.append(contentsOf: out)
+        return result
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+import Strongroom
+
+/// Runs one migration: foreign keys off outside the transaction when it
+/// rebuilds tables, its statements and its history row in one transaction,
+/// `foreign_key_check` before commit, rollback on any failure.
+struct MigrationExecution {
+    let migration: Migration
+    let db: Connection
+    let logger: Logger
+    let progress: (@Sendable (MigrationEvent) -> Void)?
+
+    func run() throws(MigrationError) -> AppliedMigration {
+        let start = ContinuousClock.now
+        let sqliteVersion: SQLiteVersion
+        do { sqliteVersion = try SQLiteVersion.of(db) } catch { throw .database(error) }
+        let foreignKeysOff = migration.needsForeignKeysOff(sqliteVersion: sqliteVersion)
+        var restoreForeignKeys = false
+        if foreignKeysOff {
+            // PRAGMA foreign_keys is a no-op inside a transaction: switch it
+            // off before BEGIN, so dropping a rebuilt parent deletes no child.
+            do {
+                restoreForeignKeys = try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1
+                try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            } catch { throw .database(error) }
+        }
+        defer {
+            if restoreForeignKeys { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+        }
+
+        switch migration.body {
+        case .sql(let statements, transactional: false):
+            // Declared `no-transaction` (VACUUM and the like): each statement
+            // runs on its own, then the history row in a transaction.
+            for (index, statement) in statements.enumerated() {
+                try runStatement(statement, index: index, count: statements.count, sqliteVersion: sqliteVersion, inTransaction: false)
+            }
+            return try inTransaction(start: start, checkForeignKeys: foreignKeysOff) {}
+        case .sql(let statements, transactional: true):
+            return try inTransaction(start: start, checkForeignKeys: foreignKeysOff) { () throws(MigrationError) in
+                for (index, statement) in statements.enumerated() {
+                    try runStatement(statement, index: index, count: statements.count, sqliteVersion: sqliteVersion, inTransaction: true)
+                }
+            }
+        case .swift(_, let body):
+            return try inTransaction(start: start, checkForeignKeys: foreignKeysOff) { () throws(MigrationError) in
+                progress?(.statementStarted(version: migration.version, index: 1, count: 1))
+                do {
+                    try body(db)
+                } catch let error as MigrationError {
+                    throw error
+                } catch let error as StrongroomError {
+                    throw failure(error.message, statement: nil, underlying: error)
+                } catch {
+                    throw failure("\(error)", statement: nil, underlying: nil)
+                }
+            }
+        }
+    }
+
+    /// BEGIN IMMEDIATE, `body`, foreign_key_check, the history row, COMMIT;
+    /// ROLLBACK on any error.
+    private func inTransaction(start: ContinuousClock.Instant, checkForeignKeys: Bool, _ body: () throws(MigrationError) -> Void) throws(MigrationError) -> AppliedMigration {
+        do {
+            try db.execute(sql: "BEGIN IMMEDIATE TRANSACTION")
+        } catch {
+            throw failure("cannot start its transaction: \(error.message)", statement: nil, underlying: error)
+        }
+        do throws(MigrationError) {
+            try body()
+            if checkForeignKeys { try checkForeignKeyViolations() }
+            let entry = try historyEntry(start: start)
+            do {
+                try MigrationHistory.create(db)
+                try MigrationHistory.record(entry, in: db)
+                try db.execute(sql: "COMMIT TRANSACTION")
+            } catch {
+                throw failure("cannot record it: \(error.message)", statement: nil, underlying: error)
+            }
+            logger.info("applied migration", metadata: [
+                "version": "\(migration.version)", "description": "\(migration.description)", "duration_ms": "\(entry.durationMs)",
+            ])
+            return entry
+        } catch {
+            if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+            throw error
+        }
+    }
+
+    private func runStatement(_ statement: String, index: Int, count: Int, sqliteVersion: SQLiteVersion, inTransaction: Bool) throws(MigrationError) {
+        progress?(.statementStarted(version: migration.version, index: index + 1, count: count))
+        do {
+            if Migration.isRebuild(statement) {
+                guard let definition = CreateTableDefinition(statement) else {
+                    throw MigrationError(.unsupportedRebuild, "The rebuild directive must precede a CREATE TABLE statement with the table's new definition.")
+                }
+                let rows = try TableRebuild.rebuild(db, table: definition.table, to: statement)
+                progress?(.rowsCopied(version: migration.version, table: definition.table, rows: rows))
+            } else if let rewrite = AlterTableRewrite.parse(statement, sqliteVersion: sqliteVersion) {
+                switch rewrite {
+                case .dropColumn(let table, let column):
+                    let rows = try TableRebuild.dropColumn(db, table: table, column: column)
+                    progress?(.rowsCopied(version: migration.version, table: table, rows: rows))
+                case .renameColumn(let table, let from, let to):
+                    let rows = try TableRebuild.renameColumn(db, table: table, from: from, to: to)
+                    progress?(.rowsCopied(version: migration.version, table: table, rows: rows))
+                }
+            } else {
+                try db.execute(sql: statement)
+            }
+        } catch let error as MigrationError {
+            throw MigrationError(error.code, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed at statement \(index + 1) of \(count) and was rolled back: \(error.message)",
+                                 version: migration.version, file: migration.file, statement: statement, underlying: error.underlying)
+        } catch let error as StrongroomError {
+            let where_ = inTransaction ? "and was rolled back; the database is still at the previous version" : "outside a transaction (declared no-transaction); statements before it took effect"
+            throw MigrationError(.migrationFailed, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed at statement \(index + 1) of \(count) \(where_): \(error.message)",
+                                 version: migration.version, file: migration.file, statement: statement, underlying: error)
+        } catch {
+            throw failure("\(error)", statement: statement, underlying: nil)
+        }
+    }
+
+    private func checkForeignKeyViolations() throws(MigrationError) {
+        let rows: [Row]
+        do { rows = try db.fetchAll(sql: "PRAGMA foreign_key_check") } catch { throw .database(error) }
+        guard !rows.isEmpty else { return }
+        let described = rows.prefix(10).map { row in
+            "\(row[0]) rowid \(row[1]) → \(row[2])"
+        }
+        throw MigrationError(.foreignKeyViolation, "Migration \(migration.version) (\(migration.file ?? migration.description)) would leave \(rows.count) row(s) breaking a foreign key (\(described.joined(separator: "; "))\(rows.count > 10 ? "; …" : "")); it was rolled back.",
+                             version: migration.version, file: migration.file)
+    }
+
+    private func historyEntry(start: ContinuousClock.Instant) throws(MigrationError) -> AppliedMigration {
+        let elapsed = ContinuousClock.now - start
+        let schemaHash: String
+        do { schemaHash = try SchemaSnapshot(db).hash } catch { throw .database(error) }
+        return AppliedMigration(
+            version: migration.version, description: migration.description, checksum: migration.checksum,
+            appliedAt: Date(), durationMs: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000),
+            toolVersion: Migrator.toolVersion, schemaHash: schemaHash, kind: "migrate")
+    }
+
+    private func failure(_ message: String, statement: String?, underlying: StrongroomError?) -> MigrationError {
+        MigrationError(.migrationFailed, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed and was rolled back: \(message)",
+                       version: migration.version, file: migration.file, statement: statement, underlying: underlying)
+    }
+}

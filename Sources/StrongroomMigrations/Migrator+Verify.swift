@@ -1,0 +1,119 @@
+public import Strongroom
+
+/// One thing `verify` found wrong. ``code`` is stable, for matching and JSON.
+public struct VerificationFinding: Sendable, Codable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable, Codable, CaseIterable {
+        /// An applied migration's file changed since it was applied.
+        case changedAfterApplied = "changed_after_applied"
+        /// The database has a version applied that the directory does not know (it is newer than the app).
+        case unknownApplied = "unknown_applied"
+        /// A migration in the directory is not applied yet.
+        case pending = "pending"
+        /// The live schema differs from the one the applied migrations produce.
+        case schemaDrift = "schema_drift"
+        /// `PRAGMA integrity_check` reported a problem.
+        case integrity = "integrity"
+        /// `PRAGMA foreign_key_check` found rows breaking a foreign key.
+        case foreignKey = "foreign_key"
+    }
+
+    public let code: Code
+    public let version: Int?
+    public let file: String?
+    /// One sentence saying what is wrong.
+    public let message: String
+
+    public var description: String { message }
+}
+
+/// The result of ``Migrator/verify(_:)``.
+public struct VerificationReport: Sendable, Codable {
+    /// The highest applied version.
+    public let currentVersion: Int
+    /// Every finding; empty when everything holds.
+    public let findings: [VerificationFinding]
+    /// True when there is no finding.
+    public var isClean: Bool { findings.isEmpty }
+}
+
+extension Migrator {
+    /// Compares `db` with the migrations and reports every finding: applied
+    /// migrations whose file changed, applied versions unknown to the
+    /// directory, pending migrations, schema drift (the live schema against the
+    /// schema obtained by replaying the applied migrations into a fresh
+    /// in-memory database), `integrity_check` and `foreign_key_check` failures.
+    /// Reads only.
+    ///
+    /// ```swift
+    /// let report = try migrator.verify(db)
+    /// for finding in report.findings { print(finding.code.rawValue, finding.message) }
+    /// ```
+    public func verify(_ db: Connection) throws(MigrationError) -> VerificationReport {
+        var findings: [VerificationFinding] = []
+        let applied = try appliedMigrations(db)
+        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        let current = applied.map(\.version).max() ?? 0
+        for entry in applied {
+            guard let migration = known[entry.version] else {
+                findings.append(VerificationFinding(code: .unknownApplied, version: entry.version, file: nil,
+                    message: "Version \(entry.version) (\(entry.description)) is applied but no migration in the directory has that version: the database is newer than the app."))
+                continue
+            }
+            if entry.kind == "migrate", case .sql = migration.body, migration.checksum != entry.checksum {
+                findings.append(VerificationFinding(code: .changedAfterApplied, version: entry.version, file: migration.file,
+                    message: "Migration \(migration.file ?? String(entry.version)) changed after it was applied on \(entry.appliedAt): what it runs now differs from what ran."))
+            }
+        }
+        let done = Set(applied.map(\.version))
+        for migration in migrations where !done.contains(migration.version) {
+            findings.append(VerificationFinding(code: .pending, version: migration.version, file: migration.file,
+                message: "Migration \(migration.file ?? String(migration.version)) is not applied\(migration.version < current ? " (older than the current version \(current))" : "")."))
+        }
+        findings += try drift(db, upTo: current, applied: done)
+        findings += try integrity(db)
+        return VerificationReport(currentVersion: current, findings: findings)
+    }
+
+    private func drift(_ db: Connection, upTo current: Int, applied: Set<Int>) throws(MigrationError) -> [VerificationFinding] {
+        // Replay what should be there into a fresh in-memory database.
+        let replayed: SchemaSnapshot
+        do {
+            let scratch = try Connection.inMemory()
+            var replay = self
+            replay.migrations = migrations.filter { $0.version <= current && applied.contains($0.version) }
+            try replay.migrate(scratch)
+            replayed = try SchemaSnapshot(scratch)
+        } catch let error as MigrationError {
+            return [VerificationFinding(code: .schemaDrift, version: error.version, file: error.file,
+                message: "Replaying the applied migrations into an empty database failed, so drift cannot be checked: \(error.message)")]
+        } catch let error as StrongroomError {
+            throw .database(error)
+        } catch {
+            throw MigrationError(.database, "\(error)")
+        }
+        let live: SchemaSnapshot
+        do { live = try SchemaSnapshot(db) } catch { throw .database(error) }
+        return live.differences(from: replayed).map {
+            VerificationFinding(code: .schemaDrift, version: nil, file: nil, message: "Schema drift: \($0).")
+        }
+    }
+
+    private func integrity(_ db: Connection) throws(MigrationError) -> [VerificationFinding] {
+        var findings: [VerificationFinding] = []
+        do {
+            let problems = try db.fetchAll(String.self, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
+            findings += problems.prefix(20).map {
+                VerificationFinding(code: .integrity, version: nil, file: nil, message: "integrity_check: \($0)")
+            }
+            let violations = try db.fetchAll(sql: "PRAGMA foreign_key_check")
+            if !violations.isEmpty {
+                let tables = Set(violations.map { $0[0].description }).sorted()
+                findings.append(VerificationFinding(code: .foreignKey, version: nil, file: nil,
+                    message: "foreign_key_check: \(violations.count) row(s) in \(tables.joined(separator: ", ")) reference missing parents."))
+            }
+        } catch {
+            throw .database(error)
+        }
+        return findings
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+public import Logging
+public import Strongroom
+
+/// Upgrades a database's schema with numbered migrations, each atomic, with a
+/// history, checksums, a lock between runners, and table rebuilds SQLite's
+/// `ALTER TABLE` cannot do.
+///
+/// ```swift
+/// var migrator = try Migrator(directory: "Migrations")
+/// migrator.register(Migration(version: 9, description: "backfill") { db in
+///     try db.execute(sql: "UPDATE customer SET tier = 'gold' WHERE total > 1000")
+/// })
+/// let db = try Connection(path: "app.db", configuration: Configuration(key: key))
+/// let report = try migrator.migrate(db)
+/// print("now at version \(report.toVersion)")
+/// ```
+///
+/// Each migration runs in its own `BEGIN IMMEDIATE` transaction together with
+/// its history row: it is applied completely or not at all, and the database
+/// is never left half-migrated ("dirty"). A failure rolls back and names the
+/// version, file, statement and SQLite's message.
+public struct Migrator: Sendable {
+    /// The version string written into each history row.
+    public static let toolVersion = "strongroom 0.2.0"
+
+    /// The migrations, by version.
+    public internal(set) var migrations: [Migration]
+    /// How long to wait for another runner's lock. Default 30 seconds.
+    public var lockTimeout: Duration = .seconds(30)
+    /// Where the runner logs each migration (never bound values or keys).
+    public var logger: Logger = Logger(label: "strongroom.migrations", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The SQL migrations in `directory` (`NNNN_description.sql`).
+    public init(directory: String) throws(MigrationError) {
+        migrations = try MigrationDirectory.load(directory)
+    }
+
+    /// The given migrations.
+    public init(migrations: [Migration]) throws(MigrationError) {
+        self.migrations = []
+        for migration in migrations { try register(migration) }
+    }
+
+    /// Adds a migration (SQL or Swift) beside the others.
+    public mutating func register(_ migration: Migration) throws(MigrationError) {
+        if let existing = migrations.first(where: { $0.version == migration.version }) {
+            throw MigrationError(.duplicateVersion, "Version \(migration.version) is used by both \(existing.file ?? existing.description) and \(migration.file ?? migration.description).", version: migration.version)
+        }
+        migrations.append(migration)
+        migrations.sort { $0.version < $1.version }
+    }
+
+    // MARK: Reading the state
+
+    /// The highest applied version, 0 for a database never migrated.
+    public func currentVersion(_ db: Connection) throws(MigrationError) -> Int {
+        do { return try MigrationHistory.currentVersion(db) } catch { throw .database(error) }
+    }
+
+    /// The history rows, by version.
+    public func appliedMigrations(_ db: Connection) throws(MigrationError) -> [AppliedMigration] {
+        do { return try MigrationHistory.applied(db) } catch { throw .database(error) }
+    }
+
+    /// The migrations a run would apply, in order, up to `target` (all when nil).
+    /// Reads only: a dry run.
+    public func plan(_ db: Connection, to target: Int? = nil) throws(MigrationError) -> [PlannedMigration] {
+        try pending(db, to: target).map { migration in
+            let statements: Int
+            if case .sql(let list, _) = migration.body { statements = list.count } else { statements = 1 }
+            let version = (try? SQLiteVersion.of(db)) ?? SQLiteVersion(3, 0)
+            return PlannedMigration(version: migration.version, description: migration.description, file: migration.file,
+                                    statementCount: statements, rebuildsTables: migration.needsForeignKeysOff(sqliteVersion: version))
+        }
+    }
+
+    private func pending(_ db: Connection, to target: Int?) throws(MigrationError) -> [Migration] {
+        let applied = try appliedMigrations(db)
+        try checkApplied(applied)
+        let done = Set(applied.map(\.version))
+        if let target, target > 0, !migrations.contains(where: { $0.version == target }), !done.contains(target) {
+            throw MigrationError(.invalidVersion, "There is no migration with version \(target).", version: target)
+        }
+        return migrations.filter { !done.contains($0.version) && (target == nil || $0.version <= target!) }
+    }
+
+    /// Refuses to run on a database whose history this runner cannot vouch for.
+    private func checkApplied(_ applied: [AppliedMigration]) throws(MigrationError) {
+        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        for entry in applied {
+            guard let migration = known[entry.version] else {
+                throw MigrationError(.databaseNewer, "The database has version \(entry.version) (\(entry.description)) applied, which this migrations directory does not know: the database is newer than the app. Upgrade the app.", version: entry.version)
+            }
+            if entry.kind == "migrate", case .sql = migration.body, migration.checksum != entry.checksum {
+                throw MigrationError(.checksumMismatch, "Migration \(migration.file ?? String(entry.version)) changed after it was applied; restore the original file and put the change in a new migration. `strongroom verify` lists every difference.", version: entry.version, file: migration.file)
+            }
+        }
+    }
+
+    // MARK: Migrating
+
+    /// Applies the pending migrations to `db`, in order, up to `target`.
+    ///
+    /// Takes the migration lock on the database file first (another runner
+    /// waits up to ``lockTimeout``). Use a connection you own, or
+    /// `queue.inDatabase { try migrator.migrate($0) }`.
+    ///
+    /// - Throws: ``MigrationError``: ``MigrationError/Code/migrationFailed`` (the
+    ///   failing migration was rolled back), ``MigrationError/Code/checksumMismatch``,
+    ///   ``MigrationError/Code/databaseNewer``, ``MigrationError/Code/lockTimeout``,
+    ///   ``MigrationError/Code/foreignKeyViolation``.
+    @discardableResult
+    public func migrate(_ db: Connection, to target: Int? = nil, progress: (@Sendable (MigrationEvent) -> Void)? = nil) throws(MigrationError) -> MigrationReport {
+        let lock = db.path == ":memory:" ? nil : try MigrationLock(databasePath: db.path, timeout: lockTimeout)
+        defer { withExtendedLifetime(lock) {} }
+        let from = try currentVersion(db)
+        // Read the state only once the lock is held: another runner may just
+        // have applied what was pending.
+        let queue = try pending(db, to: target)
+        var applied: [AppliedMigration] = []
+        for (index, migration) in queue.enumerated() {
+            progress?(.migrationStarted(version: migration.version, description: migration.description, index: index + 1, count: queue.count))
+            let entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress).run()
+            applied.append(entry)
+            progress?(.migrationFinished(version: migration.version, duration: .milliseconds(entry.durationMs)))
+        }
+        return MigrationReport(fromVersion: from, toVersion: try currentVersion(db), applied: applied)
+    }
+
+    /// Records `version` (and nothing below it) as applied without running it,
+    /// to adopt a database whose schema already matches that version.
+    public func baseline(_ db: Connection, version: Int) throws(MigrationError) {
+        let lock = db.path == ":memory:" ? nil : try MigrationLock(databasePath: db.path, timeout: lockTimeout)
+        defer { withExtendedLifetime(lock) {} }
+        guard let migration = migrations.first(where: { $0.version == version }) else {
+            throw MigrationError(.invalidVersion, "There is no migration with version \(version) to baseline.", version: version)
+        }
+        guard try appliedMigrations(db).isEmpty else {
+            throw MigrationError(.invalidVersion, "The database already has migration history; baseline adopts only a database never migrated.", version: version)
+        }
+        do {
+            try db.inTransaction(.immediate) { db in
+                try MigrationHistory.create(db)
+                try MigrationHistory.record(AppliedMigration(
+                    version: version, description: migration.description, checksum: migration.checksum, appliedAt: Date(),
+                    durationMs: 0, toolVersion: Self.toolVersion, schemaHash: try SchemaSnapshot(db).hash, kind: "baseline"), in: db)
+            }
+        } catch let error as StrongroomError {
+            throw .database(error)
+        } catch {
+            throw MigrationError(.database, "\(error)")
+        }
+        logger.info("baselined database", metadata: ["path": "\(db.path)", "version": "\(version)"])
+    }
+}

@@ -1,0 +1,120 @@
+/// A small SQL tokenizer for the statements the runner rewrites: `ALTER TABLE`,
+/// `CREATE TABLE`, `CREATE INDEX` and `CREATE TRIGGER`. It keeps each token's
+/// position, so a statement can be rebuilt from the original text.
+struct SQLToken: Equatable {
+    enum Kind: Equatable {
+        /// A bare word: keyword or identifier.
+        case word
+        /// A quoted identifier: "x", `x` or [x].
+        case quotedIdentifier
+        /// A string literal 'x'.
+        case string
+        case number
+        case punctuation
+    }
+
+    let kind: Kind
+    /// The token as written.
+    let text: String
+    /// Offset range in the statement's unicode scalars.
+    let range: Range<Int>
+
+    /// The identifier this token names (unquoted), or nil for literals and punctuation.
+    var identifier: String? {
+        switch kind {
+        case .word: return text
+        case .quotedIdentifier:
+            let inner = text.unicodeScalars.dropFirst().dropLast()
+            var s = ""
+            s.unicodeScalars.append(contentsOf: inner)
+            if text.hasPrefix("\"") { return s.replacingDoubled("\"") }
+            if text.hasPrefix("`") { return s.replacingDoubled("`") }
+            return s
+        default: return nil
+        }
+    }
+
+    /// True for a bare word equal to `keyword`, ignoring case.
+    func isKeyword(_ keyword: String) -> Bool {
+        kind == .word && text.uppercased() == keyword
+    }
+
+    func names(_ name: String) -> Bool {
+        identifier?.lowercased() == name.lowercased()
+    }
+}
+
+enum SQLTokenizer {
+    static func tokenize(_ sql: String) -> [SQLToken] {
+        let s = Array(sql.unicodeScalars)
+        var tokens: [SQLToken] = []
+        var i = 0
+        func text(_ a: Int, _ b: Int) -> String {
+            var out = ""
+            out.unicodeScalars.append(contentsOf: s[a..<b])
+            return out
+        }
+        while i < s.count {
+            let c = s[i]
+            let next: Unicode.Scalar? = i + 1 < s.count ? s[i + 1] : nil
+            if c.properties.isWhitespace { i += 1; continue }
+            if c == "-" && next == "-" {
+                while i < s.count && s[i] != "\n" { i += 1 }
+                continue
+            }
+            if c == "/" && next == "*" {
+                i += 2
+                while i < s.count && !(s[i] == "*" && i + 1 < s.count && s[i + 1] == "/") { i += 1 }
+                i = min(i + 2, s.count)
+                continue
+            }
+            let start = i
+            if c == "'" || c == "\"" || c == "`" || c == "[" {
+                let close: Unicode.Scalar = c == "[" ? "]" : c
+                i += 1
+                while i < s.count {
+                    if s[i] == close {
+                        if close != "]" && i + 1 < s.count && s[i + 1] == close { i += 2; continue }
+                        break
+                    }
+                    i += 1
+                }
+                i = min(i + 1, s.count)
+                tokens.append(SQLToken(kind: c == "'" ? .string : .quotedIdentifier, text: text(start, i), range: start..<i))
+                continue
+            }
+            if c.properties.isAlphabetic || c == "_" || c.value > 127 {
+                while i < s.count && (s[i].properties.isAlphabetic || s[i].properties.numericType != nil || s[i] == "_" || s[i] == "$" || s[i].value > 127) { i += 1 }
+                tokens.append(SQLToken(kind: .word, text: text(start, i), range: start..<i))
+                continue
+            }
+            if c.properties.numericType != nil {
+                while i < s.count && (s[i].properties.numericType != nil || s[i] == "." || s[i].properties.isAlphabetic) { i += 1 }
+                tokens.append(SQLToken(kind: .number, text: text(start, i), range: start..<i))
+                continue
+            }
+            i += 1
+            tokens.append(SQLToken(kind: .punctuation, text: text(start, i), range: start..<i))
+        }
+        return tokens
+    }
+}
+
+extension String {
+    func replacingDoubled(_ quote: String) -> String {
+        split(separator: Substring(quote + quote), omittingEmptySubsequences: false).joined(separator: quote)
+    }
+
+    /// `self` as a quoted SQL identifier.
+    var quotedIdentifier: String {
+        "\"" + split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+    }
+
+    /// The unicode scalars in `range`, as a string.
+    func scalars(_ range: Range<Int>) -> String {
+        let all = Array(unicodeScalars)
+        var out = ""
+        out.unicodeScalars.append(contentsOf: all[range.clamped(to: 0..<all.count)])
+        return out
+    }
+}

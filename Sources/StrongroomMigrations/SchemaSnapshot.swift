@@ -1,0 +1,46 @@
+import Strongroom
+import StrongroomCrypto
+
+/// The schema of a database as comparable text: every table, index, trigger
+/// and view (except SQLite's own and the history table), with its SQL
+/// normalized (comments removed, whitespace folded).
+public struct SchemaSnapshot: Sendable, Equatable {
+    /// `"type name"` → normalized SQL.
+    public let objects: [String: String]
+
+    init(_ db: Connection) throws(StrongroomError) {
+        var objects: [String: String] = [:]
+        for row in try db.fetchAll(sql: """
+            SELECT type, name, sql FROM sqlite_master
+            WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND name <> '\(MigrationHistory.table)'
+            """) {
+            let key = "\(try row.decode(String.self, at: 0)) \(try row.decode(String.self, at: 1).lowercased())"
+            objects[key] = SQLScript.normalized(try row.decode(String.self, at: 2))
+        }
+        self.objects = objects
+    }
+
+    /// SHA-256 (hex) of the sorted objects.
+    public var hash: String {
+        var h = SHA256()
+        for key in objects.keys.sorted() {
+            h.update(Array("\(key)\n\(objects[key]!)\n".utf8))
+        }
+        return Hex.encode(h.finalize())
+    }
+
+    /// How `self` (the live schema) differs from `expected`, one line per object.
+    func differences(from expected: SchemaSnapshot) -> [String] {
+        var lines: [String] = []
+        for key in Set(objects.keys).union(expected.objects.keys).sorted() {
+            switch (objects[key], expected.objects[key]) {
+            case (nil, .some): lines.append("\(key) is missing from the database")
+            case (.some, nil): lines.append("\(key) exists in the database but no migration creates it")
+            case (.some(let live), .some(let wanted)) where live != wanted:
+                lines.append("\(key) differs: database has `\(live)`, migrations give `\(wanted)`")
+            default: break
+            }
+        }
+        return lines
+    }
+}
