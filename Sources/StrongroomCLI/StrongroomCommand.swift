@@ -15,6 +15,6 @@ struct StrongroomCommand: ParsableCommand {
         database, malformed key file); 66 input missing; 73 cannot create output;
         75 temporarily unavailable (busy); 77 permission (key file mode); 70 internal error.
         """,
-        subcommands: [Keygen.self, Status.self, Rekey.self, Import.self, Export.self]
+        subcommands: [Keygen.self, Status.self, Migrate.self, Verify.self, Baseline.self, Rekey.self, Import.self, Export.self]
     )
 }

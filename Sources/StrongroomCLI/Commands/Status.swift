@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import Strongroom
+import StrongroomMigrations
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,6 +11,7 @@ struct Status: ParsableCommand {
     @Option(help: ArgumentHelp("The database file.", valueName: "path"))
     var database: String
 
+    @OptionGroup var migrationOptions: MigrationOptions
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
@@ -17,12 +20,42 @@ struct Status: ParsableCommand {
             var configuration = Configuration(key: try key.loadKey())
             configuration.readOnly = true
             configuration.createIfMissing = false
-            let status = try Connection(path: database, configuration: configuration).status()
+            let db = try Connection(path: database, configuration: configuration)
+            let status = try db.status()
+            // The schema version, and what is pending when the migrations directory exists.
+            var isDirectory: ObjCBool = false
+            let hasDirectory = FileManager.default.fileExists(atPath: migrationOptions.migrations, isDirectory: &isDirectory) && isDirectory.boolValue
+            let migrator = hasDirectory ? try Migrator(directory: migrationOptions.migrations) : try Migrator(migrations: [])
+            let migrations = MigrationState(
+                currentVersion: try migrator.currentVersion(db),
+                pending: hasDirectory ? try migrator.plan(db) : nil)
             if output.json {
-                Output.json(status)
+                Output.json(StatusReport(status: status, migrations: migrations))
             } else {
                 print(Self.describe(status))
+                print("schema        version \(migrations.currentVersion)" + (migrations.pending.map { pending in
+                    pending.isEmpty ? ", up to date with \(migrationOptions.migrations)"
+                        : ", \(pending.count) pending in \(migrationOptions.migrations): " + pending.map { "\($0.version) \($0.description)" }.joined(separator: ", ")
+                } ?? ""))
             }
+        }
+    }
+
+    struct MigrationState: Encodable {
+        let currentVersion: Int
+        /// nil when there is no migrations directory to compare with.
+        let pending: [PlannedMigration]?
+    }
+
+    /// The status fields at the top level, plus `migrations`.
+    struct StatusReport: Encodable {
+        let status: DatabaseStatus
+        let migrations: MigrationState
+        enum Keys: String, CodingKey { case migrations }
+        func encode(to encoder: any Encoder) throws {
+            try status.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(migrations, forKey: .migrations)
         }
     }
 

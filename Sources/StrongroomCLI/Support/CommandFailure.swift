@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strongroom
+import StrongroomMigrations
 
 /// Turns a library error into one sentence on stderr (and a JSON object on
 /// stdout with --json) and a sysexits exit code.
@@ -26,18 +27,38 @@ enum CommandFailure {
         }
     }
 
-    /// Runs `body`; a ``StrongroomError`` becomes a message and an exit code.
+    static func exitCode(for error: MigrationError) -> Int32 {
+        switch error.code {
+        case .directoryUnreadable: return 66
+        case .lockTimeout: return 75
+        case .invalidVersion: return 64
+        case .database: return error.underlying.map { exitCode(for: $0.code) } ?? 70
+        case .malformedName, .duplicateVersion, .migrationFailed, .foreignKeyViolation,
+             .unsupportedRebuild, .databaseNewer, .checksumMismatch:
+            return 65
+        }
+    }
+
+    /// Runs `body`; a ``StrongroomError`` or ``MigrationError`` becomes a
+    /// message and an exit code.
     static func reporting(json: Bool, _ body: () throws -> Void) throws {
         do {
             try body()
         } catch let error as StrongroomError {
-            let status = exitCode(for: error.code)
-            Output.error("strongroom: \(error.message)")
-            if json {
-                Output.json(ErrorReport(error: .init(code: error.code.rawValue, message: error.message, exitCode: status)))
-            }
-            throw ExitCode(status)
+            fail(code: error.code.rawValue, message: error.message, status: exitCode(for: error.code), json: json)
+        } catch let error as MigrationError {
+            var message = error.message
+            if let statement = error.statement { message += " Statement: \(statement)" }
+            fail(code: error.code.rawValue, message: message, status: exitCode(for: error), json: json)
         }
+    }
+
+    private static func fail(code: String, message: String, status: Int32, json: Bool) -> Never {
+        Output.error("strongroom: \(message)")
+        if json {
+            Output.json(ErrorReport(error: .init(code: code, message: message, exitCode: status)))
+        }
+        StrongroomCommand.exit(withError: ExitCode(status))
     }
 
     struct ErrorReport: Encodable {

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Strongroom
+import StrongroomMigrations
+
+struct Baseline: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Adopt an existing database: record a version as applied without running it."
+    )
+
+    @Option(help: ArgumentHelp("The database file.", valueName: "path"))
+    var database: String
+
+    @Option(help: ArgumentHelp("The version the database's schema already matches.", valueName: "n"))
+    var version: Int
+
+    @OptionGroup var migrationOptions: MigrationOptions
+    @OptionGroup var key: KeyOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        try CommandFailure.reporting(json: output.json) {
+            let migrator = try Migrator(directory: migrationOptions.migrations)
+            var configuration = Configuration(key: try key.loadKey())
+            configuration.createIfMissing = false
+            try migrator.baseline(try Connection(path: database, configuration: configuration), version: version)
+            if output.json {
+                Output.json(["database": database, "baseline_version": String(version)])
+            } else {
+                print("\(database) is now recorded at version \(version) (baseline; nothing was run).")
+            }
+        }
+    }
+}

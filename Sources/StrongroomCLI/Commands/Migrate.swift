@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import Strongroom
+import StrongroomMigrations
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply pending migrations, each in its own transaction (a glob migrates a fleet).",
+        discussion: "Exit 0 when every database is migrated; with several databases, 1 when any failed (the summary says which and why)."
+    )
+
+    @Option(help: ArgumentHelp("The database file, or a glob such as 'tenants/*.db' for a fleet.", valueName: "path"))
+    var database: String
+
+    @OptionGroup var migrationOptions: MigrationOptions
+
+    @Option(help: ArgumentHelp("Migrate up to this version only.", valueName: "version"))
+    var to: Int?
+
+    @Flag(name: .customLong("dry-run"), help: "Print the plan and change nothing.")
+    var dryRun = false
+
+    @Option(help: ArgumentHelp("How many databases of a fleet to migrate at once.", valueName: "n"))
+    var jobs = 1
+
+    @OptionGroup var key: KeyOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1.") }
+    }
+
+    func run() throws {
+        try CommandFailure.reporting(json: output.json) {
+            let migrator = try Migrator(directory: migrationOptions.migrations)
+            let paths = Glob.expand(database)
+            guard !paths.isEmpty else {
+                throw StrongroomError(.notFound, "No database matches \(database).")
+            }
+            let databaseKey = try key.loadKey()
+            if paths.count > 1 {
+                try runFleet(paths, migrator: migrator, key: databaseKey)
+                return
+            }
+            var configuration = Configuration(key: databaseKey)
+            configuration.createIfMissing = false
+            configuration.readOnly = dryRun
+            let db = try Connection(path: paths[0], configuration: configuration)
+            if dryRun {
+                let plan = try migrator.plan(db, to: to)
+                let current = try migrator.currentVersion(db)
+                if output.json {
+                    Output.json(DryRun(database: paths[0], currentVersion: current, plan: plan))
+                } else if plan.isEmpty {
+                    print("\(paths[0]) is at version \(current); nothing to migrate.")
+                } else {
+                    print("\(paths[0]) is at version \(current); a migration would apply, in order:")
+                    for step in plan {
+                        print("  \(step.version)  \(step.description)  (\(step.file ?? "Swift"), \(step.statementCount) statement(s)\(step.rebuildsTables ? ", rebuilds tables" : ""))")
+                    }
+                    print("Dry run: nothing was changed.")
+                }
+                return
+            }
+            let bar = ProgressBar()
+            var progress: (@Sendable (MigrationEvent) -> Void)?
+            if !output.json {
+                progress = { event in bar.handle(event) }
+            }
+            let report = try migrator.migrate(db, to: to, progress: progress)
+            if output.json {
+                Output.json(report)
+            } else if report.applied.isEmpty {
+                print("\(paths[0]) is at version \(report.toVersion); nothing to migrate.")
+            } else {
+                for entry in report.applied {
+                    print("  applied \(entry.version)  \(entry.description)  (\(entry.durationMs) ms)")
+                }
+                print("\(paths[0]) migrated from version \(report.fromVersion) to \(report.toVersion).")
+            }
+        }
+    }
+
+    private func runFleet(_ paths: [String], migrator: Migrator, key: DatabaseKey) throws {
+        guard !dryRun else {
+            throw StrongroomError(.misuse, "--dry-run takes a single database, not a glob.")
+        }
+        let results = MigrationFleet.migrate(paths, with: migrator, to: to, jobs: jobs) { _ in Configuration(key: key) }
+        let failed = results.filter { !$0.succeeded }
+        if output.json {
+            Output.json(FleetSummary(databases: results.count, failed: failed.count, results: results))
+        } else {
+            for result in results {
+                let version = result.toVersion.map(String.init) ?? "?"
+                if let error = result.error {
+                    print("  FAILED  \(result.path)  at version \(version): \(error)")
+                } else {
+                    print("  ok      \(result.path)  version \(result.fromVersion ?? 0) → \(version)")
+                }
+            }
+            print("\(results.count - failed.count) of \(results.count) databases migrated\(failed.isEmpty ? "." : "; \(failed.count) failed (listed above).")")
+        }
+        if !failed.isEmpty { throw ExitCode(1) }
+    }
+
+    struct DryRun: Encodable {
+        let database: String
+        let currentVersion: Int
+        let plan: [PlannedMigration]
+    }
+
+    struct FleetSummary: Encodable {
+        let databases: Int
+        let failed: Int
+        let results: [MigrationFleet.Result]
+    }
+}
