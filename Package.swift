@@ -77,6 +77,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "StrongroomMigrationsTests",
+            dependencies: ["StrongroomMigrations", "Strongroom", "StrongroomTestSupport", "StrongroomCLI"]
+        ),
+        .testTarget(
             name: "StrongroomCLITests",
             dependencies: ["StrongroomCLI", "Strongroom", "StrongroomTestSupport"]
         ),

@@ -8,19 +8,8 @@ import Testing
 struct CLITests {
     let dir = TemporaryDirectory()
 
-    static let binary: String = {
-        // The test bundle sits next to the products in .build/<config>/.
-        let products = URL(fileURLWithPath: CommandLine.arguments.first { $0.contains(".xctest") } ?? CommandLine.arguments[0])
-            .deletingLastPathComponent().path
-        for candidate in [products + "/strongroom", Fixtures.repositoryRoot + "/.build/debug/strongroom"]
-        where FileManager.default.isExecutableFile(atPath: candidate) {
-            return candidate
-        }
-        return Fixtures.repositoryRoot + "/.build/debug/strongroom"
-    }()
-
     func run(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
-        try ProcessRunner.run(Self.binary, arguments, input: input, environment: environment, currentDirectory: dir.path)
+        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, environment: environment, currentDirectory: dir.path)
     }
 
     func keygen(_ name: String = "db.key") throws -> String {
@@ -165,5 +154,92 @@ struct CLITests {
         }
         let json = try #require(try JSONSerialization.jsonObject(with: Data(results[2].stdout.utf8)) as? [String: Any])
         #expect((json["error"] as? [String: Any])?["code"] as? String == "wrong_key")
+    }
+}
+
+/// migrate, verify, baseline and status against real encrypted files.
+@Suite("strongroom migrate, verify, baseline")
+struct MigrationCLITests {
+    let dir = TemporaryDirectory()
+
+    func run(_ arguments: [String]) throws -> ProcessResult {
+        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
+    }
+
+    func write(_ name: String, _ sql: String) throws {
+        try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: dir.file("Migrations/" + name), contents: Data(sql.utf8))
+    }
+
+    func prepare() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        try write("0001_customer.sql", "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, fax TEXT);\nINSERT INTO customer(name) VALUES ('a');")
+        try write("0002_order.sql", "CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer(id) ON DELETE CASCADE);\nINSERT INTO orders(customer_id) VALUES (1);")
+        try write("0003_drop_fax.sql", "ALTER TABLE customer DROP COLUMN fax;")
+        _ = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+    }
+
+    @Test func migrateVerifyAndStatus() throws {
+        try prepare()
+        let dry = try run(["migrate", "--database", "app.db", "--key-file", "db.key", "--dry-run"])
+        #expect(dry.status == 0)
+        #expect(dry.stdout.contains("0003_drop_fax.sql") && dry.stdout.contains("rebuilds tables"))
+        let partial = try run(["migrate", "--database", "app.db", "--key-file", "db.key", "--to", "2", "--json"])
+        #expect(partial.status == 0, "\(partial.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(partial.stdout.utf8)) as? [String: Any])
+        #expect(report["to_version"] as? Int == 2)
+        let status = try run(["status", "--database", "app.db", "--key-file", "db.key", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let migrations = try #require(object["migrations"] as? [String: Any])
+        #expect(migrations["current_version"] as? Int == 2)
+        #expect((migrations["pending"] as? [[String: Any]])?.map { $0["version"] as? Int } == [3])
+        #expect(try run(["verify", "--database", "app.db", "--key-file", "db.key"]).status == 1)
+        #expect(try run(["migrate", "--database", "app.db", "--key-file", "db.key"]).status == 0)
+        let verify = try run(["verify", "--database", "app.db", "--key-file", "db.key"])
+        #expect(verify.status == 0, "\(verify.stdout)")
+        // A hand-made change is drift: exit 1, every finding listed.
+        try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key")))).execute(sql: "CREATE TABLE extra(x)")
+        let drift = try run(["verify", "--database", "app.db", "--key-file", "db.key", "--json"])
+        #expect(drift.status == 1)
+        let findings = try #require((try JSONSerialization.jsonObject(with: Data(drift.stdout.utf8)) as? [String: Any])?["findings"] as? [[String: Any]])
+        #expect(findings.map { $0["code"] as? String } == ["schema_drift"])
+    }
+
+    @Test func failuresMapToExitCodes() throws {
+        try prepare()
+        try write("0004_bad.sql", "CREATE TABLE ok(x);\nINSERT INTO nowhere VALUES (1);")
+        let failed = try run(["migrate", "--database", "app.db", "--key-file", "db.key"])
+        #expect(failed.status == 65)
+        #expect(failed.stderr.contains("0004_bad.sql") && failed.stderr.contains("no such table: nowhere"))
+        #expect(failed.stderr.contains("INSERT INTO nowhere VALUES (1);"))
+        try write("0004_bad.sql", "CREATE TABLE ok(x);")
+        #expect(try run(["migrate", "--database", "app.db", "--key-file", "db.key"]).status == 0)
+        try write("0001_customer.sql", "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL, fax TEXT);")
+        #expect(try run(["migrate", "--database", "app.db", "--key-file", "db.key"]).status == 65)
+        #expect(try run(["migrate", "--database", "app.db", "--key-file", "db.key", "--migrations", "nowhere"]).status == 66)
+        #expect(try run(["migrate", "--database", "missing.db", "--key-file", "db.key"]).status == 66)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("missing.db")))
+    }
+
+    @Test func baselineAndFleet() throws {
+        try prepare()
+        let key = try KeyFile.read(at: dir.file("db.key"))
+        try FileManager.default.createDirectory(atPath: dir.file("tenants"), withIntermediateDirectories: true)
+        for i in 0..<4 {
+            try Connection(path: dir.file("tenants/t\(i).db"), configuration: Configuration(key: key)).close()
+        }
+        try Connection(path: dir.file("tenants/t2.db"), configuration: Configuration(key: key)).execute(sql: "CREATE TABLE orders(x)")
+        let fleet = try run(["migrate", "--database", "tenants/*.db", "--key-file", "db.key", "--jobs", "2"])
+        #expect(fleet.status == 1)
+        #expect(fleet.stdout.contains("3 of 4 databases migrated"))
+        #expect(fleet.stdout.contains("FAILED  tenants/t2.db  at version 1"))
+
+        let legacy = try Connection(path: dir.file("legacy.db"), configuration: Configuration(key: key))
+        try legacy.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, fax TEXT); INSERT INTO customer(name) VALUES ('legacy')")
+        legacy.close()
+        #expect(try run(["baseline", "--database", "legacy.db", "--version", "1", "--key-file", "db.key"]).status == 0)
+        #expect(try run(["migrate", "--database", "legacy.db", "--key-file", "db.key"]).status == 0)
+        #expect(try run(["verify", "--database", "legacy.db", "--key-file", "db.key"]).status == 0)
+        #expect(try run(["baseline", "--database", "legacy.db", "--version", "9", "--key-file", "db.key"]).status == 64)
     }
 }

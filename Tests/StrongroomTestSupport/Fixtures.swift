@@ -9,6 +9,18 @@ public enum Fixtures {
         return url.path
     }()
 
+    /// The built `strongroom` command: the test bundle sits next to the
+    /// products in `.build/<configuration>/`.
+    public static let strongroomBinary: String = {
+        let products = URL(fileURLWithPath: CommandLine.arguments.first { $0.contains(".xctest") } ?? CommandLine.arguments[0])
+            .deletingLastPathComponent().path
+        for candidate in [products + "/strongroom", repositoryRoot + "/.build/debug/strongroom"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        return repositoryRoot + "/.build/debug/strongroom"
+    }()
+
     /// The Chinook sample database (MIT, see Examples/README.md).
     public static let chinook = repositoryRoot + "/Examples/chinook.sqlite"
 

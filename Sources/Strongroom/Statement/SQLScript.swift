@@ -48,7 +48,8 @@ public enum SQLScript {
 
     /// `text` with `-- …` and `/* … */` comments removed and every run of
     /// whitespace outside string literals and quoted identifiers folded to one
-    /// space: what SQLite executes, without the cosmetics.
+    /// space (or none, next to `( ) , ;`): what SQLite executes, without the
+    /// cosmetics.
     public static func normalized(_ text: String) -> String {
         strippingComments(text, foldWhitespace: true).trimmingWhitespace()
     }
@@ -58,8 +59,12 @@ public enum SQLScript {
         let scalars = Array(text.unicodeScalars)
         var i = 0
         var pendingSpace = false
+        // Whitespace next to ( ) , ; separates nothing, so folding drops it.
+        func separates(_ a: Unicode.Scalar, _ b: Unicode.Scalar) -> Bool {
+            !"(),;".unicodeScalars.contains(a) && !"(),;".unicodeScalars.contains(b)
+        }
         func emit(_ scalar: Unicode.Scalar) {
-            if pendingSpace && !out.isEmpty { out.append(" ") }
+            if pendingSpace, let last = out.last, !foldWhitespace || separates(last, scalar) { out.append(" ") }
             pendingSpace = false
             out.append(scalar)
         }

@@ -1,0 +1,159 @@
+import Foundation
+import Strongroom
+import StrongroomMigrations
+import StrongroomTestSupport
+import Testing
+
+@Suite("Runners racing, killed, and fleets")
+struct ConcurrencyTests {
+    let f = MigrationFixture()
+
+    func keyFile() throws -> String {
+        let path = f.dir.file("app.key")
+        if !FileManager.default.fileExists(atPath: path) { try KeyFile.write(f.key, to: path) }
+        return path
+    }
+
+    func migrateProcess(_ extra: [String] = []) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.strongroomBinary)
+        process.arguments = ["migrate", "--database", f.databasePath, "--migrations", f.migrationsPath, "--key-file", try keyFile()] + extra
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    @Test func twoRunnersApplyEachVersionExactlyOnce() throws {
+        f.write("0001_log.sql", "CREATE TABLE log(version INTEGER); INSERT INTO log VALUES (1);")
+        for v in 2...8 {
+            f.write(String(format: "%04d_step.sql", v), "INSERT INTO log VALUES (\(v)); CREATE TABLE t\(v) AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) SELECT i FROM n;")
+        }
+        try f.open().close()
+        let runners = try (0..<3).map { _ in try migrateProcess() }
+        for runner in runners { runner.waitUntilExit() }
+        #expect(runners.allSatisfy { $0.terminationStatus == 0 })
+        let db = try f.open()
+        #expect(try db.fetchAll(Int.self, sql: "SELECT version FROM log ORDER BY version") == Array(1...8))
+        #expect(try f.migrator().appliedMigrations(db).map(\.version) == Array(1...8))
+    }
+
+    @Test func secondRunnerWaitsThenFailsClearly() throws {
+        f.write("0001_a.sql", "CREATE TABLE a(x);")
+        // Hold the runner's lock the way another runner would.
+        let fd = open(f.databasePath + "-migrate.lock", O_RDWR | O_CREAT, 0o600)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+        var migrator = try f.migrator()
+        migrator.lockTimeout = .milliseconds(200)
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(db) }
+        #expect(error?.code == .lockTimeout)
+        #expect(error?.message.contains("Another migration runner") == true)
+        flock(fd, LOCK_UN)
+        #expect(try migrator.migrate(db).toVersion == 1)
+    }
+
+    /// A child process running a long migration is killed with SIGKILL at
+    /// random moments: every time the database opens with its key, is at the
+    /// version before or after the migration, passes integrity_check and has
+    /// all its rows.
+    @Test func sigkillDuringAMigrationNeverDamagesTheDatabase() throws {
+        let baseRows = 5000
+        f.write("0001_base.sql", """
+            CREATE TABLE account(id INTEGER PRIMARY KEY, owner TEXT NOT NULL, balance INTEGER NOT NULL, fax TEXT);
+            CREATE TABLE entry(id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE, amount INTEGER NOT NULL);
+            INSERT INTO account(id, owner, balance, fax) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(baseRows)) SELECT i, 'owner ' || i, i * 10, 'fax' FROM n;
+            INSERT INTO entry(account_id, amount) SELECT id, balance FROM account;
+            """)
+        let seeded = f.dir.file("seeded.db")
+        do {
+            let db = try Connection(path: seeded, configuration: Configuration(key: f.key))
+            try f.migrator().migrate(db)
+            db.close()
+        }
+        // The long migration: a rebuild of a parent, a big insert and an index.
+        f.write("0002_long.sql", """
+            ALTER TABLE account DROP COLUMN fax;
+            CREATE TABLE ledger(id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL REFERENCES account(id), memo TEXT NOT NULL);
+            INSERT INTO ledger(account_id, memo) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000) SELECT (i % \(baseRows)) + 1, 'memo ' || i FROM n;
+            CREATE INDEX ledger_account ON ledger(account_id, memo);
+            UPDATE account SET balance = balance + 1;
+            """)
+        func reset() throws {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(f.databasePath + suffix) }
+            try FileManager.default.copyItem(atPath: seeded, toPath: f.databasePath)
+        }
+        // How long an uninterrupted run takes, to spread the kills over it.
+        try reset()
+        let clock = ContinuousClock()
+        let started = clock.now
+        let full = try migrateProcess()
+        full.waitUntilExit()
+        #expect(full.terminationStatus == 0)
+        let duration = clock.now - started
+        let window = Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+
+        var outcomes: [Int: Int] = [:]
+        for attempt in 0..<24 {
+            try reset()
+            let runner = try migrateProcess()
+            // Spread the kills from process start to past the end of the run.
+            let delay = Int.random(in: 0...max(window * 11 / 10, 10))
+            usleep(UInt32(delay * 1000))
+            kill(runner.processIdentifier, SIGKILL)
+            runner.waitUntilExit()
+
+            let db = try f.open()
+            let version = try f.migrator().currentVersion(db)
+            outcomes[version, default: 0] += 1
+            #expect(version == 1 || version == 2, "attempt \(attempt)")
+            #expect(try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"], "attempt \(attempt)")
+            #expect(try db.fetchAll(sql: "PRAGMA foreign_key_check").isEmpty, "attempt \(attempt)")
+            #expect(try f.count(db, "account") == baseRows, "attempt \(attempt)")
+            #expect(try f.count(db, "entry") == baseRows, "attempt \(attempt)")
+            let ledgerExists = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'ledger'") == 1
+            let sum = try db.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account") ?? 0
+            if version == 2 {
+                #expect(try ledgerExists && f.count(db, "ledger") == 200_000, "attempt \(attempt)")
+                #expect(sum == baseRows * (baseRows + 1) / 2 * 10 + baseRows, "attempt \(attempt)")
+            } else {
+                #expect(!ledgerExists, "attempt \(attempt)")
+                #expect(sum == baseRows * (baseRows + 1) / 2 * 10, "attempt \(attempt)")
+                #expect(try db.fetchAll(sql: "PRAGMA table_info(account)").count == 4, "attempt \(attempt)")
+            }
+            db.close()
+        }
+        // Both outcomes should show up across the attempts.
+        #expect(outcomes.values.reduce(0, +) == 24)
+        #expect(outcomes[1, default: 0] > 0, "every kill landed after the commit: \(outcomes)")
+    }
+
+    @Test func fleetMigratesEachFileOnItsOwn() throws {
+        f.write("0001_a.sql", "CREATE TABLE a(x); INSERT INTO a VALUES (1);")
+        f.write("0002_b.sql", "CREATE TABLE b(x);")
+        var paths: [String] = []
+        for i in 0..<6 {
+            let path = f.dir.file("tenant\(i).db")
+            try Connection(path: path, configuration: Configuration(key: f.key)).close()
+            paths.append(path)
+        }
+        // One tenant already has a table the migration creates: it fails alone.
+        try Connection(path: paths[3], configuration: Configuration(key: f.key)).execute(sql: "CREATE TABLE b(x)")
+        // One tenant is under another key.
+        let other = f.dir.file("tenant-other.db")
+        try Connection(path: other, configuration: Configuration(key: .generate())).execute(sql: "CREATE TABLE z(x)")
+        paths.append(other)
+        let key = f.key
+        let results = MigrationFleet.migrate(paths, with: try f.migrator(), jobs: 3) { _ in Configuration(key: key) }
+        #expect(results.map(\.path) == paths)
+        #expect(results.filter(\.succeeded).count == 5)
+        #expect(results[3].errorCode == "migration_failed")
+        #expect(results[3].toVersion == 1)
+        #expect(results[3].error?.contains("table b already exists") == true)
+        #expect(results[6].errorCode == "wrong_key")
+        for i in [0, 1, 2, 4, 5] {
+            #expect(results[i].toVersion == 2 && results[i].fromVersion == 0)
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Strongroom
+import StrongroomMigrations
+import StrongroomTestSupport
+import Testing
+
+@Suite("Applying migrations")
+struct MigratorTests {
+    let f = MigrationFixture()
+
+    init() {
+        f.write("0001_create_customer.sql", """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+            INSERT INTO customer(name) VALUES ('Ada'), ('Grace');
+            """)
+        f.write("0002_create_order.sql", """
+            CREATE TABLE "order"(id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customer(id) ON DELETE CASCADE, total REAL);
+            INSERT INTO "order"(customer_id, total) SELECT id, 10 FROM customer;
+            """)
+        f.write("0010_add_email.sql", "ALTER TABLE customer ADD COLUMN email TEXT;\n")
+    }
+
+    @Test func appliesInOrderWithHistory() throws {
+        let db = try f.open()
+        let report = try f.migrator().migrate(db)
+        #expect(report.fromVersion == 0)
+        #expect(report.toVersion == 10)
+        #expect(report.applied.map(\.version) == [1, 2, 10])
+        let history = try f.migrator().appliedMigrations(db)
+        #expect(history.map(\.description) == ["create customer", "create order", "add email"])
+        #expect(history.allSatisfy { $0.checksum.count == 64 && $0.schemaHash.count == 64 && $0.toolVersion.hasPrefix("strongroom") && $0.kind == "migrate" })
+        #expect(Set(history.map(\.schemaHash)).count == 3)
+        #expect(try f.count(db, "\"order\"") == 2)
+        // Running again does nothing.
+        #expect(try f.migrator().migrate(db).applied.isEmpty)
+    }
+
+    @Test func migratesUpToATarget() throws {
+        let db = try f.open()
+        #expect(try f.migrator().migrate(db, to: 2).toVersion == 2)
+        #expect(try f.migrator().plan(db).map(\.version) == [10])
+        #expect(throws: MigrationError.self) { try f.migrator().migrate(db, to: 7) }
+    }
+
+    @Test func failingMigrationRollsBackCompletelyAndSaysWhere() throws {
+        f.write("0011_broken.sql", """
+            CREATE TABLE audit(id INTEGER PRIMARY KEY);
+            INSERT INTO audit VALUES (1);
+            INSERT INTO no_such_table VALUES (1);
+            """)
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.code == .migrationFailed)
+        #expect(error?.version == 11)
+        #expect(error?.file == "0011_broken.sql")
+        #expect(error?.statement == "INSERT INTO no_such_table VALUES (1);")
+        #expect(error?.message.contains("statement 3 of 3") == true)
+        #expect(error?.message.contains("no such table: no_such_table") == true)
+        // The earlier migrations stay; the failed one left nothing behind.
+        #expect(try f.migrator().currentVersion(db) == 10)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'audit'") == 0)
+        #expect(!db.isInsideTransaction)
+        #expect(try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1)
+        // Fixed, it applies.
+        f.write("0011_broken.sql", "CREATE TABLE audit(id INTEGER PRIMARY KEY);")
+        #expect(try f.migrator().migrate(db).applied.map(\.version) == [11])
+    }
+
+    @Test func dryRunChangesNoByte() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db, to: 1)
+        db.close()
+        let before = Fixtures.bytes(of: f.databasePath)
+        var config = Configuration(key: f.key)
+        config.readOnly = true
+        let readOnly = try Connection(path: f.databasePath, configuration: config)
+        let plan = try f.migrator().plan(readOnly)
+        #expect(plan.map(\.version) == [2, 10])
+        #expect(plan.map(\.file) == ["0002_create_order.sql", "0010_add_email.sql"])
+        readOnly.close()
+        #expect(Fixtures.bytes(of: f.databasePath) == before)
+    }
+
+    @Test func swiftMigrationsRunBesideFiles() throws {
+        var migrator = try f.migrator()
+        try migrator.register(Migration(version: 5, description: "seed vip") { db in
+            try db.execute(sql: "INSERT INTO customer(name) VALUES ('VIP')")
+        })
+        let db = try f.open()
+        try migrator.migrate(db)
+        #expect(try migrator.appliedMigrations(db).map(\.version) == [1, 2, 5, 10])
+        #expect(try f.count(db, "customer") == 3)
+        let error = #expect(throws: MigrationError.self) {
+            var m = try f.migrator()
+            try m.register(Migration(version: 2, description: "clash") { _ in })
+        }
+        #expect(error?.code == .duplicateVersion)
+    }
+
+    @Test func throwingSwiftMigrationRollsBack() throws {
+        struct Refused: Error {}
+        var migrator = try f.migrator()
+        try migrator.register(Migration(version: 20, description: "half done") { db in
+            try db.execute(sql: "DELETE FROM customer")
+            throw Refused()
+        })
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(db) }
+        #expect(error?.version == 20)
+        #expect(try f.count(db, "customer") == 2)
+        #expect(try migrator.currentVersion(db) == 10)
+    }
+
+    @Test func noTransactionDirectiveRunsVacuum() throws {
+        f.write("0011_compact.sql", """
+            -- strongroom: no-transaction
+            DELETE FROM "order";
+            VACUUM;
+            """)
+        let db = try f.open()
+        let report = try f.migrator().migrate(db)
+        #expect(report.toVersion == 11)
+        #expect(try f.count(db, "\"order\"") == 0)
+    }
+
+    @Test func progressReportsStatementsAndRows() throws {
+        final class Events: @unchecked Sendable {
+            let lock = NSLock()
+            var items: [MigrationEvent] = []
+            func add(_ e: MigrationEvent) { lock.lock(); items.append(e); lock.unlock() }
+        }
+        f.write("0011_drop_email.sql", "ALTER TABLE customer DROP COLUMN email;")
+        let events = Events()
+        try f.migrator().migrate(try f.open()) { events.add($0) }
+        let statements = events.items.compactMap { event -> String? in
+            if case .statementStarted(let v, let i, let n) = event { return "\(v):\(i)/\(n)" }
+            return nil
+        }
+        #expect(statements == ["1:1/2", "1:2/2", "2:1/2", "2:2/2", "10:1/1", "11:1/1"])
+        #expect(events.items.contains { if case .rowsCopied(11, "customer", 2) = $0 { return true }; return false })
+        #expect(events.items.filter { if case .migrationFinished = $0 { return true }; return false }.count == 4)
+    }
+}
+
+@Suite("Migration files")
+struct MigrationFileTests {
+    let f = MigrationFixture()
+
+    @Test(arguments: ["1-first.sql", "abc_first.sql", "0000_zero.sql", "0003_.sql", "0003.sql"])
+    func malformedNamesAreErrorsNamingTheFile(name: String) throws {
+        f.write(name, "SELECT 1;")
+        let error = #expect(throws: MigrationError.self) { try f.migrator() }
+        #expect(error?.code == .malformedName)
+        #expect(error?.message.contains(name) == true)
+    }
+
+    @Test func duplicateVersionsAreErrors() throws {
+        f.write("0001_a.sql", "SELECT 1;")
+        f.write("001_b.sql", "SELECT 1;")
+        let error = #expect(throws: MigrationError.self) { try f.migrator() }
+        #expect(error?.code == .duplicateVersion)
+        #expect(error?.message.contains("0001_a.sql") == true && error?.message.contains("001_b.sql") == true)
+    }
+
+    @Test func gapsAndOtherFilesAreFine() throws {
+        f.write("0001_a.sql", "SELECT 1;")
+        f.write("0007_b.sql", "SELECT 1;")
+        f.write("README.md", "notes")
+        #expect(try f.migrator().migrations.map(\.version) == [1, 7])
+        #expect(throws: MigrationError.self) { try Migrator(directory: f.dir.file("missing")) }
+    }
+}

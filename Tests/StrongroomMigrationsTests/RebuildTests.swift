@@ -1,0 +1,169 @@
+import Foundation
+import Strongroom
+import StrongroomMigrations
+import StrongroomTestSupport
+import Testing
+
+@Suite("Table rebuilds")
+struct RebuildTests {
+    let f = MigrationFixture()
+
+    init() {
+        f.write("0001_schema.sql", """
+            CREATE TABLE author(
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL,
+                fax TEXT,
+                "nick name" TEXT,
+                CHECK (length(name) > 0)
+            );
+            CREATE TABLE book(
+                id INTEGER PRIMARY KEY,
+                author_id INTEGER NOT NULL REFERENCES author(id) ON DELETE CASCADE,
+                title TEXT NOT NULL
+            );
+            CREATE INDEX author_nick ON author("nick name");
+            CREATE TRIGGER author_name_upper AFTER UPDATE OF "nick name" ON author
+            BEGIN
+                UPDATE author SET name = upper(name) WHERE id = NEW.id AND NEW."nick name" IS NOT NULL;
+            END;
+            CREATE VIEW author_books AS SELECT author.name, book.title FROM author JOIN book ON book.author_id = author.id;
+            INSERT INTO author(id, name, fax, "nick name") VALUES (1, 'Ursula', '555', 'ukl'), (2, 'Octavia', NULL, NULL);
+            INSERT INTO book(author_id, title) VALUES (1, 'The Dispossessed'), (1, 'The Lathe of Heaven'), (2, 'Kindred');
+            """)
+    }
+
+    /// The rows of every table, to compare before and after.
+    func books(_ db: Connection) throws -> [String] {
+        try db.fetchAll(String.self, sql: "SELECT author_id || ':' || title FROM book ORDER BY id")
+    }
+
+    @Test func dropColumnOfAParentKeepsEveryChildRow() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        let before = try books(db)
+        f.write("0002_drop_fax.sql", "ALTER TABLE author DROP COLUMN fax;")
+        try f.migrator().migrate(db)
+        #expect(try books(db) == before)
+        #expect(try db.fetchAll(String.self, sql: "SELECT name FROM author ORDER BY id") == ["Ursula", "Octavia"])
+        let columns = try db.fetchAll(sql: "PRAGMA table_info(author)").map { try $0.decode(String.self, column: "name") }
+        #expect(columns == ["id", "name", "nick name"])
+        // Index, trigger and view were recreated; foreign keys are back on.
+        #expect(try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE tbl_name IN ('author', 'author_books') AND type <> 'table' ORDER BY name")
+            == ["author_books", "author_name_upper", "author_nick"])
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM author_books") == 3)
+        #expect(try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1)
+        #expect(try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"])
+        #expect(try f.migrator().verify(db).isClean)
+        // The cascade still works after the rebuild.
+        try db.execute(sql: "DELETE FROM author WHERE id = 2")
+        #expect(try f.count(db, "book") == 2)
+    }
+
+    /// The hazard the runner avoids: the same rebuild with foreign keys left on
+    /// deletes the children. If the runner left them on, the test above would
+    /// fail the same way.
+    @Test func naiveRebuildWithForeignKeysOnLosesChildren() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        try db.inTransaction(.immediate) { db in
+            try db.execute(sql: "CREATE TABLE new_author(id INTEGER PRIMARY KEY, name TEXT NOT NULL, \"nick name\" TEXT)")
+            try db.execute(sql: "INSERT INTO new_author SELECT id, name, \"nick name\" FROM author")
+            try db.execute(sql: "DROP TABLE author")
+            try db.execute(sql: "ALTER TABLE new_author RENAME TO author")
+        }
+        #expect(try f.count(db, "book") == 0)
+    }
+
+    @Test func renameColumnRewritesIndexesAndTriggers() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        f.write("0002_rename.sql", #"ALTER TABLE author RENAME COLUMN "nick name" TO handle;"#)
+        try f.migrator().migrate(db)
+        #expect(try db.fetchAll(String.self, sql: "SELECT handle FROM author WHERE handle IS NOT NULL") == ["ukl"])
+        let indexSQL = try db.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE name = 'author_nick'") ?? ""
+        #expect(indexSQL.contains("\"handle\""))
+        try db.execute(sql: "UPDATE author SET handle = 'oeb' WHERE id = 2")
+        #expect(try db.fetchOne(String.self, sql: "SELECT name FROM author WHERE id = 2") == "OCTAVIA")
+        #expect(try books(db).count == 3)
+        #expect(try f.migrator().verify(db).isClean)
+    }
+
+    @Test func rebuildDirectiveChangesConstraints() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        f.write("0002_tighten_book.sql", """
+            -- Titles become unique; a new column with a default.
+            -- strongroom: rebuild
+            CREATE TABLE book(
+                id INTEGER PRIMARY KEY,
+                author_id INTEGER NOT NULL REFERENCES author(id) ON DELETE CASCADE,
+                title TEXT NOT NULL UNIQUE,
+                pages INTEGER NOT NULL DEFAULT 0
+            );
+            """)
+        try f.migrator().migrate(db)
+        #expect(try books(db).count == 3)
+        #expect(try db.fetchAll(Int.self, sql: "SELECT pages FROM book") == [0, 0, 0])
+        let error = #expect(throws: StrongroomError.self) { try db.execute(sql: "INSERT INTO book(author_id, title) VALUES (1, 'Kindred')") }
+        #expect(error?.code == .uniqueConstraint)
+    }
+
+    @Test func rebuildThatBreaksAForeignKeyIsRolledBackNamingTheRows() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        try db.execute(sql: "CREATE TABLE shelf(id INTEGER PRIMARY KEY)")
+        f.write("0002_shelved.sql", """
+            -- strongroom: rebuild
+            CREATE TABLE book(
+                id INTEGER PRIMARY KEY,
+                author_id INTEGER NOT NULL REFERENCES author(id) ON DELETE CASCADE,
+                title TEXT NOT NULL,
+                shelf_id INTEGER NOT NULL DEFAULT 7 REFERENCES shelf(id)
+            );
+            """)
+        try db.execute(sql: "DROP TABLE shelf")
+        f.write("0002_shelved.sql", "CREATE TABLE shelf(id INTEGER PRIMARY KEY);\n" + (String(data: FileManager.default.contents(atPath: f.migrationsPath + "/0002_shelved.sql")!, encoding: .utf8) ?? ""))
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.code == .foreignKeyViolation)
+        #expect(error?.message.contains("book") == true)
+        #expect(error?.message.contains("3 row(s)") == true)
+        #expect(try f.migrator().currentVersion(db) == 1)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'shelf'") == 0)
+        #expect(try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1)
+    }
+
+    @Test func dropColumnRefusesWhatSQLiteRefuses() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        for (name, sql, fragment) in [
+            ("0002_a.sql", "ALTER TABLE author DROP COLUMN \"nick name\";", "index author_nick"),
+            ("0002_a.sql", "ALTER TABLE author DROP COLUMN id;", "PRIMARY KEY"),
+            ("0002_a.sql", "ALTER TABLE author DROP COLUMN missing;", "no such column"),
+        ] {
+            f.write(name, sql)
+            let error = #expect(throws: MigrationError.self, "\(sql)") { try f.migrator().migrate(db) }
+            #expect(error?.code == .unsupportedRebuild, "\(sql)")
+            #expect(error?.message.contains(fragment) == true, "\(sql): \(error?.message ?? "")")
+            #expect(try f.migrator().currentVersion(db) == 1)
+        }
+    }
+
+    @Test func swiftRebuildAPI() throws {
+        var migrator = try f.migrator()
+        try migrator.register(Migration(version: 2, description: "widen", disablesForeignKeys: true) { db in
+            try TableRebuild.rebuild(db, table: "author", to: "CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT NOT NULL COLLATE NOCASE, \"nick name\" TEXT)")
+        })
+        let db = try f.open()
+        try migrator.migrate(db)
+        #expect(try books(db).count == 3)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM author WHERE name = 'URSULA'") == 1)
+        // Without disablesForeignKeys the rebuild refuses to run.
+        try migrator.register(Migration(version: 3, description: "unsafe") { db in
+            try TableRebuild.rebuild(db, table: "author", to: "CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        })
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(db) }
+        #expect(error?.code == .unsupportedRebuild)
+        #expect(try books(db).count == 3)
+    }
+}
