@@ -42,5 +42,18 @@ sqlcipher "$db" "SELECT count(*) FROM Customer;" 2>&1 | sed 's/^/  /' || true
 step "5. With the key, any SQLCipher tool reads it (key passed on stdin, never argv)"
 printf "PRAGMA key = \"x'%s'\";\nSELECT FirstName || ' ' || LastName FROM Customer WHERE LastName = '%s';\n" "$(cat "$key")" "$customer" \
   | sqlcipher "$db" | sed 's/^/  /'
+
+step "6. Adopt the imported schema as version 1 of Migrations/"
+"$strongroom" baseline --database "$db" --version 1 --key-file "$key"
+
+step "7. Plan, then migrate: a new table, a new column, an index, and Customer.Fax dropped by a rebuild of a parent table"
+"$strongroom" migrate --database "$db" --key-file "$key" --dry-run
+"$strongroom" migrate --database "$db" --key-file "$key"
+
+step "8. Verify: history, checksums, drift against a replay of Migrations/, integrity"
+"$strongroom" verify --database "$db" --key-file "$key"
+
+step "9. Status after migrating: Invoice and CustomerNote (children of Customer) kept every row"
+"$strongroom" status --database "$db" --key-file "$key" | grep -E "Customer|Invoice |schema|tables"
 echo
-echo "Demo complete: $db is encrypted with $key."
+echo "Demo complete: $db is encrypted with $key and at the latest schema version."
