@@ -20,6 +20,7 @@ let package = Package(
             dependencies: [
                 "CBenchmarkLoops",
                 .product(name: "Strongroom", package: "Strongroom"),
+                .product(name: "StrongroomMigrations", package: "Strongroom"),
             ]
         ),
     ]

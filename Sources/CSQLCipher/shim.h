@@ -13,4 +13,12 @@ static inline sqlite3_destructor_type strongroom_sqlite_transient(void) {
     return SQLITE_TRANSIENT;
 }
 
+// sqlite3_config is variadic, which Swift cannot call. Memory statistics make
+// every sqlite3_malloc take one process-wide mutex, which serializes
+// connections working on different threads. Returns SQLITE_MISUSE when SQLite
+// was already initialized (the setting then stays as it was).
+static inline int strongroom_sqlite_disable_memstatus(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 #endif

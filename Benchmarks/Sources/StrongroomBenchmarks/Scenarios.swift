@@ -10,6 +10,9 @@ struct BenchmarkOptions {
     var only: String?
     /// Also measure the effect of each default setting.
     var settings = false
+    /// Also measure the migration runner (rebuild, fleet).
+    var migrations = false
+    var fleetSize = 1000
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -20,6 +23,8 @@ struct BenchmarkOptions {
             case "--pool-samples": poolSamples = Int(iterator.next() ?? "") ?? poolSamples
             case "--only": only = iterator.next()
             case "--settings": settings = true
+            case "--migrations": migrations = true
+            case "--fleet-size": fleetSize = Int(iterator.next() ?? "") ?? fleetSize
             default: break
             }
         }
@@ -171,6 +176,8 @@ struct ScenarioResult {
     let baselineName: String
     let target: Double?
     var absoluteTargetMilliseconds: Double? = nil
+    /// For a speed-up: baseline / ours must reach this.
+    var speedupTarget: Double? = nil
     var useMedian = false
 
     var oursSeconds: Double { useMedian ? ours.median : ours.best }
@@ -178,6 +185,10 @@ struct ScenarioResult {
     var ratio: Double { oursSeconds / baselineSeconds }
 
     var verdict: String {
+        if let speedup = speedupTarget {
+            let achieved = baselineSeconds / oursSeconds
+            return String(format: "%@ (speed-up %.2fx, target ≥ %.1fx)", achieved >= speedup ? "ok" : "MISSED", achieved, speedup)
+        }
         if let target { return ratio <= target ? "ok (target ≤ \(target)x)" : "MISSED (target ≤ \(target)x)" }
         if let limit = absoluteTargetMilliseconds { return oursSeconds * 1000 < limit ? "ok (target < \(limit) ms)" : "MISSED (target < \(limit) ms)" }
         return ""

@@ -55,6 +55,24 @@ results.append(ScenarioResult(name: "read into Decodable struct", ours: decodabl
 let poolOpen = try Scenarios.poolReaderOpen(directory: workDirectory, samples: options.poolSamples)
 results.append(poolOpen)
 
+if options.migrations {
+    let (runner, shell) = try MigrationScenarios.rebuild(directory: workDirectory, key: key, keyHex: keyHex, rows: options.rows)
+    var ours = Timing(), theirs = Timing()
+    ours.add(runner)
+    theirs.add(shell)
+    results.append(ScenarioResult(name: "rebuild \(options.rows) rows (DROP COLUMN)", ours: ours, baseline: theirs, baselineName: "sqlcipher shell", target: 1.2))
+    for perTenantDirectory in [false, true] {
+        let (one, two) = try MigrationScenarios.fleet(directory: workDirectory, key: key, count: options.fleetSize, perTenantDirectory: perTenantDirectory)
+        var twoWorkers = Timing(), oneWorker = Timing()
+        twoWorkers.add(two)
+        oneWorker.add(one)
+        let layout = perTenantDirectory ? "a directory each" : "one directory"
+        var fleet = ScenarioResult(name: "fleet of \(options.fleetSize) files, \(layout)", ours: twoWorkers, baseline: oneWorker, baselineName: "1 worker", target: nil)
+        fleet.speedupTarget = 1.7
+        results.append(fleet)
+    }
+}
+
 print(ScenarioResult.table(results))
 
 if options.settings {

@@ -61,6 +61,7 @@ public final class Connection {
         let headerKind: FileHeader.Kind = isMemory ? .empty : try FileHeader.kind(of: path)
         try Self.checkBeforeOpening(path: path, header: headerKind, hasKey: key != nil, configuration: configuration)
 
+        _ = Self.librarySetUp
         var flags = SQLITE_OPEN_NOMUTEX
         var filename = path
         if configuration.readOnlyMainAllowingAttach {
@@ -118,6 +119,11 @@ public final class Connection {
     deinit {
         closeHandle()
     }
+
+    /// Process-wide SQLite settings, applied once before the first connection.
+    private static let librarySetUp: Void = {
+        _ = strongroom_sqlite_disable_memstatus()
+    }()
 
     /// `path` escaped for an SQLite URI filename: every byte outside the
     /// unreserved set becomes `%XX`.
