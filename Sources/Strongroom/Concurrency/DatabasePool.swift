@@ -163,7 +163,7 @@ public final class DatabasePool: @unchecked Sendable {
     private static func readerKey(for key: DatabaseKey?, writer: Connection) throws(StrongroomError) -> DatabaseKey? {
         guard let key, case .passphrase(let passphrase) = key.material else { return key }
         guard let kdf = SQLCipherKDF(cipherVersion: writer.cipherVersion),
-              let salt = FileHeader.salt(of: writer.path) else {
+              let salt = writer.fileSalt() else {
             writer.logger.notice("pool readers will stretch the passphrase themselves", metadata: ["cipher_version": "\(writer.cipherVersion)"])
             return key
         }

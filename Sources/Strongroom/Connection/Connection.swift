@@ -58,10 +58,11 @@ public final class Connection {
     init(path: String, configuration: Configuration, keyOverride: DatabaseKey?) throws(StrongroomError) {
         let isMemory = path == ":memory:" || path.isEmpty
         let key = keyOverride ?? configuration.key
-        let headerKind: FileHeader.Kind = isMemory ? .empty : try FileHeader.kind(of: path)
-        try Self.checkBeforeOpening(path: path, header: headerKind, hasKey: key != nil, configuration: configuration)
+        let size = isMemory ? 0 : try FileHeader.size(of: path)
+        if size == nil && (configuration.readOnly || !configuration.createIfMissing) {
+            throw StrongroomError(.notFound, "No database at \(path); check the path.", path: path)
+        }
 
-        _ = Self.librarySetUp
         var flags = SQLITE_OPEN_NOMUTEX
         var filename = path
         if configuration.readOnlyMainAllowingAttach {
@@ -91,6 +92,8 @@ public final class Connection {
 
         // From here on, `deinit` closes the handle if validation throws.
         self.cipherVersion = ""
+        let headerKind = FileHeader.kind(size: size, header: size.map { $0 >= 16 } == true ? FileHeader.firstBytes(of: db, count: 16) : nil)
+        try Self.checkBeforeReading(path: path, header: headerKind, hasKey: key != nil, configuration: configuration)
         // Extended codes tell UNIQUE from FOREIGN KEY violations.
         sqlite3_extended_result_codes(db, 1)
         let busyMilliseconds = Int32(clamping: configuration.busyTimeout.components.seconds * 1000
@@ -144,13 +147,11 @@ public final class Connection {
     }
 
     /// Refuses the combinations that can be told from the file's first bytes,
-    /// before SQLite opens it.
-    private static func checkBeforeOpening(path: String, header: FileHeader.Kind, hasKey: Bool, configuration: Configuration) throws(StrongroomError) {
+    /// before SQLite reads a page.
+    private static func checkBeforeReading(path: String, header: FileHeader.Kind, hasKey: Bool, configuration: Configuration) throws(StrongroomError) {
         switch header {
         case .missing:
-            if configuration.readOnly || !configuration.createIfMissing {
-                throw StrongroomError(.notFound, "No database at \(path); check the path.", path: path)
-            }
+            break
         case .empty:
             if configuration.readOnly {
                 throw StrongroomError(.notADatabase, "\(path) is an empty file, not a database.", path: path)
@@ -238,6 +239,14 @@ public final class Connection {
         if isClosed {
             throw StrongroomError(.misuse, "The connection to \(path) is closed.", path: path, sql: sql)
         }
+    }
+
+    /// The first 16 bytes of the database file (the salt of a SQLCipher
+    /// file), read through SQLite's own file handle.
+    func fileSalt() -> [UInt8]? {
+        guard let bytes = FileHeader.firstBytes(of: handle, count: 16), bytes != FileHeader.plaintextMagic,
+              bytes.contains(where: { $0 != 0 }) else { return nil }
+        return bytes
     }
 
     /// The error SQLite reports for the last failed call on this connection.

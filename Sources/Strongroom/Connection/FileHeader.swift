@@ -1,10 +1,16 @@
+internal import CSQLCipher
 import Foundation
 
-/// What the first bytes of a database file say, read before SQLite touches it.
+/// What a database file is, told without Strongroom opening the file itself.
+///
+/// Closing *any* descriptor of a file releases every POSIX lock the process
+/// holds on it, SQLite's included: opening and closing a database file beside
+/// SQLite could silently drop another connection's lock. So the size comes
+/// from `stat(2)`, and the first bytes are read through SQLite's own file
+/// handle (`SQLITE_FCNTL_FILE_POINTER`) after `sqlite3_open_v2`.
 ///
 /// A plaintext SQLite file starts with the 16 bytes `SQLite format 3\0`; a
-/// SQLCipher file starts with its random 16-byte salt, so the two can be told
-/// apart without a key.
+/// SQLCipher file starts with its random 16-byte salt.
 enum FileHeader {
     enum Kind: Equatable {
         /// The file does not exist.
@@ -19,39 +25,45 @@ enum FileHeader {
 
     static let plaintextMagic: [UInt8] = Array("SQLite format 3\0".utf8)
 
-    /// Reads the kind of `path`. Throws when the file exists but cannot be read.
-    static func kind(of path: String) throws(StrongroomError) -> Kind {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            switch errno {
-            case ENOENT: return .missing
-            case EACCES, EPERM:
-                throw StrongroomError(.permissionDenied, "Permission denied reading \(path); check the file's owner and mode.", path: path)
-            default:
-                throw StrongroomError(.notADatabase, "Cannot read \(path): \(String(cString: strerror(errno))).", path: path)
-            }
-        }
-        defer { close(fd) }
+    /// The size of the file at `path`, or nil when it does not exist.
+    static func size(of path: String) throws(StrongroomError) -> Int64? {
         var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw StrongroomError(.notADatabase, "Cannot inspect \(path).", path: path)
+        guard stat(path, &info) == 0 else {
+            switch errno {
+            case ENOENT: return nil
+            case EACCES, EPERM:
+                throw StrongroomError(.permissionDenied, "Permission denied reaching \(path); check the directory's permissions.", path: path)
+            default:
+                throw StrongroomError(.notADatabase, "Cannot inspect \(path): \(String(cString: strerror(errno))).", path: path)
+            }
         }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw StrongroomError(.notADatabase, "\(path) is a directory, not a database file.", path: path)
         }
-        if info.st_size == 0 { return .empty }
-        var header = [UInt8](repeating: 0, count: 16)
-        let count = header.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
-        if count == 16 && header == plaintextMagic { return .plaintext }
-        return .opaque(size: Int64(info.st_size))
+        if access(path, R_OK) != 0 {
+            throw StrongroomError(.permissionDenied, "Permission denied reading \(path); check the file's owner and mode.", path: path)
+        }
+        return Int64(info.st_size)
     }
 
-    /// The first 16 bytes of a SQLCipher file: the salt of its key derivation.
-    static func salt(of path: String) -> [UInt8]? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: 16), data.count == 16 else { return nil }
-        let bytes = [UInt8](data)
-        return bytes == plaintextMagic ? nil : bytes
+    /// The first `count` bytes of the main database file of `db`, read with
+    /// SQLite's own descriptor, or nil.
+    static func firstBytes(of db: OpaquePointer, count: Int) -> [UInt8]? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        // SQLITE_FCNTL_FILE_POINTER hands back the sqlite3_file of the main
+        // database: the raw file, below SQLCipher's page codec.
+        guard sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+              let file, let methods = file.pointee.pMethods, let read = methods.pointee.xRead else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let status = bytes.withUnsafeMutableBytes { read(file, $0.baseAddress, Int32(count), 0) }
+        return status == SQLITE_OK ? bytes : nil
+    }
+
+    /// The kind of a file of `size` bytes (nil: missing) whose first bytes are `header`.
+    static func kind(size: Int64?, header: [UInt8]?) -> Kind {
+        guard let size else { return .missing }
+        if size == 0 { return .empty }
+        if header == plaintextMagic { return .plaintext }
+        return .opaque(size: size)
     }
 }

@@ -38,12 +38,8 @@ public enum PlaintextConversion {
     ///   ``StrongroomError/Code/outputExists`` when `destination` exists;
     ///   ``StrongroomError/Code/verificationFailed`` when the copy differs.
     public static func importPlaintext(from source: String, to destination: String, key: DatabaseKey, logger: Logger? = nil) throws(StrongroomError) -> Report {
-        switch try FileHeader.kind(of: source) {
-        case .plaintext: break
-        case .missing: throw StrongroomError(.notFound, "No database at \(source); check the path.", path: source)
-        case .empty: throw StrongroomError(.notADatabase, "\(source) is an empty file, not a database.", path: source)
-        case .opaque:
-            throw StrongroomError(.keyRequired, "\(source) is not a plaintext SQLite database (it is encrypted already, or not a database).", path: source)
+        if try FileHeader.size(of: source) == 0 {
+            throw StrongroomError(.notADatabase, "\(source) is an empty file, not a database.", path: source)
         }
         var sourceConfiguration = Configuration.plaintext
         sourceConfiguration.readOnlyMainAllowingAttach = true
@@ -75,7 +71,12 @@ public enum PlaintextConversion {
         if FileManager.default.fileExists(atPath: destination) {
             throw StrongroomError(.outputExists, "\(destination) already exists; it will not be overwritten. Choose a new path.", path: destination)
         }
-        let sourceConnection = try Connection(path: source, configuration: sourceConfiguration)
+        let sourceConnection: Connection
+        do {
+            sourceConnection = try Connection(path: source, configuration: sourceConfiguration)
+        } catch where error.code == .keyRequired {
+            throw StrongroomError(.keyRequired, "\(source) is not a plaintext SQLite database (it is encrypted already, or not a database).", path: source)
+        }
         var created = false
         do throws(StrongroomError) {
             let userVersion = try sourceConnection.fetchOne(Int.self, sql: "PRAGMA user_version") ?? 0
