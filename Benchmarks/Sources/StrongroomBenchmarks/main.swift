@@ -8,7 +8,9 @@ import StrongroomCrypto
 // Usage: swift run -c release StrongroomBenchmarks [--rows N] [--rounds N]
 
 let options = BenchmarkOptions(CommandLine.arguments)
-let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("strongroom-bench-\(getpid())").path
+// STRONGROOM_BENCH_DIR puts the files elsewhere (another filesystem, tmpfs).
+let workBase = ProcessInfo.processInfo.environment["STRONGROOM_BENCH_DIR"] ?? FileManager.default.temporaryDirectory.path
+let workDirectory = "\(workBase)/strongroom-bench-\(getpid())"
 try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: workDirectory) }
 

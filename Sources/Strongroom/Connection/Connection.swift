@@ -75,6 +75,7 @@ public final class Connection {
             flags |= SQLITE_OPEN_READWRITE
             if configuration.createIfMissing { flags |= SQLITE_OPEN_CREATE }
         }
+        _ = Self.librarySetUp
         var db: OpaquePointer?
         // sqlite3_open_v2 may return a handle even on failure; it must be closed.
         let status = sqlite3_open_v2(filename, &db, flags, nil)
@@ -112,7 +113,7 @@ public final class Connection {
                 throw StrongroomError(.sqlcipherUnavailable, "SQLCipher refused the key for \(path) (code \(rc)).", path: path, sqliteCode: rc)
             }
         }
-        try validate(configuration: configuration, header: headerKind, isMemory: isMemory)
+        try validate(configuration: configuration)
         try applySettings(configuration, isMemory: isMemory)
         logger.debug("opened database", metadata: [
             "path": "\(path)", "encrypted": "\(isEncrypted)", "cipher_version": "\(cipherVersion)",
@@ -172,7 +173,7 @@ public final class Connection {
         }
     }
 
-    private func validate(configuration: Configuration, header: FileHeader.Kind, isMemory: Bool) throws(StrongroomError) {
+    private func validate(configuration: Configuration) throws(StrongroomError) {
         // Guard against a build that sends sqlite3_* calls to plain SQLite:
         // only SQLCipher answers this pragma.
         let version: String?
