@@ -52,11 +52,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Runs `body` in a DEFERRED transaction with writes forbidden
     /// (`PRAGMA query_only`).
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        try inDatabase { db in
-            try db.execute(sql: "PRAGMA query_only = 1")
-            defer { try? db.execute(sql: "PRAGMA query_only = 0") }
-            return try db.inTransaction(.deferred, body)
-        }
+        try inDatabase { db in try Self.readOnlyTransaction(db, body) }
     }
 
     /// Asynchronous ``write(_:)``: waits for the queue without blocking a thread
@@ -67,11 +63,13 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     /// Asynchronous ``read(_:)``.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue { db in
-            try db.execute(sql: "PRAGMA query_only = 1")
-            defer { try? db.execute(sql: "PRAGMA query_only = 0") }
-            return try db.inTransaction(.deferred, body)
-        }
+        try await onQueue { db in try Self.readOnlyTransaction(db, body) }
+    }
+
+    private static func readOnlyTransaction<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
+        try db.execute(sql: "PRAGMA query_only = 1")
+        defer { try? db.execute(sql: "PRAGMA query_only = 0") }
+        return try db.inTransaction(.deferred, body)
     }
 
     private func onQueue<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {

@@ -20,8 +20,7 @@ struct Baseline: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let migrator = try Migrator(directory: migrationOptions.migrations)
-            var configuration = Configuration(key: try key.loadKey())
-            configuration.createIfMissing = false
+            let configuration = try key.configuration(readOnly: false)
             try migrator.baseline(try Connection(path: database, configuration: configuration), version: version)
             if output.json {
                 Output.json(["database": database, "baseline_version": String(version)])

@@ -44,7 +44,7 @@ struct Migrate: ParsableCommand {
             }
             var configuration = Configuration(key: databaseKey)
             configuration.createIfMissing = false
-            configuration.readOnly = dryRun
+            configuration.readOnly = dryRun // a dry run changes no byte
             let db = try Connection(path: paths[0], configuration: configuration)
             if dryRun {
                 let plan = try migrator.plan(db, to: to)

@@ -18,8 +18,7 @@ struct Rekey: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let newKey = try DatabaseKey.load(keyFile: newKeyFile)
-            var configuration = Configuration(key: try key.loadKey())
-            configuration.createIfMissing = false
+            let configuration = try key.configuration(readOnly: false)
             let connection = try Connection(path: database, configuration: configuration)
             try connection.rekey(to: newKey)
             if output.json {

@@ -17,9 +17,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            var configuration = Configuration(key: try key.loadKey())
-            configuration.readOnly = true
-            configuration.createIfMissing = false
+            let configuration = try key.configuration(readOnly: true)
             let db = try Connection(path: database, configuration: configuration)
             let status = try db.status()
             // The schema version, and what is pending when the migrations directory exists.

@@ -18,9 +18,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let migrator = try Migrator(directory: migrationOptions.migrations)
-            var configuration = Configuration(key: try key.loadKey())
-            configuration.readOnly = true
-            configuration.createIfMissing = false
+            let configuration = try key.configuration(readOnly: true)
             let report = try migrator.verify(try Connection(path: database, configuration: configuration))
             if output.json {
                 Output.json(report)

@@ -20,6 +20,15 @@ struct KeyOptions: ParsableArguments {
         }
     }
 
+    /// How the commands open an existing database: with this key, never
+    /// creating a file, read-only unless they change it.
+    func configuration(readOnly: Bool) throws(StrongroomError) -> Configuration {
+        var configuration = Configuration(key: try loadKey())
+        configuration.readOnly = readOnly
+        configuration.createIfMissing = false
+        return configuration
+    }
+
     func loadKey() throws(StrongroomError) -> DatabaseKey {
         if let keyFile { return try DatabaseKey.load(keyFile: keyFile) }
         if let keyEnvironment { return try DatabaseKey.fromEnvironment(keyEnvironment) }
