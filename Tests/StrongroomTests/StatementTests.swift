@@ -92,6 +92,18 @@ struct StatementTests {
         #expect(conversion?.message.contains("Row") == false) // the value itself is never quoted
     }
 
+    @Test func recordPropertiesTheStatementDoesNotNameAreIgnored() throws {
+        let insert = try db.cachedStatement(sql: "INSERT INTO person(id, name, score) VALUES (:id, :name, :score)")
+        for id in 1...3 {
+            try insert.execute(record: Person(id: id, name: "P\(id)", email: "e", score: Double(id), active: true, avatar: nil, born: nil))
+        }
+        #expect(try db.fetchAll(String.self, sql: "SELECT name FROM person ORDER BY id") == ["P1", "P2", "P3"])
+        struct Partial: Encodable { var id: Int; var name: String }
+        let error = #expect(throws: StrongroomError.self) { try insert.execute(record: Partial(id: 9, name: "x")) }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("fills 2 of the statement's 3 parameters") == true)
+    }
+
     @Test func nilPropertiesAreBoundAsNullNotLeftOver() throws {
         let insert = try db.cachedStatement(sql: "INSERT INTO person VALUES (:id, :name, :email, :score, :active, :avatar, :born)")
         try insert.execute(record: Person(id: 1, name: "A", email: "a@example.com", score: 0, active: true, avatar: nil, born: nil))

@@ -8,6 +8,8 @@
 /// is used by one thread at a time.
 final class KeyIndexCache {
     private struct State {
+        /// `index` is -1 for a key that has no column or parameter, so a
+        /// record's extra properties are looked up once, not on every record.
         var entries: [(name: String, index: Int32)] = []
         var position = 0
         /// Keys of the current record that found an index.
@@ -42,25 +44,31 @@ final class KeyIndexCache {
         let position = state.pointee.position
         if position < state.pointee.entries.count && state.pointee.entries[position].name == key {
             state.pointee.position = position + 1
-            state.pointee.resolvedCount += 1
-            return state.pointee.entries[position].index
+            return found(state.pointee.entries[position].index)
         }
         // The same key asked again (contains, then decodeNil, then decode).
         if position > 0 && state.pointee.entries[position - 1].name == key {
-            return state.pointee.entries[position - 1].index
+            let index = state.pointee.entries[position - 1].index
+            return index < 0 ? nil : index
         }
         return resolveMiss(key, at: position, resolve: resolve)
     }
 
+    @inline(__always)
+    private func found(_ index: Int32) -> Int32? {
+        guard index >= 0 else { return nil }
+        state.pointee.resolvedCount += 1
+        return index
+    }
+
     private func resolveMiss(_ key: String, at position: Int, resolve: (String) -> Int32?) -> Int32? {
-        guard let index = resolve(key) else { return nil }
+        let index = resolve(key) ?? -1
         if position < state.pointee.entries.count {
             state.pointee.entries[position] = (key, index)
         } else {
             state.pointee.entries.append((key, index))
         }
         state.pointee.position = position + 1
-        state.pointee.resolvedCount += 1
-        return index
+        return found(index)
     }
 }
