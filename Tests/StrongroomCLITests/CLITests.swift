@@ -221,6 +221,18 @@ struct MigrationCLITests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("missing.db")))
     }
 
+    @Test func heldLockExits75() throws {
+        try prepare()
+        let fd = open(dir.file("app.db-migrate.lock"), O_RDWR | O_CREAT, 0o600)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+        let result = try run(["migrate", "--database", "app.db", "--key-file", "db.key", "--lock-timeout", "0.2"])
+        #expect(result.status == 75)
+        #expect(result.stderr.contains("Another migration runner holds the lock"))
+        flock(fd, LOCK_UN)
+        #expect(try run(["migrate", "--database", "app.db", "--key-file", "db.key"]).status == 0)
+    }
+
     @Test func baselineAndFleet() throws {
         try prepare()
         let key = try KeyFile.read(at: dir.file("db.key"))

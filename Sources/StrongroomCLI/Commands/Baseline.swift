@@ -19,7 +19,7 @@ struct Baseline: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let migrator = try Migrator(directory: migrationOptions.migrations)
+            let migrator = try migrationOptions.migrator()
             let configuration = try key.configuration(readOnly: false)
             try migrator.baseline(try Connection(path: database, configuration: configuration), version: version)
             if output.json {

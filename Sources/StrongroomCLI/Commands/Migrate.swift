@@ -32,7 +32,7 @@ struct Migrate: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let migrator = try Migrator(directory: migrationOptions.migrations)
+            let migrator = try migrationOptions.migrator()
             let paths = Glob.expand(database)
             guard !paths.isEmpty else {
                 throw StrongroomError(.notFound, "No database matches \(database).")

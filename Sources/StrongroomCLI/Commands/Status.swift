@@ -23,7 +23,7 @@ struct Status: ParsableCommand {
             // The schema version, and what is pending when the migrations directory exists.
             var isDirectory: ObjCBool = false
             let hasDirectory = FileManager.default.fileExists(atPath: migrationOptions.migrations, isDirectory: &isDirectory) && isDirectory.boolValue
-            let migrator = hasDirectory ? try Migrator(directory: migrationOptions.migrations) : try Migrator(migrations: [])
+            let migrator = hasDirectory ? try migrationOptions.migrator() : try Migrator(migrations: [])
             let migrations = MigrationState(
                 currentVersion: try migrator.currentVersion(db),
                 pending: hasDirectory ? try migrator.plan(db) : nil)

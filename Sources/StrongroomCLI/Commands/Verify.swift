@@ -17,7 +17,7 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let migrator = try Migrator(directory: migrationOptions.migrations)
+            let migrator = try migrationOptions.migrator()
             let configuration = try key.configuration(readOnly: true)
             let report = try migrator.verify(try Connection(path: database, configuration: configuration))
             if output.json {

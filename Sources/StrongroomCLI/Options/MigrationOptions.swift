@@ -1,7 +1,22 @@
 import ArgumentParser
+import StrongroomMigrations
 
-/// `--migrations DIR`, shared by the commands that read migrations.
+/// `--migrations DIR` and `--lock-timeout`, shared by the commands that read migrations.
 struct MigrationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The migrations directory (NNNN_description.sql files).", valueName: "dir"))
     var migrations = "Migrations"
+
+    @Option(name: .customLong("lock-timeout"), help: ArgumentHelp("Seconds to wait for another runner's lock before exiting with 75.", valueName: "seconds"))
+    var lockTimeout: Double = 30
+
+    func validate() throws {
+        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be 0 or more seconds.") }
+    }
+
+    /// The migrator for the directory, with the lock timeout applied.
+    func migrator() throws(MigrationError) -> Migrator {
+        var migrator = try Migrator(directory: migrations)
+        migrator.lockTimeout = .milliseconds(Int(lockTimeout * 1000))
+        return migrator
+    }
 }
