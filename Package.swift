@@ -62,6 +62,7 @@ let package = Package(
         ),
         .target(
             name: "StrongroomTestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
             path: "Tests/StrongroomTestSupport"
         ),
         .testTarget(

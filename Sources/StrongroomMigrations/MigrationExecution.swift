@@ -45,7 +45,7 @@ struct MigrationExecution {
             }
         case .swift(_, let body):
             return try inTransaction(start: start, checkForeignKeys: foreignKeysOff) { () throws(MigrationError) in
-                progress?(.statementStarted(version: migration.version, index: 1, count: 1))
+                report(.statementStarted(version: migration.version, index: 1, count: 1))
                 do {
                     try body(db)
                 } catch let error as MigrationError {
@@ -88,23 +88,37 @@ struct MigrationExecution {
         }
     }
 
+    /// Progress goes to the callback and to the logger (statements at debug,
+    /// rebuilds at info).
+    private func report(_ event: MigrationEvent) {
+        progress?(event)
+        switch event {
+        case .statementStarted(let version, let index, let count):
+            logger.debug("migration statement", metadata: ["version": "\(version)", "statement": "\(index)/\(count)"])
+        case .rowsCopied(let version, let table, let rows):
+            logger.info("rebuilt table", metadata: ["version": "\(version)", "table": "\(table)", "rows_copied": "\(rows)"])
+        default:
+            break
+        }
+    }
+
     private func runStatement(_ statement: String, index: Int, count: Int, sqliteVersion: SQLiteVersion, inTransaction: Bool) throws(MigrationError) {
-        progress?(.statementStarted(version: migration.version, index: index + 1, count: count))
+        report(.statementStarted(version: migration.version, index: index + 1, count: count))
         do {
             if Migration.isRebuild(statement) {
                 guard let definition = CreateTableDefinition(statement) else {
                     throw MigrationError(.unsupportedRebuild, "The rebuild directive must precede a CREATE TABLE statement with the table's new definition.")
                 }
                 let rows = try TableRebuild.rebuild(db, table: definition.table, to: statement)
-                progress?(.rowsCopied(version: migration.version, table: definition.table, rows: rows))
+                report(.rowsCopied(version: migration.version, table: definition.table, rows: rows))
             } else if let rewrite = AlterTableRewrite.parse(statement, sqliteVersion: sqliteVersion) {
                 switch rewrite {
                 case .dropColumn(let table, let column):
                     let rows = try TableRebuild.dropColumn(db, table: table, column: column)
-                    progress?(.rowsCopied(version: migration.version, table: table, rows: rows))
+                    report(.rowsCopied(version: migration.version, table: table, rows: rows))
                 case .renameColumn(let table, let from, let to):
                     let rows = try TableRebuild.renameColumn(db, table: table, from: from, to: to)
-                    progress?(.rowsCopied(version: migration.version, table: table, rows: rows))
+                    report(.rowsCopied(version: migration.version, table: table, rows: rows))
                 }
             } else {
                 try db.execute(sql: statement)

@@ -140,6 +140,17 @@ struct MigratorTests {
         #expect(events.items.contains { if case .rowsCopied(11, "customer", 2) = $0 { return true }; return false })
         #expect(events.items.filter { if case .migrationFinished = $0 { return true }; return false }.count == 4)
     }
+
+    @Test func progressAlsoReachesTheCallersLogger() throws {
+        f.write("0011_drop_email.sql", "ALTER TABLE customer DROP COLUMN email;")
+        var migrator = try f.migrator()
+        let (logger, store) = CapturingLogHandler.logger()
+        migrator.logger = logger
+        try migrator.migrate(try f.open())
+        #expect(store.lines.contains { $0.contains("migration statement") && $0.contains("1/2") })
+        #expect(store.lines.contains { $0.contains("rebuilt table") && $0.contains("\"rows_copied\": 2") }, "\(store.lines.filter { $0.contains("rebuilt") })")
+        #expect(store.lines.filter { $0.contains("applied migration") }.count == 4)
+    }
 }
 
 @Suite("Migration files")
