@@ -105,11 +105,11 @@ enum MigrationScenarios {
         guard process.terminationStatus == 0 else { throw BenchmarkError("the sqlcipher shell failed") }
     }
 
-    /// Migrates `count` small encrypted files with 1 worker, then a copy of
-    /// them with 2; returns (one worker, two workers) seconds.
+    /// Migrates `count` small encrypted files with 1 worker, and a copy of
+    /// them with 2; returns the (one worker, two workers) timings.
     /// `perTenantDirectory`: each file in a directory of its own
     /// (`tenant17/app.db`) rather than all in one directory.
-    static func fleet(directory: String, key: DatabaseKey, count: Int, perTenantDirectory: Bool) throws -> (Double, Double) {
+    static func fleet(directory: String, key: DatabaseKey, count: Int, perTenantDirectory: Bool, rounds: Int) throws -> (Timing, Timing) {
         let migrations = "\(directory)/fleet-migrations"
         try FileManager.default.createDirectory(atPath: migrations, withIntermediateDirectories: true)
         let files = [
@@ -134,17 +134,27 @@ enum MigrationScenarios {
                 return path
             }
         }
-        let first = try makeFleet("fleet-a"), second = try makeFleet("fleet-b")
-        var results: [[MigrationFleet.Result]] = []
-        sync()
-        let one = seconds { results.append(MigrationFleet.migrate(first, with: migrator, jobs: 1) { _ in Configuration(key: key) }) }
-        sync()
-        let two = seconds { results.append(MigrationFleet.migrate(second, with: migrator, jobs: 2) { _ in Configuration(key: key) }) }
-        guard results.allSatisfy({ $0.allSatisfy { $0.succeeded && $0.toVersion == 3 } }) else {
-            throw BenchmarkError("a fleet migration failed")
+        // Best of `rounds`, fresh files each round, the order alternating.
+        var one = Timing(), two = Timing()
+        for round in 0..<max(rounds, 1) {
+            let first = try makeFleet("fleet-a"), second = try makeFleet("fleet-b")
+            func run(_ paths: [String], jobs: Int) throws -> Double {
+                sync()
+                var results: [MigrationFleet.Result] = []
+                let elapsed = seconds { results = MigrationFleet.migrate(paths, with: migrator, jobs: jobs) { _ in Configuration(key: key) } }
+                guard results.allSatisfy({ $0.succeeded && $0.toVersion == 3 }) else { throw BenchmarkError("a fleet migration failed") }
+                return elapsed
+            }
+            if round % 2 == 0 {
+                one.add(try run(first, jobs: 1))
+                two.add(try run(second, jobs: 2))
+            } else {
+                two.add(try run(second, jobs: 2))
+                one.add(try run(first, jobs: 1))
+            }
+            try? FileManager.default.removeItem(atPath: "\(directory)/fleet-a")
+            try? FileManager.default.removeItem(atPath: "\(directory)/fleet-b")
         }
-        try? FileManager.default.removeItem(atPath: "\(directory)/fleet-a")
-        try? FileManager.default.removeItem(atPath: "\(directory)/fleet-b")
         return (one, two)
     }
 }

@@ -64,10 +64,8 @@ if options.migrations {
     theirs.add(shell)
     results.append(ScenarioResult(name: "rebuild \(options.rows) rows (DROP COLUMN)", ours: ours, baseline: theirs, baselineName: "sqlcipher shell", target: 1.2))
     for perTenantDirectory in [false, true] {
-        let (one, two) = try MigrationScenarios.fleet(directory: workDirectory, key: key, count: options.fleetSize, perTenantDirectory: perTenantDirectory)
-        var twoWorkers = Timing(), oneWorker = Timing()
-        twoWorkers.add(two)
-        oneWorker.add(one)
+        let (oneWorker, twoWorkers) = try MigrationScenarios.fleet(directory: workDirectory, key: key, count: options.fleetSize,
+                                                                   perTenantDirectory: perTenantDirectory, rounds: options.rounds)
         let layout = perTenantDirectory ? "a directory each" : "one directory"
         var fleet = ScenarioResult(name: "fleet of \(options.fleetSize) files, \(layout)", ours: twoWorkers, baseline: oneWorker, baselineName: "1 worker", target: nil)
         fleet.speedupTarget = 1.7
