@@ -81,7 +81,7 @@ struct ConcurrencyTests {
             UPDATE account SET balance = balance + 1;
             """)
         func reset() throws {
-            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(f.databasePath + suffix) }
+            for suffix in ["", "-wal", "-shm", "-journal", "-migrate.lock"] { unlink(f.databasePath + suffix) }
             try FileManager.default.copyItem(atPath: seeded, toPath: f.databasePath)
         }
         // How long an uninterrupted run takes, to spread the kills over it.
@@ -95,6 +95,7 @@ struct ConcurrencyTests {
         let window = Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
 
         var outcomes: [Int: Int] = [:]
+        var killedMidMigration = 0
         for attempt in 0..<24 {
             try reset()
             let runner = try migrateProcess()
@@ -104,9 +105,12 @@ struct ConcurrencyTests {
             kill(runner.processIdentifier, SIGKILL)
             runner.waitUntilExit()
 
+            // The runner creates its lock file just before it starts migrating.
+            let reachedMigration = FileManager.default.fileExists(atPath: f.databasePath + "-migrate.lock")
             let db = try f.open()
             let version = try f.migrator().currentVersion(db)
             outcomes[version, default: 0] += 1
+            if reachedMigration && version == 1 { killedMidMigration += 1 }
             #expect(version == 1 || version == 2, "attempt \(attempt)")
             #expect(try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"], "attempt \(attempt)")
             #expect(try db.fetchAll(sql: "PRAGMA foreign_key_check").isEmpty, "attempt \(attempt)")
@@ -124,9 +128,9 @@ struct ConcurrencyTests {
             }
             db.close()
         }
-        // Both outcomes should show up across the attempts.
+        // Kills must have landed inside the migration, not only before or after it.
         #expect(outcomes.values.reduce(0, +) == 24)
-        #expect(outcomes[1, default: 0] > 0, "every kill landed after the commit: \(outcomes)")
+        #expect(killedMidMigration >= 3, "only \(killedMidMigration) kills landed inside the migration: \(outcomes)")
     }
 
     @Test func fleetMigratesEachFileOnItsOwn() throws {
