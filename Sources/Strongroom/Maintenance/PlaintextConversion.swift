@@ -41,13 +41,7 @@ public enum PlaintextConversion {
         if try FileHeader.size(of: source) == 0 {
             throw StrongroomError(.notADatabase, "\(source) is an empty file, not a database.", path: source)
         }
-        var sourceConfiguration = Configuration.plaintext
-        sourceConfiguration.readOnlyMainAllowingAttach = true
-        sourceConfiguration.createIfMissing = false
-        if let logger { sourceConfiguration.logger = logger }
-        var destinationConfiguration = Configuration(key: key)
-        if let logger { destinationConfiguration.logger = logger }
-        return try convert(source: source, sourceConfiguration: sourceConfiguration, destination: destination, destinationKey: key, destinationConfiguration: destinationConfiguration)
+        return try convert(source, from: .plaintext, to: destination, as: .encrypted(key), logger: logger)
     }
 
     /// Writes a **plaintext** copy of the encrypted database at `source` to `destination`.
@@ -57,17 +51,24 @@ public enum PlaintextConversion {
     ///                                         .outputIsUnprotectedPlaintext)
     /// ```
     public static func exportPlaintext(from source: String, key: DatabaseKey, to destination: String, _ acknowledgement: PlaintextAcknowledgement, logger: Logger? = nil) throws(StrongroomError) -> Report {
-        var sourceConfiguration = Configuration(key: key)
-        sourceConfiguration.readOnlyMainAllowingAttach = true
-        sourceConfiguration.createIfMissing = false
-        if let logger { sourceConfiguration.logger = logger }
-        var destinationConfiguration = Configuration.plaintext
-        destinationConfiguration.journalMode = .delete
-        if let logger { destinationConfiguration.logger = logger }
-        return try convert(source: source, sourceConfiguration: sourceConfiguration, destination: destination, destinationKey: nil, destinationConfiguration: destinationConfiguration)
+        try convert(source, from: .encrypted(key), to: destination, as: .plaintext, logger: logger)
     }
 
-    private static func convert(source: String, sourceConfiguration: Configuration, destination: String, destinationKey: DatabaseKey?, destinationConfiguration: Configuration) throws(StrongroomError) -> Report {
+    private static func convert(_ source: String, from sourceEncryption: Configuration.Encryption, to destination: String,
+                                as destinationEncryption: Configuration.Encryption, logger: Logger?) throws(StrongroomError) -> Report {
+        var sourceConfiguration = Configuration(encryption: sourceEncryption)
+        sourceConfiguration.readOnlyMainAllowingAttach = true
+        sourceConfiguration.createIfMissing = false
+        var destinationConfiguration = Configuration(encryption: destinationEncryption)
+        let destinationKey = destinationConfiguration.key
+        if destinationKey == nil {
+            // A plaintext export is meant to be handed over: one file, no -wal.
+            destinationConfiguration.journalMode = .delete
+        }
+        if let logger {
+            sourceConfiguration.logger = logger
+            destinationConfiguration.logger = logger
+        }
         if FileManager.default.fileExists(atPath: destination) {
             throw StrongroomError(.outputExists, "\(destination) already exists; it will not be overwritten. Choose a new path.", path: destination)
         }
