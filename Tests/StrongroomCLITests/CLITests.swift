@@ -86,6 +86,29 @@ struct CLITests {
         #expect(try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key"]).status == 73)
     }
 
+    /// A database file the user may not read: as root, the command runs as
+    /// `nobody` (setpriv); otherwise the file's mode is taken away.
+    @Test func unreadableDatabaseExits77() throws {
+        let keyPath = try keygen()
+        _ = try importChinook()
+        chmod(dir.path, 0o755)
+        chmod(dir.file("c.db"), 0o600)
+        let hex = String(decoding: Fixtures.bytes(of: keyPath), as: UTF8.self).trimmingCharacters(in: .newlines)
+        let result: ProcessResult
+        if getuid() == 0 {
+            let setpriv = try #require(ProcessRunner.which("setpriv"), "setpriv (util-linux) runs the command as nobody")
+            result = try ProcessRunner.run(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", Fixtures.strongroomBinary,
+                                                     "status", "--database", "c.db", "--key-env", "K"],
+                                           environment: ["K": hex], currentDirectory: dir.path)
+        } else {
+            chmod(dir.file("c.db"), 0o000)
+            defer { chmod(dir.file("c.db"), 0o600) }
+            result = try run(["status", "--database", "c.db", "--key-env", "K"], environment: ["K": hex])
+        }
+        #expect(result.status == 77, "\(result.stderr)")
+        #expect(result.stderr.contains("Permission denied"))
+    }
+
     @Test func busyDatabaseExits75() throws {
         _ = try keygen()
         let db = try importChinook()
