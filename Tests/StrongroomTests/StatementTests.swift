@@ -141,6 +141,24 @@ struct StatementTests {
         #expect(try db.fetchOne(Tagged.self, sql: "SELECT * FROM tagged") == value)
     }
 
+    @Test func recordsWithNestedContainersFailToEncode() throws {
+        struct Nested: Encodable {
+            var id: Int
+            enum Keys: String, CodingKey { case id, address }
+            enum AddressKeys: String, CodingKey { case city }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Keys.self)
+                try container.encode(id, forKey: .id)
+                var address = container.nestedContainer(keyedBy: AddressKeys.self, forKey: .address)
+                try address.encode("Paris", forKey: .city)
+            }
+        }
+        try db.execute(sql: "CREATE TABLE place(id INTEGER PRIMARY KEY, city TEXT)")
+        let error = #expect(throws: StrongroomError.self) { try db.insert(Nested(id: 1), into: "place") }
+        #expect(error?.code == .conversion)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM place") == 0)
+    }
+
     @Test func multipleStatementsAndErrorsCarrySQL() throws {
         try db.execute(sql: "CREATE TABLE a(x); INSERT INTO a VALUES (1); ; INSERT INTO a VALUES ('it''s; fine');")
         #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM a") == 2)

@@ -6,8 +6,6 @@ struct BenchmarkOptions {
     var rows = 1_000_000
     var rounds = 3
     var poolSamples = 20
-    /// Run only the scenarios whose name contains this (for profiling).
-    var only: String?
     /// Also measure the effect of each default setting.
     var settings = false
     /// Also measure the migration runner (rebuild, fleet).
@@ -21,7 +19,6 @@ struct BenchmarkOptions {
             case "--rows": rows = Int(iterator.next() ?? "") ?? rows
             case "--rounds": rounds = Int(iterator.next() ?? "") ?? rounds
             case "--pool-samples": poolSamples = Int(iterator.next() ?? "") ?? poolSamples
-            case "--only": only = iterator.next()
             case "--settings": settings = true
             case "--migrations": migrations = true
             case "--fleet-size": fleetSize = Int(iterator.next() ?? "") ?? fleetSize

@@ -35,16 +35,11 @@ for round in 0..<options.rounds {
         { sync(); statementInsert.add(try Scenarios.statementInsert(path: "\(prefix)-stmt.db", key: key, rows: options.rows, data: data)) },
         { sync(); encodableInsert.add(try Scenarios.encodableInsert(path: "\(prefix)-enc.db", key: key, rows: options.rows, data: data)) },
     ]
-    for i in 0..<inserts.count where options.only != "read" || i == 0 {
+    for i in 0..<inserts.count {
         try inserts[(i + round) % inserts.count]()
     }
-    if options.only == "insert" { continue }
     sync()
     cRead.add(try Scenarios.cRead(path: "\(prefix)-c.db", keyHex: keyHex))
-    if options.only == "read" {
-        for _ in 0..<5 { cRead.add(try Scenarios.cRead(path: "\(prefix)-c.db", keyHex: keyHex)); decodableRead.add(try Scenarios.decodableRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows)) }
-        print("read samples: C \(cRead.samples) Swift \(decodableRead.samples)")
-    }
     decodableRead.add(try Scenarios.decodableRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows))
     for suffix in ["-c.db", "-stmt.db", "-enc.db"] {
         for extra in ["", "-wal", "-shm"] { unlink("\(prefix)\(suffix)\(extra)") }

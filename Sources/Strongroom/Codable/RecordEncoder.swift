@@ -84,7 +84,7 @@ struct RecordEncoder<Sink: RecordSink>: Encoder {
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-            KeyedEncodingContainer(RecordEncoder<Sink>.KeyedContainer<NestedKey>(sink: sink))
+            FailingSink.keyedContainer(message: "Nested containers are not stored in columns; give the property a Codable type (stored as JSON).")
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
             UnsupportedContainer(message: "Nested containers are not stored in columns; give the property a Codable type (stored as JSON).")
@@ -103,10 +103,24 @@ struct UnsupportedContainer: UnkeyedEncodingContainer, SingleValueEncodingContai
     mutating func encodeNil() throws { throw fail() }
     mutating func encode<T: Encodable>(_ value: T) throws { throw fail() }
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        KeyedEncodingContainer(RecordEncoder<KeyListSink>.KeyedContainer<NestedKey>(sink: KeyListSink()))
+        FailingSink.keyedContainer(message: message)
     }
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }
-    mutating func superEncoder() -> any Encoder { RecordEncoder(sink: KeyListSink()) }
+    mutating func superEncoder() -> any Encoder { RecordEncoder(sink: FailingSink(message: message)) }
+}
+
+/// A sink that refuses every value: what a container a row cannot hold writes
+/// to, so the record fails to encode instead of losing or flattening values.
+final class FailingSink: RecordSink {
+    let message: String
+    init(message: String) { self.message = message }
+    func put(_ value: DatabaseValue, forKey key: String) throws {
+        throw EncodingError.invalidValue(key, .init(codingPath: [], debugDescription: message))
+    }
+
+    static func keyedContainer<Key: CodingKey>(message: String) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RecordEncoder<FailingSink>.KeyedContainer<Key>(sink: FailingSink(message: message)))
+    }
 }
 
 /// Binds each encoded key to the statement parameter of the same name.

@@ -57,22 +57,11 @@ extension Connection {
             guard !sink.keys.isEmpty else {
                 throw StrongroomError(.misuse, "\(Record.self) encodes no property to insert.", path: path)
             }
-            let columns = sink.keys.map(quoteIdentifier).joined(separator: ", ")
+            let columns = sink.keys.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             let parameters = sink.keys.map { ":" + $0 }.joined(separator: ", ")
-            statement = try prepare(sql: "INSERT INTO \(quoteIdentifier(table)) (\(columns)) VALUES (\(parameters))")
+            statement = try prepare(sql: "INSERT INTO \(SQLScript.quotedIdentifier(table)) (\(columns)) VALUES (\(parameters))")
             insertStatementCache[cacheKey] = statement
         }
         try statement.execute(record: record)
-    }
-}
-
-/// `name` quoted as an SQL identifier: `"name"`, with inner quotes doubled.
-func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-}
-
-extension String {
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
-        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

@@ -53,6 +53,10 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
 
     /// A passphrase, stretched by SQLCipher's PBKDF2 when a connection opens.
     ///
+    /// The bytes are copied into secure storage, but the `String` you pass
+    /// cannot be wiped: prefer ``passphraseFromStandardInput()`` or
+    /// ``passphrase(_:)-(SecureBytes)`` for secrets that must not linger.
+    ///
     /// - Throws: ``StrongroomError/Code/keyMissing`` for an empty passphrase.
     public static func passphrase(_ text: String) throws(StrongroomError) -> DatabaseKey {
         try passphrase(SecureBytes(copying: text.utf8))

@@ -14,7 +14,7 @@ public struct TableDigest: Sendable, Hashable, Codable {
 extension Connection {
     /// The user tables of `schema` (`main` or an attached name), by name.
     func tableNames(schema: String = "main") throws(StrongroomError) -> [String] {
-        try fetchAll(String.self, sql: "SELECT name FROM \(quoteIdentifier(schema)).sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        try fetchAll(String.self, sql: "SELECT name FROM \(SQLScript.quotedIdentifier(schema)).sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
     }
 
     /// Row counts and content hashes of every user table, to prove that a copy
@@ -24,7 +24,7 @@ extension Connection {
     }
 
     func digest(ofTable name: String) throws(StrongroomError) -> TableDigest {
-        let statement = try prepare(sql: "SELECT * FROM \(quoteIdentifier(name))")
+        let statement = try prepare(sql: "SELECT * FROM \(SQLScript.quotedIdentifier(name))")
         var rowHashes: [[UInt8]] = []
         try statement.withRows { statement in
             var hash = SHA256()

@@ -1,4 +1,5 @@
 internal import CSQLCipher
+import Foundation
 
 /// Splits SQL text into statements the way SQLite's own tokenizer sees them.
 ///
@@ -44,6 +45,15 @@ public enum SQLScript {
         if !strippingComments(text).trimmingWhitespace().isEmpty {
             statements.append(text)
         }
+    }
+
+    /// `name` quoted as an SQL identifier: `"name"`, inner quotes doubled.
+    ///
+    /// ```swift
+    /// SQLScript.quotedIdentifier("order")     // "\"order\""
+    /// ```
+    public static func quotedIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// `text` with `-- …` and `/* … */` comments removed and every run of

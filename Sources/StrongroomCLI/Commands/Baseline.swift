@@ -20,8 +20,7 @@ struct Baseline: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let migrator = try migrationOptions.migrator()
-            let configuration = try key.configuration(readOnly: false)
-            try migrator.baseline(try Connection(path: database, configuration: configuration), version: version)
+            try migrator.baseline(try key.open(database, readOnly: false), version: version)
             if output.json {
                 Output.json(["database": database, "baseline_version": String(version)])
             } else {

@@ -18,8 +18,7 @@ struct Rekey: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let newKey = try DatabaseKey.load(keyFile: newKeyFile)
-            let configuration = try key.configuration(readOnly: false)
-            let connection = try Connection(path: database, configuration: configuration)
+            let connection = try key.open(database, readOnly: false)
             try connection.rekey(to: newKey)
             if output.json {
                 Output.json(["database": database, "new_key_file": newKeyFile, "verified": "true"])

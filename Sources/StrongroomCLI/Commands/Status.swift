@@ -17,8 +17,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let configuration = try key.configuration(readOnly: true)
-            let db = try Connection(path: database, configuration: configuration)
+            let db = try key.open(database, readOnly: true)
             let status = try db.status()
             // The schema version, and what is pending when the migrations directory exists.
             var isDirectory: ObjCBool = false

@@ -18,8 +18,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let migrator = try migrationOptions.migrator()
-            let configuration = try key.configuration(readOnly: true)
-            let report = try migrator.verify(try Connection(path: database, configuration: configuration))
+            let report = try migrator.verify(try key.open(database, readOnly: true))
             if output.json {
                 Output.json(report)
             } else if report.isClean {

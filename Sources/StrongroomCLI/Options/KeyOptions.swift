@@ -22,11 +22,11 @@ struct KeyOptions: ParsableArguments {
 
     /// How the commands open an existing database: with this key, never
     /// creating a file, read-only unless they change it.
-    func configuration(readOnly: Bool) throws(StrongroomError) -> Configuration {
+    func open(_ path: String, readOnly: Bool) throws(StrongroomError) -> Connection {
         var configuration = Configuration(key: try loadKey())
         configuration.readOnly = readOnly
         configuration.createIfMissing = false
-        return configuration
+        return try Connection(path: path, configuration: configuration)
     }
 
     func loadKey() throws(StrongroomError) -> DatabaseKey {

@@ -37,12 +37,6 @@ enum MigrationDirectory {
         guard !digits.isEmpty, let version = Int(digits), version > 0, rest.first == "_", rest.count > 1 else {
             throw MigrationError(.malformedName, "The migration file \(name) must be named NNNN_description.sql (for example 0003_add_email.sql), with a version above 0.", file: name)
         }
-        return (version, rest.dropFirst().replacingOccurrences(of: "_", with: " "))
-    }
-}
-
-extension Substring {
-    func replacingOccurrences(of target: Character, with replacement: String) -> String {
-        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+        return (version, String(rest.dropFirst()).replacingOccurrences(of: "_", with: " "))
     }
 }

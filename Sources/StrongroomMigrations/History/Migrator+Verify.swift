@@ -49,21 +49,9 @@ extension Migrator {
     /// for finding in report.findings { print(finding.code.rawValue, finding.message) }
     /// ```
     public func verify(_ db: Connection) throws(MigrationError) -> VerificationReport {
-        var findings: [VerificationFinding] = []
         let applied = try appliedMigrations(db)
-        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
         let current = applied.map(\.version).max() ?? 0
-        for entry in applied {
-            guard let migration = known[entry.version] else {
-                findings.append(VerificationFinding(code: .unknownApplied, version: entry.version, file: nil,
-                    message: "Version \(entry.version) (\(entry.description)) is applied but no migration in the directory has that version: the database is newer than the app."))
-                continue
-            }
-            if entry.kind == "migrate", case .sql = migration.body, migration.checksum != entry.checksum {
-                findings.append(VerificationFinding(code: .changedAfterApplied, version: entry.version, file: migration.file,
-                    message: "Migration \(migration.file ?? String(entry.version)) changed after it was applied on \(entry.appliedAt): what it runs now differs from what ran."))
-            }
-        }
+        var findings = historyFindings(applied)
         let done = Set(applied.map(\.version))
         for migration in migrations where !done.contains(migration.version) {
             findings.append(VerificationFinding(code: .pending, version: migration.version, file: migration.file,

@@ -1,3 +1,5 @@
+import Strongroom
+
 /// A `CREATE TABLE` statement split into its column definitions and table
 /// constraints, each kept as written, so it can be rewritten and reassembled.
 struct CreateTableDefinition {
@@ -73,7 +75,8 @@ struct CreateTableDefinition {
 
     /// The statement for a table named `name` with these items.
     func sql(named name: String) -> String {
-        "CREATE TABLE \(name.quotedIdentifier) (" + items.map(\.text).joined(separator: ", ") + ")" + (suffix.isEmpty ? "" : " " + suffix)
+        let body = items.map(\.text).joined(separator: ", ")
+        return "CREATE TABLE \(SQLScript.quotedIdentifier(name)) (\(body))" + (suffix.isEmpty ? "" : " " + suffix)
     }
 }
 
@@ -93,7 +96,7 @@ extension String {
         let all = Array(unicodeScalars)
         for token in SQLTokenizer.tokenize(self) where token.range.lowerBound >= start && token.kind != .string && token.names(old) {
             result.unicodeScalars.append(contentsOf: all[position..<token.range.lowerBound])
-            result += new.quotedIdentifier
+            result += SQLScript.quotedIdentifier(new)
             position = token.range.upperBound
         }
         result.unicodeScalars.append(contentsOf: all[position..<all.count])

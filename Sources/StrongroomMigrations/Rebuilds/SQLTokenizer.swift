@@ -1,3 +1,5 @@
+import Foundation
+
 /// A small SQL tokenizer for the statements the runner rewrites: `ALTER TABLE`,
 /// `CREATE TABLE`, `CREATE INDEX` and `CREATE TRIGGER`. It keeps each token's
 /// position, so a statement can be rebuilt from the original text.
@@ -27,8 +29,8 @@ struct SQLToken: Equatable {
             let inner = text.unicodeScalars.dropFirst().dropLast()
             var s = ""
             s.unicodeScalars.append(contentsOf: inner)
-            if text.hasPrefix("\"") { return s.replacingDoubled("\"") }
-            if text.hasPrefix("`") { return s.replacingDoubled("`") }
+            if text.hasPrefix("\"") { return s.replacingOccurrences(of: "\"\"", with: "\"") }
+            if text.hasPrefix("`") { return s.replacingOccurrences(of: "``", with: "`") }
             return s
         default: return nil
         }
@@ -101,15 +103,6 @@ enum SQLTokenizer {
 }
 
 extension String {
-    func replacingDoubled(_ quote: String) -> String {
-        split(separator: Substring(quote + quote), omittingEmptySubsequences: false).joined(separator: quote)
-    }
-
-    /// `self` as a quoted SQL identifier.
-    var quotedIdentifier: String {
-        "\"" + split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
-    }
-
     /// The unicode scalars in `range`, as a string.
     func scalars(_ range: Range<Int>) -> String {
         let all = Array(unicodeScalars)

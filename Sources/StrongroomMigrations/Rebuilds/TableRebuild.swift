@@ -75,7 +75,7 @@ public enum TableRebuild {
         // The first token of a column definition is its name.
         let item = definition.items[index].text
         let nameEnd = SQLTokenizer.tokenize(item).first?.range.upperBound ?? 0
-        definition.items[index].text = to.quotedIdentifier + item.scalars(nameEnd..<item.unicodeScalars.count)
+        definition.items[index].text = SQLScript.quotedIdentifier(to) + item.scalars(nameEnd..<item.unicodeScalars.count)
         definition.items[index].column = to
         for i in definition.items.indices where definition.items[i].column == nil {
             definition.items[i].text = definition.items[i].text.renamingIdentifier(from, to: to)
@@ -107,20 +107,20 @@ public enum TableRebuild {
             .map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) }
         // Views that mention the table are dropped and recreated (step 9).
         let affectedViews = savedViews.filter { $0.1.mentionsIdentifier(table) }
-        for (name, _) in affectedViews { try db.execute(sql: "DROP VIEW \(name.quotedIdentifier)") }
+        for (name, _) in affectedViews { try db.execute(sql: "DROP VIEW \(SQLScript.quotedIdentifier(name))") }
 
         // 4. The new table under a temporary name.
         let temporary = "strongroom_new_\(table)"
         try db.execute(sql: newDefinition.sql(named: temporary))
         // 5. Copy the rows.
-        let newColumns = columnMapping.map(\.new.quotedIdentifier).joined(separator: ", ")
-        let oldColumns = columnMapping.map(\.old.quotedIdentifier).joined(separator: ", ")
-        try db.execute(sql: "INSERT INTO \(temporary.quotedIdentifier) (\(newColumns)) SELECT \(oldColumns) FROM \(table.quotedIdentifier)")
+        let newColumns = columnMapping.map { SQLScript.quotedIdentifier($0.new) }.joined(separator: ", ")
+        let oldColumns = columnMapping.map { SQLScript.quotedIdentifier($0.old) }.joined(separator: ", ")
+        try db.execute(sql: "INSERT INTO \(SQLScript.quotedIdentifier(temporary)) (\(newColumns)) SELECT \(oldColumns) FROM \(SQLScript.quotedIdentifier(table))")
         let copied = db.changesCount
         // 6. Drop the old table (foreign keys are off: no cascade fires).
-        try db.execute(sql: "DROP TABLE \(table.quotedIdentifier)")
+        try db.execute(sql: "DROP TABLE \(SQLScript.quotedIdentifier(table))")
         // 7. Give the new table the old name.
-        try db.execute(sql: "ALTER TABLE \(temporary.quotedIdentifier) RENAME TO \(table.quotedIdentifier)")
+        try db.execute(sql: "ALTER TABLE \(SQLScript.quotedIdentifier(temporary)) RENAME TO \(SQLScript.quotedIdentifier(table))")
         // 8. Recreate indexes and triggers.
         for (_, sql) in savedIndexes { try db.execute(sql: rewrite(.index, sql)) }
         for (_, sql) in savedTriggers { try db.execute(sql: rewrite(.trigger, sql)) }
@@ -128,7 +128,7 @@ public enum TableRebuild {
         for (name, sql) in affectedViews {
             try db.execute(sql: rewrite(.view, sql))
             do {
-                _ = try db.fetchAll(sql: "SELECT * FROM \(name.quotedIdentifier) LIMIT 0")
+                _ = try db.fetchAll(sql: "SELECT * FROM \(SQLScript.quotedIdentifier(name)) LIMIT 0")
             } catch {
                 throw MigrationError(.unsupportedRebuild, "View \(name) no longer reads after rebuilding \(table): \(error.message). Drop or rewrite the view in the migration.", underlying: error)
             }

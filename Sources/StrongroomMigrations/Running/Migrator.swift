@@ -66,10 +66,11 @@ public struct Migrator: Sendable {
     /// The migrations a run would apply, in order, up to `target` (all when nil).
     /// Reads only: a dry run.
     public func plan(_ db: Connection, to target: Int? = nil) throws(MigrationError) -> [PlannedMigration] {
-        try pending(db, to: target).map { migration in
+        let version: SQLiteVersion
+        do { version = try SQLiteVersion.of(db) } catch { throw .database(error) }
+        return try pending(db, to: target).map { migration in
             let statements: Int
             if case .sql(let list, _) = migration.body { statements = list.count } else { statements = 1 }
-            let version = (try? SQLiteVersion.of(db)) ?? SQLiteVersion(3, 0)
             return PlannedMigration(version: migration.version, description: migration.description, file: migration.file,
                                     statementCount: statements, rebuildsTables: migration.needsForeignKeysOff(sqliteVersion: version))
         }
@@ -86,16 +87,34 @@ public struct Migrator: Sendable {
     }
 
     /// Refuses to run on a database whose history this runner cannot vouch for.
+    /// Refuses to run on a database whose history this runner cannot vouch
+    /// for: the first of `verify`'s history findings becomes the error.
     private func checkApplied(_ applied: [AppliedMigration]) throws(MigrationError) {
+        guard let finding = historyFindings(applied).first else { return }
+        if finding.code == .unknownApplied {
+            throw MigrationError(.databaseNewer, finding.message + " Upgrade the app.", version: finding.version)
+        }
+        throw MigrationError(.checksumMismatch, finding.message + " Restore the original file and put the change in a new migration; `strongroom verify` lists every difference.",
+                             version: finding.version, file: finding.file)
+    }
+
+    /// Applied versions the migrations do not know, and applied SQL
+    /// migrations whose file changed since.
+    func historyFindings(_ applied: [AppliedMigration]) -> [VerificationFinding] {
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        var findings: [VerificationFinding] = []
         for entry in applied {
             guard let migration = known[entry.version] else {
-                throw MigrationError(.databaseNewer, "The database has version \(entry.version) (\(entry.description)) applied, which this migrations directory does not know: the database is newer than the app. Upgrade the app.", version: entry.version)
+                findings.append(VerificationFinding(code: .unknownApplied, version: entry.version, file: nil,
+                    message: "Version \(entry.version) (\(entry.description)) is applied but no migration in the directory has that version: the database is newer than the app."))
+                continue
             }
             if entry.kind == "migrate", case .sql = migration.body, migration.checksum != entry.checksum {
-                throw MigrationError(.checksumMismatch, "Migration \(migration.file ?? String(entry.version)) changed after it was applied; restore the original file and put the change in a new migration. `strongroom verify` lists every difference.", version: entry.version, file: migration.file)
+                findings.append(VerificationFinding(code: .changedAfterApplied, version: entry.version, file: migration.file,
+                    message: "Migration \(migration.file ?? String(entry.version)) changed after it was applied on \(entry.appliedAt): what it runs now differs from what ran."))
             }
         }
+        return findings
     }
 
     // MARK: Migrating
