@@ -240,8 +240,62 @@ struct MigrationCLITests {
         try write("0001_customer.sql", "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL, fax TEXT);")
         #expect(try run(["migrate", "--database", "app.db", "--key-file", "db.key"]).status == 65)
         #expect(try run(["migrate", "--database", "app.db", "--key-file", "db.key", "--migrations", "nowhere"]).status == 66)
-        #expect(try run(["migrate", "--database", "missing.db", "--key-file", "db.key"]).status == 66)
+        // A dry run never creates a database; nor does migrate in a directory that does not exist.
+        #expect(try run(["migrate", "--database", "missing.db", "--key-file", "db.key", "--dry-run"]).status == 66)
         #expect(!FileManager.default.fileExists(atPath: dir.file("missing.db")))
+        #expect(try run(["migrate", "--database", "nowhere/missing.db", "--key-file", "db.key"]).status == 66)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("nowhere")))
+    }
+
+    @Test func migrateCreatesANewEncryptedDatabase() throws {
+        try prepare()
+        let result = try run(["migrate", "--database", "new.db", "--key-file", "db.key"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Created new.db"), "\(result.stdout)")
+        #expect(result.stdout.contains("migrated from version 0 to 3"), "\(result.stdout)")
+        let bytes = Fixtures.bytes(of: dir.file("new.db"))
+        #expect(!bytes.isEmpty && !bytes.starts(with: Array("SQLite format 3".utf8)))
+        let db = try Connection(path: dir.file("new.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM orders") == 1)
+        db.close()
+        // Run again: it exists now, nothing is created or applied.
+        let again = try run(["migrate", "--database", "new.db", "--key-file", "db.key", "--json"])
+        #expect(again.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        #expect(object["created"] as? Bool == false)
+        let created = try run(["migrate", "--database", "other.db", "--key-file", "db.key", "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["created"] as? Bool == true)
+        // A glob never creates; commands that only read refuse a missing file.
+        #expect(try run(["migrate", "--database", "fleet/*.db", "--key-file", "db.key"]).status == 66)
+        for command in ["status", "verify"] {
+            #expect(try run([command, "--database", "absent.db", "--key-file", "db.key"]).status == 66, "\(command)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("absent.db")))
+        // A wrong key for an existing database is still refused, never "created".
+        #expect(try run(["keygen", "--out", "other.key"]).status == 0)
+        #expect(try run(["migrate", "--database", "new.db", "--key-file", "other.key"]).status == 65)
+    }
+
+    @Test func baselineCoversTheVersionsBelowIt() throws {
+        try prepare()
+        let key = try KeyFile.read(at: dir.file("db.key"))
+        let legacy = try Connection(path: dir.file("legacy.db"), configuration: Configuration(key: key))
+        try legacy.execute(sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, fax TEXT);
+            CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer(id) ON DELETE CASCADE);
+            """)
+        legacy.close()
+        #expect(try run(["baseline", "--database", "legacy.db", "--version", "2", "--key-file", "db.key"]).status == 0)
+        let status = try run(["status", "--database", "legacy.db", "--key-file", "db.key", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let migrations = try #require(object["migrations"] as? [String: Any])
+        #expect(migrations["current_version"] as? Int == 2)
+        #expect((migrations["pending"] as? [[String: Any]])?.map { $0["version"] as? Int } == [3])
+        let migrate = try run(["migrate", "--database", "legacy.db", "--key-file", "db.key"])
+        #expect(migrate.status == 0, "\(migrate.stderr)")
+        #expect(migrate.stdout.contains("applied 3") && !migrate.stdout.contains("applied 1"), "\(migrate.stdout)")
+        let verify = try run(["verify", "--database", "legacy.db", "--key-file", "db.key"])
+        #expect(verify.status == 0, "\(verify.stdout)")
     }
 
     @Test func heldLockExits75() throws {

@@ -66,6 +66,73 @@ struct MigratorTests {
         #expect(try f.migrator().migrate(db).applied.map(\.version) == [11])
     }
 
+    @Test func baselineCoversEveryVersionBelowIt() throws {
+        // A database made by hand at the schema of version 2.
+        let db = try f.open()
+        try db.execute(sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+            CREATE TABLE "order"(id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customer(id) ON DELETE CASCADE, total REAL);
+            """)
+        try f.migrator().baseline(db, version: 2)
+        #expect(try f.migrator().plan(db).map(\.version) == [10])
+        #expect(try f.migrator().migrate(db).applied.map(\.version) == [10])
+        let report = try f.migrator().verify(db)
+        #expect(report.isClean, "\(report.findings)")
+        #expect(report.currentVersion == 10)
+        // A target at or below the baseline is already reached.
+        #expect(try f.migrator().migrate(db, to: 1).applied.isEmpty)
+    }
+
+    @Test func transactionControlInAMigrationIsRefusedNamingFileAndLine() throws {
+        for (control, line) in [("COMMIT;", 3), ("END TRANSACTION;", 3), ("ROLLBACK;", 3), ("BEGIN;", 3), ("commit", 3)] {
+            f.write("0011_commits.sql", """
+                CREATE TABLE audit(id INTEGER PRIMARY KEY);
+                -- finish early
+                \(control)
+                INSERT INTO audit VALUES (1);
+                """)
+            let db = try f.open()
+            try f.migrator().migrate(db, to: 10)
+            let error = #expect(throws: MigrationError.self, "\(control)") { try f.migrator().migrate(db) }
+            #expect(error?.code == .transactionControl, "\(control)")
+            #expect(error?.message.contains("0011_commits.sql, line \(line)") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("rolled back") == false, "\(error?.message ?? "")")
+            // Nothing of it ran.
+            #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'audit'") == 0)
+            #expect(try f.migrator().currentVersion(db) == 10)
+            #expect(!db.isInsideTransaction)
+        }
+        // Savepoints nest inside the migration's transaction and stay allowed.
+        f.write("0011_commits.sql", "SAVEPOINT a;\nCREATE TABLE audit(id INTEGER PRIMARY KEY);\nRELEASE a;\nSAVEPOINT b;\nINSERT INTO audit VALUES (1);\nROLLBACK TO b;\nRELEASE b;\n")
+        let db = try f.open()
+        #expect(try f.migrator().migrate(db).toVersion == 11)
+        #expect(try f.count(db, "audit") == 0)
+    }
+
+    @Test func aSwiftMigrationThatEndsItsTransactionIsReportedTruthfully() throws {
+        var migrator = try f.migrator()
+        try migrator.register(Migration(version: 20, description: "commits itself") { db in
+            try db.execute(sql: "CREATE TABLE audit(id INTEGER PRIMARY KEY)")
+            try db.execute(sql: "COMMIT")
+        })
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(db) }
+        #expect(error?.code == .transactionControl)
+        #expect(error?.message.contains("rolled back") == false, "\(error?.message ?? "")")
+        #expect(error?.message.contains("committed") == true, "\(error?.message ?? "")")
+        // No history row was written for it outside a transaction.
+        #expect(try migrator.currentVersion(db) == 10)
+        #expect(!db.isInsideTransaction)
+    }
+
+    @Test func tablesWhoseNamesStartWithSqliteAreNotSkippedByDriftChecks() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        try db.execute(sql: "CREATE TABLE sqliteUsers(id INTEGER PRIMARY KEY)")
+        let findings = try f.migrator().verify(db).findings
+        #expect(findings.contains { $0.code == .schemaDrift && $0.message.lowercased().contains("sqliteusers") }, "\(findings)")
+    }
+
     @Test func dryRunChangesNoByte() throws {
         let db = try f.open()
         try f.migrator().migrate(db, to: 1)

@@ -89,6 +89,22 @@ struct RebuildTests {
         #expect(try f.migrator().verify(db).isClean)
     }
 
+    @Test func rebuildKeepsTheAutoincrementCounter() throws {
+        f.write("0002_ticket.sql", """
+            CREATE TABLE ticket(id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT, note TEXT);
+            INSERT INTO ticket(title) VALUES ('a'), ('b'), ('c'), ('d'), ('e');
+            DELETE FROM ticket WHERE id > 2;
+            """)
+        f.write("0003_drop_note.sql", "ALTER TABLE ticket DROP COLUMN note;")
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ticket'") == 5)
+        try db.execute(sql: "INSERT INTO ticket(title) VALUES ('f')")
+        // Ids 3 to 5 were issued once; they are not issued again.
+        #expect(try db.fetchOne(Int.self, sql: "SELECT max(id) FROM ticket") == 6)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_sequence WHERE name = 'ticket'") == 1)
+    }
+
     @Test func rebuildDirectiveChangesConstraints() throws {
         let db = try f.open()
         try f.migrator().migrate(db)
@@ -151,15 +167,15 @@ struct RebuildTests {
 
     @Test func swiftRebuildAPI() throws {
         var migrator = try f.migrator()
-        try migrator.register(Migration(version: 2, description: "widen", disablesForeignKeys: true) { db in
+        try migrator.register(Migration(version: 2, description: "widen") { db in
             try TableRebuild.rebuild(db, table: "author", to: "CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT NOT NULL COLLATE NOCASE, \"nick name\" TEXT)")
         })
         let db = try f.open()
         try migrator.migrate(db)
         #expect(try books(db).count == 3)
         #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM author WHERE name = 'URSULA'") == 1)
-        // Without disablesForeignKeys the rebuild refuses to run.
-        try migrator.register(Migration(version: 3, description: "unsafe") { db in
+        // With immediate foreign key checks the rebuild refuses to run.
+        try migrator.register(Migration(version: 3, description: "unsafe", foreignKeyChecks: .immediate) { db in
             try TableRebuild.rebuild(db, table: "author", to: "CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
         })
         let error = #expect(throws: MigrationError.self) { try migrator.migrate(db) }

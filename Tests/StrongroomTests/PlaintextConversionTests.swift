@@ -19,6 +19,23 @@ struct PlaintextConversionTests {
         return path
     }
 
+    @Test func tablesWhoseNamesStartWithSqliteAreVerifiedAndListed() throws {
+        // `NOT LIKE 'sqlite_%'` would skip these: `_` is a wildcard there.
+        let source = dir.file("users.sqlite")
+        var config = Configuration.plaintext
+        config.journalMode = .delete
+        let plain = try Connection(path: source, configuration: config)
+        try plain.execute(sql: "CREATE TABLE sqliteUsers(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO sqliteUsers(name) VALUES ('a'), ('b')")
+        try plain.execute(sql: "CREATE TABLE sqlite1(x); CREATE TABLE other(id INTEGER PRIMARY KEY AUTOINCREMENT); INSERT INTO other DEFAULT VALUES")
+        plain.close()
+        let key = DatabaseKey.generate()
+        let report = try PlaintextConversion.importPlaintext(from: source, to: dir.file("users.db"), key: key)
+        #expect(report.tables.map(\.name) == ["other", "sqlite1", "sqliteUsers"])
+        #expect(report.tables.first { $0.name == "sqliteUsers" }?.rowCount == 2)
+        let status = try Connection(path: dir.file("users.db"), configuration: Configuration(key: key)).status()
+        #expect(status.tables.map(\.name) == ["other", "sqlite1", "sqliteUsers"])
+    }
+
     @Test func importKeepsEveryRowAndTheVersions() throws {
         let source = try plaintextSource()
         let sourceBytes = Fixtures.bytes(of: source)

@@ -14,7 +14,7 @@ public struct TableDigest: Sendable, Hashable, Codable {
 extension Connection {
     /// The user tables of `schema` (`main` or an attached name), by name.
     func tableNames(schema: String = "main") throws(StrongroomError) -> [String] {
-        try fetchAll(String.self, sql: "SELECT name FROM \(SQLScript.quotedIdentifier(schema)).sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        try fetchAll(String.self, sql: "SELECT name FROM \(SQLScript.quotedIdentifier(schema)).sqlite_master WHERE type = 'table' AND \(SQLScript.isUserObjectName()) ORDER BY name")
     }
 
     /// Row counts and content hashes of every user table, to prove that a copy

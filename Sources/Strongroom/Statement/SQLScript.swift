@@ -56,6 +56,14 @@ public enum SQLScript {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
+    /// An SQL condition on `column` that is true for the names of user
+    /// objects: SQLite reserves names starting with `sqlite_` in any case.
+    /// (`NOT LIKE 'sqlite_%'` would also skip `sqliteUsers`: in LIKE, `_`
+    /// matches any character.)
+    package static func isUserObjectName(column: String = "name") -> String {
+        "lower(substr(\(column), 1, 7)) <> 'sqlite_'"
+    }
+
     /// `text` with `-- …` and `/* … */` comments removed and every run of
     /// whitespace outside string literals and quoted identifiers folded to one
     /// space (or none, next to `( ) , ;`): what SQLite executes, without the

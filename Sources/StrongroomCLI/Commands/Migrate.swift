@@ -6,10 +6,14 @@ import StrongroomMigrations
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Apply pending migrations, each in its own transaction (a glob migrates a fleet).",
-        discussion: "Exit 0 when every database is migrated; with several databases, 1 when any failed (the summary says which and why)."
+        discussion: """
+            A database path that does not exist is created, encrypted with the given key, and every migration \
+            is applied to it (its directory must exist); --dry-run and globs never create. Exit 0 when every \
+            database is migrated; with several databases, 1 when any failed (the summary says which and why).
+            """
     )
 
-    @Option(help: ArgumentHelp("The database file, or a glob such as 'tenants/*.db' for a fleet.", valueName: "path"))
+    @Option(help: ArgumentHelp("The database file (created when missing), or a glob such as 'tenants/*.db' for a fleet.", valueName: "path"))
     var database: String
 
     @OptionGroup var migrationOptions: MigrationOptions
@@ -42,9 +46,19 @@ struct Migrate: ParsableCommand {
                 try runFleet(paths, migrator: migrator, key: databaseKey)
                 return
             }
+            // A single path that does not exist is a new app's first run:
+            // create it encrypted. A dry run changes no byte, so never creates.
+            let creates = !dryRun && paths[0] == database && !FileManager.default.fileExists(atPath: database)
             var configuration = Configuration(key: databaseKey)
-            configuration.createIfMissing = false
-            configuration.readOnly = dryRun // a dry run changes no byte
+            configuration.createIfMissing = creates
+            configuration.readOnly = dryRun
+            if creates {
+                let directory = (database as NSString).deletingLastPathComponent
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw StrongroomError(.notFound, "Cannot create \(database): the directory \(directory) does not exist; create it first.", path: database)
+                }
+            }
             let db = try Connection(path: paths[0], configuration: configuration)
             if dryRun {
                 let plan = try migrator.plan(db, to: to)
@@ -67,9 +81,12 @@ struct Migrate: ParsableCommand {
             if !output.json {
                 progress = { event in bar.handle(event) }
             }
+            if creates && !output.json {
+                print("Created \(database), encrypted with the given key.")
+            }
             let report = try migrator.migrate(db, to: to, progress: progress)
             if output.json {
-                Output.json(report)
+                Output.json(Report(created: creates, report: report))
             } else if report.applied.isEmpty {
                 print("\(paths[0]) is at version \(report.toVersion); nothing to migrate.")
             } else {
@@ -101,6 +118,18 @@ struct Migrate: ParsableCommand {
             print("\(results.count - failed.count) of \(results.count) databases migrated\(failed.isEmpty ? "." : "; \(failed.count) failed (listed above).")")
         }
         if !failed.isEmpty { throw ExitCode(1) }
+    }
+
+    /// The migration report's fields, plus whether the database was created.
+    struct Report: Encodable {
+        let created: Bool
+        let report: MigrationReport
+        enum Keys: String, CodingKey { case created }
+        func encode(to encoder: any Encoder) throws {
+            try report.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(created, forKey: .created)
+        }
     }
 
     struct DryRun: Encodable {

@@ -14,16 +14,36 @@ import StrongroomCrypto
 /// - `-- strongroom: rebuild` — placed just before a `CREATE TABLE name (...)`
 ///   statement, rebuilds the existing table `name` to that definition with
 ///   SQLite's 12-step procedure, copying the columns both definitions share.
+/// - `-- strongroom: immediate-foreign-keys` — foreign keys stay on while the
+///   migration runs (see ``ForeignKeyChecks/immediate``).
 ///
 /// `ALTER TABLE t DROP COLUMN c` and `ALTER TABLE t RENAME COLUMN a TO b` are
 /// performed as rebuilds when the linked SQLite lacks them (before 3.35 / 3.25).
+///
+/// A transactional migration may not contain `BEGIN`, `COMMIT`, `END` or
+/// `ROLLBACK` (savepoints are fine): the runner owns its transaction, and
+/// refuses such a file naming its line.
 public struct Migration: Sendable {
     /// What a migration runs.
     public enum Body: Sendable {
         /// Statements from a SQL file.
         case sql(statements: [String], transactional: Bool)
         /// A Swift closure run in the migration's transaction.
-        case swift(disablesForeignKeys: Bool, run: @Sendable (Connection) throws -> Void)
+        case swift(run: @Sendable (Connection) throws -> Void)
+    }
+
+    /// When a migration's foreign keys are checked.
+    public enum ForeignKeyChecks: Sendable, Equatable {
+        /// The default, as in GRDB: foreign keys are switched off *outside* the
+        /// migration's transaction (inside one, `PRAGMA foreign_keys` does
+        /// nothing), so dropping or rebuilding a parent table never deletes
+        /// child rows through `ON DELETE CASCADE`, and a row may briefly point
+        /// at a parent inserted later. `PRAGMA foreign_key_check` runs before
+        /// the commit; any violating row fails the migration, naming the rows.
+        case deferred
+        /// Foreign keys stay as the connection has them: each statement is
+        /// checked as it runs and cascades fire. Table rebuilds are refused.
+        case immediate
     }
 
     /// The version: migrations run in increasing order.
@@ -37,6 +57,11 @@ public struct Migration: Sendable {
     /// SHA-256 (hex) of what runs, ignoring line endings, trailing whitespace
     /// and comments. For a Swift migration, of its version and description.
     public let checksum: String
+    /// When foreign keys are checked; ``ForeignKeyChecks/deferred`` unless asked.
+    public let foreignKeyChecks: ForeignKeyChecks
+    /// For a SQL migration, the line of the file where each statement's first
+    /// word stands (1-based), for error messages.
+    let statementLines: [Int]
 
     /// A migration from SQL text (as read from a file).
     public init(version: Int, description: String, sql: String, file: String? = nil) {
@@ -46,28 +71,35 @@ public struct Migration: Sendable {
         self.description = description
         self.file = file
         self.body = .sql(statements: statements, transactional: transactional)
-        self.checksum = Migration.checksum(statements: statements, transactional: transactional)
+        self.foreignKeyChecks = Migration.hasDirective("immediate-foreign-keys", in: sql) ? .immediate : .deferred
+        self.checksum = Migration.checksum(statements: statements, transactional: transactional, foreignKeyChecks: foreignKeyChecks)
+        self.statementLines = Migration.lines(of: statements, in: sql)
     }
 
-    /// A migration written in Swift.
+    /// A migration written in Swift, run in a transaction with its history row.
     ///
-    /// Set `disablesForeignKeys` when it rebuilds tables (see ``TableRebuild``):
-    /// foreign keys are then switched off outside its transaction and checked
-    /// with `PRAGMA foreign_key_check` before it commits.
-    public init(version: Int, description: String, disablesForeignKeys: Bool = false, _ run: @escaping @Sendable (Connection) throws -> Void) {
+    /// With the default ``ForeignKeyChecks/deferred``, foreign keys are off
+    /// while it runs (so it may rebuild tables, by hand or with
+    /// ``TableRebuild``) and checked with `PRAGMA foreign_key_check` before
+    /// it commits.
+    public init(version: Int, description: String, foreignKeyChecks: ForeignKeyChecks = .deferred, _ run: @escaping @Sendable (Connection) throws -> Void) {
         self.version = version
         self.description = description
         self.file = nil
-        self.body = .swift(disablesForeignKeys: disablesForeignKeys, run: run)
+        self.body = .swift(run: run)
+        self.foreignKeyChecks = foreignKeyChecks
         self.checksum = Hex.encode(SHA256.hash(Array("swift:\(version):\(description)".utf8)))
+        self.statementLines = []
     }
 
     /// The checksum of statements: each is normalized (comments removed,
     /// whitespace folded), directives are kept, so only a change to what runs
-    /// changes it.
-    static func checksum(statements: [String], transactional: Bool) -> String {
+    /// changes it. The default foreign key mode adds nothing, so checksums
+    /// recorded before the mode existed still match.
+    static func checksum(statements: [String], transactional: Bool, foreignKeyChecks: ForeignKeyChecks) -> String {
         var hash = SHA256()
         hash.update(Array((transactional ? "tx\n" : "no-tx\n").utf8))
+        if foreignKeyChecks == .immediate { hash.update(Array("immediate-foreign-keys\n".utf8)) }
         for statement in statements {
             if isRebuild(statement) { hash.update(Array("rebuild:".utf8)) }
             hash.update(Array(SQLScript.normalized(statement).utf8))
@@ -88,14 +120,46 @@ public struct Migration: Sendable {
         hasDirective("rebuild", in: statement)
     }
 
-    /// True when running this migration rebuilds tables, so foreign keys must
-    /// be off outside its transaction.
-    func needsForeignKeysOff(sqliteVersion: SQLiteVersion) -> Bool {
-        switch body {
-        case .swift(let disables, _):
-            return disables
-        case .sql(let statements, _):
-            return statements.contains { Migration.isRebuild($0) || AlterTableRewrite.parse($0, sqliteVersion: sqliteVersion) != nil }
+    /// True when this SQL migration rebuilds tables (with the directive, or
+    /// an `ALTER TABLE` form the linked SQLite lacks).
+    func rebuildsTables(sqliteVersion: SQLiteVersion) -> Bool {
+        guard case .sql(let statements, _) = body else { return false }
+        return statements.contains { Migration.isRebuild($0) || AlterTableRewrite.parse($0, sqliteVersion: sqliteVersion) != nil }
+    }
+
+    /// True for `BEGIN`, `COMMIT`, `END` and `ROLLBACK` (but not `ROLLBACK TO`
+    /// a savepoint): statements that would end or nest the runner's transaction.
+    static func isTransactionControl(_ statement: String) -> Bool {
+        let words = SQLTokenizer.tokenize(statement).prefix(3)
+        guard let first = words.first, first.kind == .word else { return false }
+        switch first.text.uppercased() {
+        case "BEGIN", "COMMIT", "END":
+            return true
+        case "ROLLBACK":
+            return !words.dropFirst().contains { $0.isKeyword("TO") }
+        default:
+            return false
         }
+    }
+
+    /// The 1-based line of each statement's first word in `text`.
+    static func lines(of statements: [String], in text: String) -> [Int] {
+        func newlines<S: StringProtocol>(_ s: S) -> Int { s.unicodeScalars.reduce(0) { $1 == "\n" ? $0 + 1 : $0 } }
+        var lines: [Int] = []
+        var searchFrom = text.startIndex
+        var line = 1
+        for statement in statements {
+            guard let range = text.range(of: statement, range: searchFrom..<text.endIndex) else {
+                lines.append(line)
+                continue
+            }
+            line += newlines(text[searchFrom..<range.lowerBound])
+            // Comments before the statement stay with it: count to its first token.
+            let firstToken = SQLTokenizer.tokenize(statement).first?.range.lowerBound ?? 0
+            lines.append(line + newlines(String(String.UnicodeScalarView(statement.unicodeScalars.prefix(firstToken)))))
+            line += newlines(statement)
+            searchFrom = range.upperBound
+        }
+        return lines
     }
 }

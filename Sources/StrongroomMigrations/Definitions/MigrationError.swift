@@ -23,6 +23,9 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
         case migrationFailed = "migration_failed"
         /// A rebuild left rows that break a foreign key; the migration was rolled back.
         case foreignKeyViolation = "foreign_key_violation"
+        /// A transactional migration contains `BEGIN`, `COMMIT`, `END` or
+        /// `ROLLBACK`, or a Swift migration ended the runner's transaction.
+        case transactionControl = "transaction_control"
         /// A table rebuild cannot be done as written (unknown column, column used by an index...).
         case unsupportedRebuild = "unsupported_rebuild"
         /// The database has applied versions this directory does not know: it is newer than the app.

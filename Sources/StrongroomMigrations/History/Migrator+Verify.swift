@@ -52,8 +52,8 @@ extension Migrator {
         let applied = try appliedMigrations(db)
         let current = applied.map(\.version).max() ?? 0
         var findings = historyFindings(applied)
-        let done = Set(applied.map(\.version))
-        for migration in migrations where !done.contains(migration.version) {
+        let done = Self.coveredVersions(applied)
+        for migration in migrations where !done(migration.version) {
             findings.append(VerificationFinding(code: .pending, version: migration.version, file: migration.file,
                 message: "Migration \(migration.file ?? String(migration.version)) is not applied\(migration.version < current ? " (older than the current version \(current))" : "")."))
         }
@@ -62,13 +62,13 @@ extension Migrator {
         return VerificationReport(currentVersion: current, findings: findings)
     }
 
-    private func drift(_ db: Connection, upTo current: Int, applied: Set<Int>) throws(MigrationError) -> [VerificationFinding] {
+    private func drift(_ db: Connection, upTo current: Int, applied: (Int) -> Bool) throws(MigrationError) -> [VerificationFinding] {
         // Replay what should be there into a fresh in-memory database.
         let replayed: SchemaSnapshot
         do {
             let scratch = try Connection.inMemory()
             var replay = self
-            replay.migrations = migrations.filter { $0.version <= current && applied.contains($0.version) }
+            replay.migrations = migrations.filter { $0.version <= current && applied($0.version) }
             try replay.migrate(scratch)
             replayed = try SchemaSnapshot(scratch)
         } catch let error as MigrationError {

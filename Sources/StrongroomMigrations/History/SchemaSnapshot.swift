@@ -12,7 +12,7 @@ public struct SchemaSnapshot: Sendable, Equatable {
         var objects: [String: String] = [:]
         for row in try db.fetchAll(sql: """
             SELECT type, name, sql FROM sqlite_master
-            WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND name <> '\(MigrationHistory.table)'
+            WHERE sql IS NOT NULL AND \(SQLScript.isUserObjectName()) AND name <> '\(MigrationHistory.table)'
             """) {
             let key = "\(try row.decode(String.self, at: 0)) \(try row.decode(String.self, at: 1).lowercased())"
             objects[key] = SQLScript.normalized(try row.decode(String.self, at: 2))

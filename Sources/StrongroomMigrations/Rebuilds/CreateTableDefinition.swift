@@ -73,6 +73,11 @@ struct CreateTableDefinition {
     /// The table constraints (PRIMARY KEY (…), FOREIGN KEY …, …).
     var constraints: [String] { items.filter { $0.column == nil }.map(\.text) }
 
+    /// True when a column is `INTEGER PRIMARY KEY AUTOINCREMENT`.
+    var usesAutoincrement: Bool {
+        items.contains { item in SQLTokenizer.tokenize(item.text).contains { $0.isKeyword("AUTOINCREMENT") } }
+    }
+
     /// The statement for a table named `name` with these items.
     func sql(named name: String) -> String {
         let body = items.map(\.text).joined(separator: ", ")

@@ -117,10 +117,16 @@ public enum TableRebuild {
         let oldColumns = columnMapping.map { SQLScript.quotedIdentifier($0.old) }.joined(separator: ", ")
         try db.execute(sql: "INSERT INTO \(SQLScript.quotedIdentifier(temporary)) (\(newColumns)) SELECT \(oldColumns) FROM \(SQLScript.quotedIdentifier(table))")
         let copied = db.changesCount
+        // The AUTOINCREMENT counter goes with the old table: remember it, so
+        // ids issued once are never issued again.
+        let sequence = try autoincrementSequence(of: table, in: db)
         // 6. Drop the old table (foreign keys are off: no cascade fires).
         try db.execute(sql: "DROP TABLE \(SQLScript.quotedIdentifier(table))")
         // 7. Give the new table the old name.
         try db.execute(sql: "ALTER TABLE \(SQLScript.quotedIdentifier(temporary)) RENAME TO \(SQLScript.quotedIdentifier(table))")
+        if let sequence, newDefinition.usesAutoincrement {
+            try restoreAutoincrementSequence(sequence, of: table, in: db)
+        }
         // 8. Recreate indexes and triggers.
         for (_, sql) in savedIndexes { try db.execute(sql: rewrite(.index, sql)) }
         for (_, sql) in savedTriggers { try db.execute(sql: rewrite(.trigger, sql)) }
@@ -136,6 +142,21 @@ public enum TableRebuild {
         // Steps 10 to 12 (foreign_key_check, commit, restoring foreign keys)
         // belong to the runner, around the whole migration.
         return copied
+    }
+
+    /// The table's `sqlite_sequence` value, if it has one.
+    static func autoincrementSequence(of table: String, in db: Connection) throws -> Int64? {
+        guard try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'") == 1 else { return nil }
+        return try db.fetchOne(Int64.self, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table])
+    }
+
+    /// Sets the rebuilt table's counter to at least `sequence`.
+    static func restoreAutoincrementSequence(_ sequence: Int64, of table: String, in db: Connection) throws {
+        if try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_sequence WHERE name = ?", arguments: [table]) == 0 {
+            try db.execute(sql: "INSERT INTO sqlite_sequence(name, seq) VALUES (?, ?)", arguments: [table, sequence])
+        } else {
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", arguments: [sequence, table])
+        }
     }
 
     static func definition(of table: String, in db: Connection) throws -> CreateTableDefinition {

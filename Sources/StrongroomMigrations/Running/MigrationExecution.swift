@@ -2,9 +2,9 @@ import Foundation
 import Logging
 import Strongroom
 
-/// Runs one migration: foreign keys off outside the transaction when it
-/// rebuilds tables, its statements and its history row in one transaction,
-/// `foreign_key_check` before commit, rollback on any failure.
+/// Runs one migration: foreign keys off outside the transaction (unless it
+/// asked for immediate checks), its statements and its history row in one
+/// transaction, `foreign_key_check` before commit, rollback on any failure.
 struct MigrationExecution {
     let migration: Migration
     let db: Connection
@@ -15,19 +15,25 @@ struct MigrationExecution {
         let start = ContinuousClock.now
         let sqliteVersion: SQLiteVersion
         do { sqliteVersion = try SQLiteVersion.of(db) } catch { throw .database(error) }
-        let foreignKeysOff = migration.needsForeignKeysOff(sqliteVersion: sqliteVersion)
+        if case .sql(let statements, transactional: true) = migration.body {
+            try refuseTransactionControl(statements)
+        }
         var restoreForeignKeys = false
-        if foreignKeysOff {
+        if migration.foreignKeyChecks == .deferred {
             // PRAGMA foreign_keys is a no-op inside a transaction: switch it
-            // off before BEGIN, so dropping a rebuilt parent deletes no child.
+            // off before BEGIN, so dropping a rebuilt parent deletes no child
+            // and a child may be inserted before its parent.
             do {
                 restoreForeignKeys = try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1
-                try db.execute(sql: "PRAGMA foreign_keys = OFF")
+                if restoreForeignKeys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
             } catch { throw .database(error) }
         }
         defer {
             if restoreForeignKeys { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
         }
+        // Violations are checked when the connection enforces foreign keys
+        // and this migration ran without them.
+        let checkForeignKeys = restoreForeignKeys
 
         switch migration.body {
         case .sql(let statements, transactional: false):
@@ -36,15 +42,16 @@ struct MigrationExecution {
             for (index, statement) in statements.enumerated() {
                 try runStatement(statement, index: index, count: statements.count, sqliteVersion: sqliteVersion, inTransaction: false)
             }
-            return try inTransaction(start: start, checkForeignKeys: foreignKeysOff) {}
+            return try inTransaction(start: start, checkForeignKeys: checkForeignKeys) {}
         case .sql(let statements, transactional: true):
-            return try inTransaction(start: start, checkForeignKeys: foreignKeysOff) { () throws(MigrationError) in
+            return try inTransaction(start: start, checkForeignKeys: checkForeignKeys) { () throws(MigrationError) in
                 for (index, statement) in statements.enumerated() {
                     try runStatement(statement, index: index, count: statements.count, sqliteVersion: sqliteVersion, inTransaction: true)
+                    try checkStillInTransaction(after: "statement \(index + 1) (line \(line(of: index)))", statement: statement)
                 }
             }
-        case .swift(_, let body):
-            return try inTransaction(start: start, checkForeignKeys: foreignKeysOff) { () throws(MigrationError) in
+        case .swift(let body):
+            return try inTransaction(start: start, checkForeignKeys: checkForeignKeys) { () throws(MigrationError) in
                 report(.statementStarted(version: migration.version, index: 1, count: 1))
                 do {
                     try body(db)
@@ -55,8 +62,36 @@ struct MigrationExecution {
                 } catch {
                     throw failure("\(error)", statement: nil, underlying: nil)
                 }
+                try checkStillInTransaction(after: "its Swift body", statement: nil)
             }
         }
+    }
+
+    /// A transactional migration may not end or nest the runner's
+    /// transaction: refused before anything of it runs.
+    private func refuseTransactionControl(_ statements: [String]) throws(MigrationError) {
+        guard let index = statements.firstIndex(where: Migration.isTransactionControl) else { return }
+        throw MigrationError(.transactionControl, "Migration \(migration.version) (\(location(of: index))) contains `\(SQLScript.normalized(statements[index]))`: the runner runs each migration in its own transaction with its history row, so BEGIN, COMMIT, END and ROLLBACK cannot appear in it. Remove the statement (use SAVEPOINT to nest), or mark the file `-- strongroom: no-transaction`. Nothing of it ran.",
+                             version: migration.version, file: migration.file, statement: statements[index])
+    }
+
+    /// After each statement, the runner's transaction must still be open;
+    /// otherwise what ran so far is already committed (or rolled back by
+    /// SQLite) and no history row may be written.
+    private func checkStillInTransaction(after what: String, statement: String?) throws(MigrationError) {
+        guard !db.isInsideTransaction else { return }
+        throw MigrationError(.transactionControl, "Migration \(migration.version) (\(migration.file ?? migration.description)) ended the runner's transaction itself after \(what): what it did until then may already be committed, and its history row was not written. Check the database, and keep COMMIT and ROLLBACK out of migrations.",
+                             version: migration.version, file: migration.file, statement: statement)
+    }
+
+    /// `file, line N` for a SQL file's statement, else the description.
+    private func location(of index: Int) -> String {
+        guard let file = migration.file else { return "\(migration.description), statement \(index + 1)" }
+        return "\(file), line \(line(of: index))"
+    }
+
+    private func line(of index: Int) -> Int {
+        index < migration.statementLines.count ? migration.statementLines[index] : 0
     }
 
     /// BEGIN IMMEDIATE, `body`, foreign_key_check, the history row, COMMIT;

@@ -72,22 +72,29 @@ public struct Migrator: Sendable {
             let statements: Int
             if case .sql(let list, _) = migration.body { statements = list.count } else { statements = 1 }
             return PlannedMigration(version: migration.version, description: migration.description, file: migration.file,
-                                    statementCount: statements, rebuildsTables: migration.needsForeignKeysOff(sqliteVersion: version))
+                                    statementCount: statements, rebuildsTables: migration.rebuildsTables(sqliteVersion: version))
         }
     }
 
     private func pending(_ db: Connection, to target: Int?) throws(MigrationError) -> [Migration] {
         let applied = try appliedMigrations(db)
         try checkApplied(applied)
-        let done = Set(applied.map(\.version))
-        if let target, target > 0, !migrations.contains(where: { $0.version == target }), !done.contains(target) {
+        let done = Self.coveredVersions(applied)
+        if let target, target > 0, !migrations.contains(where: { $0.version == target }), !done(target) {
             throw MigrationError(.invalidVersion, "There is no migration with version \(target).", version: target)
         }
-        return migrations.filter { !done.contains($0.version) && (target == nil || $0.version <= target!) }
+        return migrations.filter { !done($0.version) && (target == nil || $0.version <= target!) }
     }
 
-    /// Refuses to run on a database whose history this runner cannot vouch for.
-    /// Refuses to run on a database whose history this runner cannot vouch
+    /// Whether a version counts as applied: it has a history row, or it is at
+    /// or below a baseline (a baseline adopts the schema of every version up
+    /// to it).
+    static func coveredVersions(_ applied: [AppliedMigration]) -> (Int) -> Bool {
+        let rows = Set(applied.map(\.version))
+        let baseline = applied.filter { $0.kind == "baseline" }.map(\.version).max() ?? 0
+        return { version in version <= baseline || rows.contains(version) }
+    }
+
     /// for: the first of `verify`'s history findings becomes the error.
     private func checkApplied(_ applied: [AppliedMigration]) throws(MigrationError) {
         guard let finding = historyFindings(applied).first else { return }
@@ -147,8 +154,10 @@ public struct Migrator: Sendable {
         return MigrationReport(fromVersion: from, toVersion: try currentVersion(db), applied: applied)
     }
 
-    /// Records `version` (and nothing below it) as applied without running it,
-    /// to adopt a database whose schema already matches that version.
+    /// Records `version` as applied without running it, to adopt a database
+    /// whose schema already matches that version: every version at or below
+    /// it then counts as applied (``plan(_:to:)``, ``migrate(_:to:progress:)``
+    /// and ``verify(_:)`` agree), and migrations above it run.
     public func baseline(_ db: Connection, version: Int) throws(MigrationError) {
         let lock = db.path == ":memory:" ? nil : try MigrationLock(databasePath: db.path, timeout: lockTimeout)
         defer { withExtendedLifetime(lock) {} }
