@@ -8,6 +8,8 @@ struct CreateTableDefinition {
         var text: String
         /// The column name, or nil for a table constraint.
         var column: String?
+        /// Where the item stands in the statement (unicode scalar offsets).
+        var range: Range<Int> = 0..<0
     }
 
     /// `CREATE TABLE name (` up to (not including) the name; the name; then the rest.
@@ -38,14 +40,14 @@ struct CreateTableDefinition {
             if token.text == "(" { depth += 1 }
             if token.text == ")" {
                 if depth == 0 {
-                    items.append(Self.item(sql.scalars(itemStart..<token.range.lowerBound), first: itemFirstToken))
+                    items.append(Self.item(sql, itemStart..<token.range.lowerBound, first: itemFirstToken))
                     closing = token.range.upperBound
                     break
                 }
                 depth -= 1
             }
             if token.text == "," && depth == 0 {
-                items.append(Self.item(sql.scalars(itemStart..<token.range.lowerBound), first: itemFirstToken))
+                items.append(Self.item(sql, itemStart..<token.range.lowerBound, first: itemFirstToken))
                 itemStart = token.range.upperBound
                 itemFirstToken = nil
                 continue
@@ -57,14 +59,22 @@ struct CreateTableDefinition {
         self.suffix = sql.scalars(closing..<sql.unicodeScalars.count).trimmingWhitespaceAndSemicolon()
     }
 
-    private static func item(_ text: String, first: SQLToken?) -> Item {
-        let trimmed = text.trimmingWhitespaceAndSemicolon()
-        guard let first else { return Item(text: trimmed, column: nil) }
+    private static func item(_ sql: String, _ range: Range<Int>, first: SQLToken?) -> Item {
+        let trimmed = sql.scalars(range).trimmingWhitespaceAndSemicolon()
+        guard let first else { return Item(text: trimmed, column: nil, range: range) }
         let constraintWords = ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"]
         if first.kind == .word && constraintWords.contains(first.text.uppercased()) {
-            return Item(text: trimmed, column: nil)
+            return Item(text: trimmed, column: nil, range: range)
         }
-        return Item(text: trimmed, column: first.identifier)
+        // SQLite takes a 'string' in a column name's place for the name.
+        let name = first.kind == .string ? String(first.text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'") : first.identifier
+        return Item(text: trimmed, column: name, range: range)
+    }
+
+    /// True for a table declared `WITHOUT ROWID`.
+    var isWithoutRowid: Bool {
+        let words = SQLTokenizer.tokenize(suffix)
+        return words.contains { $0.isKeyword("WITHOUT") } && words.contains { $0.isKeyword("ROWID") }
     }
 
     /// The column names, in order.
@@ -93,23 +103,4 @@ extension String {
         return String(scalars)
     }
 
-    /// `self` with every identifier token naming `old` replaced by `new` (quoted),
-    /// from scalar offset `start` on. String literals are left alone.
-    func renamingIdentifier(_ old: String, to new: String, from start: Int = 0) -> String {
-        var result = ""
-        var position = 0
-        let all = Array(unicodeScalars)
-        for token in SQLTokenizer.tokenize(self) where token.range.lowerBound >= start && token.kind != .string && token.names(old) {
-            result.unicodeScalars.append(contentsOf: all[position..<token.range.lowerBound])
-            result += SQLScript.quotedIdentifier(new)
-            position = token.range.upperBound
-        }
-        result.unicodeScalars.append(contentsOf: all[position..<all.count])
-        return result
-    }
-
-    /// True when an identifier token names `name` from scalar offset `start` on.
-    func mentionsIdentifier(_ name: String, from start: Int = 0) -> Bool {
-        SQLTokenizer.tokenize(self).contains { $0.range.lowerBound >= start && $0.kind != .string && $0.names(name) }
-    }
 }

@@ -2,18 +2,24 @@ public import Strongroom
 
 /// Changes a table's shape with SQLite's documented 12-step procedure
 /// (https://sqlite.org/lang_altertable.html, "Making Other Kinds Of Table
-/// Schema Changes"): create the new table, copy the rows, drop the old table,
-/// rename the new one, recreate indexes, triggers and views.
+/// Schema Changes"): create the new table, copy the rows (with their rowids),
+/// drop the old table, rename the new one, recreate indexes, triggers and views.
 ///
-/// Call it inside a migration that runs with foreign keys off
-/// (``Migration/init(version:description:disablesForeignKeys:_:)`` with
-/// `disablesForeignKeys: true`, or any SQL migration that contains a rebuild):
-/// the runner switches foreign keys off *outside* the transaction, so dropping
-/// the old table never fires `ON DELETE CASCADE` on its children, and runs
-/// `PRAGMA foreign_key_check` before committing.
+/// Every view and trigger that names the table (on any table, and views over
+/// those views) is dropped before and created again after, so the procedure
+/// also works on SQLite 3.26 and later, where `ALTER TABLE … RENAME` re-checks
+/// the whole schema. Views must still read and triggers still compile
+/// afterwards, or the rebuild fails naming the object. The `AUTOINCREMENT`
+/// counter is kept.
+///
+/// The runner calls it inside a migration's transaction with foreign keys
+/// switched off *outside* that transaction (the default for every migration:
+/// ``Migration/ForeignKeyChecks/deferred``), so dropping the old table never
+/// fires `ON DELETE CASCADE` on its children; `PRAGMA foreign_key_check` runs
+/// before the commit.
 ///
 /// ```swift
-/// Migration(version: 7, description: "widen price", disablesForeignKeys: true) { db in
+/// Migration(version: 7, description: "widen price") { db in
 ///     try TableRebuild.rebuild(db, table: "track", to: """
 ///         CREATE TABLE track(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price NUMERIC(10,2) NOT NULL DEFAULT 0)
 ///         """)
@@ -28,94 +34,164 @@ public enum TableRebuild {
         guard let new = CreateTableDefinition(createTableSQL), new.table.lowercased() == table.lowercased() else {
             throw MigrationError(.unsupportedRebuild, "The rebuild of \(table) needs a CREATE TABLE \(table) (...) statement with the new definition.")
         }
-        let old = try definition(of: table, in: db)
+        let catalog = try SchemaCatalog(db)
+        let old = try definition(of: table, in: catalog)
         let shared = new.columns.filter { column in old.columns.contains { $0.lowercased() == column.lowercased() } }
-        let mapping = shared.map { ($0, $0) }
-        return try perform(db, table: old.table, newDefinition: new, columnMapping: mapping) { $1 }
+        let change = TableChange(name: old.table, definition: new, columnMapping: shared.map { ($0, $0) })
+        return try perform(db, [change], rewritten: [:], catalog: catalog)
     }
 
     /// `ALTER TABLE table DROP COLUMN column`, refused (like SQLite's own) when
-    /// the column is part of a key, a constraint or an index.
+    /// the column is a key, unique, or used by an index, a constraint, another
+    /// table's foreign key, a view or a trigger.
     @discardableResult
     static func dropColumn(_ db: Connection, table: String, column: String) throws -> Int {
-        var definition = try definition(of: table, in: db)
+        let catalog = try SchemaCatalog(db)
+        var definition = try definition(of: table, in: catalog)
         guard let index = definition.items.firstIndex(where: { $0.column?.lowercased() == column.lowercased() }) else {
             throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column): table \(table) has no such column.")
         }
-        let columnText = definition.items[index].text.uppercased()
-        if columnText.contains("PRIMARY KEY") || columnText.contains("UNIQUE") {
+        let columnTokens = SQLTokenizer.tokenize(definition.items[index].text)
+        if columnTokens.contains(where: { $0.isKeyword("PRIMARY") }) || columnTokens.contains(where: { $0.isKeyword("UNIQUE") }) {
             throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column) of \(table): it is a PRIMARY KEY or UNIQUE column.")
         }
-        if definition.constraints.contains(where: { $0.mentionsIdentifier(column) }) {
-            throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column) of \(table): a table constraint uses it; rebuild the table with the rebuild directive instead.")
+        if definition.columns.count == 1 {
+            throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column): it is the only column of \(table).")
         }
-        for (name, sql) in try indexes(of: definition.table, in: db) where sql.mentionsIdentifier(column, from: openingParenthesis(sql)) {
-            throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column) of \(table): index \(name) uses it; drop the index first.")
-        }
-        for (name, sql) in try triggers(of: definition.table, in: db) where sql.mentionsIdentifier(column) {
-            throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column) of \(table): trigger \(name) mentions it; drop the trigger first.")
+        let finder = ColumnReferenceFinder(table: definition.table, column: column, catalog: catalog)
+        for object in catalog.objects {
+            let references = try references(to: column, of: table, in: object, finder: finder, change: "drop")
+            if object.kind == .table && object.name.lowercased() == definition.table.lowercased() {
+                // The column's own definition goes with it; anything else in the table uses it.
+                let ownRange = definition.items[index].range
+                if references.contains(where: { !ownRange.contains($0.lowerBound) }) {
+                    throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column) of \(table): a constraint of the table (a key, CHECK or foreign key) uses it; rebuild the table with the rebuild directive instead.")
+                }
+            } else if !references.isEmpty {
+                throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column) of \(table): \(object.kind.rawValue) \(object.name) uses it; drop or change the \(object.kind.rawValue) first.")
+            }
         }
         definition.items.remove(at: index)
-        let mapping = definition.columns.map { ($0, $0) }
-        return try perform(db, table: definition.table, newDefinition: definition, columnMapping: mapping) { $1 }
+        let change = TableChange(name: definition.table, definition: definition, columnMapping: definition.columns.map { ($0, $0) })
+        return try perform(db, [change], rewritten: [:], catalog: catalog)
     }
 
-    /// `ALTER TABLE table RENAME COLUMN from TO to`: the column definition,
-    /// table constraints, indexes and triggers on the table are rewritten.
+    /// `ALTER TABLE table RENAME COLUMN from TO to`, as SQLite 3.25 does it:
+    /// every reference to the column is rewritten (the table's definition and
+    /// constraints, its indexes, other tables' foreign keys, views and
+    /// triggers anywhere in the schema), and nothing else. A reference that
+    /// cannot be resolved with certainty makes it refuse, naming the object.
     @discardableResult
     static func renameColumn(_ db: Connection, table: String, from: String, to: String) throws -> Int {
-        var definition = try definition(of: table, in: db)
-        guard let index = definition.items.firstIndex(where: { $0.column?.lowercased() == from.lowercased() }) else {
+        let catalog = try SchemaCatalog(db)
+        let definition = try definition(of: table, in: catalog)
+        guard definition.columns.contains(where: { $0.lowercased() == from.lowercased() }) else {
             throw MigrationError(.unsupportedRebuild, "Cannot rename column \(from): table \(table) has no such column.")
         }
-        if definition.columns.contains(where: { $0.lowercased() == to.lowercased() }) {
+        if definition.columns.contains(where: { $0.lowercased() == to.lowercased() }) && from.lowercased() != to.lowercased() {
             throw MigrationError(.unsupportedRebuild, "Cannot rename column \(from) to \(to): table \(table) already has a column \(to).")
         }
-        let oldColumns = definition.columns
-        // The first token of a column definition is its name.
-        let item = definition.items[index].text
-        let nameEnd = SQLTokenizer.tokenize(item).first?.range.upperBound ?? 0
-        definition.items[index].text = SQLScript.quotedIdentifier(to) + item.scalars(nameEnd..<item.unicodeScalars.count)
-        definition.items[index].column = to
-        for i in definition.items.indices where definition.items[i].column == nil {
-            definition.items[i].text = definition.items[i].text.renamingIdentifier(from, to: to)
+        let finder = ColumnReferenceFinder(table: definition.table, column: from, catalog: catalog)
+        var rewritten: [String: String] = [:]
+        for object in catalog.objects {
+            let references = try references(to: from, of: table, in: object, finder: finder, change: "rename")
+            if !references.isEmpty {
+                rewritten[object.name.lowercased()] = replacing(references, in: object.sql, with: SQLScript.quotedIdentifier(to))
+            }
         }
-        let mapping = zip(definition.columns, oldColumns).map { ($0, $1) }
-        return try perform(db, table: definition.table, newDefinition: definition, columnMapping: mapping) { kind, sql in
-            // An index's columns and WHERE clause follow its first parenthesis;
-            // a trigger's column list and body follow its name.
-            sql.renamingIdentifier(from, to: to, from: kind == .index ? openingParenthesis(sql) : afterTriggerName(sql))
+        // The table itself, then every table whose foreign key names the column.
+        var changes: [TableChange] = []
+        for object in catalog.objects where object.kind == .table {
+            guard let sql = rewritten[object.name.lowercased()], let newDefinition = CreateTableDefinition(sql),
+                  let oldDefinition = CreateTableDefinition(object.sql) else { continue }
+            changes.append(TableChange(name: object.name, definition: newDefinition, columnMapping: Array(zip(newDefinition.columns, oldDefinition.columns))))
         }
+        changes.sort { a, _ in a.name.lowercased() == definition.table.lowercased() }
+        return try perform(db, changes, rewritten: rewritten, catalog: catalog)
+    }
+
+    private static func references(to column: String, of table: String, in object: SchemaCatalog.Object, finder: ColumnReferenceFinder, change: String) throws -> [Range<Int>] {
+        do {
+            return try finder.references(in: object)
+        } catch {
+            throw MigrationError(.unsupportedRebuild, "Cannot \(change) column \(column) of \(table): \(object.kind.rawValue) \(object.name) \(error.reason), so its references to the column cannot be rewritten with certainty. Drop the \(object.kind.rawValue) in the migration before this statement and create it again after.")
+        }
+    }
+
+    private static func replacing(_ ranges: [Range<Int>], in sql: String, with replacement: String) -> String {
+        let scalars = Array(sql.unicodeScalars)
+        var result = ""
+        var position = 0
+        for range in ranges {
+            result.unicodeScalars.append(contentsOf: scalars[position..<range.lowerBound])
+            result += replacement
+            position = range.upperBound
+        }
+        result.unicodeScalars.append(contentsOf: scalars[position...])
+        return result
     }
 
     // MARK: The procedure
 
-    /// Steps 3 to 9 of the procedure, inside the caller's transaction.
-    enum SchemaObject { case index, trigger, view }
+    /// One table to rebuild: its new definition, and which old column fills each new one.
+    struct TableChange {
+        let name: String
+        let definition: CreateTableDefinition
+        let columnMapping: [(new: String, old: String)]
+    }
 
-    private static func perform(_ db: Connection, table: String, newDefinition: CreateTableDefinition, columnMapping: [(new: String, old: String)], rewrite: (SchemaObject, String) -> String) throws -> Int {
+    /// Steps 3 to 9 of the procedure for each table, inside the caller's
+    /// transaction. `rewritten` holds new SQL for objects (by lowercased name).
+    /// Returns the rows copied into the first table.
+    private static func perform(_ db: Connection, _ changes: [TableChange], rewritten: [String: String], catalog: SchemaCatalog) throws -> Int {
         guard db.isInsideTransaction else {
             throw MigrationError(.unsupportedRebuild, "A table rebuild must run inside the migration's transaction.")
         }
         if try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1 {
-            throw MigrationError(.unsupportedRebuild, "A table rebuild needs foreign keys off outside the transaction, or dropping \(table) would delete its children's rows; mark the migration disablesForeignKeys.")
+            throw MigrationError(.unsupportedRebuild, "A table rebuild needs foreign keys off outside the transaction, or dropping \(changes.first?.name ?? "the table") would delete its children's rows; remove the immediate-foreign-keys setting from the migration.")
         }
-        // 3. Save the indexes, triggers and views.
-        let savedIndexes = try indexes(of: table, in: db)
-        let savedTriggers = try triggers(of: table, in: db)
-        let savedViews = try db.fetchAll(sql: "SELECT name, sql FROM sqlite_master WHERE type = 'view' AND sql IS NOT NULL ORDER BY rowid")
-            .map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) }
-        // Views that mention the table are dropped and recreated (step 9).
-        let affectedViews = savedViews.filter { $0.1.mentionsIdentifier(table) }
-        for (name, _) in affectedViews { try db.execute(sql: "DROP VIEW \(SQLScript.quotedIdentifier(name))") }
+        // 3. Save the indexes, triggers and views, and drop the views and
+        // triggers that name a rebuilt table (indexes go with their table).
+        let dependents = catalog.dependents(of: Set(changes.map(\.name)))
+        for object in dependents.reversed() where object.kind == .view || object.kind == .trigger {
+            try db.execute(sql: "DROP \(object.kind.rawValue.uppercased()) IF EXISTS \(SQLScript.quotedIdentifier(object.name))")
+        }
+        var copied: [Int] = []
+        for change in changes {
+            copied.append(try replaceTable(db, change, old: try definition(of: change.name, in: catalog)))
+        }
+        // 8, 9. Create the indexes, views and triggers again, in their order.
+        for object in dependents {
+            let sql = rewritten[object.name.lowercased()] ?? object.sql
+            do {
+                try db.execute(sql: sql)
+            } catch {
+                throw MigrationError(.unsupportedRebuild, "\(object.kind.rawValue.capitalized) \(object.name) cannot be created again after rebuilding \(changes.map(\.name).joined(separator: ", ")): \(error.message). Drop or change it in the migration.", underlying: error)
+            }
+        }
+        try checkStillValid(db, dependents, rebuilt: changes.map(\.name))
+        // Steps 10 to 12 (foreign_key_check, commit, restoring foreign keys)
+        // belong to the runner, around the whole migration.
+        return copied.first ?? 0
+    }
 
+    /// Steps 4 to 7 for one table. Returns the number of rows copied.
+    private static func replaceTable(_ db: Connection, _ change: TableChange, old: CreateTableDefinition) throws -> Int {
+        let table = change.name
         // 4. The new table under a temporary name.
         let temporary = "strongroom_new_\(table)"
-        try db.execute(sql: newDefinition.sql(named: temporary))
-        // 5. Copy the rows.
-        let newColumns = columnMapping.map { SQLScript.quotedIdentifier($0.new) }.joined(separator: ", ")
-        let oldColumns = columnMapping.map { SQLScript.quotedIdentifier($0.old) }.joined(separator: ", ")
-        try db.execute(sql: "INSERT INTO \(SQLScript.quotedIdentifier(temporary)) (\(newColumns)) SELECT \(oldColumns) FROM \(SQLScript.quotedIdentifier(table))")
+        try db.execute(sql: change.definition.sql(named: temporary))
+        // 5. Copy the rows. A rowid table keeps its rowids, as SQLite's own
+        // DROP COLUMN does (rows referenced by rowid stay the same rows),
+        // unless the new table has an INTEGER PRIMARY KEY, which is its rowid.
+        var newColumns = change.columnMapping.map { SQLScript.quotedIdentifier($0.new) }
+        var oldColumns = change.columnMapping.map { SQLScript.quotedIdentifier($0.old) }
+        if !old.isWithoutRowid, !change.definition.isWithoutRowid, try !hasIntegerPrimaryKey(temporary, in: db),
+           let rowid = ["rowid", "oid", "_rowid_"].first(where: { name in !(old.columns + change.definition.columns).contains { $0.lowercased() == name } }) {
+            newColumns.insert(rowid, at: 0)
+            oldColumns.insert(rowid, at: 0)
+        }
+        try db.execute(sql: "INSERT INTO \(SQLScript.quotedIdentifier(temporary)) (\(newColumns.joined(separator: ", "))) SELECT \(oldColumns.joined(separator: ", ")) FROM \(SQLScript.quotedIdentifier(table))")
         let copied = db.changesCount
         // The AUTOINCREMENT counter goes with the old table: remember it, so
         // ids issued once are never issued again.
@@ -124,24 +200,54 @@ public enum TableRebuild {
         try db.execute(sql: "DROP TABLE \(SQLScript.quotedIdentifier(table))")
         // 7. Give the new table the old name.
         try db.execute(sql: "ALTER TABLE \(SQLScript.quotedIdentifier(temporary)) RENAME TO \(SQLScript.quotedIdentifier(table))")
-        if let sequence, newDefinition.usesAutoincrement {
+        if let sequence, change.definition.usesAutoincrement {
             try restoreAutoincrementSequence(sequence, of: table, in: db)
         }
-        // 8. Recreate indexes and triggers.
-        for (_, sql) in savedIndexes { try db.execute(sql: rewrite(.index, sql)) }
-        for (_, sql) in savedTriggers { try db.execute(sql: rewrite(.trigger, sql)) }
-        // 9. Recreate the views, and check they still read.
-        for (name, sql) in affectedViews {
-            try db.execute(sql: rewrite(.view, sql))
+        return copied
+    }
+
+    /// True when `table` has a column that is its rowid (`INTEGER PRIMARY KEY`).
+    private static func hasIntegerPrimaryKey(_ table: String, in db: Connection) throws -> Bool {
+        let keys = try db.fetchAll(sql: "PRAGMA table_info(\(SQLScript.quotedIdentifier(table)))").filter { try $0.decode(Int.self, column: "pk") > 0 }
+        guard keys.count == 1 else { return false }
+        return try keys[0].decode(String.self, column: "type").uppercased() == "INTEGER"
+    }
+
+    /// After the rebuild every recreated view must still read and every
+    /// recreated trigger still compile (SQLite checks trigger bodies only when
+    /// a statement that fires them is prepared): otherwise the change is
+    /// refused, as SQLite's own ALTER TABLE refuses it.
+    private static func checkStillValid(_ db: Connection, _ objects: [SchemaCatalog.Object], rebuilt: [String]) throws {
+        let catalog = try SchemaCatalog(db)
+        for object in objects {
+            let probe: String
+            switch object.kind {
+            case .view:
+                probe = "SELECT * FROM \(SQLScript.quotedIdentifier(object.name)) LIMIT 0"
+            case .trigger:
+                guard let sql = triggerProbe(object, catalog: catalog) else { continue }
+                probe = sql
+            case .table, .index:
+                continue
+            }
             do {
-                _ = try db.fetchAll(sql: "SELECT * FROM \(SQLScript.quotedIdentifier(name)) LIMIT 0")
+                _ = try db.prepare(sql: probe)
             } catch {
-                throw MigrationError(.unsupportedRebuild, "View \(name) no longer reads after rebuilding \(table): \(error.message). Drop or rewrite the view in the migration.", underlying: error)
+                throw MigrationError(.unsupportedRebuild, "\(object.kind.rawValue.capitalized) \(object.name) no longer works after rebuilding \(rebuilt.joined(separator: ", ")): \(error.message). Drop or rewrite it in the migration.", underlying: error)
             }
         }
-        // Steps 10 to 12 (foreign_key_check, commit, restoring foreign keys)
-        // belong to the runner, around the whole migration.
-        return copied
+    }
+
+    /// A statement that fires `trigger` (prepared, never run), or nil.
+    private static func triggerProbe(_ trigger: SchemaCatalog.Object, catalog: SchemaCatalog) -> String? {
+        let tokens = SQLTokenizer.tokenize(trigger.sql)
+        guard let on = tokens.firstIndex(where: { $0.isKeyword("ON") }), let columns = catalog.columns(of: trigger.tableName) else { return nil }
+        let table = SQLScript.quotedIdentifier(trigger.tableName)
+        let event = tokens[..<on]
+        if event.contains(where: { $0.isKeyword("INSERT") }) { return "INSERT INTO \(table) DEFAULT VALUES" }
+        if event.contains(where: { $0.isKeyword("DELETE") }) { return "DELETE FROM \(table)" }
+        guard event.contains(where: { $0.isKeyword("UPDATE") }), !columns.isEmpty else { return nil }
+        return "UPDATE \(table) SET " + columns.map { "\(SQLScript.quotedIdentifier($0)) = \(SQLScript.quotedIdentifier($0))" }.joined(separator: ", ")
     }
 
     /// The table's `sqlite_sequence` value, if it has one.
@@ -159,34 +265,13 @@ public enum TableRebuild {
         }
     }
 
-    static func definition(of table: String, in db: Connection) throws -> CreateTableDefinition {
-        guard let sql = try db.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [table]) else {
+    static func definition(of table: String, in catalog: SchemaCatalog) throws -> CreateTableDefinition {
+        guard let object = catalog.object(named: table), object.kind == .table else {
             throw MigrationError(.unsupportedRebuild, "Cannot rebuild \(table): there is no such table.")
         }
-        guard let definition = CreateTableDefinition(sql) else {
+        guard let definition = CreateTableDefinition(object.sql) else {
             throw MigrationError(.unsupportedRebuild, "Cannot rebuild \(table): its CREATE TABLE statement could not be read.")
         }
         return definition
-    }
-
-    static func indexes(of table: String, in db: Connection) throws -> [(String, String)] {
-        try db.fetchAll(sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL ORDER BY rowid", arguments: [table])
-            .map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) }
-    }
-
-    static func triggers(of table: String, in db: Connection) throws -> [(String, String)] {
-        try db.fetchAll(sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL ORDER BY rowid", arguments: [table])
-            .map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) }
-    }
-
-    static func afterTriggerName(_ sql: String) -> Int {
-        let tokens = SQLTokenizer.tokenize(sql).filter { !$0.isKeyword("TEMP") && !$0.isKeyword("TEMPORARY") }
-        // CREATE TRIGGER [IF NOT EXISTS] name
-        let nameIndex = tokens.count > 4 && tokens[2].isKeyword("IF") ? 5 : 2
-        return nameIndex < tokens.count ? tokens[nameIndex].range.upperBound : 0
-    }
-
-    static func openingParenthesis(_ sql: String) -> Int {
-        SQLTokenizer.tokenize(sql).first { $0.text == "(" }?.range.lowerBound ?? 0
     }
 }

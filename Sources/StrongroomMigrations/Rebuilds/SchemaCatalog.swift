@@ -1,0 +1,76 @@
+import Strongroom
+
+/// The schema objects of the main database, in creation order, with the
+/// columns of every table and view: what a rebuild saves, rewrites and
+/// recreates.
+struct SchemaCatalog {
+    struct Object {
+        enum Kind: String { case table, index, view, trigger }
+        let kind: Kind
+        let name: String
+        /// The table (or view) an index or trigger belongs to; a table's or view's own name.
+        let tableName: String
+        let sql: String
+    }
+
+    /// Objects with SQL (not automatic indexes), by `rowid` of `sqlite_master`:
+    /// the order in which they can be created again.
+    let objects: [Object]
+    private var columnsByName: [String: [String]] = [:]
+
+    init(_ db: Connection) throws {
+        objects = try db.fetchAll(sql: """
+            SELECT type, name, tbl_name, sql FROM sqlite_master
+            WHERE sql IS NOT NULL AND type IN ('table', 'index', 'view', 'trigger') ORDER BY rowid
+            """).compactMap { row in
+            guard let kind = Object.Kind(rawValue: try row.decode(String.self, at: 0)) else { return nil }
+            return Object(kind: kind, name: try row.decode(String.self, at: 1), tableName: try row.decode(String.self, at: 2), sql: try row.decode(String.self, at: 3))
+        }
+        for object in objects where object.kind == .table || object.kind == .view {
+            // PRAGMA table_info gives a view's column names as SQLite computes them.
+            let columns = try db.fetchAll(sql: "PRAGMA table_info(\(SQLScript.quotedIdentifier(object.name)))")
+                .map { try $0.decode(String.self, column: "name") }
+            columnsByName[object.name.lowercased()] = columns
+        }
+    }
+
+    /// The table or view called `name` (SQLite compares names without case).
+    func object(named name: String) -> Object? {
+        objects.first { ($0.kind == .table || $0.kind == .view) && $0.name.lowercased() == name.lowercased() }
+    }
+
+    /// The columns of the table or view called `name`, nil when there is none.
+    func columns(of name: String) -> [String]? {
+        columnsByName[name.lowercased()]
+    }
+
+    /// Indexes, triggers and views that must be dropped before `tables` are
+    /// rebuilt and created again after, in creation order: the tables'
+    /// indexes and triggers, every view or trigger whose SQL names one of
+    /// them, and so on through views over views (and triggers on those views).
+    ///
+    /// Dropping them all first is what makes a rebuild work on SQLite 3.26 and
+    /// later too, where `ALTER TABLE … RENAME` re-checks every view and
+    /// trigger in the schema and fails on one that names a dropped table.
+    func dependents(of tables: Set<String>) -> [Object] {
+        var names = Set(tables.map { $0.lowercased() })
+        var chosen = Set<String>()
+        var grew = true
+        while grew {
+            grew = false
+            for object in objects where object.kind != .table && !chosen.contains(object.name.lowercased()) {
+                // An index can only use its own table's columns.
+                let dependsOnChosen = names.contains(object.tableName.lowercased())
+                    || (object.kind != .index && SQLTokenizer.tokenize(object.sql).contains { token in
+                        token.kind != .string && token.identifier.map { names.contains($0.lowercased()) } == true
+                    })
+                if dependsOnChosen {
+                    chosen.insert(object.name.lowercased())
+                    if object.kind == .view { names.insert(object.name.lowercased()) }
+                    grew = true
+                }
+            }
+        }
+        return objects.filter { $0.kind != .table && chosen.contains($0.name.lowercased()) }
+    }
+}
