@@ -3,12 +3,14 @@
 
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
+PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config sqlite3 python3 python3-pip
 SWIFT_BUILD_FLAGS ?=
 
 .PHONY: setup build test demo bench clean
 
-## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
+## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing;
+## for the tests also the system sqlite3 (3.40, the oracle for column changes) and Python's
+## sqlcipher3-binary (SQLCipher 4 on a recent SQLite, to replay what the migration runner ran)
 setup:
 	@missing=""; for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
@@ -17,6 +19,9 @@ setup:
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+	@python3 -c 'import sqlcipher3' 2>/dev/null || { echo "Installing: sqlcipher3-binary (PyPI)"; \
+	  $(SUDO) python3 -m pip install --quiet sqlcipher3-binary 2>/dev/null \
+	  || $(SUDO) python3 -m pip install --quiet --break-system-packages sqlcipher3-binary; }
 
 ## build: compile the library and the `strongroom` command
 build: setup

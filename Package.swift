@@ -79,7 +79,9 @@ let package = Package(
         ),
         .testTarget(
             name: "StrongroomMigrationsTests",
-            dependencies: ["StrongroomMigrations", "Strongroom", "StrongroomTestSupport", "StrongroomCLI"]
+            dependencies: ["StrongroomMigrations", "Strongroom", "StrongroomTestSupport", "StrongroomCLI"],
+            // The ALTER TABLE corpus and the replay script, read from the source tree.
+            exclude: ["Corpus"]
         ),
         .testTarget(
             name: "StrongroomCLITests",

@@ -37,6 +37,8 @@ public final class Connection {
     private var isClosed = false
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
     var savepointDepth = 0
+    /// The statement trace handler, if any (see `traceStatements`).
+    var traceBox: TraceBox?
 
     /// Opens (or creates) the database at `path`.
     ///
@@ -231,6 +233,7 @@ public final class Connection {
         isClosed = true
         statementCache.removeAll()
         insertStatementCache.removeAll()
+        if traceBox != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
         // sqlite3_close_v2 defers the close until outstanding statements are
         // finalized, so a statement still held elsewhere cannot crash.
         sqlite3_close_v2(handle)

@@ -12,12 +12,12 @@ enum AlterTableRewrite: Equatable {
         var i = 2
         // An optional schema name: main.table
         if tokens.count > i + 2, tokens[i + 1].text == "." { i += 2 }
-        guard let table = tokens[i].identifier else { return nil }
+        guard let table = tokens[i].name else { return nil }
         var rest = Array(tokens[(i + 1)...])
         if rest.first?.isKeyword("DROP") == true, !sqliteVersion.hasDropColumn {
             rest.removeFirst()
             if rest.first?.isKeyword("COLUMN") == true { rest.removeFirst() }
-            guard rest.count == 1, let column = rest[0].identifier else { return nil }
+            guard rest.count == 1, let column = rest[0].name else { return nil }
             return .dropColumn(table: table, column: column)
         }
         if rest.first?.isKeyword("RENAME") == true, !sqliteVersion.hasRenameColumn {
@@ -25,7 +25,7 @@ enum AlterTableRewrite: Equatable {
             if rest.first?.isKeyword("COLUMN") == true { rest.removeFirst() }
             // `RENAME TO new_name` renames the table, which SQLite 3.15 does itself.
             guard rest.count == 3, rest[1].isKeyword("TO"), !rest[0].isKeyword("TO"),
-                  let from = rest[0].identifier, let to = rest[2].identifier else { return nil }
+                  let from = rest[0].name, let to = rest[2].name else { return nil }
             return .renameColumn(table: table, from: from, to: to)
         }
         return nil

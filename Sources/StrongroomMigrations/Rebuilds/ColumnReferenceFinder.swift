@@ -22,7 +22,10 @@ struct ColumnReferenceFinder {
     }
 
     /// The scalar ranges in `object.sql` of the tokens that name the column.
-    func references(in object: SchemaCatalog.Object) throws(Uncertain) -> [Range<Int>] {
+    /// A trigger's `UPDATE OF` list counts unless `includingUpdateOfLists` is
+    /// false (SQLite's DROP COLUMN leaves such a list alone: the trigger then
+    /// never fires for that column).
+    func references(in object: SchemaCatalog.Object, includingUpdateOfLists: Bool = true) throws(Uncertain) -> [Range<Int>] {
         let scan = Scan(sql: object.sql, finder: self)
         switch object.kind {
         case .table: try scan.createTable(named: object.tableName)
@@ -30,7 +33,8 @@ struct ColumnReferenceFinder {
         case .view: _ = try scan.createView()
         case .trigger: try scan.createTrigger(on: object.tableName)
         }
-        return scan.hits.sorted().map { scan.tokens[$0].range }
+        let hits = includingUpdateOfLists ? scan.hits : scan.hits.subtracting(scan.updateOfHits)
+        return hits.sorted().map { scan.tokens[$0].range }
     }
 
     /// The columns a view exposes, and which of them take their name from
@@ -84,6 +88,10 @@ private final class Scan {
     private var triggerTable: String?
     /// Views being expanded, against cycles.
     private let visiting: Set<String>
+    /// Common table expressions in scope (`WITH name AS (…)`), innermost last.
+    private var commonTables: [[String: Source]] = []
+    /// Hits in a trigger's `UPDATE OF` column list.
+    var updateOfHits: Set<Int> = []
 
     init(sql: String, finder: ColumnReferenceFinder, visiting: Set<String> = []) {
         self.tokens = SQLTokenizer.tokenize(sql)
@@ -151,13 +159,17 @@ private final class Scan {
     /// token naming the column of the sought table. A 'string' is a name there.
     private func hitIfColumn(_ index: Int, of table: String) {
         guard table.lowercased() == finder.table.lowercased(), index < tokens.count else { return }
-        let token = tokens[index]
-        let name = token.kind == .string ? String(token.text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'") : token.identifier
-        if name?.lowercased() == column.lowercased() { hits.insert(index) }
+        if tokens[index].name?.lowercased() == column.lowercased() { hits.insert(index) }
     }
 
     /// A `FROM`-clause source for a table or view name.
     private func namedSource(_ name: String) throws(ColumnReferenceFinder.Uncertain) -> Source {
+        for level in commonTables.reversed() {
+            if var source = level[name.lowercased()] {
+                source.name = name
+                return source
+            }
+        }
         let object = finder.catalog.object(named: name)
         let columns = finder.catalog.columns(of: name) ?? []
         if object?.kind == .table && name.lowercased() == finder.table.lowercased() {
@@ -264,7 +276,9 @@ private final class Scan {
         }
         triggerTable = tableName
         if let of = (0..<on).first(where: { tokens[$0].isKeyword("OF") }) {
+            let before = hits
             for element in split(of + 1..<on, at: { $0.text == "," }) { hitIfColumn(element.lowerBound, of: tableName) }
+            updateOfHits = hits.subtracting(before)
         }
         if let when = (on..<begin).first(where: { tokens[$0].isKeyword("WHEN") }) {
             try expression(when + 1..<begin, [])
@@ -338,23 +352,78 @@ private final class Scan {
     private func select(_ range: Range<Int>, outer: [[Source]]) throws(ColumnReferenceFinder.Uncertain) -> Source {
         guard !range.isEmpty else { return .opaque }
         if tokens[range.lowerBound].isKeyword("WITH") {
-            if mentionsColumn(range) { throw .init(reason: "uses a WITH clause") }
-            return .opaque
+            return try withClause(range, outer: outer)
         }
         let arms = split(range, at: { $0.isKeyword("UNION") || $0.isKeyword("INTERSECT") || $0.isKeyword("EXCEPT") })
             .map { arm in tokens[arm.lowerBound].isKeyword("ALL") ? arm.dropFirst() : arm }
         if arms.count == 1 { return try simpleSelect(arms[0], outer: outer) }
-        var first: Source?
+        var exposedArms: [Source] = []
+        var tail: Range<Int>?
         for (n, arm) in arms.enumerated() {
             var armRange = arm
-            if n == arms.count - 1, let tail = firstTopLevel(in: arm, where: { $0.isKeyword("ORDER") || $0.isKeyword("LIMIT") }) {
-                if mentionsColumn(tail..<arm.upperBound) { throw .init(reason: "names the column in the ORDER BY or LIMIT of a compound SELECT") }
-                armRange = arm.lowerBound..<tail
+            if n == arms.count - 1, let start = firstTopLevel(in: arm, where: { $0.isKeyword("ORDER") || $0.isKeyword("LIMIT") }) {
+                armRange = arm.lowerBound..<start
+                tail = start..<arm.upperBound
             }
-            let exposed = try simpleSelect(armRange, outer: outer)
-            if first == nil { first = exposed }
+            exposedArms.append(try simpleSelect(armRange, outer: outer))
         }
-        return first ?? .opaque
+        if let tail { try compoundOrderBy(tail, arms: exposedArms) }
+        return exposedArms[0]
+    }
+
+    /// The ORDER BY of a compound SELECT names result columns: a term naming
+    /// the column refers to the first arm with a result column of that name,
+    /// and follows the column's new name when that result column takes its
+    /// name from the column.
+    private func compoundOrderBy(_ tail: Range<Int>, arms: [Source]) throws(ColumnReferenceFinder.Uncertain) {
+        let limit = firstTopLevel(in: tail, where: { $0.isKeyword("LIMIT") }) ?? tail.upperBound
+        if mentionsColumn(limit..<tail.upperBound) { throw .init(reason: "names the column in the LIMIT of a compound SELECT") }
+        guard tokens[tail.lowerBound].isKeyword("ORDER") else { return }
+        for term in split(tail.lowerBound + 2..<limit, at: { $0.text == "," }) where mentionsColumn(term) {
+            let modifiers = term.dropFirst().allSatisfy { j in
+                tokens[j].isKeyword("ASC") || tokens[j].isKeyword("DESC") || tokens[j].isKeyword("COLLATE") || tokens[j - 1].isKeyword("COLLATE")
+            }
+            guard isName(term.lowerBound), modifiers, let name = tokens[term.lowerBound].identifier else {
+                throw .init(reason: "names the column in an expression of a compound SELECT's ORDER BY")
+            }
+            if let arm = arms.first(where: { $0.has(name) }), arm.derived.contains(name.lowercased()) {
+                hits.insert(term.lowerBound)
+            }
+        }
+    }
+
+    /// `WITH [RECURSIVE] name [(columns)] AS (select), … select`: each common
+    /// table becomes a source the following ones and the main SELECT can use.
+    private func withClause(_ range: Range<Int>, outer: [[Source]]) throws(ColumnReferenceFinder.Uncertain) -> Source {
+        var k = range.lowerBound + 1
+        if k < range.upperBound, tokens[k].isKeyword("RECURSIVE") { k += 1 }
+        commonTables.append([:])
+        defer { commonTables.removeLast() }
+        while k < range.upperBound, isName(k), let name = tokens[k].identifier {
+            k += 1
+            var explicitColumns: [String]?
+            if k < range.upperBound, tokens[k].text == "(" {
+                let close = end(of: k, within: range.upperBound)
+                explicitColumns = split(k + 1..<close, at: { $0.text == "," }).compactMap { tokens[$0.lowerBound].identifier }
+                k = close + 1
+            }
+            guard k < range.upperBound, tokens[k].isKeyword("AS") else { break }
+            k += 1
+            while k < range.upperBound, tokens[k].isKeyword("NOT") || tokens[k].isKeyword("MATERIALIZED") { k += 1 }
+            guard k < range.upperBound, tokens[k].text == "(" else { break }
+            let close = end(of: k, within: range.upperBound)
+            let exposed = try select(k + 1..<close, outer: outer)
+            commonTables[commonTables.count - 1][name.lowercased()] = explicitColumns.map { Source(name: name, isTarget: false, columns: $0, derived: []) }
+                ?? Source(name: name, isTarget: false, columns: exposed.columns, derived: exposed.derived)
+            k = close + 1
+            guard k < range.upperBound, tokens[k].text == "," else { break }
+            k += 1
+        }
+        guard k < range.upperBound, startsSelect(k) else {
+            if mentionsColumn(range) { throw .init(reason: "has a WITH clause not understood here") }
+            return .opaque
+        }
+        return try select(k..<range.upperBound, outer: outer)
     }
 
     private func simpleSelect(_ range: Range<Int>, outer: [[Source]]) throws(ColumnReferenceFinder.Uncertain) -> Source {

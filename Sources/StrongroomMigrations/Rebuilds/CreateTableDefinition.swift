@@ -67,8 +67,16 @@ struct CreateTableDefinition {
             return Item(text: trimmed, column: nil, range: range)
         }
         // SQLite takes a 'string' in a column name's place for the name.
-        let name = first.kind == .string ? String(first.text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'") : first.identifier
-        return Item(text: trimmed, column: name, range: range)
+        return Item(text: trimmed, column: first.name, range: range)
+    }
+
+    /// True when a constraint qualifies a column with the table's own name
+    /// (`CHECK (t.x > 0)`): the new table cannot be built under a temporary name.
+    var qualifiesColumnsWithItsName: Bool {
+        items.contains { item in
+            let tokens = SQLTokenizer.tokenize(item.text)
+            return tokens.indices.dropLast().contains { tokens[$0].kind != .string && tokens[$0].names(table) && tokens[$0 + 1].text == "." }
+        }
     }
 
     /// True for a table declared `WITHOUT ROWID`.

@@ -36,6 +36,13 @@ struct SQLToken: Equatable {
         }
     }
 
+    /// The name this token gives where SQLite's grammar expects a name: an
+    /// identifier, or a 'string' (which SQLite accepts there).
+    var name: String? {
+        guard kind == .string else { return identifier }
+        return String(text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'")
+    }
+
     /// True for a bare word equal to `keyword`, ignoring case.
     func isKeyword(_ keyword: String) -> Bool {
         kind == .word && text.uppercased() == keyword

@@ -60,7 +60,7 @@ public enum TableRebuild {
         }
         let finder = ColumnReferenceFinder(table: definition.table, column: column, catalog: catalog)
         for object in catalog.objects {
-            let references = try references(to: column, of: table, in: object, finder: finder, change: "drop")
+            let references = try references(to: column, of: table, in: object, finder: finder, change: "drop", includingUpdateOfLists: false)
             if object.kind == .table && object.name.lowercased() == definition.table.lowercased() {
                 // The column's own definition goes with it; anything else in the table uses it.
                 let ownRange = definition.items[index].range
@@ -110,9 +110,10 @@ public enum TableRebuild {
         return try perform(db, changes, rewritten: rewritten, catalog: catalog)
     }
 
-    private static func references(to column: String, of table: String, in object: SchemaCatalog.Object, finder: ColumnReferenceFinder, change: String) throws -> [Range<Int>] {
+    private static func references(to column: String, of table: String, in object: SchemaCatalog.Object, finder: ColumnReferenceFinder,
+                                   change: String, includingUpdateOfLists: Bool = true) throws -> [Range<Int>] {
         do {
-            return try finder.references(in: object)
+            return try finder.references(in: object, includingUpdateOfLists: includingUpdateOfLists)
         } catch {
             throw MigrationError(.unsupportedRebuild, "Cannot \(change) column \(column) of \(table): \(object.kind.rawValue) \(object.name) \(error.reason), so its references to the column cannot be rewritten with certainty. Drop the \(object.kind.rawValue) in the migration before this statement and create it again after.")
         }
@@ -169,7 +170,7 @@ public enum TableRebuild {
                 throw MigrationError(.unsupportedRebuild, "\(object.kind.rawValue.capitalized) \(object.name) cannot be created again after rebuilding \(changes.map(\.name).joined(separator: ", ")): \(error.message). Drop or change it in the migration.", underlying: error)
             }
         }
-        try checkStillValid(db, dependents, rebuilt: changes.map(\.name))
+        try checkStillValid(db, rebuilt: changes.map(\.name))
         // Steps 10 to 12 (foreign_key_check, commit, restoring foreign keys)
         // belong to the runner, around the whole migration.
         return copied.first ?? 0
@@ -178,15 +179,20 @@ public enum TableRebuild {
     /// Steps 4 to 7 for one table. Returns the number of rows copied.
     private static func replaceTable(_ db: Connection, _ change: TableChange, old: CreateTableDefinition) throws -> Int {
         let table = change.name
+        if change.definition.qualifiesColumnsWithItsName {
+            throw MigrationError(.unsupportedRebuild, "Cannot rebuild \(table): a constraint names its columns as \(table).column, which cannot be checked while the new table has a temporary name. Write the constraint with unqualified column names (a rebuild directive can change it).")
+        }
         // 4. The new table under a temporary name.
         let temporary = "strongroom_new_\(table)"
         try db.execute(sql: change.definition.sql(named: temporary))
         // 5. Copy the rows. A rowid table keeps its rowids, as SQLite's own
-        // DROP COLUMN does (rows referenced by rowid stay the same rows),
-        // unless the new table has an INTEGER PRIMARY KEY, which is its rowid.
+        // DROP COLUMN does (rows referenced by rowid stay the same rows). The
+        // rowid comes first: when the new table has an INTEGER PRIMARY KEY,
+        // the value of that column, named later, is what SQLite keeps (3.15
+        // and 3.51 alike).
         var newColumns = change.columnMapping.map { SQLScript.quotedIdentifier($0.new) }
         var oldColumns = change.columnMapping.map { SQLScript.quotedIdentifier($0.old) }
-        if !old.isWithoutRowid, !change.definition.isWithoutRowid, try !hasIntegerPrimaryKey(temporary, in: db),
+        if !old.isWithoutRowid, !change.definition.isWithoutRowid,
            let rowid = ["rowid", "oid", "_rowid_"].first(where: { name in !(old.columns + change.definition.columns).contains { $0.lowercased() == name } }) {
             newColumns.insert(rowid, at: 0)
             oldColumns.insert(rowid, at: 0)
@@ -206,20 +212,14 @@ public enum TableRebuild {
         return copied
     }
 
-    /// True when `table` has a column that is its rowid (`INTEGER PRIMARY KEY`).
-    private static func hasIntegerPrimaryKey(_ table: String, in db: Connection) throws -> Bool {
-        let keys = try db.fetchAll(sql: "PRAGMA table_info(\(SQLScript.quotedIdentifier(table)))").filter { try $0.decode(Int.self, column: "pk") > 0 }
-        guard keys.count == 1 else { return false }
-        return try keys[0].decode(String.self, column: "type").uppercased() == "INTEGER"
-    }
-
-    /// After the rebuild every recreated view must still read and every
-    /// recreated trigger still compile (SQLite checks trigger bodies only when
-    /// a statement that fires them is prepared): otherwise the change is
-    /// refused, as SQLite's own ALTER TABLE refuses it.
-    private static func checkStillValid(_ db: Connection, _ objects: [SchemaCatalog.Object], rebuilt: [String]) throws {
+    /// After the rebuild every view in the schema must still read and every
+    /// trigger still compile (SQLite checks trigger bodies only when a
+    /// statement that fires them is prepared): otherwise the change is
+    /// refused, as SQLite's own ALTER TABLE refuses it after re-checking the
+    /// whole schema.
+    private static func checkStillValid(_ db: Connection, rebuilt: [String]) throws {
         let catalog = try SchemaCatalog(db)
-        for object in objects {
+        for object in catalog.objects {
             let probe: String
             switch object.kind {
             case .view:

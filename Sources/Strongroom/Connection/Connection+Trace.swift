@@ -1,0 +1,36 @@
+internal import CSQLCipher
+
+/// Statement tracing, for the package's own tests: they replay the exact
+/// statements a migration ran on another SQLite version.
+extension Connection {
+    /// Calls `handler` with each statement this connection starts running,
+    /// with bound values written into it (`sqlite3_expanded_sql`), so it may
+    /// hold secrets: it is not public, and must never reach a log.
+    /// Statements run by triggers are left out. `nil` stops tracing.
+    package func traceStatements(_ handler: (@Sendable (String) -> Void)?) {
+        guard let handler else {
+            sqlite3_trace_v2(handle, 0, nil, nil)
+            traceBox = nil
+            return
+        }
+        let box = TraceBox(handler)
+        traceBox = box
+        // SQLITE_TRACE_STMT: P is the statement, X its SQL text, which is
+        // "-- TRIGGER name" for statements run by a trigger.
+        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, statement, text in
+            guard let context, let statement, let text,
+                  !String(cString: text.assumingMemoryBound(to: CChar.self)).hasPrefix("--") else { return 0 }
+            let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
+            guard let expanded = sqlite3_expanded_sql(OpaquePointer(statement)) else { return 0 }
+            defer { sqlite3_free(expanded) }
+            box.handler(String(cString: expanded))
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+}
+
+/// Keeps a trace handler alive for as long as SQLite may call it.
+final class TraceBox {
+    let handler: @Sendable (String) -> Void
+    init(_ handler: @escaping @Sendable (String) -> Void) { self.handler = handler }
+}
