@@ -44,88 +44,6 @@ struct AlterCase: CustomStringConvertible {
     }
 }
 
-/// A comparable picture of a database: schema objects (SQL tokens with names
-/// unquoted and folded), columns, indexes, foreign keys, every row with its
-/// rowid, what each view returns, and the AUTOINCREMENT counters.
-enum DatabasePicture {
-    static func of(_ db: Connection) throws -> [String] {
-        var lines: [String] = []
-        let objects = try db.fetchAll(sql: """
-            SELECT type, name, tbl_name, sql FROM sqlite_master
-            WHERE name <> 'strongroom_migrations' AND sql IS NOT NULL ORDER BY type, lower(name)
-            """)
-        for object in objects {
-            let type = try object.decode(String.self, at: 0), name = try object.decode(String.self, at: 1)
-            lines.append("\(type) \(name.lowercased()) on \(try object.decode(String.self, at: 2).lowercased()): \(normalized(try object.decode(String.self, at: 3)))")
-            guard type == "table" || type == "view" else { continue }
-            let quoted = SQLScript.quotedIdentifier(name)
-            for column in try db.fetchAll(sql: "PRAGMA table_info(\(quoted))") {
-                lines.append("  column \(column.values.map(render).joined(separator: "|"))")
-            }
-            for index in try db.fetchAll(sql: "PRAGMA index_list(\(quoted))") {
-                let indexName = try index.decode(String.self, column: "name")
-                let columns = try db.fetchAll(sql: "PRAGMA index_info(\(SQLScript.quotedIdentifier(indexName)))").map { $0.values.map(render).joined(separator: ":") }
-                lines.append("  index \(index.values.dropFirst().map(\.description).joined(separator: "|")) \(columns)")
-            }
-            for key in try db.fetchAll(sql: "PRAGMA foreign_key_list(\(quoted))") {
-                lines.append("  foreign key \(key.values.map(render).joined(separator: "|"))")
-            }
-            if type == "table" && name != "sqlite_sequence" {
-                let rows: [Row]
-                if let withRowids = try? db.fetchAll(sql: "SELECT rowid, * FROM \(quoted) ORDER BY rowid") {
-                    rows = withRowids
-                } else {
-                    rows = try db.fetchAll(sql: "SELECT * FROM \(quoted)")
-                }
-                lines += rows.map { "  row " + $0.values.map(render).joined(separator: "|") }.sorted()
-            } else if type == "view" {
-                do {
-                    lines += try db.fetchAll(sql: "SELECT * FROM \(quoted)").map { "  view row " + $0.values.map(render).joined(separator: "|") }.sorted()
-                } catch {
-                    lines.append("  view error \(error.message)")
-                }
-            }
-        }
-        if try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") == 1 {
-            lines += try db.fetchAll(sql: "SELECT name, seq FROM sqlite_sequence ORDER BY name").map { "sequence \($0.values.map(render).joined(separator: "|"))" }
-        }
-        return lines
-    }
-
-    /// A value with its type: text quoted, blobs in hex.
-    static func render(_ value: DatabaseValue) -> String {
-        switch value {
-        case .null: return "NULL"
-        case .integer(let n): return String(n)
-        case .real(let d): return String(d) + "r"
-        case .text(let s): return "'" + s + "'"
-        case .blob(let b): return "x'" + b.map { String(format: "%02x", $0) }.joined() + "'"
-        }
-    }
-
-    /// SQL tokens, names without quotes and case, literals as written.
-    static func normalized(_ sql: String) -> String {
-        SQLTokenizer.tokenize(sql).filter { $0.text != ";" }.map { token in
-            token.identifier?.lowercased() ?? token.text
-        }.joined(separator: " ")
-    }
-
-    /// The first lines where two pictures differ.
-    static func difference(_ ours: [String], _ theirs: [String]) -> String {
-        let count = max(ours.count, theirs.count)
-        for i in 0..<count where (i < ours.count ? ours[i] : "") != (i < theirs.count ? theirs[i] : "") {
-            return "line \(i): ours `\(i < ours.count ? ours[i] : "(none)")`, native `\(i < theirs.count ? theirs[i] : "(none)")`"
-        }
-        return "none"
-    }
-
-    static func openPlaintext(_ path: String) throws -> Connection {
-        var configuration = Configuration.plaintext
-        configuration.readOnly = true
-        return try Connection(path: path, configuration: configuration)
-    }
-}
-
 /// Our `ALTER TABLE … RENAME COLUMN` / `DROP COLUMN` on SQLite 3.15 against
 /// SQLite's own, natively in the system `sqlite3` (3.40): for every case of
 /// the corpus, both refuse, or both succeed with the same schema, the same
@@ -135,18 +53,13 @@ enum DatabasePicture {
 /// them and reach the same picture.
 @Suite("ALTER TABLE column changes against SQLite's own")
 struct AlterColumnDifferentialTests {
-    static let corpusDirectory = Fixtures.repositoryRoot + "/Tests/StrongroomMigrationsTests/Corpus"
+    static let corpusDirectory = NewerSQLite.corpusDirectory
 
     struct Outcome {
         var alterError: String?
         var thenError: String?
         var afterAlter: [String] = []
         var afterThen: [String] = []
-    }
-
-    final class Statements: @unchecked Sendable {
-        // Only the connection's thread appends, while the test waits.
-        var list: [String] = []
     }
 
     func native(_ c: AlterCase, in dir: TemporaryDirectory) throws -> Outcome {
@@ -168,7 +81,7 @@ struct AlterColumnDifferentialTests {
         return outcome
     }
 
-    func ours(_ c: AlterCase, in dir: TemporaryDirectory, trace: Statements) throws -> Outcome {
+    func ours(_ c: AlterCase, in dir: TemporaryDirectory, trace: TracedStatements) throws -> Outcome {
         let db = try Connection(path: dir.file("ours.db"), configuration: Configuration(key: DatabaseKey.generate()))
         db.traceStatements { trace.list.append($0) }
         // The database as it stands (made as natively, foreign keys on), then the runner.
@@ -192,18 +105,15 @@ struct AlterColumnDifferentialTests {
         return outcome
     }
 
-    struct ReplayJob: Codable { let path: String; let statements: [String]; let then: String }
-    struct ReplayResult: Codable { let sqlite_version: String; let error: String?; let statement: String? }
-
     @Test func everyCaseMatchesSQLitesOwnAndReplaysOnANewerSQLite() throws {
         let cases = try AlterCase.load(Self.corpusDirectory + "/alter-column.sql")
         try #require(cases.count >= 40, "the corpus holds \(cases.count) cases")
         let dir = TemporaryDirectory()
-        var jobs: [(AlterCase, ReplayJob, Outcome)] = []
+        var jobs: [(AlterCase, NewerSQLite.Job, Outcome)] = []
         var bothRefused = 0, bothApplied = 0, deviations = 0
         for (n, c) in cases.enumerated() {
             let caseDir = TemporaryDirectory()
-            let trace = Statements()
+            let trace = TracedStatements()
             let theirs: Outcome, mine: Outcome
             do {
                 theirs = try native(c, in: caseDir)
@@ -242,20 +152,13 @@ struct AlterColumnDifferentialTests {
             #expect(mine.afterAlter == theirs.afterAlter, "\(c.name) after the alter: \(DatabasePicture.difference(mine.afterAlter, theirs.afterAlter))")
             #expect((mine.thenError == nil) == (theirs.thenError == nil), "\(c.name) follow-up: ours \(mine.thenError ?? "ok"), native \(theirs.thenError ?? "ok")")
             #expect(mine.afterThen == theirs.afterThen, "\(c.name) after the follow-up: \(DatabasePicture.difference(mine.afterThen, theirs.afterThen))")
-            jobs.append((c, ReplayJob(path: dir.file("replay-\(n).sqlite"), statements: trace.list, then: c.then), mine))
+            jobs.append((c, NewerSQLite.Job(path: dir.file("replay-\(n).sqlite"), statements: trace.list, then: c.then), mine))
         }
         #expect(bothApplied > bothRefused, "\(bothApplied) applied, \(bothRefused) refused by both")
         #expect(deviations * 10 < cases.count, "\(deviations) documented deviations in \(cases.count) cases")
 
         // The same statements on SQLCipher 4 over SQLite >= 3.26.
-        let python = try #require(ProcessRunner.which("python3"))
-        let input = String(decoding: try JSONEncoder().encode(jobs.map(\.1)), as: UTF8.self)
-        let replay = try ProcessRunner.run(python, [Self.corpusDirectory + "/replay.py"], input: input)
-        try #require(replay.status == 0, "replay.py failed (is sqlcipher3-binary installed? `make setup` installs it): \(replay.stderr)")
-        let results = try JSONDecoder().decode([ReplayResult].self, from: Data(replay.stdout.utf8))
-        try #require(results.count == jobs.count)
-        let version = SQLiteVersion(results.first?.sqlite_version ?? "0")
-        #expect(version >= SQLiteVersion(3, 26), "the replay ran on SQLite \(version)")
+        let results = try NewerSQLite.replay(jobs.map(\.1))
         for ((c, job, mine), result) in zip(jobs, results) {
             #expect(result.error == nil, "\(c.name) on SQLite \(result.sqlite_version): \(result.error ?? "") at `\(result.statement ?? "")`")
             guard result.error == nil else { continue }

@@ -1,6 +1,6 @@
 import Foundation
 import Strongroom
-import StrongroomMigrations
+@testable import StrongroomMigrations
 import StrongroomTestSupport
 import Testing
 
@@ -87,6 +87,60 @@ struct RebuildTests {
         #expect(try db.fetchOne(String.self, sql: "SELECT name FROM author WHERE id = 2") == "OCTAVIA")
         #expect(try books(db).count == 3)
         #expect(try f.migrator().verify(db).isClean)
+    }
+
+    /// On SQLite 3.26+, `ALTER TABLE … RENAME` re-checks every view and
+    /// trigger: a rebuild that left a view over a view, or a trigger on
+    /// another table, pointing at the dropped table failed there. The
+    /// statements the runner issues here are replayed on SQLCipher 4.
+    @Test func rebuildsRunOnANewerSQLiteAndKeepDependentsEverywhere() throws {
+        let dir = TemporaryDirectory()
+        let migrations = [
+            Migration(version: 1, description: "schema", sql: """
+                CREATE TABLE writer(id INTEGER PRIMARY KEY, name TEXT NOT NULL, fax TEXT);
+                CREATE TABLE novel(id INTEGER PRIMARY KEY, writer_id INTEGER REFERENCES writer(id) ON DELETE CASCADE, title TEXT);
+                CREATE TABLE log(id INTEGER PRIMARY KEY, msg TEXT);
+                CREATE VIEW writer_names AS SELECT id, name AS name FROM writer;
+                CREATE VIEW loud_writers AS SELECT id, upper(name) AS loud FROM writer_names;
+                CREATE TRIGGER novel_logged AFTER INSERT ON novel BEGIN
+                    INSERT INTO log(msg) SELECT name FROM writer WHERE id = NEW.writer_id;
+                END;
+                CREATE TRIGGER writer_names_insert INSTEAD OF INSERT ON writer_names BEGIN
+                    INSERT INTO writer(id, name) VALUES (NEW.id, NEW.name);
+                END;
+                INSERT INTO writer(id, name, fax) VALUES (1, 'Ursula', '555'), (2, 'Octavia', NULL), (3, 'gone', NULL);
+                DELETE FROM writer WHERE id = 3;
+                INSERT INTO novel(writer_id, title) VALUES (1, 'The Dispossessed'), (2, 'Kindred');
+                """),
+            Migration(version: 2, description: "nocase", sql: """
+                -- strongroom: rebuild
+                CREATE TABLE writer(id INTEGER PRIMARY KEY, name TEXT NOT NULL COLLATE NOCASE, fax TEXT);
+                """),
+            Migration(version: 3, description: "drop fax", sql: "ALTER TABLE writer DROP COLUMN fax;"),
+            Migration(version: 4, description: "rename", sql: "ALTER TABLE writer RENAME COLUMN name TO full_name;"),
+        ]
+        let db = try Connection(path: dir.file("ours.db"), configuration: Configuration(key: DatabaseKey.generate()))
+        let trace = TracedStatements()
+        db.traceStatements { trace.list.append($0) }
+        try Migrator(migrations: migrations).migrate(db)
+        db.traceStatements(nil)
+        let then = """
+            INSERT INTO writer_names(id, name) VALUES (9, 'Zadie');
+            INSERT INTO novel(writer_id, title) VALUES (9, 'White Teeth');
+            """
+        try db.execute(sql: then)
+        // Every dependent is back, the INSTEAD OF trigger on the view too, and works.
+        #expect(try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type IN ('view', 'trigger') ORDER BY name")
+            == ["loud_writers", "novel_logged", "writer_names", "writer_names_insert"])
+        #expect(try db.fetchAll(String.self, sql: "SELECT loud FROM loud_writers ORDER BY id") == ["URSULA", "OCTAVIA", "ZADIE"])
+        #expect(try db.fetchAll(String.self, sql: "SELECT msg FROM log ORDER BY id") == ["Ursula", "Octavia", "Zadie"])
+        #expect(try db.fetchAll(String.self, sql: "SELECT full_name FROM writer ORDER BY id") == ["Ursula", "Octavia", "Zadie"])
+        let ours = try DatabasePicture.of(db)
+
+        let results = try NewerSQLite.replay([NewerSQLite.Job(path: dir.file("replay.sqlite"), statements: trace.list, then: then)])
+        #expect(results[0].error == nil, "SQLite \(results[0].sqlite_version): \(results[0].error ?? "") at `\(results[0].statement ?? "")`")
+        let replayed = try DatabasePicture.of(DatabasePicture.openPlaintext(dir.file("replay.sqlite")))
+        #expect(replayed == ours, "\(DatabasePicture.difference(ours, replayed))")
     }
 
     @Test func rebuildKeepsTheAutoincrementCounter() throws {
