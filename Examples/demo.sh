@@ -55,5 +55,10 @@ step "8. Verify: history, checksums, drift against a replay of Migrations/, inte
 
 step "9. Status after migrating: Invoice and CustomerNote (children of Customer) kept every row"
 "$strongroom" status --database "$db" --key-file "$key" | grep -E "Customer|Invoice |schema|tables"
+
+step "10. A new app: migrate creates its encrypted database from Migrations/ and applies every version"
+rm -f demo/new-app.db demo/new-app.db-wal demo/new-app.db-shm demo/new-app.db-migrate.lock
+"$strongroom" migrate --database demo/new-app.db --key-file "$key"
+"$strongroom" verify --database demo/new-app.db --key-file "$key"
 echo
 echo "Demo complete: $db is encrypted with $key and at the latest schema version."

@@ -55,16 +55,18 @@ struct SchemaCatalog {
     func dependents(of tables: Set<String>) -> [Object] {
         var names = Set(tables.map { $0.lowercased() })
         var chosen = Set<String>()
+        // The names each view and trigger mentions (an index can only use its
+        // own table's columns).
+        let mentioned = objects.map { object in
+            object.kind == .index || object.kind == .table ? [] : Set(SQLTokenizer.tokenize(object.sql).compactMap { token in
+                token.kind == .string ? nil : token.identifier?.lowercased()
+            })
+        }
         var grew = true
         while grew {
             grew = false
-            for object in objects where object.kind != .table && !chosen.contains(object.name.lowercased()) {
-                // An index can only use its own table's columns.
-                let dependsOnChosen = names.contains(object.tableName.lowercased())
-                    || (object.kind != .index && SQLTokenizer.tokenize(object.sql).contains { token in
-                        token.kind != .string && token.identifier.map { names.contains($0.lowercased()) } == true
-                    })
-                if dependsOnChosen {
+            for (object, mentions) in zip(objects, mentioned) where object.kind != .table && !chosen.contains(object.name.lowercased()) {
+                if names.contains(object.tableName.lowercased()) || !mentions.isDisjoint(with: names) {
                     chosen.insert(object.name.lowercased())
                     if object.kind == .view { names.insert(object.name.lowercased()) }
                     grew = true

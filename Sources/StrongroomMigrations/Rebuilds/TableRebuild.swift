@@ -106,8 +106,8 @@ public enum TableRebuild {
                   let oldDefinition = CreateTableDefinition(object.sql) else { continue }
             changes.append(TableChange(name: object.name, definition: newDefinition, columnMapping: Array(zip(newDefinition.columns, oldDefinition.columns))))
         }
-        changes.sort { a, _ in a.name.lowercased() == definition.table.lowercased() }
-        return try perform(db, changes, rewritten: rewritten, catalog: catalog)
+        let isRenamedTable = { (change: TableChange) in change.name.lowercased() == definition.table.lowercased() }
+        return try perform(db, changes.filter(isRenamedTable) + changes.filter { !isRenamedTable($0) }, rewritten: rewritten, catalog: catalog)
     }
 
     private static func references(to column: String, of table: String, in object: SchemaCatalog.Object, finder: ColumnReferenceFinder,
