@@ -276,6 +276,21 @@ struct MigrationCLITests {
         #expect(try run(["migrate", "--database", "new.db", "--key-file", "other.key"]).status == 65)
     }
 
+    @Test func migrateCreatesNothingItCannotMigrate() throws {
+        try prepare()
+        for path in ["", ":memory:"] {
+            #expect(try run(["migrate", "--database", path, "--key-file", "db.key"]).status == 64, "\(path)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("-migrate.lock")))
+        // A first run whose first migration fails leaves no empty database behind.
+        try FileManager.default.createDirectory(atPath: dir.file("Bad"), withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: dir.file("Bad/0001_bad.sql"), contents: Data("CREATE TABLE ok(x);\nINSERT INTO nowhere VALUES (1);\n".utf8))
+        let failed = try run(["migrate", "--database", "fresh.db", "--key-file", "db.key", "--migrations", "Bad"])
+        #expect(failed.status == 65)
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("fresh.db") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
     @Test func baselineCoversTheVersionsBelowIt() throws {
         try prepare()
         let key = try KeyFile.read(at: dir.file("db.key"))

@@ -87,6 +87,38 @@ struct ForeignKeyTests {
         #expect(try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1)
     }
 
+    @Test func violationsThatWereThereBeforeDoNotBlockMigrations() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        // A legacy orphan, written with foreign keys off.
+        try db.execute(sql: "PRAGMA foreign_keys = OFF; INSERT INTO album(id, artist_id, title) VALUES (50, 77, 'Legacy orphan'); PRAGMA foreign_keys = ON")
+        f.write("0002_index.sql", "CREATE INDEX album_title ON album(title);")
+        try f.migrator().migrate(db)
+        #expect(try f.migrator().currentVersion(db) == 2)
+        // A new orphan is still refused, and only it is named.
+        f.write("0003_orphan.sql", "INSERT INTO album(id, artist_id, title) VALUES (60, 88, 'New orphan');")
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.code == .foreignKeyViolation)
+        #expect(error?.message.contains("rowid 60") == true && error?.message.contains("rowid 50") == false, "\(error?.message ?? "")")
+        // verify still reports the legacy orphan.
+        #expect(try f.migrator().verify(db).findings.contains { $0.code == .foreignKey })
+    }
+
+    @Test func aForeignKeyThatCannotBeCheckedIsReportedWithItsMigration() throws {
+        // REFERENCES a column that is neither a key nor unique: SQLite calls it a mismatch.
+        f.write("0002_mismatch.sql", "CREATE TABLE p(name TEXT);\nCREATE TABLE c(pname TEXT REFERENCES p(name));\nINSERT INTO c VALUES ('x');\n")
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.code == .foreignKeyViolation, "\(String(describing: error))")
+        #expect(error?.version == 2)
+        #expect(error?.message.contains("mismatch") == true && error?.message.contains("rolled back") == true, "\(error?.message ?? "")")
+        #expect(try f.migrator().currentVersion(db) == 1)
+        // A mismatch that was there before does not block an unrelated migration.
+        try db.execute(sql: "CREATE TABLE p(name TEXT); CREATE TABLE c(pname TEXT REFERENCES p(name))")
+        f.write("0002_mismatch.sql", "CREATE TABLE unrelated(x);")
+        #expect(try f.migrator().migrate(db).toVersion == 2)
+    }
+
     @Test func aSwiftMigrationMayOptIntoImmediateChecks() throws {
         var migrator = try f.migrator()
         try migrator.register(Migration(version: 2, description: "strict", foreignKeyChecks: .immediate) { db in

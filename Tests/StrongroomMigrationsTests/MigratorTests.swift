@@ -125,6 +125,48 @@ struct MigratorTests {
         #expect(!db.isInsideTransaction)
     }
 
+    @Test func aSwiftMigrationThatCommitsAndBeginsAgainIsCaught() throws {
+        var migrator = try f.migrator()
+        try migrator.register(Migration(version: 20, description: "commits and begins") { db in
+            try db.execute(sql: "CREATE TABLE audit(id INTEGER PRIMARY KEY)")
+            try db.execute(sql: "COMMIT")
+            try db.execute(sql: "BEGIN")
+        })
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(db) }
+        #expect(error?.code == .transactionControl)
+        #expect(try migrator.currentVersion(db) == 10)
+        #expect(!db.isInsideTransaction)
+    }
+
+    @Test func aNoTransactionMigrationKeepsForeignKeysAsTheConnectionHasThem() throws {
+        // Outside a transaction nothing can defer the checks: the cascade fires.
+        f.write("0011_purge.sql", "-- strongroom: no-transaction\nDELETE FROM customer WHERE name = 'Ada';\nVACUUM;\n")
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        #expect(try f.count(db, "\"order\"") == 1)
+        #expect(try f.migrator().verify(db).isClean)
+    }
+
+    @Test func aNoTransactionMigrationNeverLeavesItsOwnTransactionOpen() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        f.write("0011_own.sql", "-- strongroom: no-transaction\nCREATE TABLE t(x);\nBEGIN;\nINSERT INTO t VALUES (1);\nINSERT INTO nope VALUES (1);\nCOMMIT;\n")
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.message.contains("rolled back") == true, "\(error?.message ?? "")")
+        #expect(!db.isInsideTransaction)
+        #expect(try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1)
+        #expect(try f.count(db, "t") == 0)
+        #expect(try f.migrator().currentVersion(db) == 10)
+        // One that leaves a transaction open is refused, and what it left is rolled back.
+        f.write("0011_own.sql", "-- strongroom: no-transaction\nBEGIN;\nCREATE TABLE u(x);\n")
+        let open = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(open?.code == .transactionControl, "\(String(describing: open))")
+        #expect(!db.isInsideTransaction)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'u'") == 0)
+        #expect(try f.migrator().currentVersion(db) == 10)
+    }
+
     @Test func tablesWhoseNamesStartWithSqliteAreNotSkippedByDriftChecks() throws {
         let db = try f.open()
         try f.migrator().migrate(db)

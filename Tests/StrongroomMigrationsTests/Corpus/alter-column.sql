@@ -2370,3 +2370,103 @@ DELETE FROM t WHERE id = 2;
 ALTER TABLE sqlite_sequence RENAME COLUMN seq TO s;
 -- then
 SELECT name, seq FROM sqlite_sequence;
+
+-- case: name-blob-literal-x-in-view
+-- source: review: x'cafe' is a blob literal, not the column x followed by a string
+-- setup
+CREATE TABLE pt(id INTEGER PRIMARY KEY, x REAL, tag BLOB);
+CREATE VIEW w AS SELECT id, x'cafe' AS marker, x FROM pt WHERE tag = x'01' OR tag IS NULL;
+INSERT INTO pt VALUES (1, 2.5, x'01'), (2, 9.0, x'02'), (3, 3.5, NULL);
+DELETE FROM pt WHERE id = 2;
+-- alter
+ALTER TABLE pt RENAME COLUMN x TO lon;
+-- then
+SELECT * FROM w;
+
+-- case: from-single-quoted-table-name
+-- source: review: SQLite takes a 'string' in FROM for a table name
+-- setup
+CREATE TABLE a(id INTEGER PRIMARY KEY, x TEXT);
+CREATE TABLE b(id INTEGER PRIMARY KEY, x TEXT);
+CREATE VIEW v AS SELECT (SELECT x FROM 'a' WHERE a.id = b.id) AS got FROM b;
+INSERT INTO a VALUES (1, 'from-a'), (2, 'gone');
+INSERT INTO b VALUES (1, 'from-b');
+DELETE FROM a WHERE id = 2;
+-- alter
+ALTER TABLE a RENAME COLUMN x TO y;
+-- then
+SELECT * FROM v;
+
+-- case: fk-single-quoted-parent-name
+-- source: review: REFERENCES 'a'(x) names the parent with a string
+-- setup
+CREATE TABLE a(id INTEGER PRIMARY KEY, x TEXT UNIQUE);
+CREATE TABLE c(id INTEGER PRIMARY KEY, ax TEXT REFERENCES 'a'(x));
+INSERT INTO a VALUES (1, 'k1'), (2, 'k2'), (3, 'k3');
+INSERT INTO c VALUES (1, 'k1'), (5, 'k3');
+-- alter
+ALTER TABLE a RENAME COLUMN x TO y;
+-- then
+INSERT INTO c VALUES (6, 'k2');
+
+-- case: name-non-ascii-case-is-not-folded
+-- source: review: SQLite folds case for ASCII letters only; "é" and "É" are different names
+-- setup
+CREATE TABLE a(id INTEGER PRIMARY KEY, "é" TEXT);
+CREATE TABLE b(id INTEGER PRIMARY KEY, "É" TEXT);
+CREATE VIEW v AS SELECT id, (SELECT "É" FROM a) AS w FROM b;
+INSERT INTO a VALUES (1, 'from-a');
+INSERT INTO b VALUES (1, 'from-b'), (4, 'from-b4');
+-- alter
+ALTER TABLE a RENAME COLUMN "é" TO z;
+-- then
+SELECT * FROM v;
+
+-- case: comment-after-last-column-rename
+-- source: review: a -- comment after the last column must not swallow the closing parenthesis
+-- setup
+CREATE TABLE a(id INTEGER PRIMARY KEY, -- the id
+  x TEXT UNIQUE,
+  y TEXT -- last column
+);
+CREATE TABLE c(id INTEGER PRIMARY KEY,
+  ax TEXT REFERENCES a(x) -- the parent
+);
+INSERT INTO a VALUES (1, 'p', 'q'), (3, 'r', 's');
+INSERT INTO c VALUES (2, 'p');
+-- alter
+ALTER TABLE a RENAME COLUMN x TO xx;
+-- then
+INSERT INTO a(xx, y) VALUES ('t', 'u');
+
+-- case: comment-after-last-column-drop
+-- source: review: the same, for DROP COLUMN
+-- setup
+CREATE TABLE a(id INTEGER PRIMARY KEY, -- the id
+  x TEXT,
+  y TEXT -- last column
+);
+INSERT INTO a VALUES (1, 'p', 'q'), (3, 'r', 's');
+-- alter
+ALTER TABLE a DROP COLUMN x;
+-- then
+INSERT INTO a(y) VALUES ('u');
+
+-- case: trig-order-kept-on-other-table
+-- source: review: recreating one trigger of a table must not change the order its triggers fire in
+-- setup
+CREATE TABLE a(id INTEGER PRIMARY KEY, x INTEGER, z TEXT);
+CREATE TABLE b(id INTEGER PRIMARY KEY, v INTEGER);
+CREATE TABLE log(msg TEXT);
+CREATE TRIGGER b_first AFTER INSERT ON b BEGIN
+  UPDATE b SET v = (SELECT x FROM a WHERE id = 1) WHERE id = NEW.id;
+END;
+CREATE TRIGGER b_second AFTER INSERT ON b BEGIN
+  INSERT INTO log VALUES ('second saw v=' || coalesce((SELECT v FROM b WHERE id = NEW.id), 'NULL'));
+END;
+INSERT INTO a VALUES (1, 5, 'zz'), (2, 6, 'yy');
+INSERT INTO b(id) VALUES (7);
+-- alter
+ALTER TABLE a DROP COLUMN z;
+-- then
+INSERT INTO b(id) VALUES (8);
