@@ -3,32 +3,41 @@
 
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config sqlite3 python3 python3-pip
+PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
+TEST_PACKAGES := sqlite3 python3 python3-pip
+PYTHON_TEST_PACKAGE := sqlcipher3-binary==0.6.0
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: setup build test demo bench clean
+.PHONY: setup test-setup apt-packages build test demo bench clean
 
-## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing;
-## for the tests also the system sqlite3 (3.40, the oracle for column changes) and Python's
-## sqlcipher3-binary (SQLCipher 4 on a recent SQLite, to replay what the migration runner ran)
+## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
-	@missing=""; for p in $(PACKAGES); do \
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(PACKAGES)"
+
+## test-setup: what only the tests need: the system sqlite3 (3.40, the oracle for column
+## changes) and Python's sqlcipher3-binary, pinned (SQLCipher 4 on a recent SQLite, to
+## replay the statements the migration runner issued)
+test-setup: setup
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(TEST_PACKAGES)"
+	@python3 -c 'import sqlcipher3' 2>/dev/null || { echo "Installing: $(PYTHON_TEST_PACKAGE) (PyPI)"; \
+	  $(SUDO) python3 -m pip install --quiet "$(PYTHON_TEST_PACKAGE)" 2>/dev/null \
+	  || $(SUDO) python3 -m pip install --quiet --break-system-packages "$(PYTHON_TEST_PACKAGE)"; }
+
+apt-packages:
+	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	@python3 -c 'import sqlcipher3' 2>/dev/null || { echo "Installing: sqlcipher3-binary (PyPI)"; \
-	  $(SUDO) python3 -m pip install --quiet sqlcipher3-binary 2>/dev/null \
-	  || $(SUDO) python3 -m pip install --quiet --break-system-packages sqlcipher3-binary; }
 
 ## build: compile the library and the `strongroom` command
 build: setup
 	swift build $(SWIFT_BUILD_FLAGS)
 
 ## test: the whole suite (real SQLCipher files, real processes); the benchmark harness must still compile
-test: build
+test: build test-setup
 	swift build --package-path Benchmarks
 	swift test $(SWIFT_BUILD_FLAGS)
 

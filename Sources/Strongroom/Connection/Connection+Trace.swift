@@ -1,4 +1,5 @@
 internal import CSQLCipher
+import Foundation
 
 /// Statement tracing, for the package's own tests: they replay the exact
 /// statements a migration ran on another SQLite version.
@@ -15,11 +16,13 @@ extension Connection {
         }
         let box = TraceBox(handler)
         traceBox = box
-        // SQLITE_TRACE_STMT: P is the statement, X its SQL text, which is
-        // "-- TRIGGER name" for statements run by a trigger.
+        // SQLITE_TRACE_STMT: P is the statement, X its SQL text, or a comment
+        // naming the trigger when a trigger's program starts: X then differs
+        // from the statement's own text (sqlite3_sql). A statement of ours may
+        // start with a comment too, so the comparison, not a prefix, decides.
         sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, statement, text in
-            guard let context, let statement, let text,
-                  !String(cString: text.assumingMemoryBound(to: CChar.self)).hasPrefix("--") else { return 0 }
+            guard let context, let statement, let text, let own = sqlite3_sql(OpaquePointer(statement)),
+                  strcmp(own, text.assumingMemoryBound(to: CChar.self)) == 0 else { return 0 }
             let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
             guard let expanded = sqlite3_expanded_sql(OpaquePointer(statement)) else { return 0 }
             defer { sqlite3_free(expanded) }

@@ -32,6 +32,9 @@ struct Migrate: ParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1.") }
+        guard !database.isEmpty, database != ":memory:" else {
+            throw ValidationError("--database needs the path of a database file.")
+        }
     }
 
     func run() throws {
@@ -81,12 +84,25 @@ struct Migrate: ParsableCommand {
             if !output.json {
                 progress = { event in bar.handle(event) }
             }
+            let report: MigrationReport
+            do {
+                report = try migrator.migrate(db, to: to, progress: progress)
+            } catch {
+                // A database created by this run that no migration reached is
+                // removed again, so a second run starts from nothing.
+                if creates, (try? migrator.currentVersion(db)) == 0 {
+                    db.close()
+                    for suffix in ["", "-wal", "-shm", "-journal", "-migrate.lock"] {
+                        try? FileManager.default.removeItem(atPath: database + suffix)
+                    }
+                }
+                throw error
+            }
             if creates && !output.json {
                 print("Created \(database), encrypted with the given key.")
             }
-            let report = try migrator.migrate(db, to: to, progress: progress)
             if output.json {
-                Output.json(Report(created: creates, report: report))
+                Output.json(WithField(base: report, key: "created", value: creates))
             } else if report.applied.isEmpty {
                 print("\(paths[0]) is at version \(report.toVersion); nothing to migrate.")
             } else {
@@ -118,18 +134,6 @@ struct Migrate: ParsableCommand {
             print("\(results.count - failed.count) of \(results.count) databases migrated\(failed.isEmpty ? "." : "; \(failed.count) failed (listed above).")")
         }
         if !failed.isEmpty { throw ExitCode(1) }
-    }
-
-    /// The migration report's fields, plus whether the database was created.
-    struct Report: Encodable {
-        let created: Bool
-        let report: MigrationReport
-        enum Keys: String, CodingKey { case created }
-        func encode(to encoder: any Encoder) throws {
-            try report.encode(to: encoder)
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(created, forKey: .created)
-        }
     }
 
     struct DryRun: Encodable {

@@ -27,7 +27,7 @@ struct Status: ParsableCommand {
                 currentVersion: try migrator.currentVersion(db),
                 pending: hasDirectory ? try migrator.plan(db) : nil)
             if output.json {
-                Output.json(StatusReport(status: status, migrations: migrations))
+                Output.json(WithField(base: status, key: "migrations", value: migrations))
             } else {
                 print(Self.describe(status))
                 print("schema        version \(migrations.currentVersion)" + (migrations.pending.map { pending in
@@ -42,18 +42,6 @@ struct Status: ParsableCommand {
         let currentVersion: Int
         /// nil when there is no migrations directory to compare with.
         let pending: [PlannedMigration]?
-    }
-
-    /// The status fields at the top level, plus `migrations`.
-    struct StatusReport: Encodable {
-        let status: DatabaseStatus
-        let migrations: MigrationState
-        enum Keys: String, CodingKey { case migrations }
-        func encode(to encoder: any Encoder) throws {
-            try status.encode(to: encoder)
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(migrations, forKey: .migrations)
-        }
     }
 
     static func describe(_ s: DatabaseStatus) -> String {

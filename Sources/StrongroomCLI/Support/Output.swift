@@ -14,3 +14,23 @@ enum Output {
         print(String(decoding: data, as: UTF8.self))
     }
 }
+
+/// A value's JSON fields at the top level, plus one more field.
+struct WithField<Base: Encodable, Value: Encodable>: Encodable {
+    let base: Base
+    let key: String
+    let value: Value
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try base.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(value, forKey: Key(stringValue: key))
+    }
+}

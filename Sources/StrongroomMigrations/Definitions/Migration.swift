@@ -115,6 +115,12 @@ public struct Migration: Sendable {
         }
     }
 
+    /// False for a SQL file marked `-- strongroom: no-transaction`.
+    var isTransactional: Bool {
+        if case .sql(_, transactional: false) = body { return false }
+        return true
+    }
+
     /// True when `statement` carries the rebuild directive.
     static func isRebuild(_ statement: String) -> Bool {
         hasDirective("rebuild", in: statement)

@@ -10,8 +10,12 @@ enum AlterTableRewrite: Equatable {
         let tokens = SQLTokenizer.tokenize(statement).filter { $0.text != ";" }
         guard tokens.count >= 5, tokens[0].isKeyword("ALTER"), tokens[1].isKeyword("TABLE") else { return nil }
         var i = 2
-        // An optional schema name: main.table
-        if tokens.count > i + 2, tokens[i + 1].text == "." { i += 2 }
+        // An optional schema name: main only (the rebuild reads main's schema);
+        // another is left to SQLite.
+        if tokens.count > i + 2, tokens[i + 1].text == "." {
+            guard tokens[i].name?.sqliteFolded == "main" else { return nil }
+            i += 2
+        }
         guard let table = tokens[i].name else { return nil }
         var rest = Array(tokens[(i + 1)...])
         if rest.first?.isKeyword("DROP") == true, !sqliteVersion.hasDropColumn {

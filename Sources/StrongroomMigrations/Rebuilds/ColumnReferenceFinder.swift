@@ -40,8 +40,8 @@ struct ColumnReferenceFinder {
     /// The columns a view exposes, and which of them take their name from
     /// the column (renaming or dropping it changes them).
     fileprivate func exposedColumns(ofView name: String, visiting: Set<String>) throws(Uncertain) -> Set<String> {
-        guard !visiting.contains(name.lowercased()), let view = catalog.object(named: name), view.kind == .view else { return [] }
-        let scan = Scan(sql: view.sql, finder: self, visiting: visiting.union([name.lowercased()]))
+        guard !visiting.contains(name.sqliteFolded), let view = catalog.object(named: name), view.kind == .view else { return [] }
+        let scan = Scan(sql: view.sql, finder: self, visiting: visiting.union([name.sqliteFolded]))
         return try scan.createView().derived
     }
 }
@@ -59,7 +59,7 @@ private struct Source {
     static let opaque = Source(name: "", isTarget: false, columns: [], derived: [])
 
     func has(_ column: String) -> Bool {
-        columns.contains { $0.lowercased() == column.lowercased() }
+        columns.contains { $0.sqliteFolded == column.sqliteFolded }
     }
 }
 
@@ -112,6 +112,13 @@ private final class Scan {
         index < tokens.count && (tokens[index].kind == .word || tokens[index].kind == .quotedIdentifier)
     }
 
+    /// Where SQLite's grammar expects a table's name (FROM, REFERENCES, the
+    /// target of INSERT, UPDATE or DELETE): the name, a 'string' included.
+    private func tableReference(at index: Int) -> String? {
+        guard index < tokens.count, isName(index) || tokens[index].kind == .string else { return nil }
+        return tokens[index].name
+    }
+
     /// True for an identifier token (not a string literal) naming the column.
     private func namesColumn(_ index: Int) -> Bool {
         tokens[index].kind != .string && tokens[index].names(column)
@@ -158,21 +165,21 @@ private final class Scan {
     /// a key's or an index's column list, `INSERT INTO t(…)`, `SET c =`), a
     /// token naming the column of the sought table. A 'string' is a name there.
     private func hitIfColumn(_ index: Int, of table: String) {
-        guard table.lowercased() == finder.table.lowercased(), index < tokens.count else { return }
-        if tokens[index].name?.lowercased() == column.lowercased() { hits.insert(index) }
+        guard table.sqliteFolded == finder.table.sqliteFolded, index < tokens.count else { return }
+        if tokens[index].name?.sqliteFolded == column.sqliteFolded { hits.insert(index) }
     }
 
     /// A `FROM`-clause source for a table or view name.
     private func namedSource(_ name: String) throws(ColumnReferenceFinder.Uncertain) -> Source {
         for level in commonTables.reversed() {
-            if var source = level[name.lowercased()] {
+            if var source = level[name.sqliteFolded] {
                 source.name = name
                 return source
             }
         }
         let object = finder.catalog.object(named: name)
         let columns = finder.catalog.columns(of: name) ?? []
-        if object?.kind == .table && name.lowercased() == finder.table.lowercased() {
+        if object?.kind == .table && name.sqliteFolded == finder.table.sqliteFolded {
             return Source(name: name, isTarget: true, columns: columns, derived: [])
         }
         let derived = object?.kind == .view ? try finder.exposedColumns(ofView: name, visiting: visiting) : []
@@ -211,7 +218,7 @@ private final class Scan {
                     k = listClose + 1
                     continue
                 }
-                if token.isKeyword("REFERENCES"), isName(k + 1), let parent = tokens[k + 1].identifier {
+                if token.isKeyword("REFERENCES"), let parent = tableReference(at: k + 1) {
                     k += 2
                     if k < item.upperBound, tokens[k].text == "(" {
                         let listClose = end(of: k, within: item.upperBound)
@@ -234,7 +241,7 @@ private final class Scan {
 
     /// `CREATE [UNIQUE] INDEX name ON t (columns or expressions) [WHERE expr]`.
     func createIndex(on tableName: String) throws(ColumnReferenceFinder.Uncertain) {
-        guard tableName.lowercased() == finder.table.lowercased(),
+        guard tableName.sqliteFolded == finder.table.sqliteFolded,
               let on = firstTopLevel(in: 0..<tokens.count, where: { $0.isKeyword("ON") }),
               let open = (on..<tokens.count).first(where: { tokens[$0].text == "(" }) else { return }
         let close = end(of: open, within: tokens.count)
@@ -298,7 +305,7 @@ private final class Scan {
         } else if first.isKeyword("INSERT") || first.isKeyword("REPLACE") {
             if k < range.upperBound, tokens[k].isKeyword("OR") { k += 2 }
             if k < range.upperBound, tokens[k].isKeyword("INTO") { k += 1 }
-            guard isName(k), let target = tokens[k].identifier else { return }
+            guard let target = tableReference(at: k) else { return }
             k += 1
             if k < range.upperBound, tokens[k].text == "(", !startsSelect(k + 1) {
                 let close = end(of: k, within: range.upperBound)
@@ -315,7 +322,7 @@ private final class Scan {
             }
         } else if first.isKeyword("UPDATE") {
             if k < range.upperBound, tokens[k].isKeyword("OR") { k += 2 }
-            guard isName(k), let target = tokens[k].identifier,
+            guard let target = tableReference(at: k),
                   let set = firstTopLevel(in: k..<range.upperBound, where: { $0.isKeyword("SET") }) else { return }
             let scopes = [[try namedSource(target)]]
             let whereIndex = firstTopLevel(in: set..<range.upperBound, where: { $0.isKeyword("WHERE") || $0.isKeyword("FROM") })
@@ -336,7 +343,7 @@ private final class Scan {
             if let whereIndex { try expression(whereIndex + 1..<range.upperBound, scopes) }
         } else if first.isKeyword("DELETE") {
             if k < range.upperBound, tokens[k].isKeyword("FROM") { k += 1 }
-            guard isName(k), let target = tokens[k].identifier else { return }
+            guard let target = tableReference(at: k) else { return }
             let scopes = [[try namedSource(target)]]
             if let whereIndex = firstTopLevel(in: k..<range.upperBound, where: { $0.isKeyword("WHERE") }) {
                 try expression(whereIndex + 1..<range.upperBound, scopes)
@@ -386,7 +393,7 @@ private final class Scan {
             guard isName(term.lowerBound), modifiers, let name = tokens[term.lowerBound].identifier else {
                 throw .init(reason: "names the column in an expression of a compound SELECT's ORDER BY")
             }
-            if let arm = arms.first(where: { $0.has(name) }), arm.derived.contains(name.lowercased()) {
+            if let arm = arms.first(where: { $0.has(name) }), arm.derived.contains(name.sqliteFolded) {
                 hits.insert(term.lowerBound)
             }
         }
@@ -413,7 +420,7 @@ private final class Scan {
             guard k < range.upperBound, tokens[k].text == "(" else { break }
             let close = end(of: k, within: range.upperBound)
             let exposed = try select(k + 1..<close, outer: outer)
-            commonTables[commonTables.count - 1][name.lowercased()] = explicitColumns.map { Source(name: name, isTarget: false, columns: $0, derived: []) }
+            commonTables[commonTables.count - 1][name.sqliteFolded] = explicitColumns.map { Source(name: name, isTarget: false, columns: $0, derived: []) }
                 ?? Source(name: name, isTarget: false, columns: exposed.columns, derived: exposed.derived)
             k = close + 1
             guard k < range.upperBound, tokens[k].text == "," else { break }
@@ -466,10 +473,10 @@ private final class Scan {
         for item in split(results, at: { $0.text == "," }) {
             let last = item.upperBound - 1
             if tokens[last].text == "*" {
-                let chosen = item.count == 1 ? sources : sources.filter { isName(item.lowerBound) && $0.name.lowercased() == tokens[item.lowerBound].identifier?.lowercased() }
+                let chosen = item.count == 1 ? sources : sources.filter { isName(item.lowerBound) && $0.name.sqliteFolded == tokens[item.lowerBound].identifier?.sqliteFolded }
                 for source in chosen {
                     exposed.columns += source.columns
-                    if source.isTarget && source.has(column) { exposed.derived.insert(column.lowercased()) }
+                    if source.isTarget && source.has(column) { exposed.derived.insert(column.sqliteFolded) }
                     exposed.derived.formUnion(source.derived)
                 }
                 continue
@@ -490,10 +497,10 @@ private final class Scan {
             let isChain = expressionRange.count == 1 || (expressionRange.count >= 3 && (expressionRange.lowerBound..<last).allSatisfy { ($0 - expressionRange.lowerBound) % 2 == 1 ? tokens[$0].text == "." : isName($0) })
             if let alias {
                 exposed.columns.append(alias)
-                aliases.insert(alias.lowercased())
+                aliases.insert(alias.sqliteFolded)
             } else if isChain, let name = tokens[expressionRange.upperBound - 1].identifier {
                 exposed.columns.append(name)
-                if hits.count > hitsBefore, name.lowercased() == column.lowercased() { exposed.derived.insert(name.lowercased()) }
+                if hits.count > hitsBefore, name.sqliteFolded == column.sqliteFolded { exposed.derived.insert(name.sqliteFolded) }
             } else {
                 exposed.columns.append("")
             }
@@ -505,7 +512,7 @@ private final class Scan {
         if let order = clause("ORDER") {
             for term in split(order, at: { $0.text == "," }) {
                 // A bare name that is a result alias names that result column.
-                if isName(term.lowerBound), let name = tokens[term.lowerBound].identifier, aliases.contains(name.lowercased()),
+                if isName(term.lowerBound), let name = tokens[term.lowerBound].identifier, aliases.contains(name.sqliteFolded),
                    term.count == 1 || tokens[term.lowerBound + 1].kind == .word {
                     continue
                 }
@@ -533,10 +540,10 @@ private final class Scan {
                     source = .opaque
                 }
                 i = close + 1
-            } else if isName(i), let first = tokens[i].identifier {
+            } else if let first = tableReference(at: i) {
                 var name = first
                 i += 1
-                if i + 1 < range.upperBound, tokens[i].text == ".", let qualified = tokens[i + 1].identifier {
+                if i + 1 < range.upperBound, tokens[i].text == ".", let qualified = tableReference(at: i + 1) {
                     name = qualified
                     i += 2
                 }
@@ -573,7 +580,7 @@ private final class Scan {
                 i = j
             } else if i < range.upperBound, tokens[i].isKeyword("USING"), i + 1 < range.upperBound, tokens[i + 1].text == "(" {
                 let close = end(of: i + 1, within: range.upperBound)
-                if mentionsColumn(i..<close), sources.contains(where: { ($0.isTarget && $0.has(column)) || $0.derived.contains(column.lowercased()) }) {
+                if mentionsColumn(i..<close), sources.contains(where: { ($0.isTarget && $0.has(column)) || $0.derived.contains(column.sqliteFolded) }) {
                     throw .init(reason: "joins USING the column")
                 }
                 i = close + 1
@@ -633,16 +640,16 @@ private final class Scan {
         }
         let qualifier = tokens[parts[parts.count - 2]].identifier ?? ""
         for scope in scopes.reversed() {
-            if let source = scope.first(where: { $0.name.lowercased() == qualifier.lowercased() }) {
+            if let source = scope.first(where: { $0.name.sqliteFolded == qualifier.sqliteFolded }) {
                 try use(source, index)
                 return
             }
         }
-        if let triggerTable, ["new", "old"].contains(qualifier.lowercased()) {
+        if let triggerTable, ["new", "old"].contains(qualifier.sqliteFolded) {
             try use(try namedSource(triggerTable), index)
             return
         }
-        if qualifier.lowercased() == finder.table.lowercased() {
+        if qualifier.sqliteFolded == finder.table.sqliteFolded {
             throw .init(reason: "names \(qualifier).\(column) where \(qualifier) is not in a FROM clause")
         }
     }
@@ -652,7 +659,7 @@ private final class Scan {
             let having = scope.filter { $0.has(column) }
             if having.isEmpty { continue }
             if having.count > 1 {
-                if having.contains(where: { $0.isTarget || $0.derived.contains(column.lowercased()) }) {
+                if having.contains(where: { $0.isTarget || $0.derived.contains(column.sqliteFolded) }) {
                     throw .init(reason: "uses an unqualified \(column) that several tables in its FROM clause have")
                 }
                 return
@@ -665,7 +672,7 @@ private final class Scan {
     private func use(_ source: Source, _ index: Int) throws(ColumnReferenceFinder.Uncertain) {
         if source.isTarget {
             hits.insert(index)
-        } else if source.derived.contains(column.lowercased()) {
+        } else if source.derived.contains(column.sqliteFolded) {
             throw .init(reason: "uses the column \(column) of \(source.name.isEmpty ? "a subquery" : source.name), whose name comes from \(finder.table).\(column)")
         }
     }

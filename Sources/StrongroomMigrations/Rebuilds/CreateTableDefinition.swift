@@ -97,9 +97,10 @@ struct CreateTableDefinition {
     }
 
     /// The statement for a table named `name` with these items.
+    /// Each item on a line of its own: an item may end with a `--` comment.
     func sql(named name: String) -> String {
-        let body = items.map(\.text).joined(separator: ", ")
-        return "CREATE TABLE \(SQLScript.quotedIdentifier(name)) (\(body))" + (suffix.isEmpty ? "" : " " + suffix)
+        let body = items.map { "    " + $0.text }.joined(separator: ",\n")
+        return "CREATE TABLE \(SQLScript.quotedIdentifier(name)) (\n\(body)\n)" + (suffix.isEmpty ? "" : " " + suffix)
     }
 }
 

@@ -11,6 +11,8 @@ struct SQLToken: Equatable {
         case quotedIdentifier
         /// A string literal 'x'.
         case string
+        /// A blob literal x'00ff'.
+        case blob
         case number
         case punctuation
     }
@@ -49,7 +51,7 @@ struct SQLToken: Equatable {
     }
 
     func names(_ name: String) -> Bool {
-        identifier?.lowercased() == name.lowercased()
+        identifier?.sqliteFolded == name.sqliteFolded
     }
 }
 
@@ -92,6 +94,14 @@ enum SQLTokenizer {
                 tokens.append(SQLToken(kind: c == "'" ? .string : .quotedIdentifier, text: text(start, i), range: start..<i))
                 continue
             }
+            if (c == "x" || c == "X") && next == "'" {
+                // A blob literal x'…' is one literal token, not the name x.
+                i += 2
+                while i < s.count && s[i] != "'" { i += 1 }
+                i = min(i + 1, s.count)
+                tokens.append(SQLToken(kind: .blob, text: text(start, i), range: start..<i))
+                continue
+            }
             if c.properties.isAlphabetic || c == "_" || c.value > 127 {
                 while i < s.count && (s[i].properties.isAlphabetic || s[i].properties.numericType != nil || s[i] == "_" || s[i] == "$" || s[i].value > 127) { i += 1 }
                 tokens.append(SQLToken(kind: .word, text: text(start, i), range: start..<i))
@@ -110,6 +120,16 @@ enum SQLTokenizer {
 }
 
 extension String {
+    /// `self` with the ASCII letters lowercased, as SQLite compares names:
+    /// a non-ASCII letter matches only itself ("é" is not "É").
+    var sqliteFolded: String {
+        var folded = ""
+        folded.unicodeScalars.append(contentsOf: unicodeScalars.map { scalar in
+            ("A"..."Z").contains(scalar) ? Unicode.Scalar(scalar.value + 32)! : scalar
+        })
+        return folded
+    }
+
     /// The unicode scalars in `range`, as a string.
     func scalars(_ range: Range<Int>) -> String {
         let all = Array(unicodeScalars)

@@ -30,18 +30,18 @@ struct SchemaCatalog {
             // PRAGMA table_info gives a view's column names as SQLite computes them.
             let columns = try db.fetchAll(sql: "PRAGMA table_info(\(SQLScript.quotedIdentifier(object.name)))")
                 .map { try $0.decode(String.self, column: "name") }
-            columnsByName[object.name.lowercased()] = columns
+            columnsByName[object.name.sqliteFolded] = columns
         }
     }
 
     /// The table or view called `name` (SQLite compares names without case).
     func object(named name: String) -> Object? {
-        objects.first { ($0.kind == .table || $0.kind == .view) && $0.name.lowercased() == name.lowercased() }
+        objects.first { ($0.kind == .table || $0.kind == .view) && $0.name.sqliteFolded == name.sqliteFolded }
     }
 
     /// The columns of the table or view called `name`, nil when there is none.
     func columns(of name: String) -> [String]? {
-        columnsByName[name.lowercased()]
+        columnsByName[name.sqliteFolded]
     }
 
     /// Indexes, triggers and views that must be dropped before `tables` are
@@ -53,26 +53,31 @@ struct SchemaCatalog {
     /// later too, where `ALTER TABLE … RENAME` re-checks every view and
     /// trigger in the schema and fails on one that names a dropped table.
     func dependents(of tables: Set<String>) -> [Object] {
-        var names = Set(tables.map { $0.lowercased() })
+        var names = Set(tables.map { $0.sqliteFolded })
         var chosen = Set<String>()
         // The names each view and trigger mentions (an index can only use its
         // own table's columns).
         let mentioned = objects.map { object in
-            object.kind == .index || object.kind == .table ? [] : Set(SQLTokenizer.tokenize(object.sql).compactMap { token in
-                token.kind == .string ? nil : token.identifier?.lowercased()
-            })
+            // A 'string' counts: SQLite takes one for a table's name in FROM.
+            object.kind == .index || object.kind == .table ? [] : Set(SQLTokenizer.tokenize(object.sql).compactMap { $0.name?.sqliteFolded })
         }
         var grew = true
         while grew {
             grew = false
-            for (object, mentions) in zip(objects, mentioned) where object.kind != .table && !chosen.contains(object.name.lowercased()) {
-                if names.contains(object.tableName.lowercased()) || !mentions.isDisjoint(with: names) {
-                    chosen.insert(object.name.lowercased())
-                    if object.kind == .view { names.insert(object.name.lowercased()) }
+            for (object, mentions) in zip(objects, mentioned) where object.kind != .table && !chosen.contains(object.name.sqliteFolded) {
+                if names.contains(object.tableName.sqliteFolded) || !mentions.isDisjoint(with: names) {
+                    chosen.insert(object.name.sqliteFolded)
+                    if object.kind == .view { names.insert(object.name.sqliteFolded) }
                     grew = true
                 }
             }
         }
-        return objects.filter { $0.kind != .table && chosen.contains($0.name.lowercased()) }
+        // Triggers on one table fire in an order that follows their creation:
+        // recreating one means recreating all of that table's, in order.
+        let tablesWithChosenTriggers = Set(objects.filter { $0.kind == .trigger && chosen.contains($0.name.sqliteFolded) }.map(\.tableName.sqliteFolded))
+        return objects.filter { object in
+            object.kind != .table && (chosen.contains(object.name.sqliteFolded)
+                || (object.kind == .trigger && tablesWithChosenTriggers.contains(object.tableName.sqliteFolded)))
+        }
     }
 }

@@ -31,12 +31,12 @@ public enum TableRebuild {
     /// - Returns: the number of rows copied.
     @discardableResult
     public static func rebuild(_ db: Connection, table: String, to createTableSQL: String) throws -> Int {
-        guard let new = CreateTableDefinition(createTableSQL), new.table.lowercased() == table.lowercased() else {
+        guard let new = CreateTableDefinition(createTableSQL), new.table.sqliteFolded == table.sqliteFolded else {
             throw MigrationError(.unsupportedRebuild, "The rebuild of \(table) needs a CREATE TABLE \(table) (...) statement with the new definition.")
         }
         let catalog = try SchemaCatalog(db)
         let old = try definition(of: table, in: catalog)
-        let shared = new.columns.filter { column in old.columns.contains { $0.lowercased() == column.lowercased() } }
+        let shared = new.columns.filter { column in old.columns.contains { $0.sqliteFolded == column.sqliteFolded } }
         let change = TableChange(name: old.table, definition: new, columnMapping: shared.map { ($0, $0) })
         return try perform(db, [change], rewritten: [:], catalog: catalog)
     }
@@ -48,7 +48,7 @@ public enum TableRebuild {
     static func dropColumn(_ db: Connection, table: String, column: String) throws -> Int {
         let catalog = try SchemaCatalog(db)
         var definition = try definition(of: table, in: catalog)
-        guard let index = definition.items.firstIndex(where: { $0.column?.lowercased() == column.lowercased() }) else {
+        guard let index = definition.items.firstIndex(where: { $0.column?.sqliteFolded == column.sqliteFolded }) else {
             throw MigrationError(.unsupportedRebuild, "Cannot drop column \(column): table \(table) has no such column.")
         }
         let columnTokens = SQLTokenizer.tokenize(definition.items[index].text)
@@ -61,7 +61,7 @@ public enum TableRebuild {
         let finder = ColumnReferenceFinder(table: definition.table, column: column, catalog: catalog)
         for object in catalog.objects {
             let references = try references(to: column, of: table, in: object, finder: finder, change: "drop", includingUpdateOfLists: false)
-            if object.kind == .table && object.name.lowercased() == definition.table.lowercased() {
+            if object.kind == .table && object.name.sqliteFolded == definition.table.sqliteFolded {
                 // The column's own definition goes with it; anything else in the table uses it.
                 let ownRange = definition.items[index].range
                 if references.contains(where: { !ownRange.contains($0.lowerBound) }) {
@@ -85,10 +85,10 @@ public enum TableRebuild {
     static func renameColumn(_ db: Connection, table: String, from: String, to: String) throws -> Int {
         let catalog = try SchemaCatalog(db)
         let definition = try definition(of: table, in: catalog)
-        guard definition.columns.contains(where: { $0.lowercased() == from.lowercased() }) else {
+        guard definition.columns.contains(where: { $0.sqliteFolded == from.sqliteFolded }) else {
             throw MigrationError(.unsupportedRebuild, "Cannot rename column \(from): table \(table) has no such column.")
         }
-        if definition.columns.contains(where: { $0.lowercased() == to.lowercased() }) && from.lowercased() != to.lowercased() {
+        if definition.columns.contains(where: { $0.sqliteFolded == to.sqliteFolded }) && from.sqliteFolded != to.sqliteFolded {
             throw MigrationError(.unsupportedRebuild, "Cannot rename column \(from) to \(to): table \(table) already has a column \(to).")
         }
         let finder = ColumnReferenceFinder(table: definition.table, column: from, catalog: catalog)
@@ -96,17 +96,17 @@ public enum TableRebuild {
         for object in catalog.objects {
             let references = try references(to: from, of: table, in: object, finder: finder, change: "rename")
             if !references.isEmpty {
-                rewritten[object.name.lowercased()] = replacing(references, in: object.sql, with: SQLScript.quotedIdentifier(to))
+                rewritten[object.name.sqliteFolded] = replacing(references, in: object.sql, with: SQLScript.quotedIdentifier(to))
             }
         }
         // The table itself, then every table whose foreign key names the column.
         var changes: [TableChange] = []
         for object in catalog.objects where object.kind == .table {
-            guard let sql = rewritten[object.name.lowercased()], let newDefinition = CreateTableDefinition(sql),
+            guard let sql = rewritten[object.name.sqliteFolded], let newDefinition = CreateTableDefinition(sql),
                   let oldDefinition = CreateTableDefinition(object.sql) else { continue }
             changes.append(TableChange(name: object.name, definition: newDefinition, columnMapping: Array(zip(newDefinition.columns, oldDefinition.columns))))
         }
-        let isRenamedTable = { (change: TableChange) in change.name.lowercased() == definition.table.lowercased() }
+        let isRenamedTable = { (change: TableChange) in change.name.sqliteFolded == definition.table.sqliteFolded }
         return try perform(db, changes.filter(isRenamedTable) + changes.filter { !isRenamedTable($0) }, rewritten: rewritten, catalog: catalog)
     }
 
@@ -163,7 +163,7 @@ public enum TableRebuild {
         }
         // 8, 9. Create the indexes, views and triggers again, in their order.
         for object in dependents {
-            let sql = rewritten[object.name.lowercased()] ?? object.sql
+            let sql = rewritten[object.name.sqliteFolded] ?? object.sql
             do {
                 try db.execute(sql: sql)
             } catch {
@@ -193,7 +193,7 @@ public enum TableRebuild {
         var newColumns = change.columnMapping.map { SQLScript.quotedIdentifier($0.new) }
         var oldColumns = change.columnMapping.map { SQLScript.quotedIdentifier($0.old) }
         if !old.isWithoutRowid, !change.definition.isWithoutRowid,
-           let rowid = ["rowid", "oid", "_rowid_"].first(where: { name in !(old.columns + change.definition.columns).contains { $0.lowercased() == name } }) {
+           let rowid = ["rowid", "oid", "_rowid_"].first(where: { name in !(old.columns + change.definition.columns).contains { $0.sqliteFolded == name } }) {
             newColumns.insert(rowid, at: 0)
             oldColumns.insert(rowid, at: 0)
         }

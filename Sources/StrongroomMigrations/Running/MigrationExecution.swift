@@ -10,6 +10,11 @@ struct MigrationExecution {
     let db: Connection
     let logger: Logger
     let progress: (@Sendable (MigrationEvent) -> Void)?
+    /// The foreign key violations the database had before the run: only
+    /// new ones fail a migration (`verify` reports the old ones). Nil when
+    /// they cannot be listed (a foreign key SQLite calls a mismatch): the
+    /// check is then skipped, with a warning.
+    let violationsBefore: Set<ForeignKeyViolation>?
 
     func run() throws(MigrationError) -> AppliedMigration {
         let start = ContinuousClock.now
@@ -19,7 +24,9 @@ struct MigrationExecution {
             try refuseTransactionControl(statements)
         }
         var restoreForeignKeys = false
-        if migration.foreignKeyChecks == .deferred {
+        // A no-transaction migration has no transaction to defer checks to:
+        // it runs with foreign keys as the connection has them.
+        if migration.foreignKeyChecks == .deferred, migration.isTransactional {
             // PRAGMA foreign_keys is a no-op inside a transaction: switch it
             // off before BEGIN, so dropping a rebuilt parent deletes no child
             // and a child may be inserted before its parent.
@@ -40,7 +47,18 @@ struct MigrationExecution {
             // Declared `no-transaction` (VACUUM and the like): each statement
             // runs on its own, then the history row in a transaction.
             for (index, statement) in statements.enumerated() {
-                try runStatement(statement, index: index, count: statements.count, sqliteVersion: sqliteVersion, inTransaction: false)
+                do {
+                    try runStatement(statement, index: index, count: statements.count, sqliteVersion: sqliteVersion, inTransaction: false)
+                } catch {
+                    // A transaction the file opened itself ends with it.
+                    if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+                    throw error
+                }
+            }
+            if db.isInsideTransaction {
+                try? db.execute(sql: "ROLLBACK TRANSACTION")
+                throw MigrationError(.transactionControl, "Migration \(migration.version) (\(migration.file ?? migration.description)) left a transaction open; it was rolled back, with what ran in it since its BEGIN, and the history row was not written. End the transaction in the file with COMMIT.",
+                                     version: migration.version, file: migration.file)
             }
             return try inTransaction(start: start, checkForeignKeys: checkForeignKeys) {}
         case .sql(let statements, transactional: true):
@@ -103,7 +121,21 @@ struct MigrationExecution {
             throw failure("cannot start its transaction: \(error.message)", statement: nil, underlying: error)
         }
         do throws(MigrationError) {
-            try body()
+            // A commit during the body would end the runner's transaction
+            // (COMMIT, then BEGIN again, in a Swift migration).
+            let commits = CommitCount()
+            db.observeCommits { commits.increment() }
+            do throws(MigrationError) {
+                try body()
+            } catch {
+                db.observeCommits(nil)
+                throw error
+            }
+            db.observeCommits(nil)
+            if commits.value > 0 {
+                throw MigrationError(.transactionControl, "Migration \(migration.version) (\(migration.file ?? migration.description)) committed the runner's transaction itself: what it did until then is committed, and its history row was not written. Check the database, and keep COMMIT and ROLLBACK out of migrations.",
+                                     version: migration.version, file: migration.file)
+            }
             if checkForeignKeys { try checkForeignKeyViolations() }
             let entry = try historyEntry(start: start)
             do {
@@ -162,7 +194,9 @@ struct MigrationExecution {
             throw MigrationError(error.code, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed at statement \(index + 1) of \(count) and was rolled back: \(error.message)",
                                  version: migration.version, file: migration.file, statement: statement, underlying: error.underlying)
         } catch let error as StrongroomError {
-            let where_ = inTransaction ? "and was rolled back; the database is still at the previous version" : "outside a transaction (declared no-transaction); statements before it took effect"
+            let where_ = inTransaction ? "and was rolled back; the database is still at the previous version"
+                : db.isInsideTransaction ? "inside the transaction the file opened itself, which was rolled back; statements before that transaction took effect (declared no-transaction)"
+                : "outside a transaction (declared no-transaction); statements before it took effect"
             throw MigrationError(.migrationFailed, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed at statement \(index + 1) of \(count) \(where_): \(error.message)",
                                  version: migration.version, file: migration.file, statement: statement, underlying: error)
         } catch {
@@ -170,14 +204,24 @@ struct MigrationExecution {
         }
     }
 
+    /// Fails when the migration left rows breaking a foreign key that were
+    /// not broken before it, naming them; or a foreign key SQLite cannot check.
     private func checkForeignKeyViolations() throws(MigrationError) {
-        let rows: [Row]
-        do { rows = try db.fetchAll(sql: "PRAGMA foreign_key_check") } catch { throw .database(error) }
-        guard !rows.isEmpty else { return }
-        let described = rows.prefix(10).map { row in
-            "\(row[0]) rowid \(row[1]) → \(row[2])"
+        guard let violationsBefore else {
+            logger.warning("foreign keys not checked: the database had a foreign key SQLite cannot check before the run", metadata: ["version": "\(migration.version)"])
+            return
         }
-        throw MigrationError(.foreignKeyViolation, "Migration \(migration.version) (\(migration.file ?? migration.description)) would leave \(rows.count) row(s) breaking a foreign key (\(described.joined(separator: "; "))\(rows.count > 10 ? "; …" : "")); it was rolled back.",
+        let name = "Migration \(migration.version) (\(migration.file ?? migration.description))"
+        let violations: [ForeignKeyViolation]
+        do {
+            violations = try ForeignKeyViolation.all(in: db).filter { !violationsBefore.contains($0) }
+        } catch {
+            throw MigrationError(.foreignKeyViolation, "\(name) leaves a foreign key SQLite cannot check (\(error.message)): a parent key must be its table's PRIMARY KEY or UNIQUE; it was rolled back.",
+                                 version: migration.version, file: migration.file, underlying: error)
+        }
+        guard !violations.isEmpty else { return }
+        let described = violations.prefix(10).map(\.description)
+        throw MigrationError(.foreignKeyViolation, "\(name) would leave \(violations.count) row(s) breaking a foreign key (\(described.joined(separator: "; "))\(violations.count > 10 ? "; …" : "")); it was rolled back.",
                              version: migration.version, file: migration.file)
     }
 
@@ -195,4 +239,34 @@ struct MigrationExecution {
         MigrationError(.migrationFailed, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed and was rolled back: \(message)",
                        version: migration.version, file: migration.file, statement: statement, underlying: underlying)
     }
+}
+
+/// One row of `PRAGMA foreign_key_check`: a row whose parent is missing.
+struct ForeignKeyViolation: Hashable, CustomStringConvertible {
+    let table: String
+    /// Nil for a `WITHOUT ROWID` table.
+    let rowid: Int64?
+    let parent: String
+    /// Which foreign key of the table.
+    let key: Int64
+
+    var description: String { "\(table) rowid \(rowid.map(String.init) ?? "?") → \(parent)" }
+
+    /// Every violation in the database; throws for a foreign key SQLite
+    /// cannot check ("foreign key mismatch").
+    static func all(in db: Connection) throws(StrongroomError) -> [ForeignKeyViolation] {
+        try db.fetchAll(sql: "PRAGMA foreign_key_check").map { row in
+            let rowid: Int64? = if case .integer(let n) = row[1] { n } else { nil }
+            let key: Int64 = if case .integer(let n) = row[3] { n } else { -1 }
+            return ForeignKeyViolation(table: row[0].description, rowid: rowid, parent: row[2].description, key: key)
+        }
+    }
+}
+
+/// Commits seen by a commit hook while a migration's body runs.
+private final class CommitCount: @unchecked Sendable {
+    // Sendable: the hook runs on the connection's thread, inside the body's
+    // calls, and is read on that thread after it.
+    private(set) var value = 0
+    func increment() { value += 1 }
 }

@@ -22,7 +22,7 @@ public import Strongroom
 /// version, file, statement and SQLite's message.
 public struct Migrator: Sendable {
     /// The version string written into each history row.
-    public static let toolVersion = "strongroom 0.2.0"
+    public static let toolVersion = "strongroom 0.3.0"
 
     /// The migrations, by version.
     public internal(set) var migrations: [Migration]
@@ -144,10 +144,13 @@ public struct Migrator: Sendable {
         // Read the state only once the lock is held: another runner may just
         // have applied what was pending.
         let queue = try pending(db, to: target)
+        // Rows already breaking a foreign key are the database's, not a
+        // migration's: only new ones fail a migration.
+        let violationsBefore = queue.isEmpty ? [] : (try? Set(ForeignKeyViolation.all(in: db)))
         var applied: [AppliedMigration] = []
         for (index, migration) in queue.enumerated() {
             progress?(.migrationStarted(version: migration.version, description: migration.description, index: index + 1, count: queue.count))
-            let entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress).run()
+            let entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress, violationsBefore: violationsBefore).run()
             applied.append(entry)
             progress?(.migrationFinished(version: migration.version, duration: .milliseconds(entry.durationMs)))
         }
