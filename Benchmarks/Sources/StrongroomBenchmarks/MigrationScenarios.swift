@@ -84,7 +84,7 @@ enum MigrationScenarios {
             PRAGMA foreign_keys = OFF;
             BEGIN IMMEDIATE;
             CREATE TABLE "strongroom_new_wide" (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score REAL NOT NULL, note TEXT);
-            INSERT INTO "strongroom_new_wide" ("id", "name", "score", "note") SELECT "id", "name", "score", "note" FROM "wide";
+            INSERT INTO "strongroom_new_wide" (rowid, "id", "name", "score", "note") SELECT rowid, "id", "name", "score", "note" FROM "wide";
             DROP TABLE "wide";
             ALTER TABLE "strongroom_new_wide" RENAME TO "wide";
             CREATE INDEX wide_name ON wide(name);
