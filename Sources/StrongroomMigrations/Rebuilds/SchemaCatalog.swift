@@ -11,6 +11,9 @@ struct SchemaCatalog {
         /// The table (or view) an index or trigger belongs to; a table's or view's own name.
         let tableName: String
         let sql: String
+
+        /// Kind and folded name: a trigger may share its name with a table.
+        var key: String { "\(kind.rawValue) \(name.sqliteFolded)" }
     }
 
     /// Objects with SQL (not automatic indexes), by `rowid` of `sqlite_master`:

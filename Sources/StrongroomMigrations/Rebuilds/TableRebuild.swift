@@ -96,17 +96,20 @@ public enum TableRebuild {
         for object in catalog.objects {
             let references = try references(to: from, of: table, in: object, finder: finder, change: "rename")
             if !references.isEmpty {
-                rewritten[object.name.sqliteFolded] = replacing(references, in: object.sql, with: SQLScript.quotedIdentifier(to))
+                rewritten[object.key] = replacing(references, in: object.sql, with: SQLScript.quotedIdentifier(to))
             }
         }
         // The table itself, then every table whose foreign key names the column.
         var changes: [TableChange] = []
         for object in catalog.objects where object.kind == .table {
-            guard let sql = rewritten[object.name.sqliteFolded], let newDefinition = CreateTableDefinition(sql),
+            guard let sql = rewritten[object.key], let newDefinition = CreateTableDefinition(sql),
                   let oldDefinition = CreateTableDefinition(object.sql) else { continue }
             changes.append(TableChange(name: object.name, definition: newDefinition, columnMapping: Array(zip(newDefinition.columns, oldDefinition.columns))))
         }
         let isRenamedTable = { (change: TableChange) in change.name.sqliteFolded == definition.table.sqliteFolded }
+        guard changes.contains(where: isRenamedTable) else {
+            throw MigrationError(.unsupportedRebuild, "Cannot rename column \(from) of \(table): the table's definition could not be rewritten.")
+        }
         return try perform(db, changes.filter(isRenamedTable) + changes.filter { !isRenamedTable($0) }, rewritten: rewritten, catalog: catalog)
     }
 
@@ -142,7 +145,7 @@ public enum TableRebuild {
     }
 
     /// Steps 3 to 9 of the procedure for each table, inside the caller's
-    /// transaction. `rewritten` holds new SQL for objects (by lowercased name).
+    /// transaction. `rewritten` holds new SQL for objects (by ``SchemaCatalog/Object/key``).
     /// Returns the rows copied into the first table.
     private static func perform(_ db: Connection, _ changes: [TableChange], rewritten: [String: String], catalog: SchemaCatalog) throws -> Int {
         guard db.isInsideTransaction else {
@@ -163,7 +166,7 @@ public enum TableRebuild {
         }
         // 8, 9. Create the indexes, views and triggers again, in their order.
         for object in dependents {
-            let sql = rewritten[object.name.sqliteFolded] ?? object.sql
+            let sql = rewritten[object.key] ?? object.sql
             do {
                 try db.execute(sql: sql)
             } catch {

@@ -2470,3 +2470,15 @@ INSERT INTO b(id) VALUES (7);
 ALTER TABLE a DROP COLUMN z;
 -- then
 INSERT INTO b(id) VALUES (8);
+
+-- case: name-trigger-named-like-a-table
+-- source: a trigger may share its name with a table; the rename rewrites both
+-- setup
+CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE audit(id INTEGER PRIMARY KEY, who TEXT);
+CREATE TRIGGER audit AFTER INSERT ON person BEGIN INSERT INTO audit(who) VALUES (NEW.name); END;
+INSERT INTO person VALUES (1, 'ann'), (3, 'cy');
+-- alter
+ALTER TABLE audit RENAME COLUMN who TO whom;
+-- then
+INSERT INTO person(name) VALUES ('dee');
