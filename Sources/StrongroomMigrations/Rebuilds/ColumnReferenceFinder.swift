@@ -128,6 +128,10 @@ private final class Scan {
         range.contains { namesColumn($0) }
     }
 
+    /// The whole object: a FROM clause not understood leaves every name in
+    /// its SELECT (and the SELECTs around it) unresolved.
+    private var everywhere: Range<Int> { 0..<tokens.count }
+
     private func end(of open: Int, within limit: Int) -> Int {
         min(closing[open] ?? limit, limit)
     }
@@ -536,7 +540,7 @@ private final class Scan {
                 if startsSelect(i + 1) {
                     source = try select(i + 1..<close, outer: outer)
                 } else {
-                    if mentionsColumn(i..<close) { throw .init(reason: "has a parenthesized join") }
+                    if mentionsColumn(everywhere) { throw .init(reason: "has a parenthesized join") }
                     source = .opaque
                 }
                 i = close + 1
@@ -548,14 +552,14 @@ private final class Scan {
                     i += 2
                 }
                 if i < range.upperBound, tokens[i].text == "(" {
-                    if mentionsColumn(range) { throw .init(reason: "uses a table-valued function") }
+                    if mentionsColumn(everywhere) { throw .init(reason: "uses a table-valued function") }
                     i = end(of: i, within: range.upperBound) + 1
                     source = .opaque
                 } else {
                     source = try namedSource(name)
                 }
             } else {
-                if mentionsColumn(range) { throw .init(reason: "has a FROM clause not understood here") }
+                if mentionsColumn(everywhere) { throw .init(reason: "has a FROM clause not understood here") }
                 return
             }
             // An alias, with or without AS.
