@@ -64,15 +64,21 @@ enum DatabasePicture {
     /// SQL tokens, names without quotes and case, literals as written.
     static func normalized(_ sql: String) -> String {
         SQLTokenizer.tokenize(sql).filter { $0.text != ";" }.map { token in
-            token.identifier?.lowercased() ?? token.text
+            token.identifier?.sqliteFolded ?? token.text
         }.joined(separator: " ")
     }
 
+    /// True when two pictures are the same to the unicode scalar (Swift's
+    /// `==` on strings would take "é" and "e\u{301}" for one name; SQLite does not).
+    static func same(_ a: [String], _ b: [String]) -> Bool {
+        a.map { Array($0.unicodeScalars) } == b.map { Array($0.unicodeScalars) }
+    }
+
     /// The first lines where two pictures differ.
-    static func difference(_ ours: [String], _ theirs: [String]) -> String {
-        let count = max(ours.count, theirs.count)
-        for i in 0..<count where (i < ours.count ? ours[i] : "") != (i < theirs.count ? theirs[i] : "") {
-            return "line \(i): ours `\(i < ours.count ? ours[i] : "(none)")`, native `\(i < theirs.count ? theirs[i] : "(none)")`"
+    static func difference(_ ours: [String], _ other: [String], otherName: String = "native") -> String {
+        let count = max(ours.count, other.count)
+        for i in 0..<count where !same([i < ours.count ? ours[i] : ""], [i < other.count ? other[i] : ""]) {
+            return "line \(i): ours `\(i < ours.count ? ours[i] : "(none)")`, \(otherName) `\(i < other.count ? other[i] : "(none)")`"
         }
         return "none"
     }

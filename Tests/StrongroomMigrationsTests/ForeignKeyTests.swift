@@ -87,21 +87,53 @@ struct ForeignKeyTests {
         #expect(try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1)
     }
 
-    @Test func violationsThatWereThereBeforeDoNotBlockMigrations() throws {
+    @Test func violationsThatWereThereBeforeStopTheRunBeforeAnythingRunsAndSaySo() throws {
         let db = try f.open()
         try f.migrator().migrate(db)
         // A legacy orphan, written with foreign keys off.
         try db.execute(sql: "PRAGMA foreign_keys = OFF; INSERT INTO album(id, artist_id, title) VALUES (50, 77, 'Legacy orphan'); PRAGMA foreign_keys = ON")
         f.write("0002_index.sql", "CREATE INDEX album_title ON album(title);")
-        try f.migrator().migrate(db)
-        #expect(try f.migrator().currentVersion(db) == 2)
-        // A new orphan is still refused, and only it is named.
-        f.write("0003_orphan.sql", "INSERT INTO album(id, artist_id, title) VALUES (60, 88, 'New orphan');")
         let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
         #expect(error?.code == .foreignKeyViolation)
-        #expect(error?.message.contains("rowid 60") == true && error?.message.contains("rowid 50") == false, "\(error?.message ?? "")")
-        // verify still reports the legacy orphan.
+        #expect(error?.version == nil, "not blamed on a migration")
+        let message = error?.message ?? ""
+        #expect(message.contains("already") && message.contains("album rowid 50") && message.contains("immediate-foreign-keys") && message.contains("Nothing was migrated"), "\(message)")
+        #expect(try f.migrator().currentVersion(db) == 1)
+        // The way through: immediate checks, where each statement is checked as it runs.
+        f.write("0002_index.sql", "-- strongroom: immediate-foreign-keys\nCREATE INDEX album_title ON album(title);")
+        #expect(try f.migrator().migrate(db).toVersion == 2)
         #expect(try f.migrator().verify(db).findings.contains { $0.code == .foreignKey })
+    }
+
+    @Test func aNewOrphanInAWithoutRowidChildIsCaught() throws {
+        f.write("0002_tags.sql", "CREATE TABLE tag(artist_id INTEGER NOT NULL REFERENCES artist(id), name TEXT NOT NULL, PRIMARY KEY (artist_id, name)) WITHOUT ROWID;\nINSERT INTO tag VALUES (1, 'jazz');\n")
+        f.write("0003_orphans.sql", "INSERT INTO tag VALUES (98, 'x'), (96, 'y');")
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.code == .foreignKeyViolation)
+        #expect(error?.version == 3)
+        #expect(try f.migrator().currentVersion(db) == 2)
+    }
+
+    @Test func aNoTransactionMigrationThatTurnsForeignKeysOffLeavesThemOnForTheNext() throws {
+        f.write("0002_compact.sql", "-- strongroom: no-transaction\nPRAGMA foreign_keys = OFF;\nVACUUM;\n")
+        f.write("0003_orphan.sql", "INSERT INTO album(id, artist_id, title) VALUES (60, 88, 'Orphan');")
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.code == .foreignKeyViolation && error?.version == 3, "\(String(describing: error))")
+        #expect(try f.migrator().currentVersion(db) == 2)
+        #expect(try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1)
+    }
+
+    @Test func aNoTransactionMigrationThatBreaksAForeignKeyIsNamed() throws {
+        f.write("0002_mismatch.sql", "-- strongroom: no-transaction\nCREATE TABLE p(code TEXT);\nCREATE TABLE c(pcode TEXT REFERENCES p(code));\n")
+        f.write("0003_later.sql", "CREATE TABLE later(x);")
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.code == .foreignKeyViolation && error?.version == 2, "\(String(describing: error))")
+        // Its statements took effect (no transaction), its history row was not written, and it says so.
+        #expect(error?.message.contains("took effect") == true && error?.message.contains("was rolled back") == false, "\(error?.message ?? "")")
+        #expect(try f.migrator().currentVersion(db) == 1)
     }
 
     @Test func aForeignKeyThatCannotBeCheckedIsReportedWithItsMigration() throws {
@@ -113,9 +145,13 @@ struct ForeignKeyTests {
         #expect(error?.version == 2)
         #expect(error?.message.contains("mismatch") == true && error?.message.contains("rolled back") == true, "\(error?.message ?? "")")
         #expect(try f.migrator().currentVersion(db) == 1)
-        // A mismatch that was there before does not block an unrelated migration.
+        // A mismatch that was there before stops the run before anything runs, saying so.
         try db.execute(sql: "CREATE TABLE p(name TEXT); CREATE TABLE c(pname TEXT REFERENCES p(name))")
         f.write("0002_mismatch.sql", "CREATE TABLE unrelated(x);")
+        let before = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(before?.code == .foreignKeyViolation && before?.version == nil)
+        #expect(before?.message.contains("mismatch") == true && before?.message.contains("Nothing was migrated") == true, "\(before?.message ?? "")")
+        f.write("0002_mismatch.sql", "-- strongroom: immediate-foreign-keys\nCREATE TABLE unrelated(x);")
         #expect(try f.migrator().migrate(db).toVersion == 2)
     }
 

@@ -118,11 +118,39 @@ struct MigratorTests {
         let db = try f.open()
         let error = #expect(throws: MigrationError.self) { try migrator.migrate(db) }
         #expect(error?.code == .transactionControl)
-        #expect(error?.message.contains("rolled back") == false, "\(error?.message ?? "")")
-        #expect(error?.message.contains("committed") == true, "\(error?.message ?? "")")
+        // Its COMMIT is refused: nothing of it is committed, and the message says so.
+        #expect(error?.message.contains("COMMIT") == true && error?.message.contains("rolled back") == true, "\(error?.message ?? "")")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'audit'") == 0)
         // No history row was written for it outside a transaction.
         #expect(try migrator.currentVersion(db) == 10)
         #expect(!db.isInsideTransaction)
+    }
+
+    @Test func aSwiftMigrationThatRollsBackAndBeginsAgainIsCaught() throws {
+        var migrator = try f.migrator()
+        try migrator.register(Migration(version: 20, description: "rolls back and begins") { db in
+            try db.execute(sql: "DELETE FROM customer")
+            try db.execute(sql: "ROLLBACK")
+            try db.execute(sql: "BEGIN")
+            try db.execute(sql: "CREATE TABLE audit(id INTEGER PRIMARY KEY)")
+        })
+        // Savepoints, including one rolled back, stay allowed.
+        try migrator.register(Migration(version: 21, description: "savepoints") { db in
+            try? db.inSavepoint { db in
+                try db.execute(sql: "DELETE FROM customer")
+                throw MigrationError(.migrationFailed, "undo")
+            }
+        })
+        let db = try f.open()
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(db, to: 20) }
+        #expect(error?.code == .transactionControl, "\(String(describing: error))")
+        #expect(try migrator.currentVersion(db) == 10)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'audit'") == 0)
+        #expect(!db.isInsideTransaction)
+        var savepoints = try f.migrator()
+        try savepoints.register(migrator.migrations.first { $0.version == 21 }!)
+        #expect(try savepoints.migrate(db).toVersion == 21)
+        #expect(try f.count(db, "customer") == 2)
     }
 
     @Test func aSwiftMigrationThatCommitsAndBeginsAgainIsCaught() throws {
@@ -136,6 +164,7 @@ struct MigratorTests {
         let error = #expect(throws: MigrationError.self) { try migrator.migrate(db) }
         #expect(error?.code == .transactionControl)
         #expect(try migrator.currentVersion(db) == 10)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'audit'") == 0)
         #expect(!db.isInsideTransaction)
     }
 

@@ -2482,3 +2482,26 @@ INSERT INTO person VALUES (1, 'ann'), (3, 'cy');
 ALTER TABLE audit RENAME COLUMN who TO whom;
 -- then
 INSERT INTO person(name) VALUES ('dee');
+
+-- case: name-canonically-equivalent-tables
+-- source: review: SQLite compares names by bytes; "café" (U+00E9) and "café" (e + U+0301) are two tables
+-- setup
+CREATE TABLE "café"(id INTEGER PRIMARY KEY, b TEXT, c TEXT);
+CREATE TABLE "café"(id INTEGER PRIMARY KEY, b TEXT, c TEXT);
+INSERT INTO "café" VALUES (1, 'composed-b', 'c1');
+INSERT INTO "café" VALUES (1, 'decomposed-b', 'c2');
+-- alter
+ALTER TABLE "café" DROP COLUMN b;
+-- then
+INSERT INTO "café"(c) VALUES ('c3');
+
+-- case: from-string-alias
+-- source: review: a 'string' alias in FROM qualifies columns like a name
+-- setup
+CREATE TABLE t(id INTEGER PRIMARY KEY, x TEXT);
+CREATE VIEW v AS SELECT "tt".x AS got FROM t AS 'tt';
+INSERT INTO t VALUES (1, 'one'), (4, 'four');
+-- alter
+ALTER TABLE t RENAME COLUMN x TO y;
+-- then
+SELECT * FROM v;
