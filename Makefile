@@ -5,7 +5,8 @@ SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
 TEST_PACKAGES := sqlite3 python3 python3-pip
-PYTHON_TEST_PACKAGE := sqlcipher3-binary==0.6.0
+PYTHON_TEST_VERSION := 0.6.0
+PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
 
 .PHONY: setup test-setup apt-packages build test demo bench clean
@@ -19,7 +20,8 @@ setup:
 ## replay the statements the migration runner issued)
 test-setup: setup
 	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(TEST_PACKAGES)"
-	@python3 -c 'import sqlcipher3' 2>/dev/null || { echo "Installing: $(PYTHON_TEST_PACKAGE) (PyPI)"; \
+	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("sqlcipher3-binary") != "$(PYTHON_TEST_VERSION)")' 2>/dev/null \
+	|| { echo "Installing: $(PYTHON_TEST_PACKAGE) (PyPI)"; \
 	  $(SUDO) python3 -m pip install --quiet "$(PYTHON_TEST_PACKAGE)" 2>/dev/null \
 	  || $(SUDO) python3 -m pip install --quiet --break-system-packages "$(PYTHON_TEST_PACKAGE)"; }
 

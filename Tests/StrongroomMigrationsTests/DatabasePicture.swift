@@ -64,7 +64,7 @@ enum DatabasePicture {
     /// SQL tokens, names without quotes and case, literals as written.
     static func normalized(_ sql: String) -> String {
         SQLTokenizer.tokenize(sql).filter { $0.text != ";" }.map { token in
-            token.identifier?.sqliteFolded ?? token.text
+            token.identifier.map { String(String.UnicodeScalarView($0.sqliteFolded.scalars)) } ?? token.text
         }.joined(separator: " ")
     }
 

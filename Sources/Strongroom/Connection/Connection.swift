@@ -39,8 +39,8 @@ public final class Connection {
     var savepointDepth = 0
     /// The statement trace handler, if any (see `traceStatements`).
     var traceBox: TraceBox?
-    /// The commit observer, if any (see `observeCommits`).
-    var commitBox: CommitBox?
+    /// The commit and rollback hooks, if any (see `guardTransaction`).
+    var transactionHooks: TransactionHooks?
 
     /// Opens (or creates) the database at `path`.
     ///
@@ -236,7 +236,10 @@ public final class Connection {
         statementCache.removeAll()
         insertStatementCache.removeAll()
         if traceBox != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
-        if commitBox != nil { sqlite3_commit_hook(handle, nil, nil) }
+        if transactionHooks != nil {
+            sqlite3_commit_hook(handle, nil, nil)
+            sqlite3_rollback_hook(handle, nil, nil)
+        }
         // sqlite3_close_v2 defers the close until outstanding statements are
         // finalized, so a statement still held elsewhere cannot crash.
         sqlite3_close_v2(handle)

@@ -87,14 +87,12 @@ struct Migrate: ParsableCommand {
             let report: MigrationReport
             do {
                 report = try migrator.migrate(db, to: to, progress: progress)
-            } catch {
-                // A database created by this run that no migration reached is
-                // removed again, so a second run starts from nothing.
+            } catch let error as MigrationError {
+                // The database this run created stays (another runner may
+                // already be waiting on it): say so, and what it holds.
                 if creates, (try? migrator.currentVersion(db)) == 0 {
-                    db.close()
-                    for suffix in ["", "-wal", "-shm", "-journal", "-migrate.lock"] {
-                        try? FileManager.default.removeItem(atPath: database + suffix)
-                    }
+                    throw MigrationError(error.code, error.message + " \(database) was created, encrypted with the given key, and holds no migration yet; fix the migration and run again (with the same key), or delete it to start over.",
+                                         version: error.version, file: error.file, statement: error.statement, underlying: error.underlying)
                 }
                 throw error
             }

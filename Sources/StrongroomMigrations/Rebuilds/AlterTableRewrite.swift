@@ -13,7 +13,7 @@ enum AlterTableRewrite: Equatable {
         // An optional schema name: main only (the rebuild reads main's schema);
         // another is left to SQLite.
         if tokens.count > i + 2, tokens[i + 1].text == "." {
-            guard tokens[i].name?.sqliteFolded == "main" else { return nil }
+            guard tokens[i].name?.sqliteFolded == "main".sqliteFolded else { return nil }
             i += 2
         }
         guard let table = tokens[i].name else { return nil }

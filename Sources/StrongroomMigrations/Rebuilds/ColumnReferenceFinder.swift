@@ -39,7 +39,7 @@ struct ColumnReferenceFinder {
 
     /// The columns a view exposes, and which of them take their name from
     /// the column (renaming or dropping it changes them).
-    fileprivate func exposedColumns(ofView name: String, visiting: Set<String>) throws(Uncertain) -> Set<String> {
+    fileprivate func exposedColumns(ofView name: String, visiting: Set<FoldedName>) throws(Uncertain) -> Set<FoldedName> {
         guard !visiting.contains(name.sqliteFolded), let view = catalog.object(named: name), view.kind == .view else { return [] }
         let scan = Scan(sql: view.sql, finder: self, visiting: visiting.union([name.sqliteFolded]))
         return try scan.createView().derived
@@ -54,7 +54,7 @@ private struct Source {
     var isTarget: Bool
     var columns: [String]
     /// Lowercased names of columns whose name comes from the sought column.
-    var derived: Set<String>
+    var derived: Set<FoldedName>
 
     static let opaque = Source(name: "", isTarget: false, columns: [], derived: [])
 
@@ -87,13 +87,13 @@ private final class Scan {
     /// For a trigger: the table (or view) `NEW` and `OLD` stand for.
     private var triggerTable: String?
     /// Views being expanded, against cycles.
-    private let visiting: Set<String>
+    private let visiting: Set<FoldedName>
     /// Common table expressions in scope (`WITH name AS (…)`), innermost last.
-    private var commonTables: [[String: Source]] = []
+    private var commonTables: [[FoldedName: Source]] = []
     /// Hits in a trigger's `UPDATE OF` column list.
     var updateOfHits: Set<Int> = []
 
-    init(sql: String, finder: ColumnReferenceFinder, visiting: Set<String> = []) {
+    init(sql: String, finder: ColumnReferenceFinder, visiting: Set<FoldedName> = []) {
         self.tokens = SQLTokenizer.tokenize(sql)
         self.finder = finder
         self.visiting = visiting
@@ -473,7 +473,7 @@ private final class Scan {
         let scopes = outer + [sources]
 
         var exposed = Source(name: "", isTarget: false, columns: [], derived: [])
-        var aliases = Set<String>()
+        var aliases = Set<FoldedName>()
         for item in split(results, at: { $0.text == "," }) {
             let last = item.upperBound - 1
             if tokens[last].text == "*" {
@@ -562,13 +562,13 @@ private final class Scan {
                 if mentionsColumn(everywhere) { throw .init(reason: "has a FROM clause not understood here") }
                 return
             }
-            // An alias, with or without AS.
+            // An alias, with or without AS ('string' aliases too).
             if i < range.upperBound, tokens[i].isKeyword("AS"), i + 1 < range.upperBound {
-                source.name = tokens[i + 1].identifier ?? source.name
+                source.name = tokens[i + 1].name ?? source.name
                 i += 2
-            } else if i < range.upperBound, isName(i), !isJoinWord(i),
-                      !["ON", "USING", "INDEXED", "NOT"].contains(tokens[i].text.uppercased()) || tokens[i].kind == .quotedIdentifier {
-                source.name = tokens[i].identifier ?? source.name
+            } else if i < range.upperBound, (isName(i) || tokens[i].kind == .string), !isJoinWord(i),
+                      !["ON", "USING", "INDEXED", "NOT"].contains(tokens[i].text.uppercased()) || tokens[i].kind != .word {
+                source.name = tokens[i].name ?? source.name
                 i += 1
             }
             if i < range.upperBound, tokens[i].isKeyword("INDEXED") { i += 3 }
@@ -649,7 +649,7 @@ private final class Scan {
                 return
             }
         }
-        if let triggerTable, ["new", "old"].contains(qualifier.sqliteFolded) {
+        if let triggerTable, ["new".sqliteFolded, "old".sqliteFolded].contains(qualifier.sqliteFolded) {
             try use(try namedSource(triggerTable), index)
             return
         }

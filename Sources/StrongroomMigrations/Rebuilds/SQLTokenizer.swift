@@ -120,14 +120,13 @@ enum SQLTokenizer {
 }
 
 extension String {
-    /// `self` with the ASCII letters lowercased, as SQLite compares names:
-    /// a non-ASCII letter matches only itself ("é" is not "É").
-    var sqliteFolded: String {
-        var folded = ""
-        folded.unicodeScalars.append(contentsOf: unicodeScalars.map { scalar in
+    /// The name as SQLite compares names: ASCII letters folded, every other
+    /// character only equal to itself ("é" is not "É", nor "e" followed by
+    /// a combining accent, which Swift's `==` on strings would take for "é").
+    var sqliteFolded: FoldedName {
+        FoldedName(scalars: unicodeScalars.map { scalar in
             ("A"..."Z").contains(scalar) ? Unicode.Scalar(scalar.value + 32)! : scalar
         })
-        return folded
     }
 
     /// The unicode scalars in `range`, as a string.
@@ -137,4 +136,9 @@ extension String {
         out.unicodeScalars.append(contentsOf: all[range.clamped(to: 0..<all.count)])
         return out
     }
+}
+
+/// A name folded as SQLite folds names, compared scalar by scalar.
+struct FoldedName: Hashable {
+    let scalars: [Unicode.Scalar]
 }

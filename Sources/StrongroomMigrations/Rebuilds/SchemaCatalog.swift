@@ -13,13 +13,18 @@ struct SchemaCatalog {
         let sql: String
 
         /// Kind and folded name: a trigger may share its name with a table.
-        var key: String { "\(kind.rawValue) \(name.sqliteFolded)" }
+        var key: Key { Key(kind: kind, name: name.sqliteFolded) }
+
+        struct Key: Hashable {
+            let kind: Kind
+            let name: FoldedName
+        }
     }
 
     /// Objects with SQL (not automatic indexes), by `rowid` of `sqlite_master`:
     /// the order in which they can be created again.
     let objects: [Object]
-    private var columnsByName: [String: [String]] = [:]
+    private var columnsByName: [FoldedName: [String]] = [:]
 
     init(_ db: Connection) throws {
         objects = try db.fetchAll(sql: """
@@ -57,7 +62,7 @@ struct SchemaCatalog {
     /// trigger in the schema and fails on one that names a dropped table.
     func dependents(of tables: Set<String>) -> [Object] {
         var names = Set(tables.map { $0.sqliteFolded })
-        var chosen = Set<String>()
+        var chosen = Set<FoldedName>()
         // The names each view and trigger mentions (an index can only use its
         // own table's columns).
         let mentioned = objects.map { object in

@@ -92,7 +92,7 @@ public enum TableRebuild {
             throw MigrationError(.unsupportedRebuild, "Cannot rename column \(from) to \(to): table \(table) already has a column \(to).")
         }
         let finder = ColumnReferenceFinder(table: definition.table, column: from, catalog: catalog)
-        var rewritten: [String: String] = [:]
+        var rewritten: [SchemaCatalog.Object.Key: String] = [:]
         for object in catalog.objects {
             let references = try references(to: from, of: table, in: object, finder: finder, change: "rename")
             if !references.isEmpty {
@@ -147,12 +147,12 @@ public enum TableRebuild {
     /// Steps 3 to 9 of the procedure for each table, inside the caller's
     /// transaction. `rewritten` holds new SQL for objects (by ``SchemaCatalog/Object/key``).
     /// Returns the rows copied into the first table.
-    private static func perform(_ db: Connection, _ changes: [TableChange], rewritten: [String: String], catalog: SchemaCatalog) throws -> Int {
+    private static func perform(_ db: Connection, _ changes: [TableChange], rewritten: [SchemaCatalog.Object.Key: String], catalog: SchemaCatalog) throws -> Int {
         guard db.isInsideTransaction else {
             throw MigrationError(.unsupportedRebuild, "A table rebuild must run inside the migration's transaction.")
         }
         if try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1 {
-            throw MigrationError(.unsupportedRebuild, "A table rebuild needs foreign keys off outside the transaction, or dropping \(changes.first?.name ?? "the table") would delete its children's rows; remove the immediate-foreign-keys setting from the migration.")
+            throw MigrationError(.unsupportedRebuild, "A table rebuild needs foreign keys off outside the transaction, or dropping \(changes.first?.name ?? "the table") would delete its children's rows; the runner switches them off for migrations with deferred checks (the default): remove the immediate-foreign-keys setting, and in a no-transaction file do not switch them on.")
         }
         // 3. Save the indexes, triggers and views, and drop the views and
         // triggers that name a rebuilt table (indexes go with their table).
@@ -196,7 +196,7 @@ public enum TableRebuild {
         var newColumns = change.columnMapping.map { SQLScript.quotedIdentifier($0.new) }
         var oldColumns = change.columnMapping.map { SQLScript.quotedIdentifier($0.old) }
         if !old.isWithoutRowid, !change.definition.isWithoutRowid,
-           let rowid = ["rowid", "oid", "_rowid_"].first(where: { name in !(old.columns + change.definition.columns).contains { $0.sqliteFolded == name } }) {
+           let rowid = ["rowid", "oid", "_rowid_"].first(where: { name in !(old.columns + change.definition.columns).contains { $0.sqliteFolded == name.sqliteFolded } }) {
             newColumns.insert(rowid, at: 0)
             oldColumns.insert(rowid, at: 0)
         }

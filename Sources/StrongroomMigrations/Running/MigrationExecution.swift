@@ -10,11 +10,6 @@ struct MigrationExecution {
     let db: Connection
     let logger: Logger
     let progress: (@Sendable (MigrationEvent) -> Void)?
-    /// The foreign key violations the database had before the run: only
-    /// new ones fail a migration (`verify` reports the old ones). Nil when
-    /// they cannot be listed (a foreign key SQLite calls a mismatch): the
-    /// check is then skipped, with a warning.
-    let violationsBefore: Set<ForeignKeyViolation>?
 
     func run() throws(MigrationError) -> AppliedMigration {
         let start = ContinuousClock.now
@@ -23,24 +18,22 @@ struct MigrationExecution {
         if case .sql(let statements, transactional: true) = migration.body {
             try refuseTransactionControl(statements)
         }
-        var restoreForeignKeys = false
-        // A no-transaction migration has no transaction to defer checks to:
-        // it runs with foreign keys as the connection has them.
-        if migration.foreignKeyChecks == .deferred, migration.isTransactional {
-            // PRAGMA foreign_keys is a no-op inside a transaction: switch it
-            // off before BEGIN, so dropping a rebuilt parent deletes no child
-            // and a child may be inserted before its parent.
-            do {
-                restoreForeignKeys = try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1
-                if restoreForeignKeys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
-            } catch { throw .database(error) }
-        }
+        // Foreign keys as the connection has them; whatever the migration
+        // does to the setting (a no-transaction file may switch it off), the
+        // next migration and the caller get it back.
+        let enforced: Bool
+        do { enforced = try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1 } catch { throw .database(error) }
         defer {
-            if restoreForeignKeys { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            if enforced { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
         }
-        // Violations are checked when the connection enforces foreign keys
-        // and this migration ran without them.
-        let checkForeignKeys = restoreForeignKeys
+        // Deferred checks: foreign keys off while it runs, checked before
+        // its history row commits. PRAGMA foreign_keys is a no-op inside a
+        // transaction, so it goes off before BEGIN. A no-transaction file
+        // runs with them on (cascades fire), unless it rebuilds tables.
+        let checkForeignKeys = enforced && migration.foreignKeyChecks == .deferred
+        if checkForeignKeys && (migration.isTransactional || migration.rebuildsTables(sqliteVersion: sqliteVersion)) {
+            do { try db.execute(sql: "PRAGMA foreign_keys = OFF") } catch { throw .database(error) }
+        }
 
         switch migration.body {
         case .sql(let statements, transactional: false):
@@ -121,21 +114,20 @@ struct MigrationExecution {
             throw failure("cannot start its transaction: \(error.message)", statement: nil, underlying: error)
         }
         do throws(MigrationError) {
-            // A commit during the body would end the runner's transaction
-            // (COMMIT, then BEGIN again, in a Swift migration).
-            let commits = CommitCount()
-            db.observeCommits { commits.increment() }
+            // The body may not end the runner's transaction: a COMMIT is
+            // turned into a rollback (nothing of it is committed), and a
+            // ROLLBACK (then perhaps BEGIN again) is noticed.
+            let ended = TransactionEnds()
+            db.guardTransaction(onCommit: { ended.commits += 1; return false }, onRollback: { ended.rollbacks += 1 })
+            defer { db.guardTransaction(onCommit: nil, onRollback: nil) }
             do throws(MigrationError) {
                 try body()
             } catch {
-                db.observeCommits(nil)
+                if ended.commits + ended.rollbacks > 0 { throw transactionEnded(ended) }
                 throw error
             }
-            db.observeCommits(nil)
-            if commits.value > 0 {
-                throw MigrationError(.transactionControl, "Migration \(migration.version) (\(migration.file ?? migration.description)) committed the runner's transaction itself: what it did until then is committed, and its history row was not written. Check the database, and keep COMMIT and ROLLBACK out of migrations.",
-                                     version: migration.version, file: migration.file)
-            }
+            db.guardTransaction(onCommit: nil, onRollback: nil)
+            if ended.commits + ended.rollbacks > 0 { throw transactionEnded(ended) }
             if checkForeignKeys { try checkForeignKeyViolations() }
             let entry = try historyEntry(start: start)
             do {
@@ -191,38 +183,48 @@ struct MigrationExecution {
                 try db.execute(sql: statement)
             }
         } catch let error as MigrationError {
-            throw MigrationError(error.code, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed at statement \(index + 1) of \(count) and was rolled back: \(error.message)",
+            throw MigrationError(error.code, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed at statement \(index + 1) of \(count) \(outcome(inTransaction: inTransaction)): \(error.message)",
                                  version: migration.version, file: migration.file, statement: statement, underlying: error.underlying)
         } catch let error as StrongroomError {
-            let where_ = inTransaction ? "and was rolled back; the database is still at the previous version"
-                : db.isInsideTransaction ? "inside the transaction the file opened itself, which was rolled back; statements before that transaction took effect (declared no-transaction)"
-                : "outside a transaction (declared no-transaction); statements before it took effect"
-            throw MigrationError(.migrationFailed, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed at statement \(index + 1) of \(count) \(where_): \(error.message)",
+            throw MigrationError(.migrationFailed, "Migration \(migration.version) (\(migration.file ?? migration.description)) failed at statement \(index + 1) of \(count) \(outcome(inTransaction: inTransaction)): \(error.message)",
                                  version: migration.version, file: migration.file, statement: statement, underlying: error)
         } catch {
             throw failure("\(error)", statement: statement, underlying: nil)
         }
     }
 
-    /// Fails when the migration left rows breaking a foreign key that were
-    /// not broken before it, naming them; or a foreign key SQLite cannot check.
-    private func checkForeignKeyViolations() throws(MigrationError) {
-        guard let violationsBefore else {
-            logger.warning("foreign keys not checked: the database had a foreign key SQLite cannot check before the run", metadata: ["version": "\(migration.version)"])
-            return
+    /// The run started with no row breaking a foreign key (the runner checks
+    /// that first), so any violation now is this migration's: it fails,
+    /// naming the rows, or a foreign key SQLite cannot check.
+    /// What a failure leaves, said truthfully for each kind of migration.
+    private func outcome(inTransaction: Bool) -> String {
+        if inTransaction { return "and was rolled back; the database is still at the previous version" }
+        if db.isInsideTransaction {
+            return "inside the transaction the file opened itself, which was rolled back; statements before that transaction took effect (declared no-transaction)"
         }
+        return "outside a transaction (declared no-transaction); statements before it took effect"
+    }
+
+    private func checkForeignKeyViolations() throws(MigrationError) {
         let name = "Migration \(migration.version) (\(migration.file ?? migration.description))"
+        let outcome = migration.isTransactional ? "it was rolled back"
+            : "its statements took effect (no-transaction) and its history row was not written"
         let violations: [ForeignKeyViolation]
         do {
-            violations = try ForeignKeyViolation.all(in: db).filter { !violationsBefore.contains($0) }
+            violations = try ForeignKeyViolation.all(in: db)
         } catch {
-            throw MigrationError(.foreignKeyViolation, "\(name) leaves a foreign key SQLite cannot check (\(error.message)): a parent key must be its table's PRIMARY KEY or UNIQUE; it was rolled back.",
+            throw MigrationError(.foreignKeyViolation, "\(name) leaves a foreign key SQLite cannot check (\(error.message)): a parent key must be its table's PRIMARY KEY or UNIQUE; \(outcome).",
                                  version: migration.version, file: migration.file, underlying: error)
         }
         guard !violations.isEmpty else { return }
-        let described = violations.prefix(10).map(\.description)
-        throw MigrationError(.foreignKeyViolation, "\(name) would leave \(violations.count) row(s) breaking a foreign key (\(described.joined(separator: "; "))\(violations.count > 10 ? "; …" : "")); it was rolled back.",
+        throw MigrationError(.foreignKeyViolation, "\(name) would leave \(ForeignKeyViolation.describe(violations)); \(outcome).",
                              version: migration.version, file: migration.file)
+    }
+
+    private func transactionEnded(_ ended: TransactionEnds) -> MigrationError {
+        let what = ended.commits > 0 ? "tried to COMMIT the runner's transaction; the COMMIT was refused and" : "ended the runner's transaction with ROLLBACK; what it did before that is lost and"
+        return MigrationError(.transactionControl, "Migration \(migration.version) (\(migration.file ?? migration.description)) \(what) the migration was rolled back; no history row was written. Keep COMMIT and ROLLBACK out of migrations (use savepoints to nest).",
+                              version: migration.version, file: migration.file)
     }
 
     private func historyEntry(start: ContinuousClock.Instant) throws(MigrationError) -> AppliedMigration {
@@ -242,31 +244,38 @@ struct MigrationExecution {
 }
 
 /// One row of `PRAGMA foreign_key_check`: a row whose parent is missing.
-struct ForeignKeyViolation: Hashable, CustomStringConvertible {
+struct ForeignKeyViolation: CustomStringConvertible {
     let table: String
-    /// Nil for a `WITHOUT ROWID` table.
+    /// Nil for a `WITHOUT ROWID` table (its rowid means nothing).
     let rowid: Int64?
     let parent: String
-    /// Which foreign key of the table.
-    let key: Int64
 
     var description: String { "\(table) rowid \(rowid.map(String.init) ?? "?") → \(parent)" }
 
     /// Every violation in the database; throws for a foreign key SQLite
     /// cannot check ("foreign key mismatch").
     static func all(in db: Connection) throws(StrongroomError) -> [ForeignKeyViolation] {
-        try db.fetchAll(sql: "PRAGMA foreign_key_check").map { row in
-            let rowid: Int64? = if case .integer(let n) = row[1] { n } else { nil }
-            let key: Int64 = if case .integer(let n) = row[3] { n } else { -1 }
-            return ForeignKeyViolation(table: row[0].description, rowid: rowid, parent: row[2].description, key: key)
+        // A WITHOUT ROWID table's "rowid" in foreign_key_check means nothing.
+        let withoutRowid = Set(try db.fetchAll(sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL").compactMap { row in
+            CreateTableDefinition(row[1].description)?.isWithoutRowid == true ? row[0].description : nil
+        })
+        return try db.fetchAll(sql: "PRAGMA foreign_key_check").map { row in
+            let table = row[0].description
+            let rowid: Int64? = if case .integer(let n) = row[1], !withoutRowid.contains(table) { n } else { nil }
+            return ForeignKeyViolation(table: table, rowid: rowid, parent: row[2].description)
         }
+    }
+
+    /// "N row(s) breaking a foreign key (first ten)".
+    static func describe(_ violations: [ForeignKeyViolation]) -> String {
+        "\(violations.count) row(s) breaking a foreign key (\(violations.prefix(10).map(\.description).joined(separator: "; "))\(violations.count > 10 ? "; …" : ""))"
     }
 }
 
-/// Commits seen by a commit hook while a migration's body runs.
-private final class CommitCount: @unchecked Sendable {
-    // Sendable: the hook runs on the connection's thread, inside the body's
-    // calls, and is read on that thread after it.
-    private(set) var value = 0
-    func increment() { value += 1 }
+/// What the commit and rollback hooks saw while a migration's body ran.
+private final class TransactionEnds: @unchecked Sendable {
+    // Sendable: the hooks run on the connection's thread, inside the body's
+    // calls, and the counts are read on that thread after it.
+    var commits = 0
+    var rollbacks = 0
 }

@@ -144,17 +144,35 @@ public struct Migrator: Sendable {
         // Read the state only once the lock is held: another runner may just
         // have applied what was pending.
         let queue = try pending(db, to: target)
-        // Rows already breaking a foreign key are the database's, not a
-        // migration's: only new ones fail a migration.
-        let violationsBefore = queue.isEmpty ? [] : (try? Set(ForeignKeyViolation.all(in: db)))
+        try checkForeignKeysBeforeRunning(queue, db)
         var applied: [AppliedMigration] = []
         for (index, migration) in queue.enumerated() {
             progress?(.migrationStarted(version: migration.version, description: migration.description, index: index + 1, count: queue.count))
-            let entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress, violationsBefore: violationsBefore).run()
+            let entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress).run()
             applied.append(entry)
             progress?(.migrationFinished(version: migration.version, duration: .milliseconds(entry.durationMs)))
         }
         return MigrationReport(fromVersion: from, toVersion: try currentVersion(db), applied: applied)
+    }
+
+    /// A migration with deferred foreign key checks fails on any row that
+    /// breaks a foreign key when it ends; it cannot tell rows that were
+    /// broken before from its own. So such rows (or a foreign key SQLite
+    /// cannot check) stop the run before anything runs, saying what to do.
+    private func checkForeignKeysBeforeRunning(_ queue: [Migration], _ db: Connection) throws(MigrationError) {
+        guard queue.contains(where: { $0.foreignKeyChecks == .deferred }) else { return }
+        let enforced: Bool
+        do { enforced = try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1 } catch { throw .database(error) }
+        guard enforced else { return }
+        let remedy = "fix the database first (`strongroom verify` lists what is wrong), or mark the pending migrations `-- strongroom: immediate-foreign-keys` (in Swift, `foreignKeyChecks: .immediate`), which check each statement as it runs instead. Nothing was migrated."
+        let violations: [ForeignKeyViolation]
+        do {
+            violations = try ForeignKeyViolation.all(in: db)
+        } catch {
+            throw MigrationError(.foreignKeyViolation, "The database already has a foreign key SQLite cannot check (\(error.message)), so migrations cannot check theirs: \(remedy)", underlying: error)
+        }
+        guard !violations.isEmpty else { return }
+        throw MigrationError(.foreignKeyViolation, "The database already has \(ForeignKeyViolation.describe(violations)), and migrations cannot tell them from rows they break: \(remedy)")
     }
 
     /// Records `version` as applied without running it, to adopt a database
