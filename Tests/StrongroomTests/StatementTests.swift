@@ -26,6 +26,22 @@ struct StatementTests {
         var born: Date?
     }
 
+    /// SQLite compares SQL text and names by bytes; Swift's `==` on strings
+    /// takes "é" and "e" + a combining accent for the same. The statement
+    /// caches must not.
+    @Test func cachedStatementsTellApartTextsThatDifferOnlyInUnicodeNormalization() throws {
+        let db = try Connection.inMemory()
+        let composed = "caf\u{e9}", decomposed = "cafe\u{301}"
+        try db.execute(sql: "CREATE TABLE \"\(composed)\"(x TEXT); CREATE TABLE \"\(decomposed)\"(x TEXT)")
+        try db.execute(sql: "INSERT INTO \"\(composed)\" VALUES (?)", arguments: ["composed"])
+        try db.execute(sql: "INSERT INTO \"\(decomposed)\" VALUES (?)", arguments: ["decomposed"])
+        struct Item: Codable { var x: String }
+        try db.insert(Item(x: "composed 2"), into: composed)
+        try db.insert(Item(x: "decomposed 2"), into: decomposed)
+        #expect(try db.fetchAll(String.self, sql: "SELECT x FROM \"\(composed)\" ORDER BY rowid") == ["composed", "composed 2"])
+        #expect(try db.fetchAll(String.self, sql: "SELECT x FROM \"\(decomposed)\" ORDER BY rowid") == ["decomposed", "decomposed 2"])
+    }
+
     @Test func bindsEverySupportedTypePositionally() throws {
         let born = Date(timeIntervalSince1970: 1_700_000_000.25)
         let insert = try db.cachedStatement(sql: "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?)")
