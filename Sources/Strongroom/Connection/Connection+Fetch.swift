@@ -43,7 +43,7 @@ extension Connection {
     /// The INSERT statement is built from the properties of the first record
     /// of each type and cached.
     public func insert<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) {
-        let cacheKey = InsertCacheKey(type: ObjectIdentifier(Record.self), table: table)
+        let cacheKey = InsertCacheKey(type: ObjectIdentifier(Record.self), table: ExactText(table))
         let statement: Statement
         if let cached = insertStatementCache[cacheKey] {
             statement = cached

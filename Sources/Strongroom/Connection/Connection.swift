@@ -32,7 +32,7 @@ public final class Connection {
     /// True when the connection was opened read-only.
     public let isReadOnly: Bool
     let logger: Logger
-    private var statementCache: [String: Statement] = [:]
+    private var statementCache: [ExactText: Statement] = [:]
     private let statementCacheCapacity: Int
     private var isClosed = false
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
@@ -274,14 +274,14 @@ public final class Connection {
 
     /// A prepared statement from this connection's cache, prepared on first use.
     public func cachedStatement(sql: String) throws(StrongroomError) -> Statement {
-        if let statement = statementCache[sql] {
+        if let statement = statementCache[ExactText(sql)] {
             return statement
         }
         let statement = try prepare(sql: sql)
         if statementCache.count >= statementCacheCapacity {
             statementCache.removeAll(keepingCapacity: true)
         }
-        statementCache[sql] = statement
+        statementCache[ExactText(sql)] = statement
         return statement
     }
 
@@ -325,6 +325,28 @@ extension Connection {
     /// A key for the cache of generated INSERT statements.
     struct InsertCacheKey: Hashable {
         let type: ObjectIdentifier
-        let table: String
+        let table: ExactText
+    }
+}
+
+/// A string compared and hashed by its UTF-8 bytes, as SQLite compares SQL
+/// text and names. Swift's `==` on strings takes canonically equivalent
+/// texts for one ("é" and "e" + U+0301): as cache keys they would hand one
+/// table's statement to a query on the other.
+struct ExactText: Hashable {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    static func == (a: ExactText, b: ExactText) -> Bool {
+        var x = a.text, y = b.text
+        return x.withUTF8 { p in
+            y.withUTF8 { q in p.count == q.count && (p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) }
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
