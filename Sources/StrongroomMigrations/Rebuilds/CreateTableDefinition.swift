@@ -88,8 +88,6 @@ struct CreateTableDefinition {
     /// The column names, in order.
     var columns: [String] { items.compactMap(\.column) }
 
-    /// The table constraints (PRIMARY KEY (…), FOREIGN KEY …, …).
-    var constraints: [String] { items.filter { $0.column == nil }.map(\.text) }
 
     /// True when a column is `INTEGER PRIMARY KEY AUTOINCREMENT`.
     var usesAutoincrement: Bool {
