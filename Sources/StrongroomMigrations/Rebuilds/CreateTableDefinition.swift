@@ -88,7 +88,6 @@ struct CreateTableDefinition {
     /// The column names, in order.
     var columns: [String] { items.compactMap(\.column) }
 
-
     /// True when a column is `INTEGER PRIMARY KEY AUTOINCREMENT`.
     var usesAutoincrement: Bool {
         items.contains { item in SQLTokenizer.tokenize(item.text).contains { $0.isKeyword("AUTOINCREMENT") } }
