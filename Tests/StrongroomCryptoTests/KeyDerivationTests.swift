@@ -65,6 +65,22 @@ struct PrimitiveTests {
         #expect(random != SecureBytes(randomCount: 32))
     }
 
+    /// An initializer that throws must free the storage once: the throw
+    /// path and `deinit` both freed it (glibc aborts on the second free).
+    @Test func secureBytesWhoseInitializerThrowsAreFreedOnce() {
+        struct Refused: Error {}
+        for _ in 0..<100 {
+            #expect(throws: Refused.self) {
+                _ = try SecureBytes(count: 48) { buffer in
+                    buffer[0] = 1
+                    throw Refused()
+                }
+            }
+        }
+        // The allocator is still sound.
+        #expect(SecureBytes(randomCount: 48).count == 48)
+    }
+
     @Test func hexRoundTripAndRejection() throws {
         let text = Array("00ff10Ab".utf8)
         let decoded = try #require(text.withUnsafeBytes { Hex.decodeSecret($0) })
