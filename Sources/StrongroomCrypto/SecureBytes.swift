@@ -28,13 +28,10 @@ public final class SecureBytes: @unchecked Sendable {
         self.count = count
         storage = .allocate(byteCount: max(count, 1), alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
-        do {
-            try initializer(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
-        } catch {
-            Self.wipe(storage)
-            storage.deallocate()
-            throw error
-        }
+        // Every stored property is set: if `initializer` throws, Swift runs
+        // `deinit`, which wipes and frees the storage (freeing it here too
+        // would free it twice).
+        try initializer(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
     }
 
     /// Copies `bytes` into secure storage. The caller remains responsible for
