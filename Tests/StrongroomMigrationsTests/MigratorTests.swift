@@ -204,6 +204,13 @@ struct MigratorTests {
         #expect(findings.contains { $0.code == .schemaDrift && $0.message.lowercased().contains("sqliteusers") }, "\(findings)")
     }
 
+    @Test func migrationErrorsPrintTheirMessageWhereSwiftPrintsErrors() throws {
+        f.write("0011_broken.sql", "INSERT INTO no_such_table VALUES (1);")
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(try f.open()) }
+        let described = (error as (any Error)?)?.localizedDescription ?? ""
+        #expect(described.contains("0011_broken.sql") && described.contains("no such table"), "\(described)")
+    }
+
     @Test func dryRunChangesNoByte() throws {
         let db = try f.open()
         try f.migrator().migrate(db, to: 1)

@@ -30,6 +30,62 @@ struct ErrorTests {
         }
     }
 
+    /// Swift prints errors through `localizedDescription` (issue 7, item 13).
+    @Test func errorsPrintTheirMessageWhereSwiftPrintsErrors() throws {
+        let db = try Connection.inMemory()
+        let error = #expect(throws: StrongroomError.self) { try db.execute(sql: "SELECT * FROM missing") }
+        let described = (error as (any Error)?)?.localizedDescription ?? ""
+        #expect(described.contains("no such table: missing"), "\(described)")
+        #expect(!described.contains("could not be completed"))
+    }
+
+    /// A duplicate INTEGER PRIMARY KEY says "UNIQUE constraint failed" yet is
+    /// a primary key violation: both codes answer `isUniquenessViolation`.
+    @Test func primaryKeyAndUniqueViolationsAreBothUniquenessViolations() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, code TEXT UNIQUE); INSERT INTO t VALUES (1, 'a')")
+        let primary = #expect(throws: StrongroomError.self) { try db.execute(sql: "INSERT INTO t VALUES (1, 'b')") }
+        let unique = #expect(throws: StrongroomError.self) { try db.execute(sql: "INSERT INTO t VALUES (2, 'a')") }
+        #expect(primary?.code == .primaryKeyConstraint && primary?.code.isUniquenessViolation == true)
+        #expect(unique?.code == .uniqueConstraint && unique?.code.isUniquenessViolation == true)
+        #expect(primary?.message.contains("PRIMARY KEY") == true, "\(primary?.message ?? "")")
+    }
+
+    @Test func aWriteInsideReadSaysWritesAreNotAllowedThere() throws {
+        let dir = TemporaryDirectory()
+        let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: Configuration(key: .generate()))
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        let error = #expect(throws: StrongroomError.self) { try queue.read { db in try db.execute(sql: "INSERT INTO t VALUES (1)") } }
+        #expect(error?.code == .readOnly)
+        #expect(error?.message.contains("inside read") == true, "\(error?.message ?? "")")
+    }
+
+    /// A transaction left open inside `inDatabase` must not block the queue
+    /// for good (issue 7, item 11).
+    @Test func aTransactionLeftOpenInsideTheQueueIsRolledBackAndReported() throws {
+        let dir = TemporaryDirectory()
+        let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: Configuration(key: .generate()))
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try queue.inDatabase { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                try db.execute(sql: "INSERT INTO t VALUES (1)")
+                throw Refused()
+            }
+        }
+        let left = #expect(throws: StrongroomError.self) {
+            try queue.inDatabase { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                try db.execute(sql: "INSERT INTO t VALUES (2)")
+            }
+        }
+        #expect(left?.code == .misuse && left?.message.contains("rolled back") == true, "\(left?.message ?? "")")
+        // The queue works, and neither insert was kept.
+        try queue.write { db in try db.execute(sql: "INSERT INTO t VALUES (3)") }
+        #expect(try queue.read { db in try db.fetchAll(Int.self, sql: "SELECT x FROM t") } == [3])
+    }
+
     @Test func lockHeldByAnotherConnectionIsBusy() throws {
         let dir = TemporaryDirectory()
         let key = DatabaseKey.generate()

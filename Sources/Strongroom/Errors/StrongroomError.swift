@@ -35,9 +35,12 @@ public struct StrongroomError: Error, Sendable, Hashable {
         case busy = "busy"
         /// The database or connection is read-only.
         case readOnly = "read_only"
-        /// A UNIQUE constraint failed.
+        /// A UNIQUE constraint failed. A duplicate primary key is
+        /// ``primaryKeyConstraint`` although SQLite's text says "UNIQUE
+        /// constraint failed"; match both with ``isUniquenessViolation``.
         case uniqueConstraint = "unique_constraint"
-        /// A PRIMARY KEY constraint failed.
+        /// A PRIMARY KEY constraint failed (a duplicate key, `INTEGER PRIMARY
+        /// KEY` included). See ``isUniquenessViolation``.
         case primaryKeyConstraint = "primary_key_constraint"
         /// A FOREIGN KEY constraint failed.
         case foreignKeyConstraint = "foreign_key_constraint"
@@ -67,6 +70,15 @@ public struct StrongroomError: Error, Sendable, Hashable {
         case conversion = "conversion"
         /// Any other SQLite error; ``StrongroomError/sqliteCode`` tells which.
         case sqlite = "sqlite"
+
+        /// True for a duplicate value: ``uniqueConstraint`` or ``primaryKeyConstraint``.
+        ///
+        /// ```swift
+        /// catch let error as StrongroomError where error.code.isUniquenessViolation { … }
+        /// ```
+        public var isUniquenessViolation: Bool {
+            self == .uniqueConstraint || self == .primaryKeyConstraint
+        }
 
         /// True for every kind of constraint violation.
         public var isConstraintViolation: Bool {
