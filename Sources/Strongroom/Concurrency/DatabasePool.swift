@@ -72,6 +72,8 @@ public final class DatabasePool: @unchecked Sendable {
         } catch let error as StrongroomError where error.code == .wrongKey || error.code == .notADatabase {
             healthy = false
             throw error
+        } catch let error as StrongroomError {
+            throw error.insideRead()
         }
     }
 

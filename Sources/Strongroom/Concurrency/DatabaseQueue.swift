@@ -40,7 +40,22 @@ public final class DatabaseQueue: @unchecked Sendable {
         if DispatchQueue.getSpecific(key: onQueueKey) == true {
             throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
-        return try dispatchQueue.sync { try body(connection) }
+        return try dispatchQueue.sync {
+            // A transaction the body left open would block the queue (and
+            // other connections) for good: roll it back, and say so.
+            let result: T
+            do {
+                result = try body(connection)
+            } catch {
+                connection.rollbackQuietly()
+                throw error
+            }
+            if connection.isInsideTransaction {
+                connection.rollbackQuietly()
+                throw StrongroomError(.misuse, "The closure given to inDatabase left a transaction open; it was rolled back, with everything done in it. End every transaction you begin, or use write.", path: path)
+            }
+            return result
+        }
     }
 
     /// Runs `body` in an IMMEDIATE transaction: committed when it returns,
@@ -69,7 +84,11 @@ public final class DatabaseQueue: @unchecked Sendable {
     private static func readOnlyTransaction<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
         try db.execute(sql: "PRAGMA query_only = 1")
         defer { try? db.execute(sql: "PRAGMA query_only = 0") }
-        return try db.inTransaction(.deferred, body)
+        do {
+            return try db.inTransaction(.deferred, body)
+        } catch let error as StrongroomError {
+            throw error.insideRead()
+        }
     }
 
     private func onQueue<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {

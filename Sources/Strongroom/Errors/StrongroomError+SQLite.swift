@@ -11,7 +11,10 @@ extension StrongroomError {
         var message = sqliteMessage
         switch resultCode {
         case 2067 /* SQLITE_CONSTRAINT_UNIQUE */: code = .uniqueConstraint
-        case 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */: code = .primaryKeyConstraint
+        case 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */:
+            // SQLite words a duplicate INTEGER PRIMARY KEY as "UNIQUE constraint failed".
+            code = .primaryKeyConstraint
+            message += " (a duplicate PRIMARY KEY)"
         case 787 /* SQLITE_CONSTRAINT_FOREIGNKEY */: code = .foreignKeyConstraint
         case 1299 /* SQLITE_CONSTRAINT_NOTNULL */: code = .notNullConstraint
         case 275 /* SQLITE_CONSTRAINT_CHECK */: code = .checkConstraint

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error from Strongroom: a code to match, a sentence a user can act on,
 /// and context. It never contains key material.
 ///
@@ -109,6 +111,20 @@ public struct StrongroomError: Error, Sendable, Hashable {
         self.path = path
         self.sql = sql
         self.sqliteCode = sqliteCode
+    }
+}
+
+/// `error.localizedDescription` (how Swift programs usually print errors)
+/// gives the message and the SQL, never "The operation could not be completed".
+extension StrongroomError: LocalizedError {
+    public var errorDescription: String? { description }
+}
+
+extension StrongroomError {
+    /// A write attempted inside a read-only block, said as such.
+    func insideRead() -> StrongroomError {
+        guard code == .readOnly else { return self }
+        return StrongroomError(.readOnly, "Writes are not allowed inside read (it reads one snapshot and runs with PRAGMA query_only); use write. SQLite said: \(message)", path: path, sql: sql, sqliteCode: sqliteCode)
     }
 }
 

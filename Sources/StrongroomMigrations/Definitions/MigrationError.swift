@@ -1,3 +1,4 @@
+public import Foundation
 public import Strongroom
 
 /// An error from the migration runner: a code to match, a sentence a user can
@@ -70,4 +71,9 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
     static func database(_ error: StrongroomError) -> MigrationError {
         MigrationError(.database, error.message, underlying: error)
     }
+}
+
+/// `error.localizedDescription` gives the message and the statement.
+extension MigrationError: LocalizedError {
+    public var errorDescription: String? { description }
 }
