@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
-TEST_PACKAGES := sqlite3 python3 python3-pip
+TEST_PACKAGES := sqlite3 python3 python3-pip strace
 PYTHON_TEST_VERSION := 0.6.0
 PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
@@ -16,8 +16,8 @@ setup:
 	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(PACKAGES)"
 
 ## test-setup: what only the tests need: the system sqlite3 (3.40, the oracle for column
-## changes) and Python's sqlcipher3-binary, pinned (SQLCipher 4 on a recent SQLite, to
-## replay the statements the migration runner issued)
+## changes), strace (to watch that key files are synced), and Python's sqlcipher3-binary,
+## pinned (SQLCipher 4 on a recent SQLite, to replay the statements the migration runner issued)
 test-setup: setup
 	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(TEST_PACKAGES)"
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("sqlcipher3-binary") != "$(PYTHON_TEST_VERSION)")' 2>/dev/null \

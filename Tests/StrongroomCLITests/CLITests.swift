@@ -36,6 +36,24 @@ struct CLITests {
         #expect(try run(["keygen", "--out", "no/such/dir/k.key"]).status == 73)
     }
 
+    /// A new key file must survive a power cut: the file is synced before it
+    /// is linked into place, and its directory after (issue 7, item 5). The
+    /// system calls are watched with strace, on the real binary.
+    @Test func keygenSyncsTheKeyFileAndItsDirectory() throws {
+        let strace = try #require(ProcessRunner.which("strace"), "strace watches the system calls; `make test-setup` installs it")
+        let log = dir.file("strace.log")
+        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,fdatasync,link,unlink", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("k.key")])
+        #expect(result.status == 0, "\(result.stderr)")
+        let calls = try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "\n")
+        let linked = try #require(calls.firstIndex { $0.contains("link(") && $0.contains("k.key") && !$0.contains("unlink(") })
+        #expect(calls[..<linked].contains { $0.contains("fsync(") }, "the key file is synced before it is linked")
+        // After the link: the directory is opened and synced.
+        let after = calls[linked...]
+        let directoryOpen = after.first { $0.contains("openat(") && $0.contains("\"\(dir.path)\"") && $0.contains("O_DIRECTORY") }
+        let descriptor = try #require(directoryOpen?.components(separatedBy: "= ").last?.trimmingCharacters(in: .whitespaces), "the directory is opened after the link: \(after.joined(separator: "\n"))")
+        #expect(after.contains { $0.contains("fsync(\(descriptor))") && $0.hasSuffix("= 0") }, "\(after.joined(separator: "\n"))")
+    }
+
     @Test func importThenStatus() throws {
         _ = try keygen()
         let db = try importChinook()
