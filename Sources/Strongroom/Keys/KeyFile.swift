@@ -74,7 +74,8 @@ public enum KeyFile {
     ///
     /// The file appears atomically, complete or not at all: the key is written
     /// and synced to a temporary file in the same directory, which is then
-    /// linked to `path`. An existing file is never overwritten.
+    /// linked to `path`, and the directory is synced. An existing file is
+    /// never overwritten.
     ///
     /// - Throws: ``StrongroomError/Code/outputExists`` when `path` exists;
     ///   ``StrongroomError/Code/cannotCreate`` when the directory is not writable;
@@ -114,6 +115,15 @@ public enum KeyFile {
         }
         unlink(temporary)
         succeeded = true
+        // The new name lives in the directory: sync it too, or a power cut
+        // can lose the only key of a database already encrypted with it.
+        let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryDescriptor >= 0, fsync(directoryDescriptor) == 0 else {
+            let err = errno
+            if directoryDescriptor >= 0 { close(directoryDescriptor) }
+            throw StrongroomError(.cannotCreate, "The key file \(path) was written, but its directory could not be synced (\(String(cString: strerror(err)))): it may not survive a power cut. Check the disk, and make sure the key is saved before using it.", path: path)
+        }
+        close(directoryDescriptor)
     }
 
     private static func malformed(_ path: String) -> StrongroomError {
