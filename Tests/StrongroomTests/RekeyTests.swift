@@ -32,6 +32,22 @@ struct RekeyTests {
         #expect(!opens(path, with: old))
     }
 
+    /// The confirming reopen must use the connection's cipher settings: with
+    /// a custom page size a successful rekey was reported as failed (issue 7, item 2).
+    @Test func rekeyWithACustomCipherPageSizeIsConfirmed() throws {
+        let path = dir.file("p.db")
+        let old = DatabaseKey.generate(), new = DatabaseKey.generate()
+        var configuration = Configuration(key: old)
+        configuration.cipherPageSize = 4096
+        let db = try Connection(path: path, configuration: configuration)
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) VALUES ('a'), ('b')")
+        try db.rekey(to: new)
+        db.close()
+        var reopen = Configuration(key: new)
+        reopen.cipherPageSize = 4096
+        #expect(try Connection(path: path, configuration: reopen).fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 2)
+    }
+
     @Test func queueRekey() throws {
         let path = dir.file("q.db")
         let old = DatabaseKey.generate(), new = DatabaseKey.generate()
