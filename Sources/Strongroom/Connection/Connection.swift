@@ -31,6 +31,9 @@ public final class Connection {
     public let isEncrypted: Bool
     /// True when the connection was opened read-only.
     public let isReadOnly: Bool
+    /// The cipher page size it was opened with (nil: SQLCipher's default),
+    /// so that a reopen (rekey's confirmation) uses the same settings.
+    let cipherPageSize: Int?
     let logger: Logger
     private var statementCache: [ExactText: Statement] = [:]
     private let statementCacheCapacity: Int
@@ -92,6 +95,7 @@ public final class Connection {
         self.path = path
         self.isEncrypted = key != nil
         self.isReadOnly = configuration.readOnly || configuration.readOnlyMainAllowingAttach
+        self.cipherPageSize = configuration.cipherPageSize
         self.logger = configuration.logger
         self.statementCacheCapacity = max(configuration.statementCacheCapacity, 1)
 

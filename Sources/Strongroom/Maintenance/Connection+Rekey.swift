@@ -51,7 +51,9 @@ extension Connection {
         // Move re-encrypted pages from the WAL into the file, so no page under
         // the old key is left for a reader that opens the file alone.
         _ = try? fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        // Confirm with the same cipher settings as this connection.
         var check = Configuration(key: newKey)
+        check.cipherPageSize = cipherPageSize
         check.readOnly = true
         check.createIfMissing = false
         check.logger = logger
