@@ -22,6 +22,31 @@ struct PoolTests {
         #expect(reentrant?.code == .misuse)
     }
 
+    /// Calling the pool again from inside one of its closures is a typed
+    /// error, never a hang (issue 7, item 9): every nesting of read, write
+    /// and rekey, with a single reader.
+    @Test(.timeLimit(.minutes(1))) func nestedPoolCallsAreMisuseNotDeadlocks() throws {
+        var configuration = Configuration(key: .generate())
+        configuration.maximumReaderCount = 1
+        let pool = try DatabasePool(path: dir.file("n.db"), configuration: configuration)
+        try pool.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        let newKey = DatabaseKey.generate()
+        let inner: [(String, () throws -> Void)] = [
+            ("read", { _ = try pool.read { _ in 0 } }),
+            ("write", { _ = try pool.write { _ in 0 } }),
+            ("rekey", { try pool.rekey(to: newKey) }),
+        ]
+        for (outerName, outer) in [("read", { (body: () throws -> Void) in _ = try pool.read { _ in try body() } }),
+                                   ("write", { (body: () throws -> Void) in _ = try pool.write { _ in try body() } })] as [(String, (() throws -> Void) throws -> Void)] {
+            for (innerName, call) in inner {
+                let error = #expect(throws: StrongroomError.self, "\(innerName) inside \(outerName)") { try outer(call) }
+                #expect(error?.code == .misuse, "\(innerName) inside \(outerName): \(String(describing: error))")
+            }
+        }
+        // The pool still works, on its first key.
+        #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 0)
+    }
+
     @Test func readersSeeCommittedSnapshotsWhileTheWriterCommits() async throws {
         let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: try .passphrase("pool pass")))
         try await pool.write { db in
