@@ -53,7 +53,8 @@ public final class DatabasePool: @unchecked Sendable {
 
     /// Runs `body` on the writer in an IMMEDIATE transaction.
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try writer.write(body)
+        try refuseReentrance("write")
+        return try writer.write(body)
     }
 
     /// Asynchronous ``write(_:)``.
@@ -64,9 +65,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// Runs `body` on a reader, in a transaction that sees one committed snapshot.
     /// Several reads run at once; a read never waits for the writer.
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        try refuseReentrance("read")
         let reader = try checkOutReader()
         var healthy = true
         defer { checkIn(reader, healthy: healthy) }
+        // Mark this thread as inside one of this pool's reads.
+        Thread.current.threadDictionary[readingKey] = true
+        defer { Thread.current.threadDictionary.removeObject(forKey: readingKey) }
         do {
             return try reader.inTransaction(.deferred, body)
         } catch let error as StrongroomError where error.code == .wrongKey || error.code == .notADatabase {
@@ -93,6 +98,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// (see ``Connection/rekey(to:)``). Readers then reopen with the new key: no
     /// connection keeps using the old one.
     public func rekey(to newKey: DatabaseKey) throws {
+        try refuseReentrance("rekey")
         try writer.inDatabase { db in
             condition.lock()
             isRekeying = true
@@ -119,6 +125,17 @@ public final class DatabasePool: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return openReaderCount
+    }
+
+    /// This pool's mark in a thread's dictionary while a `read` runs on it.
+    private var readingKey: String { "strongroom.pool.reading.\(ObjectIdentifier(self).hashValue)" }
+
+    /// A pool called again from inside one of its own closures would wait
+    /// for itself (a reader it holds, a writer it is): a typed error instead.
+    private func refuseReentrance(_ call: String) throws(StrongroomError) {
+        if Thread.current.threadDictionary[readingKey] != nil || writer.isRunningOnItsQueue {
+            throw StrongroomError(.misuse, "DatabasePool.\(call) was called from inside one of the pool's own read or write closures; use the Connection you were given, or call it after the closure returns.", path: path)
+        }
     }
 
     private func checkOutReader() throws(StrongroomError) -> Connection {

@@ -32,12 +32,17 @@ public final class DatabaseQueue: @unchecked Sendable {
         dispatchQueue.setSpecific(key: onQueueKey, value: true)
     }
 
+    /// True on the queue's own thread, inside one of its closures.
+    var isRunningOnItsQueue: Bool { DispatchQueue.getSpecific(key: onQueueKey) == true }
+
     /// Runs `body` with exclusive access to the connection, outside any transaction.
     ///
     /// Calling the queue again from inside `body` would deadlock; it throws
-    /// ``StrongroomError/Code/misuse`` instead.
+    /// ``StrongroomError/Code/misuse`` instead. A transaction `body` leaves
+    /// open is rolled back (and reported as ``StrongroomError/Code/misuse``
+    /// when `body` returned normally).
     public func inDatabase<T>(_ body: (Connection) throws -> T) throws -> T {
-        if DispatchQueue.getSpecific(key: onQueueKey) == true {
+        if isRunningOnItsQueue {
             throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
         return try dispatchQueue.sync {
