@@ -311,6 +311,35 @@ struct MigrationCLITests {
         #expect(FileManager.default.fileExists(atPath: dir.file("fresh.db")))
     }
 
+    /// The commands keep an existing file's journal mode (issue 7, item 12).
+    @Test func commandsKeepTheJournalModeOfAnExistingDatabase() throws {
+        try prepare()
+        let key = try KeyFile.read(at: dir.file("db.key"))
+        var configuration = Configuration(key: key)
+        configuration.journalMode = .delete
+        try Connection(path: dir.file("legacy.db"), configuration: configuration).execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, fax TEXT); INSERT INTO customer(name) VALUES ('a')")
+        for name in ["fleet-a.db", "fleet-b.db"] {
+            try Connection(path: dir.file(name), configuration: configuration).execute(sql: "CREATE TABLE other(x)")
+        }
+        func journalMode(_ name: String) throws -> String? {
+            var reading = Configuration(key: key)
+            reading.readOnly = true
+            return try Connection(path: dir.file(name), configuration: reading).fetchOne(String.self, sql: "PRAGMA journal_mode")
+        }
+        #expect(try run(["baseline", "--database", "legacy.db", "--version", "1", "--key-file", "db.key"]).status == 0)
+        let migrated = try run(["migrate", "--database", "legacy.db", "--key-file", "db.key"])
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        #expect(try run(["keygen", "--out", "new.key"]).status == 0)
+        #expect(try run(["rekey", "--database", "legacy.db", "--new-key-file", "new.key", "--key-file", "db.key"]).status == 0)
+        #expect(try run(["migrate", "--database", "fleet-*.db", "--key-file", "db.key"]).status == 0)
+        let newKey = try KeyFile.read(at: dir.file("new.key"))
+        var reading = Configuration(key: newKey)
+        reading.readOnly = true
+        #expect(try Connection(path: dir.file("legacy.db"), configuration: reading).fetchOne(String.self, sql: "PRAGMA journal_mode") == "delete")
+        #expect(try journalMode("fleet-a.db") == "delete")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("legacy.db-wal")))
+    }
+
     @Test func baselineCoversTheVersionsBelowIt() throws {
         try prepare()
         let key = try KeyFile.read(at: dir.file("db.key"))
