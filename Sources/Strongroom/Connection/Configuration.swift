@@ -54,6 +54,12 @@ public struct Configuration: Sendable {
     /// connections.
     public var journalMode: JournalMode = .wal
 
+    /// Leave the file's journal mode as it is instead of applying
+    /// ``journalMode`` (which persists in the file for WAL). Default `false`;
+    /// tools that open databases they do not own (the `strongroom` command)
+    /// set it, so a DELETE-journal database stays one.
+    public var keepsJournalMode = false
+
     /// Default ``Synchronous/normal``: in WAL mode a commit survives an
     /// application crash and loses at most the last transactions on power loss,
     /// without an fsync per commit.

@@ -220,9 +220,11 @@ public final class Connection {
         try execute(sql: "PRAGMA cache_size = -\(configuration.cacheSizeKiB)")
         try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
         if !isMemory && !isReadOnly {
-            let mode = try fetchOne(String.self, sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
-            if mode?.uppercased() != configuration.journalMode.rawValue {
-                logger.warning("journal mode not applied", metadata: ["requested": "\(configuration.journalMode.rawValue)", "actual": "\(mode ?? "none")"])
+            if !configuration.keepsJournalMode {
+                let mode = try fetchOne(String.self, sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
+                if mode?.uppercased() != configuration.journalMode.rawValue {
+                    logger.warning("journal mode not applied", metadata: ["requested": "\(configuration.journalMode.rawValue)", "actual": "\(mode ?? "none")"])
+                }
             }
             try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
         }

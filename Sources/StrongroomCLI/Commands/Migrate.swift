@@ -52,9 +52,10 @@ struct Migrate: ParsableCommand {
             // A single path that does not exist is a new app's first run:
             // create it encrypted. A dry run changes no byte, so never creates.
             let creates = !dryRun && paths[0] == database && !FileManager.default.fileExists(atPath: database)
-            var configuration = Configuration(key: databaseKey)
+            // An existing file keeps its journal mode; a new one gets WAL.
+            var configuration = KeyOptions.existing(databaseKey, readOnly: dryRun)
             configuration.createIfMissing = creates
-            configuration.readOnly = dryRun
+            configuration.keepsJournalMode = !creates
             if creates {
                 let directory = (database as NSString).deletingLastPathComponent
                 var isDirectory: ObjCBool = false
@@ -116,7 +117,7 @@ struct Migrate: ParsableCommand {
         guard !dryRun else {
             throw StrongroomError(.misuse, "--dry-run takes a single database, not a glob.")
         }
-        let results = MigrationFleet.migrate(paths, with: migrator, to: to, jobs: jobs) { _ in Configuration(key: key) }
+        let results = MigrationFleet.migrate(paths, with: migrator, to: to, jobs: jobs) { _ in KeyOptions.existing(key) }
         let failed = results.filter { !$0.succeeded }
         if output.json {
             Output.json(FleetSummary(databases: results.count, failed: failed.count, results: results))

@@ -21,12 +21,18 @@ struct KeyOptions: ParsableArguments {
     }
 
     /// How the commands open an existing database: with this key, never
-    /// creating a file, read-only unless they change it.
+    /// creating a file, read-only unless they change it, keeping its journal mode.
     func open(_ path: String, readOnly: Bool) throws(StrongroomError) -> Connection {
-        var configuration = Configuration(key: try loadKey())
+        try Connection(path: path, configuration: Self.existing(try loadKey(), readOnly: readOnly))
+    }
+
+    /// The configuration for a database the command did not create.
+    static func existing(_ key: DatabaseKey, readOnly: Bool = false) -> Configuration {
+        var configuration = Configuration(key: key)
         configuration.readOnly = readOnly
         configuration.createIfMissing = false
-        return try Connection(path: path, configuration: configuration)
+        configuration.keepsJournalMode = true
+        return configuration
     }
 
     func loadKey() throws(StrongroomError) -> DatabaseKey {
