@@ -42,6 +42,32 @@ struct StatementTests {
         #expect(try db.fetchAll(String.self, sql: "SELECT x FROM \"\(decomposed)\" ORDER BY rowid") == ["decomposed", "decomposed 2"])
     }
 
+    /// Issue 7, item 15: coding keys that are not SQL parameter names, and
+    /// a trailing comment after a statement's semicolon.
+    @Test func insertsPropertiesWhoseKeysAreNotParameterNames() throws {
+        struct Contact: Codable {
+            var id: Int
+            var firstName: String
+            var lastName: String
+            enum CodingKeys: String, CodingKey { case id, firstName = "first-name", lastName = "last name" }
+        }
+        let db = try Connection.inMemory()
+        try db.execute(sql: #"CREATE TABLE contact(id INTEGER PRIMARY KEY, "first-name" TEXT, "last name" TEXT)"#)
+        try db.insert(Contact(id: 1, firstName: "Ada", lastName: "Lovelace"), into: "contact")
+        try db.insert(Contact(id: 2, firstName: "Grace", lastName: "Hopper"), into: "contact")
+        #expect(try db.fetchAll(Contact.self, sql: "SELECT * FROM contact ORDER BY id").map(\.lastName) == ["Lovelace", "Hopper"])
+    }
+
+    @Test func aStatementMayEndWithACommentAfterItsSemicolon() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t(x)")
+        try db.execute(sql: "INSERT INTO t VALUES (?); -- one value", arguments: [1])
+        try db.execute(sql: "INSERT INTO t VALUES (?); /* another */", arguments: [2])
+        #expect(try db.fetchAll(Int.self, sql: "SELECT x FROM t ORDER BY x; -- all of them") == [1, 2])
+        // A second statement is still refused.
+        #expect(throws: StrongroomError.self) { try db.execute(sql: "INSERT INTO t VALUES (?); DELETE FROM t", arguments: [3]) }
+    }
+
     @Test func bindsEverySupportedTypePositionally() throws {
         let born = Date(timeIntervalSince1970: 1_700_000_000.25)
         let insert = try db.cachedStatement(sql: "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?)")
