@@ -57,9 +57,12 @@ extension Connection {
             guard !sink.keys.isEmpty else {
                 throw StrongroomError(.misuse, "\(Record.self) encodes no property to insert.", path: path)
             }
+            // Positional parameters: a coding key need not be a valid
+            // parameter name (`first-name`); the statement maps keys to them.
             let columns = sink.keys.map(SQLScript.quotedIdentifier).joined(separator: ", ")
-            let parameters = sink.keys.map { ":" + $0 }.joined(separator: ", ")
+            let parameters = sink.keys.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
             statement = try prepare(sql: "INSERT INTO \(SQLScript.quotedIdentifier(table)) (\(columns)) VALUES (\(parameters))")
+            statement.parametersByKey = Dictionary(sink.keys.enumerated().map { ($1, Int32($0 + 1)) }, uniquingKeysWith: { first, _ in first })
             insertStatementCache[cacheKey] = statement
         }
         try statement.execute(record: record)

@@ -41,13 +41,18 @@ public final class Statement {
         return made
     }
     let encodingKeys = KeyIndexCache()
+    /// For a statement Strongroom generated with positional parameters
+    /// (``Connection/insert(_:into:)``): the parameter of each coding key,
+    /// which may be no valid parameter name (`first-name`).
+    var parametersByKey: [String: Int32]?
 
     convenience init(connection: Connection, sql: String) throws(StrongroomError) {
         let (handle, tail) = try Self.prepareHandle(connection: connection, sql: sql)
         guard let handle else {
             throw StrongroomError(.misuse, "The SQL holds no statement.", path: connection.path, sql: sql)
         }
-        if !tail.allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+        // Only whitespace, semicolons and comments may follow the statement.
+        if !SQLScript.strippingComments(String(tail)).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
             sqlite3_finalize(handle)
             throw StrongroomError(.misuse, "The SQL holds more than one statement; use Connection.execute(sql:) for a script.", path: connection.path, sql: sql)
         }
@@ -125,6 +130,7 @@ public final class Statement {
     /// The 1-based index of the named parameter `name` (tried as `:name`,
     /// `@name`, `$name`), or nil.
     func parameterIndex(named name: String) -> Int32? {
+        if let parametersByKey { return parametersByKey[name] }
         for prefix in [":", "@", "$"] {
             let index = sqlite3_bind_parameter_index(handle, prefix + name)
             if index > 0 { return index }
