@@ -154,6 +154,8 @@ struct ConcurrencyTests {
         #expect(results.filter(\.succeeded).count == 5)
         #expect(results[3].errorCode == "migration_failed")
         #expect(results[3].toVersion == 1)
+        // Migration 1 was applied before migration 2 failed (issue 7, item 15).
+        #expect(results[3].appliedCount == 1)
         #expect(results[3].error?.contains("table b already exists") == true)
         #expect(results[6].errorCode == "wrong_key")
         for i in [0, 1, 2, 4, 5] {
