@@ -164,6 +164,28 @@ struct CLITests {
         #expect(try run(["status", "--database", "p.db", "--passphrase-stdin"], input: "").status == 66)
     }
 
+    /// Issue 7, item 3: outputs are created owner-only and exclusively, never
+    /// through a symlink, and never appear half-written at their final path.
+    @Test func importAndExportOutputsAreOwnerOnlyExclusiveAndNeverFollowLinks() throws {
+        _ = try keygen()
+        _ = try importChinook()
+        func mode(_ name: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: dir.file(name))[.posixPermissions] as! NSNumber).intValue
+        }
+        #expect(try mode("c.db") == 0o600, "import output")
+        let exported = try run(["export", "--database", "c.db", "--to", "plain.sqlite", "--key-file", "db.key", "--i-understand-the-output-is-plaintext"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(try mode("plain.sqlite") == 0o600, "plaintext export")
+        // A dangling symlink at the output path is not followed.
+        try FileManager.default.createSymbolicLink(atPath: dir.file("link.sqlite"), withDestinationPath: dir.file("elsewhere.sqlite"))
+        let linked = try run(["export", "--database", "c.db", "--to", "link.sqlite", "--key-file", "db.key", "--i-understand-the-output-is-plaintext"])
+        #expect(linked.status == 73, "\(linked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("elsewhere.sqlite")))
+        // No temporary file is left beside the outputs.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
     @Test func exportNeedsTheExplicitFlag() throws {
         _ = try keygen()
         _ = try importChinook()
