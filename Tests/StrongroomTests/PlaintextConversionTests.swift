@@ -36,6 +36,45 @@ struct PlaintextConversionTests {
         #expect(status.tables.map(\.name) == ["other", "sqlite1", "sqliteUsers"])
     }
 
+    /// Issue 7, item 4: the copy and the digests that verify it read one
+    /// snapshot, so a writer committing meanwhile cannot fail the import.
+    @Test func importReadsOneSnapshotWhileAWriterCommits() throws {
+        let source = dir.file("busy.sqlite")
+        var config = Configuration.plaintext
+        config.journalMode = .wal
+        let writer = try Connection(path: source, configuration: config)
+        try writer.execute(sql: "CREATE TABLE event(id INTEGER PRIMARY KEY, body TEXT); CREATE TABLE tally(n INTEGER)")
+        let insert = try writer.cachedStatement(sql: "INSERT INTO event(body) VALUES (?)")
+        try writer.inTransaction { _ in for i in 0..<50_000 { try insert.execute("event number \(i)") } }
+        writer.close()
+        final class Stop: @unchecked Sendable {
+            // Sendable: a flag read and written under `lock`.
+            let lock = NSLock()
+            var value = false
+            var commits = 0
+        }
+        let stop = Stop()
+        let done = DispatchSemaphore(value: 0)
+        let writerConfiguration = config
+        Thread.detachNewThread {
+            defer { done.signal() }
+            guard let db = try? Connection(path: source, configuration: writerConfiguration) else { return }
+            while true {
+                stop.lock.lock(); let finished = stop.value; stop.lock.unlock()
+                if finished { break }
+                try? db.execute(sql: "INSERT INTO event(body) VALUES ('late'); INSERT INTO tally VALUES (1)")
+                stop.lock.lock(); stop.commits += 1; stop.lock.unlock()
+            }
+        }
+        defer { stop.lock.lock(); stop.value = true; stop.lock.unlock(); done.wait() }
+        for round in 0..<3 {
+            let report = try PlaintextConversion.importPlaintext(from: source, to: dir.file("busy-\(round).db"), key: .generate())
+            #expect(report.tables.count == 2)
+        }
+        stop.lock.lock(); let commits = stop.commits; stop.lock.unlock()
+        #expect(commits > 0, "the writer committed while the imports ran")
+    }
+
     @Test func importKeepsEveryRowAndTheVersions() throws {
         let source = try plaintextSource()
         let sourceBytes = Fixtures.bytes(of: source)
