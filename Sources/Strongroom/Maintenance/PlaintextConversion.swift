@@ -69,7 +69,9 @@ public enum PlaintextConversion {
             sourceConfiguration.logger = logger
             destinationConfiguration.logger = logger
         }
-        if FileManager.default.fileExists(atPath: destination) {
+        // lstat: a symlink, dangling or not, counts as an existing path.
+        var status = stat()
+        if lstat(destination, &status) == 0 {
             throw StrongroomError(.outputExists, "\(destination) already exists; it will not be overwritten. Choose a new path.", path: destination)
         }
         let sourceConnection: Connection
@@ -78,31 +80,40 @@ public enum PlaintextConversion {
         } catch where error.code == .keyRequired {
             throw StrongroomError(.keyRequired, "\(source) is not a plaintext SQLite database (it is encrypted already, or not a database).", path: source)
         }
-        var created = false
+        // The copy is written to a new owner-only file beside the output and
+        // appears at the output path only once verified, complete, and never
+        // over an existing file (link(2)); a crash leaves no half-written
+        // file there.
+        let temporary = try createTemporaryFile(beside: destination)
         do throws(StrongroomError) {
-            let userVersion = try sourceConnection.fetchOne(Int.self, sql: "PRAGMA user_version") ?? 0
-            let applicationID = try sourceConnection.fetchOne(Int.self, sql: "PRAGMA application_id") ?? 0
             // The key is bound, never pasted into the SQL text. An empty key
             // attaches a plaintext database.
             let keyBytes = destinationKey?.sqlcipherKeyBytes()
             let attach = try sourceConnection.prepare(sql: "ATTACH DATABASE ?1 AS strongroom_target KEY ?2")
-            try attach.bind(.text(destination), at: 1)
+            try attach.bind(.text(temporary), at: 1)
             try attach.bindSecret(keyBytes, at: 2)
-            created = true
             defer { attach.clearBindings() }
             try attach.run()
+            let userVersion: Int, applicationID: Int, expected: [TableDigest]
             do throws(StrongroomError) {
+                // One read transaction: the copy and the digests it is checked
+                // against see one snapshot, even with a writer at work.
+                try sourceConnection.execute(sql: "BEGIN")
+                userVersion = try sourceConnection.fetchOne(Int.self, sql: "PRAGMA main.user_version") ?? 0
+                applicationID = try sourceConnection.fetchOne(Int.self, sql: "PRAGMA main.application_id") ?? 0
                 try sourceConnection.execute(sql: "SELECT sqlcipher_export('strongroom_target')")
                 try sourceConnection.execute(sql: "PRAGMA strongroom_target.user_version = \(userVersion)")
                 try sourceConnection.execute(sql: "PRAGMA strongroom_target.application_id = \(applicationID)")
+                expected = try sourceConnection.tableDigests()
+                try sourceConnection.execute(sql: "COMMIT")
             } catch {
+                sourceConnection.rollbackQuietly()
                 try? sourceConnection.execute(sql: "DETACH DATABASE strongroom_target")
                 throw error
             }
             try sourceConnection.execute(sql: "DETACH DATABASE strongroom_target")
 
-            let expected = try sourceConnection.tableDigests()
-            let copy = try Connection(path: destination, configuration: destinationConfiguration)
+            let copy = try Connection(path: temporary, configuration: destinationConfiguration)
             let actual = try copy.tableDigests()
             let copiedVersion = try copy.fetchOne(Int.self, sql: "PRAGMA user_version") ?? 0
             let copiedApplicationID = try copy.fetchOne(Int.self, sql: "PRAGMA application_id") ?? 0
@@ -111,11 +122,46 @@ public enum PlaintextConversion {
                 let differing = Set(expected).symmetricDifference(actual).map(\.name).sorted()
                 throw StrongroomError(.verificationFailed, "The copy of \(source) differs from the source (tables: \(differing.joined(separator: ", ")); user_version \(copiedVersion) vs \(userVersion)); it was removed.", path: destination)
             }
+            try publish(temporary, at: destination)
             sourceConnection.logger.info("converted database", metadata: ["source": "\(source)", "destination": "\(destination)", "tables": "\(expected.count)"])
             return Report(tables: expected, userVersion: userVersion, applicationID: applicationID)
         } catch {
-            if created { removeDatabaseFiles(destination) }
+            removeDatabaseFiles(temporary)
             throw error
+        }
+    }
+
+    /// A new, empty, owner-only file in `destination`'s directory, created
+    /// exclusively (`O_EXCL | O_NOFOLLOW`, mode 0600 whatever the umask).
+    private static func createTemporaryFile(beside destination: String) throws(StrongroomError) -> String {
+        let directory = (destination as NSString).deletingLastPathComponent
+        let name = (destination as NSString).lastPathComponent
+        let path = (directory.isEmpty ? "." : directory) + "/.\(name).strongroom-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw StrongroomError(.cannotCreate, "Cannot create the output beside \(destination): \(String(cString: strerror(errno))). Check that the directory exists and is writable.", path: destination)
+        }
+        defer { close(descriptor) }
+        fchmod(descriptor, 0o600)
+        return path
+    }
+
+    /// Gives the verified copy its final name: link(2) never replaces an
+    /// existing file (nor follows a symlink there); then the directory is synced.
+    private static func publish(_ temporary: String, at destination: String) throws(StrongroomError) {
+        if link(temporary, destination) != 0 {
+            let err = errno
+            if err == EEXIST {
+                throw StrongroomError(.outputExists, "\(destination) appeared while the copy was made; it was not overwritten, and the copy was removed.", path: destination)
+            }
+            throw StrongroomError(.cannotCreate, "Cannot create \(destination): \(String(cString: strerror(err))).", path: destination)
+        }
+        unlink(temporary)
+        let directory = (destination as NSString).deletingLastPathComponent
+        let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor >= 0 {
+            fsync(descriptor)
+            close(descriptor)
         }
     }
 
