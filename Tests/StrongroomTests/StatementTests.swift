@@ -68,6 +68,33 @@ struct StatementTests {
         #expect(throws: StrongroomError.self) { try db.execute(sql: "INSERT INTO t VALUES (?); DELETE FROM t", arguments: [3]) }
     }
 
+    /// Issue 7, item 8: a cached `SELECT *` follows a schema change (SQLite
+    /// re-prepares it; its columns must be read again).
+    @Test func cachedStatementsFollowASchemaChange() throws {
+        struct Person: Codable, Equatable { var id: Int; var name: String; var email: String }
+        let dir = TemporaryDirectory()
+        let key = DatabaseKey.generate()
+        let db = try Connection(path: dir.file("s.db"), configuration: Configuration(key: key))
+        try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT, email TEXT); INSERT INTO person VALUES (1, 'Ada', 'ada@example.com')")
+        let ada = Person(id: 1, name: "Ada", email: "ada@example.com")
+        #expect(try db.fetchAll(Person.self, sql: "SELECT * FROM person") == [ada])
+        #expect(try db.fetchOne(sql: "SELECT * FROM person")?.values.count == 3)
+        // Another connection rebuilds the table with its columns in another order, and one more.
+        let other = try Connection(path: dir.file("s.db"), configuration: Configuration(key: key))
+        try other.execute(sql: """
+            BEGIN;
+            CREATE TABLE new_person(email TEXT, id INTEGER PRIMARY KEY, name TEXT, note TEXT);
+            INSERT INTO new_person(email, id, name) SELECT email, id, name FROM person;
+            DROP TABLE person;
+            ALTER TABLE new_person RENAME TO person;
+            COMMIT;
+            """)
+        #expect(try db.fetchAll(Person.self, sql: "SELECT * FROM person") == [ada])
+        let row = try #require(try db.fetchOne(sql: "SELECT * FROM person"))
+        #expect(row.values.count == 4)
+        #expect(try row.decode(String.self, column: "name") == "Ada")
+    }
+
     @Test func bindsEverySupportedTypePositionally() throws {
         let born = Date(timeIntervalSince1970: 1_700_000_000.25)
         let insert = try db.cachedStatement(sql: "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?)")
