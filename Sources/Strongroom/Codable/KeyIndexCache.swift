@@ -38,6 +38,11 @@ final class KeyIndexCache {
     /// How many keys of the current record found an index.
     var resolvedCount: Int { state.pointee.resolvedCount }
 
+    /// Forgets every lookup (the statement's columns changed).
+    func forget() {
+        state.pointee = State()
+    }
+
     /// The index for `key`, resolving and remembering it on a miss.
     @inline(__always)
     func index(for key: String, resolve: (String) -> Int32?) -> Int32? {

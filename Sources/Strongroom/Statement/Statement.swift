@@ -23,12 +23,18 @@ public final class Statement {
     /// The number of parameters (`?`, `:name`) the statement takes.
     public let parameterCount: Int
     /// The number of columns a row of this statement has.
-    public let columnCount: Int
+    public private(set) var columnCount: Int
     /// The column names of a row, in order.
     public private(set) lazy var columnNames: [String] = (0..<Int32(columnCount)).map {
         String(cString: sqlite3_column_name(handle, $0))
     }
     lazy var rowLayout = RowLayout(columnNames: columnNames)
+    /// The first column's name as SQLite holds it: when SQLite re-prepares
+    /// the statement after a schema change (inside `sqlite3_step`), it gets a
+    /// new one, and the columns are read again.
+    private var columnsMarker: UnsafePointer<CChar>?
+    /// Set by `reset`: the next row checks the columns are still the same.
+    @usableFromInline var checksColumns = false
     /// Key-to-column (decoding) and key-to-parameter (encoding) lookups,
     /// remembered in the order a record's keys arrive.
     let decodingKeys = KeyIndexCache()
@@ -65,6 +71,22 @@ public final class Statement {
         self.sql = sql
         self.parameterCount = Int(sqlite3_bind_parameter_count(handle))
         self.columnCount = Int(sqlite3_column_count(handle))
+        self.columnsMarker = columnCount > 0 ? sqlite3_column_name(handle, 0) : nil
+    }
+
+    /// After a re-prepare (another connection changed the schema), the
+    /// columns, their names and the decoding lookups are read again: a cached
+    /// `SELECT *` must not decode `name` from what is now another column.
+    @usableFromInline
+    func refreshColumnsIfReprepared() {
+        let count = Int(sqlite3_column_count(handle))
+        let marker = count > 0 ? sqlite3_column_name(handle, 0) : nil
+        guard count != columnCount || marker != columnsMarker else { return }
+        columnCount = count
+        columnsMarker = marker
+        columnNames = (0..<Int32(count)).map { String(cString: sqlite3_column_name(handle, $0)) }
+        rowLayout = RowLayout(columnNames: columnNames)
+        decodingKeys.forget()
     }
 
     deinit {
@@ -165,6 +187,7 @@ public final class Statement {
     func reset() {
         // sqlite3_reset returns the error of the last step, already reported.
         sqlite3_reset(handle)
+        checksColumns = columnCount > 0
     }
 
     /// Steps once; returns true when a row is available, false when done.
@@ -172,7 +195,12 @@ public final class Statement {
     func step() throws(StrongroomError) -> Bool {
         let status = sqlite3_step(handle)
         switch status {
-        case SQLITE_ROW: return true
+        case SQLITE_ROW:
+            if checksColumns {
+                checksColumns = false
+                refreshColumnsIfReprepared()
+            }
+            return true
         case SQLITE_DONE: return false
         default:
             let error = connection.lastError(status, sql: sql)
