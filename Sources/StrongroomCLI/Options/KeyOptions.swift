@@ -10,7 +10,7 @@ struct KeyOptions: ParsableArguments {
     @Option(name: .customLong("key-env"), help: ArgumentHelp("An environment variable holding the 64 hex characters of the key.", valueName: "name"))
     var keyEnvironment: String?
 
-    @Flag(name: .customLong("passphrase-stdin"), help: "Read a passphrase from standard input (up to the first newline).")
+    @Flag(name: .customLong("passphrase-stdin"), help: "Read a passphrase from standard input (up to the first newline; on a terminal, prompted and not echoed).")
     var passphraseFromStandardInput = false
 
     func validate() throws {
@@ -38,7 +38,10 @@ struct KeyOptions: ParsableArguments {
     func loadKey() throws(StrongroomError) -> DatabaseKey {
         if let keyFile { return try DatabaseKey.load(keyFile: keyFile) }
         if let keyEnvironment { return try DatabaseKey.fromEnvironment(keyEnvironment) }
-        return try DatabaseKey.passphraseFromStandardInput()
+        // On a terminal: a prompt, and nothing of the passphrase on screen.
+        return try TerminalEcho.withoutEcho(prompt: "Passphrase: ") { () throws(StrongroomError) in
+            try DatabaseKey.passphraseFromStandardInput()
+        }
     }
 }
 
