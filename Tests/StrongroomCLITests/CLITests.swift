@@ -244,6 +244,35 @@ struct CLITests {
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// Filesystems without hard links (FAT, some SMB shares) refuse link(2)
+    /// with EPERM: simulated with strace's fault injection (review of issue 7).
+    @Test func importWorksWhereHardLinksAreRefused() throws {
+        let strace = try #require(ProcessRunner.which("strace"))
+        _ = try keygen()
+        let result = try ProcessRunner.run(strace, ["-f", "-e", "inject=link:error=EPERM", "-o", "/dev/null", Fixtures.strongroomBinary,
+                                                    "import", "--from", Fixtures.chinook, "--database", dir.file("fat.db"), "--key-file", dir.file("db.key")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try run(["status", "--database", "fat.db", "--key-file", "db.key"]).status == 0)
+    }
+
+    /// A copy left by a killed import or export (its process gone) is removed
+    /// by the next one in that directory; long output names still work.
+    @Test func staleCopiesAreRemovedAndLongNamesWork() throws {
+        _ = try keygen()
+        let finished = try ProcessRunner.run("/bin/true", [])
+        #expect(finished.status == 0)
+        // A process id that is not running: the largest one the kernel hands out.
+        let maximum = (try? String(contentsOfFile: "/proc/sys/kernel/pid_max", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "4194304"
+        let stale = ".strongroom-\(maximum)-42.tmp"
+        FileManager.default.createFile(atPath: dir.file(stale), contents: Data("plaintext rows".utf8))
+        FileManager.default.createFile(atPath: dir.file(stale + "-journal"), contents: Data("more".utf8))
+        let longName = String(repeating: "n", count: 220) + ".db"
+        let imported = try run(["import", "--from", Fixtures.chinook, "--database", longName, "--key-file", "db.key"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file(stale)))
+        #expect(!FileManager.default.fileExists(atPath: dir.file(stale + "-journal")))
+    }
+
     @Test func exportNeedsTheExplicitFlag() throws {
         _ = try keygen()
         _ = try importChinook()

@@ -211,6 +211,14 @@ struct MigratorTests {
         #expect(described.contains("0011_broken.sql") && described.contains("no such table"), "\(described)")
     }
 
+    @Test func aFailureSaysWhichMigrationsThisRunAppliedBeforeIt() throws {
+        f.write("0011_broken.sql", "INSERT INTO no_such_table VALUES (1);")
+        let db = try f.open()
+        try f.migrator().migrate(db, to: 1)
+        let error = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+        #expect(error?.appliedBeforeFailure == [2, 10])
+    }
+
     @Test func dryRunChangesNoByte() throws {
         let db = try f.open()
         try f.migrator().migrate(db, to: 1)

@@ -15,6 +15,25 @@ struct OpeningTests {
         return path
     }
 
+    /// `synchronous = NORMAL` is safe with WAL only: a database kept in a
+    /// rollback journal runs with FULL (review of issue 7).
+    @Test func aRollbackJournalDatabaseRunsWithSynchronousFull() throws {
+        let dir = TemporaryDirectory()
+        let key = DatabaseKey.generate()
+        var delete = Configuration(key: key)
+        delete.journalMode = .delete
+        let first = try Connection(path: dir.file("d.db"), configuration: delete)
+        #expect(try first.fetchOne(Int.self, sql: "PRAGMA synchronous") == 2)
+        first.close()
+        var keeping = Configuration(key: key)
+        keeping.keepsJournalMode = true
+        let kept = try Connection(path: dir.file("d.db"), configuration: keeping)
+        #expect(try kept.fetchOne(String.self, sql: "PRAGMA journal_mode") == "delete")
+        #expect(try kept.fetchOne(Int.self, sql: "PRAGMA synchronous") == 2)
+        let wal = try Connection(path: dir.file("w.db"), configuration: Configuration(key: key))
+        #expect(try wal.fetchOne(Int.self, sql: "PRAGMA synchronous") == 1)
+    }
+
     @Test func createsAndReopensWithTheSameKey() throws {
         let key = DatabaseKey.generate()
         let path = try makeDatabase("a.db", key: key)

@@ -47,6 +47,39 @@ struct PoolTests {
         #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 0)
     }
 
+    /// Two pools (or queues) nested, then the first again: misuse, not a
+    /// crash in DispatchQueue.sync (review of issue 7).
+    @Test(.timeLimit(.minutes(1))) func nestingTwoPoolsOrQueuesAndTheFirstAgainIsMisuse() throws {
+        let a = try DatabasePool(path: dir.file("a.db"), configuration: Configuration(key: .generate()))
+        let b = try DatabasePool(path: dir.file("b.db"), configuration: Configuration(key: .generate()))
+        let error = #expect(throws: StrongroomError.self) {
+            try a.write { _ in try b.write { _ in try a.write { _ in } } }
+        }
+        #expect(error?.code == .misuse)
+        let viaRead = #expect(throws: StrongroomError.self) {
+            try a.read { _ in try b.write { _ in try a.write { _ in } } }
+        }
+        #expect(viaRead?.code == .misuse)
+        let q1 = try DatabaseQueue(path: dir.file("q1.db"), configuration: Configuration(key: .generate()))
+        let q2 = try DatabaseQueue(path: dir.file("q2.db"), configuration: Configuration(key: .generate()))
+        let queues = #expect(throws: StrongroomError.self) {
+            try q1.inDatabase { _ in try q2.inDatabase { _ in try q1.inDatabase { _ in } } }
+        }
+        #expect(queues?.code == .misuse)
+    }
+
+    /// A pool is WAL whatever `keepsJournalMode` says (review of issue 7).
+    @Test func aPoolIsAlwaysWAL() throws {
+        let key = DatabaseKey.generate()
+        var plain = Configuration(key: key)
+        plain.journalMode = .delete
+        try Connection(path: dir.file("d.db"), configuration: plain).execute(sql: "CREATE TABLE t(x)")
+        var configuration = Configuration(key: key)
+        configuration.keepsJournalMode = true
+        let pool = try DatabasePool(path: dir.file("d.db"), configuration: configuration)
+        #expect(try pool.write { db in try db.fetchOne(String.self, sql: "PRAGMA journal_mode") } == "wal")
+    }
+
     @Test func readersSeeCommittedSnapshotsWhileTheWriterCommits() async throws {
         let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: try .passphrase("pool pass")))
         try await pool.write { db in

@@ -52,6 +52,9 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
     public let statement: String?
     /// The database error underneath, when there is one.
     public let underlying: StrongroomError?
+    /// The versions the failing run applied before this error (each atomic,
+    /// and kept), in order; empty when it applied none.
+    public internal(set) var appliedBeforeFailure: [Int] = []
 
     public init(_ code: Code, _ message: String, version: Int? = nil, file: String? = nil, statement: String? = nil, underlying: StrongroomError? = nil) {
         self.code = code
