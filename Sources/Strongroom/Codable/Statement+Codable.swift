@@ -25,7 +25,9 @@ extension Statement {
         }
         let bound = encodingKeys.resolvedCount
         guard bound >= parameterCount else {
-            throw StrongroomError(.misuse, "\(Record.self) fills \(bound) of the statement's \(parameterCount) parameters; every parameter must be named after a property (:name).", path: connection.path, sql: sql)
+            let rule = parametersByKey == nil ? "every parameter must be named after a property (:name)"
+                : "every record of a type inserted into one table must encode the same properties (the first one's define the INSERT)"
+            throw StrongroomError(.misuse, "\(Record.self) fills \(bound) of the statement's \(parameterCount) parameters; \(rule).", path: connection.path, sql: sql)
         }
         while try step() {}
     }

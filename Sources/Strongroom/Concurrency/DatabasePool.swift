@@ -39,7 +39,9 @@ public final class DatabasePool: @unchecked Sendable {
             throw StrongroomError(.misuse, "A DatabasePool needs a file; use a DatabaseQueue for an in-memory database.")
         }
         var writerConfiguration = configuration
+        // A pool needs WAL (readers beside the writer), whatever the file had.
         writerConfiguration.journalMode = .wal
+        writerConfiguration.keepsJournalMode = false
         let writerConnection = try Connection(path: path, configuration: writerConfiguration)
         self.writer = DatabaseQueue(connection: writerConnection)
         self.path = path
@@ -69,11 +71,9 @@ public final class DatabasePool: @unchecked Sendable {
         let reader = try checkOutReader()
         var healthy = true
         defer { checkIn(reader, healthy: healthy) }
-        // Mark this thread as inside one of this pool's reads.
-        Thread.current.threadDictionary[readingKey] = true
-        defer { Thread.current.threadDictionary.removeObject(forKey: readingKey) }
         do {
-            return try reader.inTransaction(.deferred, body)
+            // This thread is now inside one of this pool's reads.
+            return try readingMark.run { try reader.inTransaction(.deferred, body) }
         } catch let error as StrongroomError where error.code == .wrongKey || error.code == .notADatabase {
             healthy = false
             throw error
@@ -127,13 +127,13 @@ public final class DatabasePool: @unchecked Sendable {
         return openReaderCount
     }
 
-    /// This pool's mark in a thread's dictionary while a `read` runs on it.
-    private var readingKey: String { "strongroom.pool.reading.\(ObjectIdentifier(self).hashValue)" }
+    /// Set on a thread while it runs one of this pool's reads.
+    private let readingMark = ThreadMark("pool.read")
 
     /// A pool called again from inside one of its own closures would wait
     /// for itself (a reader it holds, a writer it is): a typed error instead.
     private func refuseReentrance(_ call: String) throws(StrongroomError) {
-        if Thread.current.threadDictionary[readingKey] != nil || writer.isRunningOnItsQueue {
+        if readingMark.isSet || writer.isRunningOnItsQueue {
             throw StrongroomError(.misuse, "DatabasePool.\(call) was called from inside one of the pool's own read or write closures; use the Connection you were given, or call it after the closure returns.", path: path)
         }
     }

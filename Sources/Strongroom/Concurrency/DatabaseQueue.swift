@@ -32,8 +32,12 @@ public final class DatabaseQueue: @unchecked Sendable {
         dispatchQueue.setSpecific(key: onQueueKey, value: true)
     }
 
-    /// True on the queue's own thread, inside one of its closures.
-    var isRunningOnItsQueue: Bool { DispatchQueue.getSpecific(key: onQueueKey) == true }
+    /// Set on the thread that runs one of the queue's closures.
+    private let mark = ThreadMark("queue")
+
+    /// True inside one of the queue's closures, even through another queue
+    /// or pool (`DispatchQueue.getSpecific` sees only the innermost queue).
+    var isRunningOnItsQueue: Bool { DispatchQueue.getSpecific(key: onQueueKey) == true || mark.isSet }
 
     /// Runs `body` with exclusive access to the connection, outside any transaction.
     ///
@@ -50,7 +54,7 @@ public final class DatabaseQueue: @unchecked Sendable {
             // other connections) for good: roll it back, and say so.
             let result: T
             do {
-                result = try body(connection)
+                result = try mark.run { try body(connection) }
             } catch {
                 connection.rollbackQuietly()
                 throw error

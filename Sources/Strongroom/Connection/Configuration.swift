@@ -62,7 +62,9 @@ public struct Configuration: Sendable {
 
     /// Default ``Synchronous/normal``: in WAL mode a commit survives an
     /// application crash and loses at most the last transactions on power loss,
-    /// without an fsync per commit.
+    /// without an fsync per commit. With a rollback journal (DELETE, TRUNCATE,
+    /// PERSIST), where NORMAL could corrupt the file on power loss, NORMAL
+    /// means FULL.
     public var synchronous: Synchronous = .normal
 
     /// Page cache per connection, in KiB (`PRAGMA cache_size = -N`).

@@ -220,13 +220,20 @@ public final class Connection {
         try execute(sql: "PRAGMA cache_size = -\(configuration.cacheSizeKiB)")
         try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
         if !isMemory && !isReadOnly {
-            if !configuration.keepsJournalMode {
-                let mode = try fetchOne(String.self, sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
+            let mode: String?
+            if configuration.keepsJournalMode {
+                mode = try fetchOne(String.self, sql: "PRAGMA journal_mode")
+            } else {
+                mode = try fetchOne(String.self, sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
                 if mode?.uppercased() != configuration.journalMode.rawValue {
                     logger.warning("journal mode not applied", metadata: ["requested": "\(configuration.journalMode.rawValue)", "actual": "\(mode ?? "none")"])
                 }
             }
-            try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+            // NORMAL is safe against power loss only with WAL; a rollback
+            // journal gets FULL.
+            var synchronous = configuration.synchronous
+            if synchronous == .normal && mode?.uppercased() != "WAL" { synchronous = .full }
+            try execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
         }
     }
 

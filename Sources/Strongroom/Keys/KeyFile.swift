@@ -117,13 +117,14 @@ public enum KeyFile {
         succeeded = true
         // The new name lives in the directory: sync it too, or a power cut
         // can lose the only key of a database already encrypted with it.
+        // A directory this process may write but not read (mode -wx) cannot
+        // be opened to sync; the key is there, so that is not an error.
         let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryDescriptor >= 0, fsync(directoryDescriptor) == 0 else {
-            let err = errno
-            if directoryDescriptor >= 0 { close(directoryDescriptor) }
-            throw StrongroomError(.cannotCreate, "The key file \(path) was written, but its directory could not be synced (\(String(cString: strerror(err)))): it may not survive a power cut. Check the disk, and make sure the key is saved before using it.", path: path)
+        guard directoryDescriptor >= 0 else { return }
+        defer { close(directoryDescriptor) }
+        guard fsync(directoryDescriptor) == 0 else {
+            throw StrongroomError(.cannotCreate, "The key file \(path) was written, but its directory could not be synced (\(String(cString: strerror(errno)))): it may not survive a power cut. Check the disk, and make sure the key is saved before using it.", path: path)
         }
-        close(directoryDescriptor)
     }
 
     private static func malformed(_ path: String) -> StrongroomError {

@@ -51,7 +51,9 @@ struct Migrate: ParsableCommand {
             }
             // A single path that does not exist is a new app's first run:
             // create it encrypted. A dry run changes no byte, so never creates.
-            let creates = !dryRun && paths[0] == database && !FileManager.default.fileExists(atPath: database)
+            let attributes = try? FileManager.default.attributesOfItem(atPath: database)
+            let isEmptyFile = (attributes?[.size] as? NSNumber)?.intValue == 0 && attributes?[.type] as? FileAttributeType == .typeRegular
+            let creates = !dryRun && paths[0] == database && (attributes == nil || isEmptyFile)
             // An existing file keeps its journal mode; a new one gets WAL.
             var configuration = KeyOptions.existing(databaseKey, readOnly: dryRun)
             configuration.createIfMissing = creates

@@ -45,21 +45,18 @@ public enum MigrationFleet {
     static func migrateOne(_ path: String, with migrator: Migrator, to target: Int?, configuration: (String) throws -> Configuration) -> Result {
         var from: Int?
         var connection: Connection?
-        var historyBefore = 0
         do {
             var config = try configuration(path)
             config.createIfMissing = false
             let db = try Connection(path: path, configuration: config)
             connection = db
             from = try migrator.currentVersion(db)
-            historyBefore = try migrator.appliedMigrations(db).count
             let report = try migrator.migrate(db, to: target)
             return Result(path: path, fromVersion: report.fromVersion, toVersion: report.toVersion, appliedCount: report.applied.count, error: nil, errorCode: nil)
         } catch let error as MigrationError {
             // Migrations before the failing one were applied, each atomic.
             let now = connection.flatMap { try? migrator.currentVersion($0) }
-            let applied = connection.flatMap { try? migrator.appliedMigrations($0).count }.map { $0 - historyBefore } ?? 0
-            return Result(path: path, fromVersion: from, toVersion: now, appliedCount: applied, error: error.message, errorCode: error.code.rawValue)
+            return Result(path: path, fromVersion: from, toVersion: now, appliedCount: error.appliedBeforeFailure.count, error: error.message, errorCode: error.code.rawValue)
         } catch let error as StrongroomError {
             return Result(path: path, fromVersion: from, toVersion: nil, appliedCount: 0, error: error.message, errorCode: error.code.rawValue)
         } catch {

@@ -148,7 +148,14 @@ public struct Migrator: Sendable {
         var applied: [AppliedMigration] = []
         for (index, migration) in queue.enumerated() {
             progress?(.migrationStarted(version: migration.version, description: migration.description, index: index + 1, count: queue.count))
-            let entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress).run()
+            let entry: AppliedMigration
+            do {
+                entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress).run()
+            } catch {
+                var error = error
+                error.appliedBeforeFailure = applied.map(\.version)
+                throw error
+            }
             applied.append(entry)
             progress?(.migrationFinished(version: migration.version, duration: .milliseconds(entry.durationMs)))
         }
