@@ -17,6 +17,41 @@ struct OpeningTests {
 
     /// `synchronous = NORMAL` is safe with WAL only: a database kept in a
     /// rollback journal runs with FULL (review of issue 7).
+    /// Issue 7, item 6: connections creating one new encrypted file at once
+    /// (an app started twice, a pool opening writer and readers) all open it.
+    @Test func concurrentCreatorsOfOneNewFileAllSucceed() throws {
+        for round in 0..<20 {
+            let dir = TemporaryDirectory()
+            let path = dir.file("new-\(round).db")
+            let key = DatabaseKey.generate()
+            final class Failures: @unchecked Sendable {
+                // Sendable: appended under `lock`.
+                let lock = NSLock()
+                var messages: [String] = []
+                func add(_ message: String) { lock.lock(); messages.append(message); lock.unlock() }
+            }
+            let failures = Failures()
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                do {
+                    let queue = try DatabaseQueue(path: path, configuration: Configuration(key: key))
+                    try queue.write { db in
+                        try db.execute(sql: "CREATE TABLE IF NOT EXISTS t(worker INTEGER)")
+                        try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [worker])
+                    }
+                } catch {
+                    failures.add("worker \(worker): \(error)")
+                }
+            }
+            #expect(failures.messages.isEmpty, "round \(round): \(failures.messages)")
+            let db = try Connection(path: path, configuration: Configuration(key: key))
+            #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 4 - failures.messages.count)
+        }
+        // A pool on a new file: its readers open at once.
+        let dir = TemporaryDirectory()
+        let pool = try DatabasePool(path: dir.file("pool.db"), configuration: Configuration(key: .generate()))
+        #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master") } == 0)
+    }
+
     @Test func aRollbackJournalDatabaseRunsWithSynchronousFull() throws {
         let dir = TemporaryDirectory()
         let key = DatabaseKey.generate()
