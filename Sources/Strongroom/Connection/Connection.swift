@@ -65,6 +65,13 @@ public final class Connection {
     init(path: String, configuration: Configuration, keyOverride: DatabaseKey?) throws(StrongroomError) {
         let isMemory = path == ":memory:" || path.isEmpty
         let key = keyOverride ?? configuration.key
+        // A new (missing or empty) file: one creator at a time opens it and
+        // writes its first page, with its salt; others wait, then open what
+        // it made. Without this, two creators each pick a salt and one of
+        // them later reads the other's page 1 as a wrong key.
+        let writable = !isMemory && !configuration.readOnly && !configuration.readOnlyMainAllowingAttach
+        let isNew = writable ? (try FileHeader.size(of: path) ?? 0) == 0 : false
+        let creation = isNew ? Self.creationLock(path, configuration) : nil
         let size = isMemory ? 0 : try FileHeader.size(of: path)
         if size == nil && (configuration.readOnly || !configuration.createIfMissing) {
             throw StrongroomError(.notFound, "No database at \(path); check the path.", path: path)
@@ -123,6 +130,13 @@ public final class Connection {
         }
         try validate(configuration: configuration)
         try applySettings(configuration, isMemory: isMemory)
+        if creation != nil && (size ?? 0) == 0 {
+            try writeFirstPage()
+            // Every later opener finds page 1 and takes no lock; one waiting
+            // now re-reads the size under the lock. The lock file can go.
+            unlink(Self.creationLockPath(path))
+        }
+        withExtendedLifetime(creation) {}
         logger.debug("opened database", metadata: [
             "path": "\(path)", "encrypted": "\(isEncrypted)", "cipher_version": "\(cipherVersion)",
         ])
@@ -211,6 +225,31 @@ public final class Connection {
         } catch let error where error.code == .corrupt {
             throw StrongroomError(.notADatabase, "\(path) is truncated or corrupt; restore it from a backup.", path: path, sqliteCode: error.sqliteCode)
         }
+    }
+
+    /// The lock creators of `path` take in turn (`<path>-strongroom-create.lock`),
+    /// or nil when it cannot be had (no directory: opening fails anyway; or
+    /// a creator holding it past the busy timeout, whose file then opens as usual).
+    private static func creationLock(_ path: String, _ configuration: Configuration) -> FileLock? {
+        try? FileLock(path: creationLockPath(path), timeout: max(configuration.busyTimeout, .seconds(1)))
+    }
+
+    private static func creationLockPath(_ path: String) -> String { path + "-strongroom-create.lock" }
+
+    /// Writes page 1 of a new database now (its header, and for SQLCipher its
+    /// salt), into the main file itself, so the next connection reads it.
+    private func writeFirstPage() throws(StrongroomError) {
+        try execute(sql: "BEGIN IMMEDIATE")
+        do {
+            let version = try fetchOne(Int.self, sql: "PRAGMA user_version") ?? 0
+            try execute(sql: "PRAGMA user_version = \(version)")
+            try execute(sql: "COMMIT")
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        // In WAL mode page 1 is in the -wal file: move it into the database.
+        _ = try fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     private func applySettings(_ configuration: Configuration, isMemory: Bool) throws(StrongroomError) {

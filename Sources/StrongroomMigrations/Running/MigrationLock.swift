@@ -1,31 +1,21 @@
 import Foundation
+import Strongroom
 
-/// An exclusive lock between migration runners on one database file: `flock`
-/// on `<database>-migrate.lock`. The operating system releases it when the
-/// process ends, however it ends (SIGKILL included), so it is never stale.
+/// An exclusive lock between migration runners on one database file: a
+/// ``FileLock`` on `<database>-migrate.lock`, released by the operating
+/// system when the process ends, however it ends (SIGKILL included).
 final class MigrationLock {
-    private let fd: Int32
+    private let lock: FileLock
 
     /// Waits up to `timeout` for the lock.
     init(databasePath: String, timeout: Duration) throws(MigrationError) {
         let path = databasePath + "-migrate.lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw MigrationError(.lockTimeout, "Cannot open the migration lock file \(path): \(String(cString: strerror(errno))).")
+        do {
+            lock = try FileLock(path: path, timeout: timeout)
+        } catch .cannotOpen(let code) {
+            throw MigrationError(.lockTimeout, "Cannot open the migration lock file \(path): \(String(cString: strerror(code))).")
+        } catch {
+            throw MigrationError(.lockTimeout, "Another migration runner holds the lock on \(databasePath) (\(path)); waited \(timeout). Try again when it has finished.")
         }
-        let deadline = ContinuousClock.now + timeout
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
-                close(fd)
-                throw MigrationError(.lockTimeout, "Another migration runner holds the lock on \(databasePath) (\(path)); waited \(timeout). Try again when it has finished.")
-            }
-            usleep(20_000)
-        }
-        self.fd = fd
-    }
-
-    deinit {
-        flock(fd, LOCK_UN)
-        close(fd)
     }
 }
