@@ -86,6 +86,15 @@ struct ErrorTests {
         #expect(try queue.read { db in try db.fetchAll(Int.self, sql: "SELECT x FROM t") } == [3])
     }
 
+    /// Issue 7, item 13: a failing statement of a script is quoted alone.
+    @Test func aFailingScriptQuotesOnlyTheFailingStatement() throws {
+        let db = try Connection.inMemory()
+        let error = #expect(throws: StrongroomError.self) {
+            try db.execute(sql: "CREATE TABLE a(x); INSERT INTO nowhere VALUES (1); CREATE TABLE b(x); DROP TABLE a")
+        }
+        #expect(error?.sql == "INSERT INTO nowhere VALUES (1);", "\(error?.sql ?? "")")
+    }
+
     @Test func lockHeldByAnotherConnectionIsBusy() throws {
         let dir = TemporaryDirectory()
         let key = DatabaseKey.generate()

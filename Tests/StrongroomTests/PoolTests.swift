@@ -80,6 +80,26 @@ struct PoolTests {
         #expect(try pool.write { db in try db.fetchOne(String.self, sql: "PRAGMA journal_mode") } == "wal")
     }
 
+    /// Issue 7, item 10: a read's snapshot starts when its block starts, as
+    /// in GRDB, not at its first query.
+    @Test func aReadSeesTheDatabaseAsItWasWhenTheBlockStarted() throws {
+        let pool = try DatabasePool(path: dir.file("s.db"), configuration: Configuration(key: .generate()))
+        try pool.write { db in try db.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+        let inside = DispatchSemaphore(value: 0), committed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            inside.wait()
+            try? pool.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+            committed.signal()
+        }
+        let count = try pool.read { db -> Int in
+            inside.signal()
+            committed.wait()
+            return try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") ?? -1
+        }
+        #expect(count == 1)
+        #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 2)
+    }
+
     @Test func readersSeeCommittedSnapshotsWhileTheWriterCommits() async throws {
         let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: try .passphrase("pool pass")))
         try await pool.write { db in
