@@ -73,7 +73,14 @@ public final class DatabasePool: @unchecked Sendable {
         defer { checkIn(reader, healthy: healthy) }
         do {
             // This thread is now inside one of this pool's reads.
-            return try readingMark.run { try reader.inTransaction(.deferred, body) }
+            return try readingMark.run {
+                try reader.inTransaction(.deferred) { db in
+                    // Start the snapshot now, as the block starts (a deferred
+                    // transaction would take it at the block's first query).
+                    _ = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE 0")
+                    return try body(db)
+                }
+            }
         } catch let error as StrongroomError where error.code == .wrongKey || error.code == .notADatabase {
             healthy = false
             throw error

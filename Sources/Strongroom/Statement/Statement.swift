@@ -115,7 +115,8 @@ public final class Statement {
             return status
         }
         guard status == SQLITE_OK else {
-            throw connection.lastError(status, sql: sql)
+            // In a script, the error quotes the statement that failed, not the rest.
+            throw connection.lastError(status, sql: SQLScript.statements(in: sql).first ?? sql)
         }
         let tail = Substring(sql.utf8.dropFirst(tailOffset))
         return (handle, tail)
