@@ -38,6 +38,26 @@ struct ConcurrencyTests {
         #expect(try f.migrator().appliedMigrations(db).map(\.version) == Array(1...8))
     }
 
+    /// Issue 7, item 15: a runner that reaches the database through a
+    /// symlink takes the same lock as one that uses its real path.
+    @Test func aSymlinkedDatabaseSharesTheRunnersLock() throws {
+        f.write("0001_a.sql", "CREATE TABLE a(x);")
+        _ = try f.open()
+        let link = f.dir.file("link.db")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: f.databasePath)
+        // Hold the lock through the real path.
+        let fd = open(f.databasePath + "-migrate.lock", O_RDWR | O_CREAT, 0o600)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+        var migrator = try f.migrator()
+        migrator.lockTimeout = .milliseconds(200)
+        let viaLink = try Connection(path: link, configuration: Configuration(key: f.key))
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(viaLink) }
+        #expect(error?.code == .lockTimeout)
+        flock(fd, LOCK_UN)
+        #expect(try migrator.migrate(viaLink).toVersion == 1)
+    }
+
     @Test func secondRunnerWaitsThenFailsClearly() throws {
         f.write("0001_a.sql", "CREATE TABLE a(x);")
         // Hold the runner's lock the way another runner would.
