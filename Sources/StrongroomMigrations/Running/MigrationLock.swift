@@ -9,7 +9,12 @@ final class MigrationLock {
 
     /// Waits up to `timeout` for the lock.
     init(databasePath: String, timeout: Duration) throws(MigrationError) {
-        let path = databasePath + "-migrate.lock"
+        // One lock per database file, however it is reached (a symlink, `..`).
+        let resolved = realpath(databasePath, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? databasePath
+        let path = resolved + "-migrate.lock"
         do {
             lock = try FileLock(path: path, timeout: timeout)
         } catch .cannotOpen(let code) {
