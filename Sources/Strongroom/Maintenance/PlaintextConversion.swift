@@ -92,7 +92,12 @@ public enum PlaintextConversion {
             let attach = try sourceConnection.prepare(sql: "ATTACH DATABASE ?1 AS strongroom_target KEY ?2")
             try attach.bind(.text(temporary), at: 1)
             try attach.bindSecret(keyBytes, at: 2)
-            defer { attach.clearBindings() }
+            // The key is bound without a copy (SQLITE_STATIC): the bytes must
+            // outlive the binding, which the optimizer would not see.
+            defer {
+                attach.clearBindings()
+                withExtendedLifetime(keyBytes) {}
+            }
             try attach.run()
             let userVersion: Int, applicationID: Int, expected: [TableDigest]
             do throws(StrongroomError) {
