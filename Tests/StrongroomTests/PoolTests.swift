@@ -100,6 +100,27 @@ struct PoolTests {
         #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 2)
     }
 
+    /// Issue 7, item 10: a file made with other cipher settings (here a
+    /// passphrase stretched 20,000 times, HMAC off) opens when the
+    /// configuration says so, in a connection and in a pool, whose one-time
+    /// derivation uses the writer's iterations.
+    @Test func otherCipherSettingsOpenInConnectionsAndPools() throws {
+        let path = dir.file("k.db")
+        var settings = Configuration(key: try .passphrase("settings pass"))
+        settings.kdfIterations = 20_000
+        settings.usesHMAC = false
+        try Connection(path: path, configuration: settings).execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        // The stock shell agrees on what the file is.
+        let shell = try ProcessRunner.run("/usr/bin/sqlcipher", [path], input: "PRAGMA key = 'settings pass';\nPRAGMA kdf_iter = 20000;\nPRAGMA cipher_use_hmac = OFF;\nSELECT count(*) FROM t;\n")
+        #expect(shell.stdout.contains("1"), "\(shell.stdout) \(shell.stderr)")
+        // Without the settings the key does not open it.
+        let plain = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: Configuration(key: try .passphrase("settings pass"))) }
+        #expect(plain?.code == .wrongKey)
+        #expect(try Connection(path: path, configuration: settings).fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 1)
+        let pool = try DatabasePool(path: path, configuration: settings)
+        #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 1)
+    }
+
     @Test func readersSeeCommittedSnapshotsWhileTheWriterCommits() async throws {
         let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: try .passphrase("pool pass")))
         try await pool.write { db in

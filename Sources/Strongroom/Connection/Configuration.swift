@@ -82,6 +82,16 @@ public struct Configuration: Sendable {
     /// also be given `PRAGMA cipher_page_size = 4096` after the key.
     public var cipherPageSize: Int?
 
+    /// PBKDF2 iterations for a passphrase (`PRAGMA kdf_iter`), applied after
+    /// the key. Default `nil`: the linked SQLCipher's default (64,000 on 3.x,
+    /// 256,000 on 4.x). Set it to open a file made with another count.
+    public var kdfIterations: Int?
+
+    /// Whether pages carry an HMAC (`PRAGMA cipher_use_hmac`), applied after
+    /// the key. Default `nil`: SQLCipher's default (on). Set `false` only to
+    /// open a file made without HMAC: without it, page tampering goes unnoticed.
+    public var usesHMAC: Bool?
+
     /// Enforce foreign keys (`PRAGMA foreign_keys = ON`). Default `true`.
     public var foreignKeys = true
 
