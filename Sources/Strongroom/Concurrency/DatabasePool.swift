@@ -193,9 +193,13 @@ public final class DatabasePool: @unchecked Sendable {
             writer.logger.notice("pool readers will stretch the passphrase themselves", metadata: ["cipher_version": "\(writer.cipherVersion)"])
             return key
         }
+        // The iterations the writer really used: its configuration, or a
+        // process-wide `cipher_default_kdf_iter`, or SQLCipher's default.
+        let reported: String? = try? writer.fetchOne(String.self, sql: "PRAGMA kdf_iter")
+        let iterations = reported.flatMap { Int($0) } ?? kdf.iterations
         let derived: SecureBytes
         do {
-            derived = try PBKDF2.deriveKey(from: passphrase, salt: salt, hash: kdf.hash, iterations: kdf.iterations, byteCount: DatabaseKey.rawKeyByteCount)
+            derived = try PBKDF2.deriveKey(from: passphrase, salt: salt, hash: kdf.hash, iterations: iterations, byteCount: DatabaseKey.rawKeyByteCount)
         } catch {
             throw StrongroomError(.sqlite, "Key derivation failed: \(error.message)", path: writer.path)
         }

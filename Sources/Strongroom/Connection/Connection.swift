@@ -31,9 +31,11 @@ public final class Connection {
     public let isEncrypted: Bool
     /// True when the connection was opened read-only.
     public let isReadOnly: Bool
-    /// The cipher page size it was opened with (nil: SQLCipher's default),
+    /// The cipher settings it was opened with (nil: SQLCipher's defaults),
     /// so that a reopen (rekey's confirmation) uses the same settings.
     let cipherPageSize: Int?
+    let kdfIterations: Int?
+    let usesHMAC: Bool?
     let logger: Logger
     private var statementCache: [ExactText: Statement] = [:]
     private let statementCacheCapacity: Int
@@ -103,6 +105,8 @@ public final class Connection {
         self.isEncrypted = key != nil
         self.isReadOnly = configuration.readOnly || configuration.readOnlyMainAllowingAttach
         self.cipherPageSize = configuration.cipherPageSize
+        self.kdfIterations = configuration.kdfIterations
+        self.usesHMAC = configuration.usesHMAC
         self.logger = configuration.logger
         self.statementCacheCapacity = max(configuration.statementCacheCapacity, 1)
 
@@ -209,9 +213,17 @@ public final class Connection {
         }
         cipherVersion = version
 
-        if let pageSize = configuration.cipherPageSize, isEncrypted {
+        if isEncrypted {
             // Cipher settings take effect only after the key and before the first read.
-            try execute(sql: "PRAGMA cipher_page_size = \(pageSize)")
+            if let pageSize = configuration.cipherPageSize {
+                try execute(sql: "PRAGMA cipher_page_size = \(pageSize)")
+            }
+            if let iterations = configuration.kdfIterations {
+                try execute(sql: "PRAGMA kdf_iter = \(iterations)")
+            }
+            if let hmac = configuration.usesHMAC {
+                try execute(sql: "PRAGMA cipher_use_hmac = \(hmac ? "ON" : "OFF")")
+            }
         }
 
         // Read page 1 now, so that a wrong key fails at open.

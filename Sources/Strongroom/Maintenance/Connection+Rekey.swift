@@ -54,6 +54,8 @@ extension Connection {
         // Confirm with the same cipher settings as this connection.
         var check = Configuration(key: newKey)
         check.cipherPageSize = cipherPageSize
+        check.kdfIterations = kdfIterations
+        check.usesHMAC = usesHMAC
         check.readOnly = true
         check.createIfMissing = false
         check.logger = logger
