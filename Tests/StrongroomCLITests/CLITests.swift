@@ -112,6 +112,35 @@ struct CLITests {
         #expect(result.stdout.contains("status=-15"), "it died of the signal: \(result.stdout)")
     }
 
+    /// A signal the command was started with ignored (as under nohup) stays
+    /// ignored while it waits for the passphrase.
+    @Test func anIgnoredSignalStaysIgnoredWhileWaitingForThePassphrase() throws {
+        let python = try #require(ProcessRunner.which("python3"))
+        let script = """
+            import os, signal, subprocess, sys, time
+            master, slave = os.openpty()
+            def child_setup():
+                signal.pthread_sigmask(signal.SIG_SETMASK, [])
+                signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            child = subprocess.Popen([sys.argv[1], "status", "--database", sys.argv[2], "--passphrase-stdin"],
+                                     stdin=slave, stdout=slave, stderr=slave, preexec_fn=child_setup)
+            time.sleep(0.5)
+            child.send_signal(signal.SIGHUP)
+            time.sleep(0.3)
+            alive = child.poll() is None
+            os.write(master, b"a passphrase\\n")
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            print(f"alive={alive} status={child.returncode}")
+            """
+        let result = try ProcessRunner.run(python, ["-c", script, Fixtures.strongroomBinary, dir.file("absent.db")])
+        #expect(result.stdout.contains("alive=True"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("status=66"), "it went on to report the missing database: \(result.stdout)")
+    }
+
     @Test func importThenStatus() throws {
         _ = try keygen()
         let db = try importChinook()
@@ -401,6 +430,16 @@ struct MigrationCLITests {
         // A wrong key for an existing database is still refused, never "created".
         #expect(try run(["keygen", "--out", "other.key"]).status == 0)
         #expect(try run(["migrate", "--database", "new.db", "--key-file", "other.key"]).status == 65)
+    }
+
+    /// A database path that is a symlink to a file not made yet: migrate
+    /// creates the file it points to.
+    @Test func migrateCreatesTheTargetOfADanglingSymlink() throws {
+        try prepare()
+        try FileManager.default.createSymbolicLink(atPath: dir.file("link.db"), withDestinationPath: dir.file("target.db"))
+        let result = try run(["migrate", "--database", "link.db", "--key-file", "db.key"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("target.db")))
     }
 
     @Test func migrateCreatesNothingItCannotMigrate() throws {

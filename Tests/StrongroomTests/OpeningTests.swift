@@ -17,6 +17,17 @@ struct OpeningTests {
 
     /// `synchronous = NORMAL` is safe with WAL only: a database kept in a
     /// rollback journal runs with FULL (review of issue 7).
+    /// An open that must not create (a missing file, `createIfMissing` off)
+    /// leaves nothing behind, not even a lock file.
+    @Test func anOpenThatMayNotCreateLeavesNoFile() throws {
+        let dir = TemporaryDirectory()
+        var configuration = Configuration(key: .generate())
+        configuration.createIfMissing = false
+        let error = #expect(throws: StrongroomError.self) { try Connection(path: dir.file("missing.db"), configuration: configuration) }
+        #expect(error?.code == .notFound)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+    }
+
     /// Issue 7, item 6: connections creating one new encrypted file at once
     /// (an app started twice, a pool opening writer and readers) all open it.
     @Test func concurrentCreatorsOfOneNewFileAllSucceed() throws {
@@ -31,9 +42,12 @@ struct OpeningTests {
                 func add(_ message: String) { lock.lock(); messages.append(message); lock.unlock() }
             }
             let failures = Failures()
+            // Half of them reach the file through a symlink.
+            let link = dir.file("link-\(round).db")
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
             DispatchQueue.concurrentPerform(iterations: 4) { worker in
                 do {
-                    let queue = try DatabaseQueue(path: path, configuration: Configuration(key: key))
+                    let queue = try DatabaseQueue(path: worker % 2 == 0 ? path : link, configuration: Configuration(key: key))
                     try queue.write { db in
                         try db.execute(sql: "CREATE TABLE IF NOT EXISTS t(worker INTEGER)")
                         try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [worker])
@@ -47,6 +61,7 @@ struct OpeningTests {
             #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 4 - failures.messages.count)
             // The lock creators took turns on is gone once page 1 is written.
             #expect(!FileManager.default.fileExists(atPath: path + "-strongroom-create.lock"))
+            #expect(!FileManager.default.fileExists(atPath: link + "-strongroom-create.lock"))
         }
         // A pool on a new file: its readers open at once.
         let dir = TemporaryDirectory()
