@@ -71,9 +71,13 @@ public final class Connection {
         // writes its first page, with its salt; others wait, then open what
         // it made. Without this, two creators each pick a salt and one of
         // them later reads the other's page 1 as a wrong key.
+        if !isMemory, try FileHeader.size(of: path) == nil, configuration.readOnly || !configuration.createIfMissing {
+            throw StrongroomError(.notFound, "No database at \(path); check the path.", path: path)
+        }
         let writable = !isMemory && !configuration.readOnly && !configuration.readOnlyMainAllowingAttach
         let isNew = writable ? (try FileHeader.size(of: path) ?? 0) == 0 : false
-        let creation = isNew ? Self.creationLock(path, configuration) : nil
+        let creationLockPath = isNew ? Self.creationLockPath(path) : nil
+        let creation = creationLockPath.flatMap { try? FileLock(path: $0, timeout: max(configuration.busyTimeout, .seconds(1))) }
         let size = isMemory ? 0 : try FileHeader.size(of: path)
         if size == nil && (configuration.readOnly || !configuration.createIfMissing) {
             throw StrongroomError(.notFound, "No database at \(path); check the path.", path: path)
@@ -138,7 +142,7 @@ public final class Connection {
             try writeFirstPage()
             // Every later opener finds page 1 and takes no lock; one waiting
             // now re-reads the size under the lock. The lock file can go.
-            unlink(Self.creationLockPath(path))
+            if let creationLockPath { unlink(creationLockPath) }
         }
         withExtendedLifetime(creation) {}
         logger.debug("opened database", metadata: [
@@ -239,14 +243,23 @@ public final class Connection {
         }
     }
 
-    /// The lock creators of `path` take in turn (`<path>-strongroom-create.lock`),
-    /// or nil when it cannot be had (no directory: opening fails anyway; or
-    /// a creator holding it past the busy timeout, whose file then opens as usual).
-    private static func creationLock(_ path: String, _ configuration: Configuration) -> FileLock? {
-        try? FileLock(path: creationLockPath(path), timeout: max(configuration.busyTimeout, .seconds(1)))
+    /// The lock creators of one file take in turn: `<file>-strongroom-create.lock`
+    /// beside the file a path leads to (through symlinks), so two names of
+    /// one file share it. If it cannot be had (no directory: opening fails
+    /// anyway; a creator holding it past the busy timeout), the open goes on.
+    private static func creationLockPath(_ path: String) -> String {
+        var target = path
+        for _ in 0..<16 {
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: target) else { break }
+            target = destination.hasPrefix("/") ? destination : (target as NSString).deletingLastPathComponent + "/" + destination
+        }
+        let directory = (target as NSString).deletingLastPathComponent
+        let resolvedDirectory = realpath(directory.isEmpty ? "." : directory, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? directory
+        return resolvedDirectory + "/" + (target as NSString).lastPathComponent + "-strongroom-create.lock"
     }
-
-    private static func creationLockPath(_ path: String) -> String { path + "-strongroom-create.lock" }
 
     /// Writes page 1 of a new database now (its header, and for SQLCipher its
     /// salt), into the main file itself, so the next connection reads it.

@@ -31,7 +31,9 @@ public final class Statement {
     lazy var rowLayout = RowLayout(columnNames: columnNames)
     /// The first column's name as SQLite holds it: when SQLite re-prepares
     /// the statement after a schema change (inside `sqlite3_step`), it gets a
-    /// new one, and the columns are read again.
+    /// new one, and the columns are read again. (sqlite3Reprepare compiles the
+    /// new program while the old one, and its names, are still allocated, so
+    /// the new name cannot reuse the old address.)
     private var columnsMarker: UnsafePointer<CChar>?
     /// Set by `reset`: the next row checks the columns are still the same.
     @usableFromInline var checksColumns = false
@@ -72,6 +74,8 @@ public final class Statement {
         self.parameterCount = Int(sqlite3_bind_parameter_count(handle))
         self.columnCount = Int(sqlite3_column_count(handle))
         self.columnsMarker = columnCount > 0 ? sqlite3_column_name(handle, 0) : nil
+        // A re-prepare may happen at the very first step too.
+        self.checksColumns = columnCount > 0
     }
 
     /// After a re-prepare (another connection changed the schema), the

@@ -51,9 +51,11 @@ struct Migrate: ParsableCommand {
             }
             // A single path that does not exist is a new app's first run:
             // create it encrypted. A dry run changes no byte, so never creates.
-            let attributes = try? FileManager.default.attributesOfItem(atPath: database)
-            let isEmptyFile = (attributes?[.size] as? NSNumber)?.intValue == 0 && attributes?[.type] as? FileAttributeType == .typeRegular
-            let creates = !dryRun && paths[0] == database && (attributes == nil || isEmptyFile)
+            // stat follows symlinks: a link to a file not made yet creates it.
+            var info = stat()
+            let exists = stat(database, &info) == 0
+            let isEmptyFile = exists && (info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0
+            let creates = !dryRun && paths[0] == database && (!exists || isEmptyFile)
             // An existing file keeps its journal mode; a new one gets WAL.
             var configuration = KeyOptions.existing(databaseKey, readOnly: dryRun)
             configuration.createIfMissing = creates

@@ -3,36 +3,60 @@ import Foundation
 /// Reading a secret from a terminal: a prompt on standard error and echo
 /// off while it is typed, restored on every way out (signals included).
 enum TerminalEcho {
-    /// The terminal settings to restore, for the signal handler (which may
-    /// capture nothing). Written before the handlers are installed, read by
-    /// them and by `restore`.
+    /// The terminal settings to restore and to re-apply, for the signal
+    /// handlers (which may capture nothing). Written before the handlers are
+    /// installed, read by them.
     nonisolated(unsafe) private static var saved = termios()
+    nonisolated(unsafe) private static var quiet = termios()
     nonisolated(unsafe) private static var isOff = false
-    private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
+    private static let endingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
     /// Runs `read` with echo off when standard input is a terminal, after
-    /// printing `prompt` on standard error; otherwise just runs it.
+    /// printing `prompt` on standard error when that is a terminal too;
+    /// otherwise just runs it.
     static func withoutEcho<T, E: Error>(prompt: String, _ read: () throws(E) -> T) throws(E) -> T {
         guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return try read() }
-        FileHandle.standardError.write(Data(prompt.utf8))
-        var quiet = saved
+        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data(prompt.utf8)) }
+        quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)
-        isOff = true
-        for signal in signals {
-            // Restore the terminal, then die of the signal as usual.
-            Foundation.signal(signal) { received in
-                TerminalEcho.restore()
-                Foundation.signal(received, SIG_DFL)
-                raise(received)
+        var previous: [(Int32, sighandler_t?)] = []
+        for (signal, handler) in endingSignals.map({ ($0, onEnd) }) + [(SIGTSTP, onStop)] {
+            // A signal the command was started with ignored (nohup) stays ignored.
+            let before = Foundation.signal(signal, handler)
+            if let before, unsafeBitCast(before, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+                Foundation.signal(signal, SIG_IGN)
             }
+            previous.append((signal, before))
         }
-        tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        silence()
         defer {
             restore()
-            for signal in signals { Foundation.signal(signal, SIG_DFL) }
+            for (signal, handler) in previous { Foundation.signal(signal, handler) }
         }
         return try read()
+    }
+
+    /// Restores the terminal, then dies of the signal as usual.
+    private static let onEnd: @convention(c) (Int32) -> Void = { received in
+        TerminalEcho.restore()
+        Foundation.signal(received, SIG_DFL)
+        raise(received)
+    }
+
+    /// Suspended (^Z): gives the terminal back and stops; when continued,
+    /// turns echo off again before the read goes on.
+    private static let onStop: @convention(c) (Int32) -> Void = { _ in
+        TerminalEcho.restore()
+        Foundation.signal(SIGTSTP, SIG_DFL)
+        raise(SIGTSTP)
+        TerminalEcho.silence()
+        Foundation.signal(SIGTSTP, TerminalEcho.onStop)
+    }
+
+    private static func silence() {
+        tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        isOff = true
     }
 
     /// TCSANOW, never waiting for output to drain: a signal handler must
