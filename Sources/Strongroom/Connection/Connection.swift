@@ -71,16 +71,16 @@ public final class Connection {
         // writes its first page, with its salt; others wait, then open what
         // it made. Without this, two creators each pick a salt and one of
         // them later reads the other's page 1 as a wrong key.
-        if !isMemory, try FileHeader.size(of: path) == nil, configuration.readOnly || !configuration.createIfMissing {
+        var size = isMemory ? 0 : try FileHeader.size(of: path)
+        if size == nil && (configuration.readOnly || !configuration.createIfMissing) {
             throw StrongroomError(.notFound, "No database at \(path); check the path.", path: path)
         }
         let writable = !isMemory && !configuration.readOnly && !configuration.readOnlyMainAllowingAttach
-        let isNew = writable ? (try FileHeader.size(of: path) ?? 0) == 0 : false
-        let creationLockPath = isNew ? Self.creationLockPath(path) : nil
+        let creationLockPath = writable && (size ?? 0) == 0 ? Self.creationLockPath(path) : nil
         let creation = creationLockPath.flatMap { try? FileLock(path: $0, timeout: max(configuration.busyTimeout, .seconds(1))) }
-        let size = isMemory ? 0 : try FileHeader.size(of: path)
-        if size == nil && (configuration.readOnly || !configuration.createIfMissing) {
-            throw StrongroomError(.notFound, "No database at \(path); check the path.", path: path)
+        if creation != nil {
+            // Another creator may have finished while this one waited.
+            size = try FileHeader.size(of: path)
         }
 
         var flags = SQLITE_OPEN_NOMUTEX
@@ -253,12 +253,8 @@ public final class Connection {
             guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: target) else { break }
             target = destination.hasPrefix("/") ? destination : (target as NSString).deletingLastPathComponent + "/" + destination
         }
-        let directory = (target as NSString).deletingLastPathComponent
-        let resolvedDirectory = realpath(directory.isEmpty ? "." : directory, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? directory
-        return resolvedDirectory + "/" + (target as NSString).lastPathComponent + "-strongroom-create.lock"
+        let directory = FileSystem.directory(of: target)
+        return (FileSystem.resolved(directory) ?? directory) + "/" + (target as NSString).lastPathComponent + "-strongroom-create.lock"
     }
 
     /// Writes page 1 of a new database now (its header, and for SQLCipher its

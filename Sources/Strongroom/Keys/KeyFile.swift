@@ -87,11 +87,11 @@ public enum KeyFile {
         if access(path, F_OK) == 0 {
             throw StrongroomError(.outputExists, "\(path) already exists; a key file is never overwritten. Choose another path or remove the old file deliberately.", path: path)
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.strongroom-key-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let directory = FileSystem.directory(of: path)
+        let temporary = directory + "/.strongroom-key-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw StrongroomError(.cannotCreate, "Cannot create a key file in \(directory.isEmpty ? "." : directory): \(String(cString: strerror(errno))).", path: path)
+            throw StrongroomError(.cannotCreate, "Cannot create a key file in \(directory): \(String(cString: strerror(errno))).", path: path)
         }
         var succeeded = false
         defer {
@@ -117,13 +117,8 @@ public enum KeyFile {
         succeeded = true
         // The new name lives in the directory: sync it too, or a power cut
         // can lose the only key of a database already encrypted with it.
-        // A directory this process may write but not read (mode -wx) cannot
-        // be opened to sync; the key is there, so that is not an error.
-        let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryDescriptor >= 0 else { return }
-        defer { close(directoryDescriptor) }
-        guard fsync(directoryDescriptor) == 0 else {
-            throw StrongroomError(.cannotCreate, "The key file \(path) was written, but its directory could not be synced (\(String(cString: strerror(errno)))): it may not survive a power cut. Check the disk, and make sure the key is saved before using it.", path: path)
+        if let error = FileSystem.syncDirectory(of: path) {
+            throw StrongroomError(.cannotCreate, "The key file \(path) was written, but its directory could not be synced (\(String(cString: strerror(error)))): it may not survive a power cut. Check the disk, and make sure the key is saved before using it.", path: path)
         }
     }
 

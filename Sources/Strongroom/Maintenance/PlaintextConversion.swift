@@ -139,10 +139,10 @@ public enum PlaintextConversion {
     /// A new, empty, owner-only file in `destination`'s directory, created
     /// exclusively (`O_EXCL | O_NOFOLLOW`, mode 0600 whatever the umask).
     private static func createTemporaryFile(beside destination: String) throws(StrongroomError) -> String {
-        let directory = (destination as NSString).deletingLastPathComponent
-        removeStaleCopies(in: directory.isEmpty ? "." : directory)
+        let directory = FileSystem.directory(of: destination)
+        removeStaleCopies(in: directory)
         // A short name: the destination's own may be near the length limit.
-        let path = (directory.isEmpty ? "." : directory) + "/\(temporaryPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let path = directory + "/\(temporaryPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw StrongroomError(.cannotCreate, "Cannot create the output beside \(destination): \(String(cString: strerror(errno))). Check that the directory exists and is writable.", path: destination)
@@ -198,12 +198,7 @@ public enum PlaintextConversion {
                 throw StrongroomError(.cannotCreate, "Cannot create \(destination): \(String(cString: strerror(err))).", path: destination)
             }
         }
-        let directory = (destination as NSString).deletingLastPathComponent
-        let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if descriptor >= 0 {
-            fsync(descriptor)
-            close(descriptor)
-        }
+        FileSystem.syncDirectory(of: destination)
     }
 
     private static func removeDatabaseFiles(_ path: String) {

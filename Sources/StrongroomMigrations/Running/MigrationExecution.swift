@@ -58,7 +58,6 @@ struct MigrationExecution {
             return try inTransaction(start: start, checkForeignKeys: checkForeignKeys) { () throws(MigrationError) in
                 for (index, statement) in statements.enumerated() {
                     try runStatement(statement, index: index, count: statements.count, sqliteVersion: sqliteVersion, inTransaction: true)
-                    try checkStillInTransaction(after: "statement \(index + 1) (line \(line(of: index)))", statement: statement)
                 }
             }
         case .swift(let body):
@@ -73,7 +72,6 @@ struct MigrationExecution {
                 } catch {
                     throw failure("\(error)", statement: nil, underlying: nil)
                 }
-                try checkStillInTransaction(after: "its Swift body", statement: nil)
             }
         }
     }
@@ -84,15 +82,6 @@ struct MigrationExecution {
         guard let index = statements.firstIndex(where: Migration.isTransactionControl) else { return }
         throw MigrationError(.transactionControl, "Migration \(migration.version) (\(location(of: index))) contains `\(SQLScript.normalized(statements[index]))`: the runner runs each migration in its own transaction with its history row, so BEGIN, COMMIT, END and ROLLBACK cannot appear in it. Remove the statement (use SAVEPOINT to nest), or mark the file `-- strongroom: no-transaction`. Nothing of it ran.",
                              version: migration.version, file: migration.file, statement: statements[index])
-    }
-
-    /// After each statement, the runner's transaction must still be open;
-    /// otherwise what ran so far is already committed (or rolled back by
-    /// SQLite) and no history row may be written.
-    private func checkStillInTransaction(after what: String, statement: String?) throws(MigrationError) {
-        guard !db.isInsideTransaction else { return }
-        throw MigrationError(.transactionControl, "Migration \(migration.version) (\(migration.file ?? migration.description)) ended the runner's transaction itself after \(what): what it did until then may already be committed, and its history row was not written. Check the database, and keep COMMIT and ROLLBACK out of migrations.",
-                             version: migration.version, file: migration.file, statement: statement)
     }
 
     /// `file, line N` for a SQL file's statement, else the description.

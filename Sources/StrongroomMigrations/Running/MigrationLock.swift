@@ -10,11 +10,7 @@ final class MigrationLock {
     /// Waits up to `timeout` for the lock.
     init(databasePath: String, timeout: Duration) throws(MigrationError) {
         // One lock per database file, however it is reached (a symlink, `..`).
-        let resolved = realpath(databasePath, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? databasePath
-        let path = resolved + "-migrate.lock"
+        let path = (FileSystem.resolved(databasePath) ?? databasePath) + "-migrate.lock"
         do {
             lock = try FileLock(path: path, timeout: timeout)
         } catch .cannotOpen(let code) {

@@ -1,0 +1,32 @@
+import Foundation
+
+/// The few file-system calls the library makes beside SQLite's own: one
+/// place for each, named after what it guarantees.
+package enum FileSystem {
+    /// `path` with every symlink and `..` resolved (`realpath(3)`), or nil
+    /// when it does not exist.
+    package static func resolved(_ path: String) -> String? {
+        realpath(path, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        }
+    }
+
+    /// The directory holding `path` (`.` for a bare name).
+    package static func directory(of path: String) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        return directory.isEmpty ? "." : directory
+    }
+
+    /// Syncs the directory holding `path`, so a name just linked or renamed
+    /// there survives a power cut. A directory this process may write but not
+    /// read (mode -wx) cannot be opened to sync: that is not an error.
+    /// - Returns: the `errno` of a failed `fsync`, nil otherwise.
+    @discardableResult
+    package static func syncDirectory(of path: String) -> Int32? {
+        let descriptor = open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return fsync(descriptor) == 0 ? nil : errno
+    }
+}
