@@ -80,7 +80,7 @@ extension Connection {
         return result
     }
 
-    func rollbackQuietly() {
+    package func rollbackQuietly() {
         // SQLite may already have rolled back (after SQLITE_FULL, SQLITE_IOERR...):
         // ROLLBACK then fails harmlessly with "no transaction is active".
         if isInsideTransaction {

@@ -44,12 +44,12 @@ struct MigrationExecution {
                     try runStatement(statement, index: index, count: statements.count, sqliteVersion: sqliteVersion, inTransaction: false)
                 } catch {
                     // A transaction the file opened itself ends with it.
-                    if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+                    db.rollbackQuietly()
                     throw error
                 }
             }
             if db.isInsideTransaction {
-                try? db.execute(sql: "ROLLBACK TRANSACTION")
+                db.rollbackQuietly()
                 throw MigrationError(.transactionControl, "Migration \(migration.version) (\(migration.file ?? migration.description)) left a transaction open; it was rolled back, with what ran in it since its BEGIN, and the history row was not written. End the transaction in the file with COMMIT.",
                                      version: migration.version, file: migration.file)
             }
@@ -131,7 +131,7 @@ struct MigrationExecution {
             ])
             return entry
         } catch {
-            if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+            db.rollbackQuietly()
             throw error
         }
     }
