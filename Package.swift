@@ -60,9 +60,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A VFS for tests that makes writes to one file fail as on a full disk.
+        .target(
+            name: "CFaultVFS",
+            path: "Tests/CFaultVFS",
+            linkerSettings: [.linkedLibrary("sqlcipher")]
+        ),
         .target(
             name: "StrongroomTestSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: ["CFaultVFS", .product(name: "Logging", package: "swift-log")],
             path: "Tests/StrongroomTestSupport"
         ),
         .testTarget(
@@ -90,7 +96,7 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CFaultVFS" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

@@ -235,6 +235,29 @@ struct CLITests {
         #expect(try run(["status", "--database", "c.db", "--key-file", "db.key"]).status == 65)
     }
 
+    /// Issue 7, item 1: the disk fills during the rewrite (a file-size limit,
+    /// with SIGXFSZ ignored so that writes fail instead of killing the
+    /// process). The command says which key opens the file now: the old one.
+    @Test func rekeyOnAFullDiskSaysTheOldKeyStillOpensTheFile() throws {
+        _ = try keygen()
+        let db = try importChinook()
+        _ = try keygen("new.key")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: db)[.size] as? Int)
+        // bash counts -f in KiB: a limit well under the size of the rewrite.
+        let limit = String(max(size / 1024 / 4, 16))
+        let result = try ProcessRunner.run("/bin/bash", [
+            "-c", "trap '' XFSZ; ulimit -f \(limit); exec \"$0\" \"$@\"", Fixtures.strongroomBinary,
+            "rekey", "--database", "c.db", "--key-file", "db.key", "--new-key-file", "new.key",
+        ], currentDirectory: dir.path)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.stderr.contains("still opens with the old key"), "\(result.stderr)")
+        #expect(try run(["status", "--database", "c.db", "--key-file", "db.key"]).status == 0)
+        #expect(try run(["status", "--database", "c.db", "--key-file", "new.key"]).status == 65)
+        let check = try Connection(path: db, configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        #expect(try check.fetchOne(String.self, sql: "PRAGMA integrity_check") == "ok")
+        #expect(try check.fetchOne(Int.self, sql: "SELECT count(*) FROM Track") == 3503)
+    }
+
     @Test func keyFromEnvironmentAndPassphraseFromStdin() throws {
         let keyPath = try keygen()
         _ = try importChinook()

@@ -104,6 +104,104 @@ struct RekeyTests {
         #expect(!opens(path, with: new))
     }
 
+    /// The file is sound and opens with `key`: every row, integrity_check ok.
+    func expectSound(_ path: String, key: DatabaseKey, rows: Int) throws {
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        #expect(try db.fetchOne(String.self, sql: "PRAGMA integrity_check") == "ok")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == rows)
+    }
+
+    // Issue 7, item 1: sqlite3_rekey_v2 switches the connection's write key
+    // before the rewrite, keeps it after a rollback and returns SQLITE_OK.
+    // The connection must not stay in service half-switched.
+
+    /// The disk fills during the rewrite (rollback journal): the queue goes
+    /// on with the old key, and its next write leaves a file the old key opens.
+    @Test func rekeyOnAFullDiskLeavesTheQueueWorkingOnTheOldKey() throws {
+        DiskFaults.install()
+        let path = dir.file("full-queue.db")
+        let old = DatabaseKey.generate(), new = DatabaseKey.generate()
+        var config = Configuration(key: old)
+        config.journalMode = .delete
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+            for i in 0..<100 { try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["value \(i)"]) }
+        }
+        let (error, failedWrites) = DiskFaults.whileFull(path + "-journal") {
+            #expect(throws: StrongroomError.self) { try queue.rekey(to: new) }
+        }
+        #expect(failedWrites > 0)
+        #expect(error?.code.rawValue == "rekey_failed")
+        #expect(error?.message.contains("still opens with the old key") == true)
+        try queue.write { try $0.execute(sql: "INSERT INTO t(v) VALUES ('after')") }
+        #expect(try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 101)
+        try expectSound(path, key: old, rows: 101)
+        #expect(!opens(path, with: new))
+    }
+
+    /// A reader holds its lock (rollback journal): rekey is refused as busy
+    /// before it starts, and leaves no transaction open behind it.
+    @Test func rekeyRefusedAsBusyLeavesNoTransactionOpen() throws {
+        let path = dir.file("locked.db")
+        let old = DatabaseKey.generate(), new = DatabaseKey.generate()
+        var config = Configuration(key: old)
+        config.journalMode = .delete
+        config.busyTimeout = .milliseconds(100)
+        let db = try Connection(path: path, configuration: config)
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) VALUES ('a')")
+        let reader = try Connection(path: path, configuration: config)
+        try reader.execute(sql: "BEGIN")
+        #expect(try reader.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 1)
+        let error = #expect(throws: StrongroomError.self) { try db.rekey(to: new) }
+        #expect(error?.code == .busy)
+        #expect(!db.isInsideTransaction)
+        try reader.execute(sql: "COMMIT")
+        try db.rekey(to: new)
+        db.close()
+        try expectSound(path, key: new, rows: 1)
+    }
+
+    /// The disk fills during the rewrite (WAL): the pool's writer and
+    /// readers go on with the old key.
+    @Test func rekeyOnAFullDiskLeavesThePoolWorkingOnTheOldKey() throws {
+        DiskFaults.install()
+        let path = dir.file("full-pool.db")
+        let old = try DatabaseKey.passphrase("old pass"), new = DatabaseKey.generate()
+        try seed(path, key: old)
+        let pool = try DatabasePool(path: path, configuration: Configuration(key: old))
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 100)
+        let (error, failedWrites) = DiskFaults.whileFull(path + "-wal") {
+            #expect(throws: StrongroomError.self) { try pool.rekey(to: new) }
+        }
+        #expect(failedWrites > 0)
+        #expect(error?.code.rawValue == "rekey_failed")
+        #expect(error?.message.contains("still opens with the old key") == true)
+        try pool.write { try $0.execute(sql: "INSERT INTO t(v) VALUES ('after')") }
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 101)
+        try expectSound(path, key: old, rows: 101)
+        #expect(!opens(path, with: new))
+    }
+
+    /// A bare connection cannot reopen itself: it is closed, and says so.
+    @Test func rekeyOnAFullDiskClosesTheConnection() throws {
+        DiskFaults.install()
+        let path = dir.file("full.db")
+        let old = DatabaseKey.generate(), new = DatabaseKey.generate()
+        try seed(path, key: old)
+        let db = try Connection(path: path, configuration: Configuration(key: old))
+        let (error, _) = DiskFaults.whileFull(path + "-wal") {
+            #expect(throws: StrongroomError.self) { try db.rekey(to: new) }
+        }
+        #expect(error?.code.rawValue == "rekey_failed")
+        let later = #expect(throws: StrongroomError.self) { try db.execute(sql: "INSERT INTO t(v) VALUES ('after')") }
+        #expect(later?.code == .misuse)
+        #expect(later?.message.contains("rekey") == true)
+        db.close()
+        try expectSound(path, key: old, rows: 100)
+        #expect(!opens(path, with: new))
+    }
+
     @Test func rekeyRefusesWhatWouldSilentlyDoNothing() throws {
         let plain = try Connection(path: dir.file("plain.db"), configuration: .plaintext)
         #expect((#expect(throws: StrongroomError.self) { try plain.rekey(to: .generate()) })?.code == .misuse)

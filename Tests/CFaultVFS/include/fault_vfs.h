@@ -1,0 +1,24 @@
+#ifndef STRONGROOM_FAULT_VFS_H
+#define STRONGROOM_FAULT_VFS_H
+
+// A SQLite VFS for tests, in the manner of SQLite's own test_vfs.c: it wraps
+// the platform VFS, forwards every call to it, and when armed makes writes to
+// one named file fail with SQLITE_FULL, as a full disk would. Files other
+// than the armed one are untouched, so it can be the process's default VFS
+// while unrelated tests run beside it.
+
+// Registers the VFS as the default for connections opened from now on.
+// Returns a SQLite result code. Calling it again does nothing.
+int strongroom_fault_vfs_install(void);
+
+// Makes every write to the file named exactly `path` (as SQLite names it:
+// the database path, or path + "-wal", "-journal") fail with SQLITE_FULL.
+void strongroom_fault_vfs_arm(const char *path);
+
+// Writes succeed again.
+void strongroom_fault_vfs_disarm(void);
+
+// How many writes failed since the last arm.
+int strongroom_fault_vfs_failed_writes(void);
+
+#endif

@@ -1,0 +1,33 @@
+import CFaultVFS
+import Foundation
+
+/// A full disk, for one file, on demand: a VFS wrapping the platform one
+/// (see `Tests/CFaultVFS`) fails writes to the armed file with `SQLITE_FULL`.
+///
+/// ```swift
+/// DiskFaults.install()                      // before opening the connections under test
+/// let pool = try DatabasePool(path: path, configuration: config)
+/// try DiskFaults.whileFull(path + "-wal") { try pool.rekey(to: newKey) }
+/// ```
+public enum DiskFaults {
+    /// One armed file at a time, process-wide.
+    private static let lock = NSLock()
+
+    /// Makes the fault VFS the default for connections opened from now on.
+    /// Every other file goes through it untouched.
+    public static func install() {
+        let status = strongroom_fault_vfs_install()
+        precondition(status == 0, "the fault VFS did not register (SQLite code \(status))")
+    }
+
+    /// Runs `body` while every write to `file` fails as on a full disk, and
+    /// returns its result with the number of writes that failed.
+    public static func whileFull<T>(_ file: String, _ body: () throws -> T) rethrows -> (result: T, failedWrites: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        strongroom_fault_vfs_arm(file)
+        defer { strongroom_fault_vfs_disarm() }
+        let result = try body()
+        return (result, Int(strongroom_fault_vfs_failed_writes()))
+    }
+}
