@@ -43,7 +43,7 @@ public final class DatabasePool: @unchecked Sendable {
         writerConfiguration.journalMode = .wal
         writerConfiguration.keepsJournalMode = false
         let writerConnection = try Connection(path: path, configuration: writerConfiguration)
-        self.writer = DatabaseQueue(connection: writerConnection)
+        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration)
         self.path = path
         self.logger = configuration.logger
         var readers = configuration
@@ -104,9 +104,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// reader, rekeys through the writer and confirms with a fresh connection
     /// (see ``Connection/rekey(to:)``). Readers then reopen with the new key: no
     /// connection keeps using the old one.
+    ///
+    /// When the rekey does not take effect, the writer is reopened with the
+    /// old key, readers reopen with it as before, and the pool throws
+    /// ``StrongroomError/Code/rekeyFailed``: it goes on working.
     public func rekey(to newKey: DatabaseKey) throws {
         try refuseReentrance("rekey")
-        try writer.inDatabase { db in
+        try writer.inDatabase { _ in
             condition.lock()
             isRekeying = true
             while checkedOutCount > 0 { condition.wait() }
@@ -119,7 +123,8 @@ public final class DatabasePool: @unchecked Sendable {
                 condition.broadcast()
                 condition.unlock()
             }
-            try db.rekey(to: newKey)
+            // Readers keep `readerKey` (the old key) unless the rekey took effect.
+            let db = try writer.rekeyOnQueue(to: newKey)
             let key = try Self.readerKey(for: newKey, writer: db)
             condition.lock()
             readerKey = key

@@ -12,8 +12,11 @@ import Dispatch
 /// let later = try await queue.read { db in try db.fetchAll(String.self, sql: "SELECT body FROM note") }
 /// ```
 public final class DatabaseQueue: @unchecked Sendable {
-    // Sendable: `connection` is touched only on `dispatchQueue`, which is serial.
-    private let connection: Connection
+    // Sendable: `connection` and `configuration` are touched only on
+    // `dispatchQueue`, which is serial.
+    private var connection: Connection
+    /// What `connection` was opened with; a failed rekey reopens with it.
+    private var configuration: Configuration
     private let dispatchQueue: DispatchQueue
     private let onQueueKey = DispatchSpecificKey<Bool>()
     /// The database path.
@@ -22,11 +25,12 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Opens the database at `path`. See ``Connection/init(path:configuration:)``
     /// for the errors.
     public convenience init(path: String, configuration: Configuration) throws(StrongroomError) {
-        try self.init(connection: Connection(path: path, configuration: configuration))
+        try self.init(connection: Connection(path: path, configuration: configuration), configuration: configuration)
     }
 
-    init(connection: Connection) {
+    init(connection: Connection, configuration: Configuration) {
         self.connection = connection
+        self.configuration = configuration
         self.path = connection.path
         self.dispatchQueue = DispatchQueue(label: "strongroom.queue")
         dispatchQueue.setSpecific(key: onQueueKey, value: true)
@@ -109,7 +113,33 @@ public final class DatabaseQueue: @unchecked Sendable {
     }
 
     /// Changes the key of the database. See ``Connection/rekey(to:)``.
+    ///
+    /// When the rekey cannot be confirmed, SQLCipher may have left the
+    /// connection between two keys: the queue closes it and reopens with the
+    /// key that opens the file. With the old key it then throws
+    /// ``StrongroomError/Code/rekeyFailed`` (nothing changed, the queue goes on
+    /// working); with the new key it returns normally.
     public func rekey(to newKey: DatabaseKey) throws {
-        try inDatabase { db in try db.rekey(to: newKey) }
+        try inDatabase { _ in _ = try rekeyOnQueue(to: newKey) }
+    }
+
+    /// Rekeys the connection, reopening it when a failed rekey closed it;
+    /// returns the connection now in use. Call only on the queue (inside
+    /// `inDatabase`).
+    func rekeyOnQueue(to newKey: DatabaseKey) throws -> Connection {
+        switch try connection.rekeyOrClose(to: newKey) {
+        case .rekeyed:
+            configuration.encryption = .encrypted(newKey)
+        case .closed(let failure):
+            guard let opensWith = failure.opensWith else { throw failure.error }
+            if opensWith == .newKey { configuration.encryption = .encrypted(newKey) }
+            do {
+                connection = try Connection(path: path, configuration: configuration)
+            } catch {
+                throw StrongroomError(error.code, "\(failure.error.message) Reopening it failed too: \(error.message)", path: path, sqliteCode: error.sqliteCode)
+            }
+            if opensWith == .oldKey { throw failure.error }
+        }
+        return connection
     }
 }

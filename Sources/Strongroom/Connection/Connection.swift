@@ -31,15 +31,16 @@ public final class Connection {
     public let isEncrypted: Bool
     /// True when the connection was opened read-only.
     public let isReadOnly: Bool
-    /// The cipher settings it was opened with (nil: SQLCipher's defaults),
-    /// so that a reopen (rekey's confirmation) uses the same settings.
-    let cipherPageSize: Int?
-    let kdfIterations: Int?
-    let usesHMAC: Bool?
+    /// What it was opened with, the key it used included, so that a reopen
+    /// (rekey's confirmation, or its fallback to the old key) uses the same
+    /// key and cipher settings.
+    let configuration: Configuration
     let logger: Logger
     private var statementCache: [ExactText: Statement] = [:]
     private let statementCacheCapacity: Int
-    private var isClosed = false
+    private(set) var isClosed = false
+    /// Why the connection was closed, when the library closed it.
+    private var closedReason: String?
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
     var savepointDepth = 0
     /// The statement trace handler, if any (see `traceStatements`).
@@ -108,9 +109,9 @@ public final class Connection {
         self.path = path
         self.isEncrypted = key != nil
         self.isReadOnly = configuration.readOnly || configuration.readOnlyMainAllowingAttach
-        self.cipherPageSize = configuration.cipherPageSize
-        self.kdfIterations = configuration.kdfIterations
-        self.usesHMAC = configuration.usesHMAC
+        var opened = configuration
+        if let key { opened.encryption = .encrypted(key) }
+        self.configuration = opened
         self.logger = configuration.logger
         self.statementCacheCapacity = max(configuration.statementCacheCapacity, 1)
 
@@ -303,6 +304,13 @@ public final class Connection {
         closeHandle()
     }
 
+    /// Closes the handle, and makes every later use throw a misuse error
+    /// that gives `reason`.
+    func close(because reason: String) {
+        if !isClosed { closedReason = reason }
+        closeHandle()
+    }
+
     private func closeHandle() {
         guard !isClosed else { return }
         isClosed = true
@@ -320,7 +328,7 @@ public final class Connection {
 
     func checkOpen(sql: String? = nil) throws(StrongroomError) {
         if isClosed {
-            throw StrongroomError(.misuse, "The connection to \(path) is closed.", path: path, sql: sql)
+            throw StrongroomError(.misuse, "The connection to \(path) is closed\(closedReason.map { ": " + $0 } ?? ".")", path: path, sql: sql)
         }
     }
 
@@ -385,13 +393,13 @@ public final class Connection {
     }
 
     /// The number of rows changed by the last INSERT, UPDATE or DELETE.
-    public var changesCount: Int { Int(sqlite3_changes(handle)) }
+    public var changesCount: Int { isClosed ? 0 : Int(sqlite3_changes(handle)) }
 
     /// The rowid of the last inserted row.
-    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var lastInsertedRowID: Int64 { isClosed ? 0 : sqlite3_last_insert_rowid(handle) }
 
     /// True while a transaction is open on this connection.
-    public var isInsideTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    public var isInsideTransaction: Bool { !isClosed && sqlite3_get_autocommit(handle) == 0 }
 }
 
 extension Connection {

@@ -66,6 +66,10 @@ public struct StrongroomError: Error, Sendable, Hashable {
         case cannotCreate = "cannot_create"
         /// A check after an operation (rekey, import, export) did not hold.
         case verificationFailed = "verification_failed"
+        /// A rekey did not take effect: the database still opens with its old
+        /// key only, and nothing in it changed. The connection that tried was
+        /// closed (a ``DatabaseQueue`` or ``DatabasePool`` reopens its own).
+        case rekeyFailed = "rekey_failed"
         /// The API was used in a way it does not support.
         case misuse = "misuse"
         /// A value read from the database does not convert to the requested type.

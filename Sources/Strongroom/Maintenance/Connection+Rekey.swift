@@ -13,19 +13,67 @@ extension Connection {
     /// ```swift
     /// let newKey = DatabaseKey.generate()
     /// try KeyFile.write(newKey, to: "Keys/app-2.key")
-    /// try db.rekey(to: newKey)
+    /// do {
+    ///     try db.rekey(to: newKey)
+    /// } catch let error as StrongroomError where error.code == .rekeyFailed {
+    ///     // Nothing changed: the file still opens with the old key.
+    ///     // `db` was closed; open the file again with the old key.
+    /// }
     /// ```
+    ///
+    /// When the rewrite fails (a full disk, another connection holding a lock
+    /// past the busy timeout), SQLCipher reports success anyway and leaves the
+    /// connection writing under the new key while the file stays under the
+    /// old one: its next write would make a file that opens with neither key.
+    /// So a rekey that cannot be confirmed **closes this connection**, tries
+    /// both keys on the file, and throws an error that says which one opens
+    /// it. ``DatabaseQueue/rekey(to:)`` and ``DatabasePool/rekey(to:)`` then
+    /// reopen their connections with that key and go on working.
     ///
     /// The rewrite needs free disk space about the size of the database.
     /// Under a ``DatabasePool`` use ``DatabasePool/rekey(to:)``, which closes readers.
     ///
     /// - Throws: ``StrongroomError/Code/misuse`` for a plaintext, read-only or
     ///   in-memory connection or inside a transaction; ``StrongroomError/Code/busy``
-    ///   when another connection holds the write lock; ``StrongroomError/Code/verificationFailed``
-    ///   when the new key does not open the file afterwards.
+    ///   when another connection holds a lock (nothing was changed, the
+    ///   connection stays open); ``StrongroomError/Code/rekeyFailed`` when the
+    ///   rewrite did not take effect: the file still opens with the old key,
+    ///   and this connection was closed; ``StrongroomError/Code/verificationFailed``
+    ///   when the rekey took effect but could only be confirmed after closing
+    ///   this connection (the message says the new key opens the file), or
+    ///   when neither key opens the file.
     public func rekey(to newKey: DatabaseKey) throws(StrongroomError) {
+        if case .closed(let failure) = try rekeyOrClose(to: newKey) {
+            throw failure.error
+        }
+    }
+
+    /// Which key opens a file after a rekey that could not be confirmed.
+    enum KeyThatOpens {
+        case oldKey, newKey
+    }
+
+    /// A rekey that could not be confirmed on its connection, which was closed.
+    struct RekeyFailure {
+        /// The key that opens the file now; nil when neither does.
+        let opensWith: KeyThatOpens?
+        /// What to tell the caller.
+        let error: StrongroomError
+    }
+
+    enum RekeyOutcome {
+        /// Rekeyed and confirmed; the connection is open, on the new key.
+        case rekeyed
+        /// The connection was closed; see which key opens the file.
+        case closed(RekeyFailure)
+    }
+
+    /// ``rekey(to:)`` for a queue or pool, which reopens its connection with
+    /// the key that works. Throws only for refusals before the rewrite, when
+    /// the connection is untouched.
+    func rekeyOrClose(to newKey: DatabaseKey) throws(StrongroomError) -> RekeyOutcome {
         try checkOpen()
-        guard isEncrypted else {
+        guard isEncrypted, let oldKey = configuration.key else {
             throw StrongroomError(.misuse, "\(path) is plaintext; rekey cannot encrypt it. Encrypt it into a new file with PlaintextConversion.importPlaintext or `strongroom import`.", path: path)
         }
         guard !isReadOnly, path != ":memory:" else {
@@ -36,35 +84,62 @@ extension Connection {
         }
         // sqlite3_rekey reports success even when it cannot take the write
         // lock and rewrites nothing. Take and release the lock first, so a busy
-        // database fails here with a clear error.
+        // database fails here with a clear error, and nothing else changed.
         try execute(sql: "BEGIN IMMEDIATE")
-        try execute(sql: "COMMIT")
+        do {
+            try execute(sql: "COMMIT")
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
         let keyBytes = newKey.sqlcipherKeyBytes()
         let status = keyBytes.withUnsafeBytes { bytes in
-            // sqlite3_rekey_v2 re-encrypts every page in one transaction and
-            // switches this connection to the new key.
+            // sqlite3_rekey_v2 switches this connection's write key to the new
+            // one, re-encrypts every page in one transaction, and on success
+            // switches its read key too. On failure it rolls back, keeps the
+            // new write key, and (SQLCipher 3 and 4) still returns SQLITE_OK.
             sqlite3_rekey_v2(handle, "main", bytes.baseAddress, Int32(bytes.count))
         }
-        guard status == SQLITE_OK else {
-            throw lastError(status, sql: nil)
+        if status == SQLITE_OK {
+            // Move re-encrypted pages from the WAL into the file, so no page
+            // under the old key is left for a reader that opens the file alone.
+            _ = try? fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            if opens(with: newKey) == nil {
+                logger.info("rekeyed database", metadata: ["path": "\(path)"])
+                return .rekeyed
+            }
         }
-        // Move re-encrypted pages from the WAL into the file, so no page under
-        // the old key is left for a reader that opens the file alone.
-        _ = try? fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-        // Confirm with the same cipher settings as this connection.
-        var check = Configuration(key: newKey)
-        check.cipherPageSize = cipherPageSize
-        check.kdfIterations = kdfIterations
-        check.usesHMAC = usesHMAC
+        // Not confirmed. This handle may write under one key and read under
+        // the other (and may hold a lock that keeps the check below out):
+        // it must not be used again.
+        let reason = "a rekey could not be confirmed, and SQLCipher may have left it between two keys. Open the file again with the key the rekey error named."
+        close(because: reason)
+        let newKeyError = opens(with: newKey)
+        guard let newKeyError else {
+            logger.notice("rekey confirmed only after closing its connection", metadata: ["path": "\(path)"])
+            return .closed(RekeyFailure(opensWith: .newKey, error: StrongroomError(.verificationFailed, "Rekey of \(path) took effect: the file now opens with the new key only. It could not be confirmed on this connection, which was closed; open the file again with the new key.", path: path)))
+        }
+        guard let oldKeyError = opens(with: oldKey) else {
+            logger.warning("rekey did not take effect", metadata: ["path": "\(path)", "sqlite_code": "\(status)"])
+            return .closed(RekeyFailure(opensWith: .oldKey, error: StrongroomError(.rekeyFailed, "Rekey of \(path) did not take effect (the rewrite failed: the disk may be full, or another connection held a lock past the busy timeout): the file still opens with the old key, and nothing in it changed. This connection was closed, because SQLCipher leaves it between the two keys; open the file again with the old key, make room or stop the other writer, and retry.", path: path)))
+        }
+        logger.error("rekey left a file that opens with neither key", metadata: ["path": "\(path)"])
+        return .closed(RekeyFailure(opensWith: nil, error: StrongroomError(.verificationFailed, "Rekey of \(path) could not be confirmed, and the file now opens with neither key (new key: \(newKeyError.code.rawValue); old key: \(oldKeyError.code.rawValue)). This connection was closed. Keep both keys, and if no other program holds the file, restore it from a backup.", path: path)))
+    }
+
+    /// Opens the file with `key` and this connection's other settings, reads
+    /// its schema, and closes it. Returns the error, or nil when it opens.
+    private func opens(with key: DatabaseKey) -> StrongroomError? {
+        var check = configuration
+        check.encryption = .encrypted(key)
         check.readOnly = true
         check.createIfMissing = false
-        check.logger = logger
         do {
             let confirmation = try Connection(path: path, configuration: check)
             confirmation.close()
+            return nil
         } catch {
-            throw StrongroomError(.verificationFailed, "Rekey of \(path) reported success but the new key does not open the file (\(error.code.rawValue)); the rewrite did not take effect, so open it with the old key and retry.", path: path)
+            return error
         }
-        logger.info("rekeyed database", metadata: ["path": "\(path)"])
     }
 }

@@ -198,6 +198,10 @@ public final class Statement {
     /// Steps once; returns true when a row is available, false when done.
     @usableFromInline
     func step() throws(StrongroomError) -> Bool {
+        // A statement kept past its connection's close must not run on the
+        // closed handle (after a failed rekey, it would write pages under a
+        // half-switched key).
+        try connection.checkOpen(sql: sql)
         let status = sqlite3_step(handle)
         switch status {
         case SQLITE_ROW:
