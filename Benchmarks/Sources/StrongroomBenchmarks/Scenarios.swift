@@ -11,6 +11,9 @@ struct BenchmarkOptions {
     /// Also measure the migration runner (rebuild, fleet).
     var migrations = false
     var fleetSize = 1000
+    /// Also measure import and export against the sqlcipher shell.
+    var conversion = false
+    var conversionRows = 2_000_000
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -22,6 +25,8 @@ struct BenchmarkOptions {
             case "--settings": settings = true
             case "--migrations": migrations = true
             case "--fleet-size": fleetSize = Int(iterator.next() ?? "") ?? fleetSize
+            case "--conversion": conversion = true
+            case "--conversion-rows": conversionRows = Int(iterator.next() ?? "") ?? conversionRows
             default: break
             }
         }

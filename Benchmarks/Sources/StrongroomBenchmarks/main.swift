@@ -6,6 +6,15 @@ import StrongroomCrypto
 // Side-by-side figures: each Strongroom scenario against the same loop in C,
 // in this one process, on the same SQLCipher library, key kind and settings.
 // Usage: swift run -c release StrongroomBenchmarks [--rows N] [--rounds N]
+//        [--settings] [--migrations] [--conversion [--conversion-rows N]]
+
+if let at = CommandLine.arguments.firstIndex(of: "--measure-child") {
+    ChildProcess.measure(Array(CommandLine.arguments[(at + 1)...]))
+}
+if let at = CommandLine.arguments.firstIndex(of: "--conversion-child") {
+    try ConversionScenarios.child(Array(CommandLine.arguments[(at + 1)...]))
+    exit(0)
+}
 
 let options = BenchmarkOptions(CommandLine.arguments)
 // STRONGROOM_BENCH_DIR puts the files elsewhere (another filesystem, tmpfs).
@@ -68,7 +77,17 @@ if options.migrations {
     }
 }
 
+var memoryLines: [String] = []
+if options.conversion {
+    let figures = try ConversionScenarios.run(directory: workDirectory, keyHex: keyHex, rows: options.conversionRows, rounds: options.rounds)
+    results.append(ScenarioResult(name: "import \(options.conversionRows) rows, verified", ours: figures.importOurs, baseline: figures.importShell, baselineName: "shell export", target: 1.5))
+    results.append(ScenarioResult(name: "export \(options.conversionRows) rows, verified", ours: figures.exportOurs, baseline: figures.exportShell, baselineName: "shell export", target: 1.5))
+    memoryLines.append("peak resident memory, import: strongroom \(figures.importOursKiB / 1024) MiB, sqlcipher shell \(figures.importShellKiB / 1024) MiB")
+    memoryLines.append("peak resident memory, export: strongroom \(figures.exportOursKiB / 1024) MiB, sqlcipher shell \(figures.exportShellKiB / 1024) MiB")
+}
+
 print(ScenarioResult.table(results))
+for line in memoryLines { print(line) }
 
 if options.settings {
     print("\nEffect of each default (raw key, best of \(options.rounds) runs; ratio against the defaults' row):")
