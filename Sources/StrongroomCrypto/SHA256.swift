@@ -10,11 +10,27 @@ internal import CCrypto
 public struct SHA256: ~Copyable {
     private let context: OpaquePointer
 
+    /// The size of a digest, in bytes.
+    public static let byteCount = 32
+
+    /// SHA-256 fetched from the default provider once: OpenSSL 3 would
+    /// otherwise look it up again at every initialization. Fetched algorithms
+    /// are immutable and may be shared by threads.
+    nonisolated(unsafe) private static let algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
     public init() {
         // EVP_MD_CTX_new allocates; it returns NULL only when out of memory.
         guard let context = EVP_MD_CTX_new() else { fatalError("OpenSSL EVP_MD_CTX_new: out of memory") }
         self.context = context
-        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        Self.start(context)
+    }
+
+    private static func start(_ context: OpaquePointer) {
+        if let algorithm {
+            EVP_DigestInit_ex(context, algorithm, nil)
+        } else {
+            EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        }
     }
 
     deinit { EVP_MD_CTX_free(context) }
@@ -36,6 +52,25 @@ public struct SHA256: ~Copyable {
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &out, &length)
         return out
+    }
+
+    /// Writes the digest of everything added so far into the first 32 bytes
+    /// of `out`, and starts a new digest on the same context: for hashing
+    /// many short inputs without an allocation each.
+    ///
+    /// ```swift
+    /// var hash = SHA256()
+    /// var digest = [UInt8](repeating: 0, count: SHA256.byteCount)
+    /// for row in rows {
+    ///     row.withUnsafeBytes { hash.update($0) }
+    ///     digest.withUnsafeMutableBytes { hash.finalizeAndRestart(into: $0) }
+    /// }
+    /// ```
+    public mutating func finalizeAndRestart(into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count >= Self.byteCount, "a SHA-256 digest needs 32 bytes")
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length)
+        Self.start(context)
     }
 
     /// The SHA-256 of `bytes` in one call.

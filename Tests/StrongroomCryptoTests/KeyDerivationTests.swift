@@ -54,6 +54,16 @@ struct PrimitiveTests {
         #expect(Hex.encode(incremental.finalize()) == Hex.encode(SHA256.hash(Array("abc".utf8))))
     }
 
+    @Test func sha256RestartsOnOneContext() {
+        var hash = SHA256()
+        var digest = [UInt8](repeating: 0, count: SHA256.byteCount)
+        for message in ["abc", "", "abc"] {
+            hash.update(Array(message.utf8))
+            digest.withUnsafeMutableBytes { hash.finalizeAndRestart(into: $0) }
+            #expect(digest == SHA256.hash(Array(message.utf8)))
+        }
+    }
+
     @Test func secureBytesCompareAndDescribeSafely() {
         let a = SecureBytes(copying: [1, 2, 3])
         #expect(a == SecureBytes(copying: [1, 2, 3]))

@@ -36,6 +36,22 @@ struct PlaintextConversionTests {
         #expect(status.tables.map(\.name) == ["other", "sqlite1", "sqliteUsers"])
     }
 
+    /// Issue 7, item 16: a conversion reports how far it has come.
+    @Test func importReportsProgressWhileCopyingAndVerifying() throws {
+        final class Seen: @unchecked Sendable {
+            // Sendable: the library calls the handler one call at a time.
+            var phases: [PlaintextConversion.Progress.Phase] = []
+            var verifiedRows = 0
+        }
+        let seen = Seen()
+        let report = try PlaintextConversion.importPlaintext(from: try plaintextSource(), to: dir.file("progress.db"), key: .generate()) { progress in
+            if seen.phases.last != progress.phase { seen.phases.append(progress.phase) }
+            if progress.phase == .verifying { seen.verifiedRows = progress.completed }
+        }
+        #expect(seen.phases == [.copying, .verifying])
+        #expect(seen.verifiedRows == report.tables.reduce(0) { $0 + $1.rowCount })
+    }
+
     /// Issue 7, item 4: the copy and the digests that verify it read one
     /// snapshot, so a writer committing meanwhile cannot fail the import.
     @Test func importReadsOneSnapshotWhileAWriterCommits() throws {

@@ -40,3 +40,29 @@ final class TransactionHooks {
         self.onRollback = onRollback
     }
 }
+
+/// A progress handler, for long single statements (`sqlcipher_export`).
+extension Connection {
+    /// Runs `body` with `handler` called about every `instructions` virtual
+    /// machine instructions of this connection (`sqlite3_progress_handler`).
+    func withProgressHandler<T>(every instructions: Int32, _ handler: @escaping () -> Void,
+                                _ body: () throws(StrongroomError) -> T) throws(StrongroomError) -> T {
+        let box = ProgressHandler(handler)
+        sqlite3_progress_handler(handle, instructions, { context in
+            guard let context else { return 0 }
+            Unmanaged<ProgressHandler>.fromOpaque(context).takeUnretainedValue().call()
+            return 0 // go on
+        }, Unmanaged.passUnretained(box).toOpaque())
+        defer {
+            sqlite3_progress_handler(handle, 0, nil, nil)
+            withExtendedLifetime(box) {}
+        }
+        return try body()
+    }
+}
+
+/// Keeps a progress handler alive while SQLite may call it.
+final class ProgressHandler {
+    let call: () -> Void
+    init(_ call: @escaping () -> Void) { self.call = call }
+}

@@ -22,6 +22,25 @@ public enum PlaintextConversion {
         case outputIsUnprotectedPlaintext
     }
 
+    /// How far a conversion has come, for a progress display.
+    public struct Progress: Sendable {
+        /// What the conversion is doing.
+        public enum Phase: Sendable {
+            /// `sqlcipher_export` is writing the new file.
+            case copying
+            /// The new file's rows are being read back and hashed.
+            case verifying
+        }
+        /// What the conversion is doing.
+        public let phase: Phase
+        /// Copying: bytes written to the new file so far. Verifying: rows
+        /// of the new file hashed so far.
+        public let completed: Int
+        /// Copying: the size of the source file (the new file ends near it,
+        /// not exactly at it). Verifying: nil.
+        public let total: Int?
+    }
+
     /// What a conversion copied, verified table by table.
     public struct Report: Sendable, Codable {
         /// Source and destination tables matched on these digests.
@@ -34,14 +53,18 @@ public enum PlaintextConversion {
 
     /// Encrypts the plaintext database at `source` into a new file at `destination`.
     ///
+    /// `progress`, when given, is called now and then (from any thread, one
+    /// call at a time) while the copy is written and verified.
+    ///
     /// - Throws: ``StrongroomError/Code/keyRequired`` when `source` is not plaintext;
     ///   ``StrongroomError/Code/outputExists`` when `destination` exists;
     ///   ``StrongroomError/Code/verificationFailed`` when the copy differs.
-    public static func importPlaintext(from source: String, to destination: String, key: DatabaseKey, logger: Logger? = nil) throws(StrongroomError) -> Report {
+    public static func importPlaintext(from source: String, to destination: String, key: DatabaseKey, logger: Logger? = nil,
+                                       progress: (@Sendable (Progress) -> Void)? = nil) throws(StrongroomError) -> Report {
         if try FileHeader.size(of: source) == 0 {
             throw StrongroomError(.notADatabase, "\(source) is an empty file, not a database.", path: source)
         }
-        return try convert(source, from: .plaintext, to: destination, as: .encrypted(key), logger: logger)
+        return try convert(source, from: .plaintext, to: destination, as: .encrypted(key), logger: logger, progress: progress)
     }
 
     /// Writes a **plaintext** copy of the encrypted database at `source` to `destination`.
@@ -50,16 +73,24 @@ public enum PlaintextConversion {
     /// try PlaintextConversion.exportPlaintext(from: "app.db", key: key, to: "debug.sqlite",
     ///                                         .outputIsUnprotectedPlaintext)
     /// ```
-    public static func exportPlaintext(from source: String, key: DatabaseKey, to destination: String, _ acknowledgement: PlaintextAcknowledgement, logger: Logger? = nil) throws(StrongroomError) -> Report {
-        try convert(source, from: .encrypted(key), to: destination, as: .plaintext, logger: logger)
+    public static func exportPlaintext(from source: String, key: DatabaseKey, to destination: String, _ acknowledgement: PlaintextAcknowledgement,
+                                       logger: Logger? = nil, progress: (@Sendable (Progress) -> Void)? = nil) throws(StrongroomError) -> Report {
+        try convert(source, from: .encrypted(key), to: destination, as: .plaintext, logger: logger, progress: progress)
     }
 
+    /// Page cache of each connection of a conversion: every page is read
+    /// once, so a large cache would only cost memory (SQLite's default).
+    private static let scanCacheKiB = 2048
+
     private static func convert(_ source: String, from sourceEncryption: Configuration.Encryption, to destination: String,
-                                as destinationEncryption: Configuration.Encryption, logger: Logger?) throws(StrongroomError) -> Report {
+                                as destinationEncryption: Configuration.Encryption, logger: Logger?,
+                                progress: (@Sendable (Progress) -> Void)?) throws(StrongroomError) -> Report {
         var sourceConfiguration = Configuration(encryption: sourceEncryption)
         sourceConfiguration.readOnlyMainAllowingAttach = true
         sourceConfiguration.createIfMissing = false
+        sourceConfiguration.cacheSizeKiB = scanCacheKiB
         var destinationConfiguration = Configuration(encryption: destinationEncryption)
+        destinationConfiguration.cacheSizeKiB = scanCacheKiB
         let destinationKey = destinationConfiguration.key
         if destinationKey == nil {
             // A plaintext export is meant to be handed over: one file, no -wal.
@@ -80,6 +111,7 @@ public enum PlaintextConversion {
         } catch where error.code == .keyRequired {
             throw StrongroomError(.keyRequired, "\(source) is not a plaintext SQLite database (it is encrypted already, or not a database).", path: source)
         }
+        let reporter = ProgressReporter(progress, sourceBytes: Int((try? FileHeader.size(of: source)).flatMap { $0 } ?? 0))
         // The copy is written to a new owner-only file beside the output and
         // appears at the output path only once verified, complete, and never
         // over an existing file (link(2)); a crash leaves no half-written
@@ -100,39 +132,130 @@ public enum PlaintextConversion {
             }
             try attach.run()
             let userVersion: Int, applicationID: Int, expected: [TableDigest]
+            var sourceDigests: BackgroundWork<[TableDigest]>?
             do throws(StrongroomError) {
-                // One read transaction: the copy and the digests it is checked
-                // against see one snapshot, even with a writer at work.
-                try sourceConnection.execute(sql: "BEGIN")
+                // One snapshot: the copy and the digests it is checked against
+                // see the same rows, even with a writer at work. A second
+                // connection hashes the source while the copy is written, on a
+                // snapshot proved to be the copy's; without that proof, the
+                // source is hashed afterwards in the copy's own transaction.
+                var readOnlySource = sourceConfiguration
+                readOnlySource.readOnlyMainAllowingAttach = false
+                readOnlySource.readOnly = true
+                if let second = try beginSharedSnapshot(sourceConnection, path: source, secondConfiguration: readOnlySource) {
+                    let handoff = Handoff(second)
+                    sourceDigests = BackgroundWork { () throws(StrongroomError) -> [TableDigest] in
+                        let db = handoff.take()
+                        defer { db.rollbackQuietly(); db.close() }
+                        return try db.tableDigests()
+                    }
+                }
                 userVersion = try sourceConnection.fetchOne(Int.self, sql: "PRAGMA main.user_version") ?? 0
                 applicationID = try sourceConnection.fetchOne(Int.self, sql: "PRAGMA main.application_id") ?? 0
-                try sourceConnection.execute(sql: "SELECT sqlcipher_export('strongroom_target')")
+                try sourceConnection.withProgressHandler(every: 1_000_000, { reporter.copied(temporary) }) { () throws(StrongroomError) in
+                    try sourceConnection.execute(sql: "SELECT sqlcipher_export('strongroom_target')")
+                }
+                reporter.copied(temporary)
                 try sourceConnection.execute(sql: "PRAGMA strongroom_target.user_version = \(userVersion)")
                 try sourceConnection.execute(sql: "PRAGMA strongroom_target.application_id = \(applicationID)")
-                expected = try sourceConnection.tableDigests()
+                expected = try sourceDigests == nil ? sourceConnection.tableDigests() : []
                 try sourceConnection.execute(sql: "COMMIT")
             } catch {
                 sourceConnection.rollbackQuietly()
                 try? sourceConnection.execute(sql: "DETACH DATABASE strongroom_target")
+                _ = try? sourceDigests?.wait()
                 throw error
             }
             try sourceConnection.execute(sql: "DETACH DATABASE strongroom_target")
 
+            // The copy is read back by two connections at once, each table
+            // split by rowid; the source's digests arrive meanwhile.
+            let copyDigests: [TableDigest]
+            do throws(StrongroomError) {
+                copyDigests = try ParallelDigest.digests(ofDatabaseAt: temporary, configuration: destinationConfiguration, workers: 2) { rows in
+                    reporter.verified(rows)
+                }
+            } catch {
+                _ = try? sourceDigests?.wait()
+                throw error
+            }
+            let sourceTables = try sourceDigests?.wait() ?? expected
+            // Opened writable once, so the destination's journal mode applies.
             let copy = try Connection(path: temporary, configuration: destinationConfiguration)
-            let actual = try copy.tableDigests()
             let copiedVersion = try copy.fetchOne(Int.self, sql: "PRAGMA user_version") ?? 0
             let copiedApplicationID = try copy.fetchOne(Int.self, sql: "PRAGMA application_id") ?? 0
             copy.close()
-            guard actual == expected, copiedVersion == userVersion, copiedApplicationID == applicationID else {
-                let differing = Set(expected).symmetricDifference(actual).map(\.name).sorted()
+            guard copyDigests == sourceTables, copiedVersion == userVersion, copiedApplicationID == applicationID else {
+                let differing = Set(sourceTables).symmetricDifference(copyDigests).map(\.name).sorted()
                 throw StrongroomError(.verificationFailed, "The copy of \(source) differs from the source (tables: \(differing.joined(separator: ", ")); user_version \(copiedVersion) vs \(userVersion)); it was removed.", path: destination)
             }
             try publish(temporary, at: destination)
-            sourceConnection.logger.info("converted database", metadata: ["source": "\(source)", "destination": "\(destination)", "tables": "\(expected.count)"])
-            return Report(tables: expected, userVersion: userVersion, applicationID: applicationID)
+            sourceConnection.logger.info("converted database", metadata: ["source": "\(source)", "destination": "\(destination)", "tables": "\(sourceTables.count)"])
+            return Report(tables: sourceTables, userVersion: userVersion, applicationID: applicationID)
         } catch {
             removeDatabaseFiles(temporary)
             throw error
+        }
+    }
+
+    /// Begins a read transaction on `connection` and, when it can prove they
+    /// see the same snapshot, on a second connection to the same file, which
+    /// it returns (nil otherwise). The proof: `PRAGMA data_version` changes
+    /// when another connection commits; read on `connection` before the
+    /// second one starts reading and again once `connection` reads, equal
+    /// values mean no commit came in between.
+    private static func beginSharedSnapshot(_ connection: Connection, path: String, secondConfiguration: Configuration) throws(StrongroomError) -> Connection? {
+        let before = try connection.fetchOne(Int.self, sql: "PRAGMA data_version")
+        var second = try? Connection(path: path, configuration: secondConfiguration)
+        if let started = second {
+            do throws(StrongroomError) {
+                try started.execute(sql: "BEGIN")
+                _ = try started.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+            } catch {
+                started.rollbackQuietly()
+                started.close()
+                second = nil
+            }
+        }
+        try connection.execute(sql: "BEGIN")
+        _ = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+        let after = try connection.fetchOne(Int.self, sql: "PRAGMA data_version")
+        guard let second, before == after else {
+            second?.rollbackQuietly()
+            second?.close()
+            return nil
+        }
+        return second
+    }
+
+    /// Turns SQLite's callbacks into ``Progress`` reports, one at a time.
+    private final class ProgressReporter: @unchecked Sendable {
+        // Sendable: `rows` is read and written under `lock`; the rest is immutable.
+        private let lock = NSLock()
+        private let report: (@Sendable (Progress) -> Void)?
+        private let sourceBytes: Int
+        private var rows = 0
+
+        init(_ report: (@Sendable (Progress) -> Void)?, sourceBytes: Int) {
+            self.report = report
+            self.sourceBytes = sourceBytes
+        }
+
+        func copied(_ temporary: String) {
+            guard let report else { return }
+            var status = stat()
+            guard stat(temporary, &status) == 0 else { return }
+            lock.lock()
+            defer { lock.unlock() }
+            report(Progress(phase: .copying, completed: Int(status.st_size), total: sourceBytes))
+        }
+
+        func verified(_ more: Int) {
+            guard let report else { return }
+            lock.lock()
+            defer { lock.unlock() }
+            rows += more
+            report(Progress(phase: .verifying, completed: rows, total: nil))
         }
     }
 
