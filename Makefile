@@ -8,8 +8,10 @@ TEST_PACKAGES := sqlite3 python3 python3-pip strace
 PYTHON_TEST_VERSION := 0.6.0
 PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
+PREFIX ?= /usr/local
+CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build test demo bench clean
+.PHONY: setup test-setup apt-packages build install test demo bench clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -34,22 +36,28 @@ apt-packages:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-## build: compile the library and the `strongroom` command
+## build: compile the `strongroom` command, optimized, at .build/release/strongroom
 build: setup
-	swift build $(SWIFT_BUILD_FLAGS)
+	swift build -c release --product strongroom
+	@echo "built $(CLI)"
 
-## test: the whole suite (real SQLCipher files, real processes); the benchmark harness must still compile
-test: build test-setup
+## install: build, then copy the command to $(PREFIX)/bin (default /usr/local/bin)
+install: build
+	@dest="$(DESTDIR)$(PREFIX)/bin"; run=""; { mkdir -p "$$dest" 2>/dev/null && [ -w "$$dest" ]; } || run="$(SUDO)"; \
+	$$run install -d "$$dest" && $$run install -m 755 $(CLI) "$$dest/strongroom" && echo "installed $$dest/strongroom"
+
+## test: the whole suite (real SQLCipher files, real processes, the debug build); the benchmark harness must still compile
+test: setup test-setup
 	swift build --package-path Benchmarks
 	swift test $(SWIFT_BUILD_FLAGS)
 
 ## demo: key, import the Chinook sample into an encrypted database, status, proof it is unreadable
 demo: build
-	@bash Examples/demo.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/strongroom"
+	@bash Examples/demo.sh "$(CURDIR)/$(CLI)"
 
 ## bench: side-by-side figures against C, the sqlcipher shell and 1 worker (release build)
 bench: setup
-	cd Benchmarks && swift run -c release StrongroomBenchmarks --settings --migrations
+	cd Benchmarks && swift run -c release StrongroomBenchmarks --settings --migrations --conversion
 
 clean:
 	rm -rf .build Benchmarks/.build demo

@@ -84,6 +84,37 @@ struct CLITests {
         #expect(result.stdout.contains("No database"), "the command went on: \(result.stdout)")
     }
 
+    /// Issue 7, item 16: on a terminal, import shows its progress on stderr;
+    /// through a pipe (every other test) it does not.
+    @Test func importShowsProgressOnATerminal() throws {
+        _ = try keygen()
+        let python = try #require(ProcessRunner.which("python3"))
+        let script = """
+            import os, pty, sys
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.chdir(sys.argv[2])
+                os.execv(sys.argv[1], [sys.argv[1], "import", "--from", sys.argv[3], "--database", "tty.db", "--key-file", "db.key"])
+            out = b""
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            os.waitpid(pid, 0)
+            sys.stdout.write(out.decode("utf-8", "replace"))
+            """
+        let result = try ProcessRunner.run(python, ["-c", script, Fixtures.strongroomBinary, dir.path, Fixtures.chinook])
+        #expect(result.stdout.contains("copying: "), "\(result.stdout)")
+        #expect(result.stdout.contains("Encrypted"), "\(result.stdout)")
+        let piped = try run(["import", "--from", Fixtures.chinook, "--database", "piped.db", "--key-file", "db.key"])
+        #expect(piped.status == 0)
+        #expect(!piped.stderr.contains("copying"))
+    }
+
     /// Killed while it waits for the passphrase, the command gives the
     /// terminal its echo back.
     @Test func aSignalWhileWaitingForThePassphraseRestoresEcho() throws {

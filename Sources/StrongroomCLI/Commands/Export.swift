@@ -26,7 +26,10 @@ struct Export: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let report = try PlaintextConversion.exportPlaintext(from: database, key: try key.loadKey(), to: to, .outputIsUnprotectedPlaintext)
+            let bar = ProgressBar()
+            defer { bar.finish() }
+            let report = try PlaintextConversion.exportPlaintext(from: database, key: try key.loadKey(), to: to, .outputIsUnprotectedPlaintext) { bar.handle($0) }
+            bar.finish()
             if !output.json {
                 Output.error("strongroom: warning: \(to) holds the data UNENCRYPTED; delete it when done.")
             }

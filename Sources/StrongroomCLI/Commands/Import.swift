@@ -17,7 +17,10 @@ struct Import: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let report = try PlaintextConversion.importPlaintext(from: from, to: database, key: try key.loadKey())
+            let bar = ProgressBar()
+            defer { bar.finish() }
+            let report = try PlaintextConversion.importPlaintext(from: from, to: database, key: try key.loadKey()) { bar.handle($0) }
+            bar.finish()
             Conversion.print(report, verb: "Encrypted", from: from, to: database, json: output.json)
         }
     }

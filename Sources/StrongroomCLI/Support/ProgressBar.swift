@@ -1,12 +1,14 @@
 import Foundation
+import Strongroom
 import StrongroomMigrations
 
 /// A one-line progress bar on stderr, drawn only when stderr is a terminal.
 final class ProgressBar: @unchecked Sendable {
-    // Sendable: drawn from the migrating thread only; `lock` guards the state anyway.
+    // Sendable: every mutable property is read and written under `lock`.
     private let lock = NSLock()
     private let enabled = isatty(STDERR_FILENO) == 1
     private var line = ""
+    private var lastDrawn: UInt64 = 0
 
     func handle(_ event: MigrationEvent) {
         guard enabled else { return }
@@ -25,6 +27,36 @@ final class ProgressBar: @unchecked Sendable {
         case .migrationFinished:
             draw("")
         }
+    }
+
+    /// An import's or export's progress, redrawn at most ten times a second.
+    func handle(_ progress: PlaintextConversion.Progress) {
+        guard enabled else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now - lastDrawn >= 100_000_000 else { return }
+        lastDrawn = now
+        switch progress.phase {
+        case .copying:
+            let megabytes = progress.completed / 1_000_000
+            if let total = progress.total, total > 0 {
+                let percent = min(99, 100 * progress.completed / total)
+                draw("copying: \(megabytes) MB written (about \(percent)% of \(total / 1_000_000) MB)")
+            } else {
+                draw("copying: \(megabytes) MB written")
+            }
+        case .verifying:
+            draw("verifying the copy: \(progress.completed) rows read back and hashed")
+        }
+    }
+
+    /// Clears the line.
+    func finish() {
+        guard enabled else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        draw("")
     }
 
     private func draw(_ text: String) {
