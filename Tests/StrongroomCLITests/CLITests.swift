@@ -58,43 +58,39 @@ struct CLITests {
     /// stderr and does not echo what is typed. A real pseudo-terminal (Python's
     /// `pty`) runs the binary, types a passphrase, and reads the screen.
     @Test func passphraseOnATerminalIsPromptedAndNotEchoed() throws {
-        let python = try #require(ProcessRunner.which("python3"))
-        let script = """
-            import os, pty, sys, time
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execv(sys.argv[1], [sys.argv[1], "status", "--database", sys.argv[2], "--passphrase-stdin"])
-            time.sleep(0.5)
-            os.write(fd, b"tty-secret-passphrase\\n")
-            out = b""
-            while True:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            os.waitpid(pid, 0)
-            sys.stdout.write(out.decode("utf-8", "replace"))
-            """
-        let result = try ProcessRunner.run(python, ["-c", script, Fixtures.strongroomBinary, dir.file("absent.db")])
-        #expect(result.stdout.contains("Passphrase"), "a prompt is shown: \(result.stdout)")
-        #expect(!result.stdout.contains("tty-secret-passphrase"), "the passphrase is not echoed: \(result.stdout)")
-        #expect(result.stdout.contains("No database"), "the command went on: \(result.stdout)")
+        let screen = try runOnTerminal(["status", "--database", dir.file("absent.db"), "--passphrase-stdin"], typing: "tty-secret-passphrase")
+        #expect(screen.contains("Passphrase"), "a prompt is shown: \(screen)")
+        #expect(!screen.contains("tty-secret-passphrase"), "the passphrase is not echoed: \(screen)")
+        #expect(screen.contains("No database"), "the command went on: \(screen)")
     }
 
     /// Issue 7, item 16: on a terminal, import shows its progress on stderr;
     /// through a pipe (every other test) it does not.
     @Test func importShowsProgressOnATerminal() throws {
         _ = try keygen()
+        let screen = try runOnTerminal(["import", "--from", Fixtures.chinook, "--database", "tty.db", "--key-file", "db.key"])
+        #expect(screen.contains("copying: "), "\(screen)")
+        #expect(screen.contains("Encrypted"), "\(screen)")
+        let piped = try run(["import", "--from", Fixtures.chinook, "--database", "piped.db", "--key-file", "db.key"])
+        #expect(piped.status == 0)
+        #expect(!piped.stderr.contains("copying"))
+    }
+
+    /// Runs the binary in `dir` on a real pseudo-terminal (Python's `pty`),
+    /// types `typing` and a newline after half a second (passed to Python on
+    /// its standard input, never in its arguments), and returns the screen.
+    func runOnTerminal(_ arguments: [String], typing: String? = nil) throws -> String {
         let python = try #require(ProcessRunner.which("python3"))
         let script = """
-            import os, pty, sys
+            import os, pty, sys, time
+            typed = sys.stdin.buffer.read()
             pid, fd = pty.fork()
             if pid == 0:
                 os.chdir(sys.argv[2])
-                os.execv(sys.argv[1], [sys.argv[1], "import", "--from", sys.argv[3], "--database", "tty.db", "--key-file", "db.key"])
+                os.execv(sys.argv[1], sys.argv[1:2] + sys.argv[3:])
+            if typed:
+                time.sleep(0.5)
+                os.write(fd, typed + b"\\n")
             out = b""
             while True:
                 try:
@@ -107,12 +103,7 @@ struct CLITests {
             os.waitpid(pid, 0)
             sys.stdout.write(out.decode("utf-8", "replace"))
             """
-        let result = try ProcessRunner.run(python, ["-c", script, Fixtures.strongroomBinary, dir.path, Fixtures.chinook])
-        #expect(result.stdout.contains("copying: "), "\(result.stdout)")
-        #expect(result.stdout.contains("Encrypted"), "\(result.stdout)")
-        let piped = try run(["import", "--from", Fixtures.chinook, "--database", "piped.db", "--key-file", "db.key"])
-        #expect(piped.status == 0)
-        #expect(!piped.stderr.contains("copying"))
+        return try ProcessRunner.run(python, ["-c", script, Fixtures.strongroomBinary, dir.path] + arguments, input: typing ?? "").stdout
     }
 
     /// Killed while it waits for the passphrase, the command gives the

@@ -8,10 +8,19 @@ import StrongroomCrypto
 /// its own (`wait4`). Our side is this harness started again as a child
 /// (`--conversion-child`), calling the library as an app or the CLI does.
 enum ConversionScenarios {
+    /// One side's times and its highest peak of resident memory.
+    struct Side {
+        var timing = Timing()
+        var peakKiB = 0
+        mutating func add(_ run: ChildProcess.Run) {
+            timing.add(run.seconds)
+            peakKiB = max(peakKiB, run.maxResidentKiB)
+        }
+    }
+
     struct Figures {
-        var importOurs = Timing(), importShell = Timing()
-        var exportOurs = Timing(), exportShell = Timing()
-        var importOursKiB = 0, importShellKiB = 0, exportOursKiB = 0, exportShellKiB = 0
+        var importOurs = Side(), importShell = Side()
+        var exportOurs = Side(), exportShell = Side()
     }
 
     /// A plaintext database of `rows` rows of 5 columns with one index,
@@ -44,35 +53,26 @@ enum ConversionScenarios {
         let myself = CommandLine.arguments[0]
         for round in 0..<rounds {
             remove(ours, shell, oursOut, shellOut)
-            sync()
-            // Alternate which side goes first, so neither inherits a warmer cache.
-            let importSides: [() throws -> Void] = [
-                {
-                    let run = try ChildProcess.run(myself, ["--conversion-child", "import", plain, ours], input: keyHex + "\n")
-                    figures.importOurs.add(run.seconds); figures.importOursKiB = max(figures.importOursKiB, run.maxResidentKiB)
-                },
-                {
-                    let script = "ATTACH DATABASE '\(shell)' AS target KEY \"x'\(keyHex)'\";\nSELECT sqlcipher_export('target');\nDETACH DATABASE target;\n"
-                    let run = try ChildProcess.run("/usr/bin/sqlcipher", [plain], input: script)
-                    figures.importShell.add(run.seconds); figures.importShellKiB = max(figures.importShellKiB, run.maxResidentKiB)
-                },
-            ]
-            for i in 0..<2 { sync(); try importSides[(i + round) % 2]() }
-            let exportSides: [() throws -> Void] = [
-                {
-                    let run = try ChildProcess.run(myself, ["--conversion-child", "export", ours, oursOut], input: keyHex + "\n")
-                    figures.exportOurs.add(run.seconds); figures.exportOursKiB = max(figures.exportOursKiB, run.maxResidentKiB)
-                },
-                {
-                    let script = "PRAGMA key = \"x'\(keyHex)'\";\nATTACH DATABASE '\(shellOut)' AS target KEY '';\nSELECT sqlcipher_export('target');\nDETACH DATABASE target;\n"
-                    let run = try ChildProcess.run("/usr/bin/sqlcipher", [shell], input: script)
-                    figures.exportShell.add(run.seconds); figures.exportShellKiB = max(figures.exportShellKiB, run.maxResidentKiB)
-                },
-            ]
-            for i in 0..<2 { sync(); try exportSides[(i + round) % 2]() }
+            let importScript = "ATTACH DATABASE '\(shell)' AS target KEY \"x'\(keyHex)'\";\nSELECT sqlcipher_export('target');\nDETACH DATABASE target;\n"
+            try alternate(round,
+                          { figures.importOurs.add(try ChildProcess.run(myself, ["--conversion-child", "import", plain, ours], input: keyHex + "\n")) },
+                          { figures.importShell.add(try ChildProcess.run("/usr/bin/sqlcipher", [plain], input: importScript)) })
+            let exportScript = "PRAGMA key = \"x'\(keyHex)'\";\nATTACH DATABASE '\(shellOut)' AS target KEY '';\nSELECT sqlcipher_export('target');\nDETACH DATABASE target;\n"
+            try alternate(round,
+                          { figures.exportOurs.add(try ChildProcess.run(myself, ["--conversion-child", "export", ours, oursOut], input: keyHex + "\n")) },
+                          { figures.exportShell.add(try ChildProcess.run("/usr/bin/sqlcipher", [shell], input: exportScript)) })
         }
         remove(ours, shell, oursOut, shellOut)
         return figures
+    }
+
+    /// Runs both sides after `sync`, the first one first in even rounds, so
+    /// that neither always inherits the other's write-back or warm cache.
+    private static func alternate(_ round: Int, _ first: () throws -> Void, _ second: () throws -> Void) throws {
+        for side in round % 2 == 0 ? [0, 1] : [1, 0] {
+            sync()
+            try side == 0 ? first() : second()
+        }
     }
 
     /// The child: `--conversion-child import|export SOURCE DESTINATION`, key
