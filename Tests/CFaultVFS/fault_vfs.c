@@ -8,6 +8,7 @@ typedef struct FaultFile {
     sqlite3_file base;   // must come first: SQLite sees a FaultFile as a sqlite3_file
     const char *name;    // valid until xClose (SQLite's guarantee for xOpen's zName)
     sqlite3_file *real;  // the platform file, allocated right after this struct
+    long serial;         // the order in which files were opened
 } FaultFile;
 
 static sqlite3_vfs *real_vfs;
@@ -16,6 +17,9 @@ static pthread_mutex_t fault_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char fault_path[4096];
 static int fault_armed;
 static int fault_count;
+static char busy_path[4096];
+static long busy_after_serial = -1;  // files opened after this one are kept out
+static long open_serial;
 
 static int should_fail(FaultFile *file) {
     int fail = 0;
@@ -39,7 +43,15 @@ static int fWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 o) {
 static int fTruncate(sqlite3_file *f, sqlite3_int64 size) { return REAL(f)->pMethods->xTruncate(REAL(f), size); }
 static int fSync(sqlite3_file *f, int flags) { return REAL(f)->pMethods->xSync(REAL(f), flags); }
 static int fFileSize(sqlite3_file *f, sqlite3_int64 *size) { return REAL(f)->pMethods->xFileSize(REAL(f), size); }
-static int fLock(sqlite3_file *f, int lock) { return REAL(f)->pMethods->xLock(REAL(f), lock); }
+static int fLock(sqlite3_file *f, int lock) {
+    FaultFile *file = (FaultFile *)f;
+    int busy = 0;
+    pthread_mutex_lock(&fault_mutex);
+    if (busy_after_serial >= 0 && file->serial > busy_after_serial && file->name && strcmp(file->name, busy_path) == 0) busy = 1;
+    pthread_mutex_unlock(&fault_mutex);
+    if (busy) return SQLITE_BUSY;
+    return REAL(f)->pMethods->xLock(REAL(f), lock);
+}
 static int fUnlock(sqlite3_file *f, int lock) { return REAL(f)->pMethods->xUnlock(REAL(f), lock); }
 static int fCheckReservedLock(sqlite3_file *f, int *out) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out); }
 static int fFileControl(sqlite3_file *f, int op, void *arg) { return REAL(f)->pMethods->xFileControl(REAL(f), op, arg); }
@@ -63,6 +75,9 @@ static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
     FaultFile *file = (FaultFile *)f;
     file->name = name;
     file->real = (sqlite3_file *)(file + 1);
+    pthread_mutex_lock(&fault_mutex);
+    file->serial = ++open_serial;
+    pthread_mutex_unlock(&fault_mutex);
     int rc = real_vfs->xOpen(real_vfs, name, file->real, flags, outFlags);
     // SQLite calls xClose only when pMethods is set: set it only when the
     // platform file opened (it then has methods of its own).
@@ -127,4 +142,18 @@ int strongroom_fault_vfs_failed_writes(void) {
     int count = fault_count;
     pthread_mutex_unlock(&fault_mutex);
     return count;
+}
+
+void strongroom_fault_vfs_keep_out(const char *path) {
+    pthread_mutex_lock(&fault_mutex);
+    strncpy(busy_path, path, sizeof busy_path - 1);
+    busy_path[sizeof busy_path - 1] = 0;
+    busy_after_serial = open_serial;
+    pthread_mutex_unlock(&fault_mutex);
+}
+
+void strongroom_fault_vfs_let_in(void) {
+    pthread_mutex_lock(&fault_mutex);
+    busy_after_serial = -1;
+    pthread_mutex_unlock(&fault_mutex);
 }

@@ -1,8 +1,9 @@
 import CFaultVFS
 import Foundation
 
-/// A full disk, for one file, on demand: a VFS wrapping the platform one
-/// (see `Tests/CFaultVFS`) fails writes to the armed file with `SQLITE_FULL`.
+/// A full disk, or another process's lock, for one file, on demand: a VFS
+/// wrapping the platform one (see `Tests/CFaultVFS`) fails writes to the
+/// armed file with `SQLITE_FULL`, or lock requests with `SQLITE_BUSY`.
 ///
 /// ```swift
 /// DiskFaults.install()                      // before opening the connections under test
@@ -29,5 +30,16 @@ public enum DiskFaults {
         defer { strongroom_fault_vfs_disarm() }
         let result = try body()
         return (result, Int(strongroom_fault_vfs_failed_writes()))
+    }
+
+    /// Runs `body` while connections that open `file` from now on cannot
+    /// lock it (`SQLITE_BUSY`), as if another process held it; connections
+    /// open already are not affected.
+    public static func whileLockedOut<T>(_ file: String, _ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        strongroom_fault_vfs_keep_out(file)
+        defer { strongroom_fault_vfs_let_in() }
+        return try body()
     }
 }

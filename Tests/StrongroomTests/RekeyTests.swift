@@ -140,6 +140,72 @@ struct RekeyTests {
         #expect(!opens(path, with: new))
     }
 
+    /// The rekey takes effect, but another process's lock keeps every new
+    /// connection out while it is confirmed: which key opens the file is
+    /// not known then. That is a busy error, not "neither key opens it";
+    /// once the lock is gone the queue reopens on the key that works.
+    @Test func rekeyThatCannotBeConfirmedForALockIsBusyAndTheQueueRecovers() throws {
+        DiskFaults.install()
+        let path = dir.file("kept-out-queue.db")
+        let old = DatabaseKey.generate(), new = DatabaseKey.generate()
+        var config = Configuration(key: old)
+        config.journalMode = .delete
+        config.busyTimeout = .milliseconds(100)
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+            for i in 0..<100 { try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["value \(i)"]) }
+        }
+        let error = DiskFaults.whileLockedOut(path) {
+            #expect(throws: StrongroomError.self) { try queue.rekey(to: new) }
+        }
+        #expect(error?.code == .busy)
+        #expect(error?.message.contains("neither") == false)
+        try queue.write { try $0.execute(sql: "INSERT INTO t(v) VALUES ('after')") }
+        #expect(try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 101)
+        try expectSound(path, key: new, rows: 101)
+        #expect(!opens(path, with: old))
+    }
+
+    /// The same under a pool: its writer and its readers go on, on the new key.
+    @Test func rekeyThatCannotBeConfirmedForALockLeavesThePoolWorking() throws {
+        DiskFaults.install()
+        let path = dir.file("kept-out-pool.db")
+        let old = try DatabaseKey.passphrase("old pass"), new = try DatabaseKey.passphrase("new pass")
+        try seed(path, key: old)
+        var config = Configuration(key: old)
+        config.busyTimeout = .milliseconds(100)
+        let pool = try DatabasePool(path: path, configuration: config)
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 100)
+        let error = DiskFaults.whileLockedOut(path) {
+            #expect(throws: StrongroomError.self) { try pool.rekey(to: new) }
+        }
+        #expect(error?.code == .busy)
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 100)
+        try pool.write { try $0.execute(sql: "INSERT INTO t(v) VALUES ('after')") }
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 101)
+        try expectSound(path, key: new, rows: 101)
+    }
+
+    /// A statement the caller still holds would keep a failed rekey's
+    /// transaction and locks alive after its connection closes: rekey
+    /// refuses to start, and changes nothing.
+    @Test func rekeyRefusesWhileAStatementIsHeld() throws {
+        let path = dir.file("held.db")
+        let old = DatabaseKey.generate(), new = DatabaseKey.generate()
+        try seed(path, key: old)
+        let db = try Connection(path: path, configuration: Configuration(key: old))
+        var held: Statement? = try db.cachedStatement(sql: "INSERT INTO t(v) VALUES (?)")
+        let error = #expect(throws: StrongroomError.self) { try db.rekey(to: new) }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("statement") == true)
+        try held?.execute("still works")
+        held = nil
+        try db.rekey(to: new)
+        db.close()
+        try expectSound(path, key: new, rows: 101)
+    }
+
     /// A reader holds its lock (rollback journal): rekey is refused as busy
     /// before it starts, and leaves no transaction open behind it.
     @Test func rekeyRefusedAsBusyLeavesNoTransactionOpen() throws {

@@ -3,7 +3,8 @@
 
 // A SQLite VFS for tests, in the manner of SQLite's own test_vfs.c: it wraps
 // the platform VFS, forwards every call to it, and when armed makes writes to
-// one named file fail with SQLITE_FULL, as a full disk would. Files other
+// one named file fail with SQLITE_FULL, as a full disk would, or keeps new
+// connections out of one file as another process's lock would. Files other
 // than the armed one are untouched, so it can be the process's default VFS
 // while unrelated tests run beside it.
 
@@ -17,6 +18,14 @@ void strongroom_fault_vfs_arm(const char *path);
 
 // Writes succeed again.
 void strongroom_fault_vfs_disarm(void);
+
+// Makes every lock request on the file named exactly `path` fail with
+// SQLITE_BUSY for connections that open it from now on, as if another
+// process held it; connections that have it open already are not affected.
+void strongroom_fault_vfs_keep_out(const char *path);
+
+// New connections may lock the file again.
+void strongroom_fault_vfs_let_in(void);
 
 // How many writes failed since the last arm.
 int strongroom_fault_vfs_failed_writes(void);
