@@ -28,6 +28,9 @@ public final class DatabasePool: @unchecked Sendable {
     private var checkedOutCount = 0
     private var isRekeying = false
     private var readerKey: DatabaseKey?
+    /// Set when a rekey failed: the writer may reopen on either key, and
+    /// readers must follow it (see `refreshReaderKeyIfNeeded`).
+    private var readerKeyIsStale = false
     private let readerConfiguration: Configuration
     private let logger: Logger
     /// The database path.
@@ -68,6 +71,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// Several reads run at once; a read never waits for the writer.
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try refuseReentrance("read")
+        try refreshReaderKeyIfNeeded()
         let reader = try checkOutReader()
         var healthy = true
         defer { checkIn(reader, healthy: healthy) }
@@ -123,13 +127,37 @@ public final class DatabasePool: @unchecked Sendable {
                 condition.broadcast()
                 condition.unlock()
             }
-            // Readers keep `readerKey` (the old key) unless the rekey took effect.
-            let db = try writer.rekeyOnQueue(to: newKey)
+            let db: Connection
+            do {
+                db = try writer.rekeyOnQueue(to: newKey)
+            } catch {
+                // The writer is on one key or the other, or will reopen on
+                // it at its next use: readers follow it then.
+                condition.lock()
+                readerKeyIsStale = true
+                condition.unlock()
+                throw error
+            }
             let key = try Self.readerKey(for: newKey, writer: db)
             condition.lock()
             readerKey = key
+            readerKeyIsStale = false
             condition.unlock()
         }
+    }
+
+    /// After a failed rekey, the key readers open with is the writer's,
+    /// once the writer has (re)opened.
+    private func refreshReaderKeyIfNeeded() throws {
+        condition.lock()
+        let stale = readerKeyIsStale
+        condition.unlock()
+        guard stale else { return }
+        let key = try writer.inDatabase { db in try Self.readerKey(for: writer.currentKey, writer: db) }
+        condition.lock()
+        readerKey = key
+        readerKeyIsStale = false
+        condition.unlock()
     }
 
     /// The number of reader connections open now (for tests and diagnostics).

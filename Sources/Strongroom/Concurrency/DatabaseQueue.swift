@@ -17,6 +17,9 @@ public final class DatabaseQueue: @unchecked Sendable {
     private var connection: Connection
     /// What `connection` was opened with; a failed rekey reopens with it.
     private var configuration: Configuration
+    /// After a rekey whose outcome is not known (a lock kept the checks
+    /// out): the keys to try, in order, when the queue is next used.
+    private var keysToTry: [DatabaseKey] = []
     private let dispatchQueue: DispatchQueue
     private let onQueueKey = DispatchSpecificKey<Bool>()
     /// The database path.
@@ -58,6 +61,7 @@ public final class DatabaseQueue: @unchecked Sendable {
             // other connections) for good: roll it back, and say so.
             let result: T
             do {
+                try reopenAfterRekeyIfNeeded()
                 result = try mark.run { try body(connection) }
             } catch {
                 connection.rollbackQuietly()
@@ -107,7 +111,10 @@ public final class DatabaseQueue: @unchecked Sendable {
     private func onQueue<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             dispatchQueue.async {
-                continuation.resume(with: Result { try body(self.connection) })
+                continuation.resume(with: Result {
+                    try self.reopenAfterRekeyIfNeeded()
+                    return try body(self.connection)
+                })
             }
         }
     }
@@ -123,6 +130,9 @@ public final class DatabaseQueue: @unchecked Sendable {
         try inDatabase { _ in _ = try rekeyOnQueue(to: newKey) }
     }
 
+    /// The key the connection is (or will be reopened) on. Call only on the queue.
+    var currentKey: DatabaseKey? { keysToTry.first ?? configuration.key }
+
     /// Rekeys the connection, reopening it when a failed rekey closed it;
     /// returns the connection now in use. Call only on the queue (inside
     /// `inDatabase`).
@@ -131,15 +141,40 @@ public final class DatabaseQueue: @unchecked Sendable {
         case .rekeyed:
             configuration.encryption = .encrypted(newKey)
         case .closed(let failure):
-            guard let opensWith = failure.opensWith else { throw failure.error }
-            if opensWith == .newKey { configuration.encryption = .encrypted(newKey) }
-            do {
-                connection = try Connection(path: path, configuration: configuration)
-            } catch {
-                throw StrongroomError(error.code, "\(failure.error.message) Reopening it failed too: \(error.message)", path: path, sqliteCode: error.sqliteCode)
+            let oldKey = configuration.key
+            switch failure.opensWith {
+            case .newKey: keysToTry = [newKey]
+            case .oldKey: keysToTry = oldKey.map { [$0] } ?? []
+            case nil: keysToTry = [newKey] + (oldKey.map { [$0] } ?? [])
             }
-            if opensWith == .oldKey { throw failure.error }
+            do {
+                try reopenAfterRekeyIfNeeded()
+            } catch {
+                throw StrongroomError(failure.error.code, "\(failure.error.message) The queue could not reopen yet (\(error.code.rawValue)); it tries again at its next use.", path: path, sqliteCode: failure.error.sqliteCode)
+            }
+            if failure.opensWith != .newKey { throw failure.error }
         }
         return connection
+    }
+
+    /// After a rekey closed the connection: opens the file with the first
+    /// of `keysToTry` that opens it. A key the file refuses is skipped; any
+    /// other error (a lock) is thrown, and the next use tries again.
+    private func reopenAfterRekeyIfNeeded() throws(StrongroomError) {
+        guard connection.isClosed, !keysToTry.isEmpty else { return }
+        var refusal: StrongroomError?
+        for key in keysToTry {
+            var reopened = configuration
+            reopened.encryption = .encrypted(key)
+            do {
+                connection = try Connection(path: path, configuration: reopened)
+                configuration = reopened
+                keysToTry = []
+                return
+            } catch where [.wrongKey, .notADatabase, .keyRequired, .corrupt].contains(error.code) {
+                refusal = error
+            }
+        }
+        throw refusal ?? StrongroomError(.misuse, "No key to reopen \(path) with.", path: path)
     }
 }

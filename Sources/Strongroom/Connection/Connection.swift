@@ -304,6 +304,20 @@ public final class Connection {
         closeHandle()
     }
 
+    /// Releases the statements this connection caches, and returns how many
+    /// prepared statements are still alive (held elsewhere).
+    func releaseCachedStatements() -> Int {
+        statementCache.removeAll()
+        insertStatementCache.removeAll()
+        var count = 0
+        var statement = sqlite3_next_stmt(handle, nil)
+        while let current = statement {
+            count += 1
+            statement = sqlite3_next_stmt(handle, current)
+        }
+        return count
+    }
+
     /// Closes the handle, and makes every later use throw a misuse error
     /// that gives `reason`.
     func close(because reason: String) {

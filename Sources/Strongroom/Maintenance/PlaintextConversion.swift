@@ -117,6 +117,8 @@ public enum PlaintextConversion {
         // over an existing file (link(2)); a crash leaves no half-written
         // file there.
         let temporary = try createTemporaryFile(beside: destination)
+        // The source's digests, computed beside the copy when they can be.
+        var sourceDigests: BackgroundWork<[TableDigest]>?
         do throws(StrongroomError) {
             // The key is bound, never pasted into the SQL text. An empty key
             // attaches a plaintext database.
@@ -132,7 +134,6 @@ public enum PlaintextConversion {
             }
             try attach.run()
             let userVersion: Int, applicationID: Int, expected: [TableDigest]
-            var sourceDigests: BackgroundWork<[TableDigest]>?
             do throws(StrongroomError) {
                 // One snapshot: the copy and the digests it is checked against
                 // see the same rows, even with a writer at work. A second
@@ -163,21 +164,14 @@ public enum PlaintextConversion {
             } catch {
                 sourceConnection.rollbackQuietly()
                 try? sourceConnection.execute(sql: "DETACH DATABASE strongroom_target")
-                _ = try? sourceDigests?.wait()
                 throw error
             }
             try sourceConnection.execute(sql: "DETACH DATABASE strongroom_target")
 
             // The copy is read back by two connections at once, each table
             // split by rowid; the source's digests arrive meanwhile.
-            let copyDigests: [TableDigest]
-            do throws(StrongroomError) {
-                copyDigests = try ParallelDigest.digests(ofDatabaseAt: temporary, configuration: destinationConfiguration, workers: 2) { rows in
-                    reporter.verified(rows)
-                }
-            } catch {
-                _ = try? sourceDigests?.wait()
-                throw error
+            let copyDigests = try ParallelDigest.digests(ofDatabaseAt: temporary, configuration: destinationConfiguration, workers: 2) { rows in
+                reporter.verified(rows)
             }
             let sourceTables = try sourceDigests?.wait() ?? expected
             // Opened writable once, so the destination's journal mode applies.
@@ -193,6 +187,8 @@ public enum PlaintextConversion {
             sourceConnection.logger.info("converted database", metadata: ["source": "\(source)", "destination": "\(destination)", "tables": "\(sourceTables.count)"])
             return Report(tables: sourceTables, userVersion: userVersion, applicationID: applicationID)
         } catch {
+            // No thread is left reading the source once this returns.
+            _ = try? sourceDigests?.wait()
             removeDatabaseFiles(temporary)
             throw error
         }
