@@ -49,13 +49,7 @@ public final class SecureBytes: @unchecked Sendable {
     /// Creates `count` bytes from the operating system's cryptographic random
     /// generator (OpenSSL `RAND_bytes`).
     public convenience init(randomCount count: Int) {
-        self.init(count: count) { buffer in
-            guard count > 0 else { return }
-            // RAND_bytes returns 1 on success. It fails only when the generator
-            // cannot be seeded, which leaves no safe way to continue.
-            let status = RAND_bytes(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(count))
-            precondition(status == 1, "OpenSSL RAND_bytes failed: no secure randomness available")
-        }
+        self.init(count: count) { buffer in SecureRandom.fill(buffer) }
     }
 
     deinit {
