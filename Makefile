@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
-TEST_PACKAGES := sqlite3 python3 python3-pip strace
+TEST_PACKAGES := sqlite3 python3 python3-pip python3-cryptography strace
 PYTHON_TEST_VERSION := 0.6.0
 PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
@@ -18,7 +18,8 @@ setup:
 	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(PACKAGES)"
 
 ## test-setup: what only the tests need: the system sqlite3 (3.40, the oracle for column
-## changes), strace (to watch that key files are synced), and Python's sqlcipher3-binary,
+## changes), strace (to watch that key files are synced), Python's cryptography (a second,
+## independent decoder of sealed values), and Python's sqlcipher3-binary,
 ## pinned (SQLCipher 4 on a recent SQLite, to replay the statements the migration runner issued)
 test-setup: setup
 	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(TEST_PACKAGES)"

@@ -5,6 +5,7 @@ import PackageDescription
 //   CSQLCipher, CCrypto      thin C shims over libsqlcipher and libcrypto (pkg-config)
 //   StrongroomCrypto         secret bytes, randomness, key derivation, digests; knows no SQL
 //   Strongroom               connections, statements, rows, transactions, queue, pool, keys
+//   StrongroomFields         sealed columns: field keyring, envelope format, field cipher (over Strongroom)
 //   StrongroomMigrations     the migration runner: history, checksums, verify, rebuilds, fleet
 //   StrongroomCLI            the `strongroom` command, a thin client of the public API
 let package = Package(
@@ -14,6 +15,7 @@ let package = Package(
         .library(name: "Strongroom", targets: ["Strongroom"]),
         .library(name: "StrongroomCrypto", targets: ["StrongroomCrypto"]),
         .library(name: "StrongroomMigrations", targets: ["StrongroomMigrations"]),
+        .library(name: "StrongroomFields", targets: ["StrongroomFields"]),
         .executable(name: "strongroom", targets: ["StrongroomCLI"]),
     ],
     dependencies: [
@@ -39,6 +41,14 @@ let package = Package(
             name: "Strongroom",
             dependencies: [
                 "CSQLCipher",
+                "StrongroomCrypto",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "StrongroomFields",
+            dependencies: [
+                "Strongroom",
                 "StrongroomCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -84,6 +94,12 @@ let package = Package(
                 "StrongroomTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "StrongroomFieldsTests",
+            dependencies: ["StrongroomFields", "Strongroom", "StrongroomCrypto", "StrongroomTestSupport"],
+            // The Python decoder written from the format document, run from the source tree.
+            exclude: ["Decoder"]
         ),
         .testTarget(
             name: "StrongroomMigrationsTests",

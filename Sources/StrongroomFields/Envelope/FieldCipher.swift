@@ -1,0 +1,254 @@
+public import Strongroom
+import StrongroomCrypto
+
+/// Seals and opens column values with a ``FieldKeyring``: the one place that
+/// builds and reads envelopes (<doc:SealedValueFormat>).
+///
+/// Per-column subkeys are derived once (HKDF-SHA256) and their OpenSSL
+/// contexts kept, so sealing a value costs one AES operation. A cipher is
+/// not thread-safe: each connection has its own.
+///
+/// ```swift
+/// let cipher = FieldCipher(keyring: try FieldKeyring.load(from: "Keys/fields.keyring"))
+/// let sealed = try cipher.seal(.text("ada@example.com"), table: "customer", column: "email",
+///                              rowKey: [.integer(7)], mode: .randomized)
+/// let email = try cipher.open(sealed, table: "customer", column: "email", rowKey: [.integer(7)])
+/// ```
+public final class FieldCipher {
+    /// The keys it seals and opens with.
+    public let keyring: FieldKeyring
+
+    private struct Subkey: Hashable {
+        let keyID: UInt32
+        let table: [UInt8]
+        let column: [UInt8]
+    }
+
+    private var aeads: [Subkey: AESGCM] = [:]
+    private var sivs: [Subkey: AESSIV] = [:]
+    private var indexes: [Subkey: HMACSHA256] = [:]
+    private var plaintext: [UInt8] = []
+    private var associatedData: [UInt8] = []
+
+    public init(keyring: FieldKeyring) {
+        self.keyring = keyring
+    }
+
+    // MARK: Subkeys
+
+    private enum Purpose: String {
+        case aead = "aes-256-gcm", siv = "aes-256-siv", blindIndex = "hmac-sha256-blind-index"
+    }
+
+    /// HKDF-SHA256(master key, salt "strongroom.field.v1",
+    /// info purpose || 0x00 || table || 0x00 || column).
+    private func derive(_ purpose: Purpose, _ subkey: Subkey, byteCount: Int) throws(FieldError) -> SecureBytes {
+        guard let master = keyring.key(subkey.keyID) else {
+            throw FieldError(.unknownKeyID, "The keyring has no key \(subkey.keyID).")
+        }
+        do {
+            return try HKDF.deriveKey(from: master, salt: FieldEnvelope.label,
+                                      info: Array(purpose.rawValue.utf8) + [0] + subkey.table + [0] + subkey.column, byteCount: byteCount)
+        } catch {
+            throw FieldError(.keyring, "Deriving a column key failed: \(error.message)")
+        }
+    }
+
+    private func aead(_ subkey: Subkey) throws(FieldError) -> AESGCM {
+        if let cipher = aeads[subkey] { return cipher }
+        do {
+            let cipher = try AESGCM(key: derive(.aead, subkey, byteCount: AESGCM.keyByteCount))
+            aeads[subkey] = cipher
+            return cipher
+        } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
+    }
+
+    private func siv(_ subkey: Subkey) throws(FieldError) -> AESSIV {
+        if let cipher = sivs[subkey] { return cipher }
+        do {
+            let cipher = try AESSIV(key: derive(.siv, subkey, byteCount: AESSIV.keyByteCount))
+            sivs[subkey] = cipher
+            return cipher
+        } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
+    }
+
+    private func index(_ subkey: Subkey) throws(FieldError) -> HMACSHA256 {
+        if let mac = indexes[subkey] { return mac }
+        do {
+            let mac = try HMACSHA256(key: derive(.blindIndex, subkey, byteCount: HMACSHA256.byteCount))
+            indexes[subkey] = mac
+            return mac
+        } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
+    }
+
+    // MARK: Sealing
+
+    /// The envelope (a BLOB) of `value` under the active key; NULL stays NULL.
+    ///
+    /// `rowKey` is the row's primary key (its columns in declaration order);
+    /// randomized values are bound to it, deterministic ones ignore it.
+    public func seal(_ value: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode) throws(FieldError) -> DatabaseValue {
+        if case .null = value { return .null }
+        let subkey = Subkey(keyID: keyring.activeKeyID, table: FieldEnvelope.boundName(table), column: FieldEnvelope.boundName(column))
+        let algorithm: FieldEnvelope.Algorithm = mode == .deterministic ? .aes256SIV : .aes256GCM
+        var header: [UInt8] = [FieldEnvelope.version, algorithm.rawValue]
+        FieldEnvelope.appendBigEndian(subkey.keyID, to: &header)
+        plaintext.removeAll(keepingCapacity: true)
+        FieldEnvelope.appendPlaintext(value, to: &plaintext)
+        header.withUnsafeBytes { h in
+            FieldEnvelope.associatedData(header: h, table: subkey.table, column: subkey.column,
+                                         rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
+        }
+        let bodyCount = algorithm == .aes256GCM ? AESGCM.nonceByteCount + plaintext.count + AESGCM.tagByteCount
+                                                 : AESSIV.tagByteCount + plaintext.count
+        var envelope = header + [UInt8](repeating: 0, count: bodyCount)
+        let h = FieldEnvelope.headerByteCount, n = plaintext.count
+        do {
+            switch algorithm {
+            case .aes256GCM:
+                let cipher = try aead(subkey)
+                try envelope.withUnsafeMutableBytes { out in
+                    try plaintext.withUnsafeBytes { p in
+                        try associatedData.withUnsafeBytes { a in
+                            let nonceEnd = h + AESGCM.nonceByteCount
+                            try cipher.seal(p, authenticating: a, nonce: UnsafeMutableRawBufferPointer(rebasing: out[h..<nonceEnd]),
+                                            ciphertext: UnsafeMutableRawBufferPointer(rebasing: out[nonceEnd..<(nonceEnd + n)]),
+                                            tag: UnsafeMutableRawBufferPointer(rebasing: out[(nonceEnd + n)...]))
+                        }
+                    }
+                }
+            case .aes256SIV:
+                let cipher = try siv(subkey)
+                try envelope.withUnsafeMutableBytes { out in
+                    try plaintext.withUnsafeBytes { p in
+                        try associatedData.withUnsafeBytes { a in
+                            let tagEnd = h + AESSIV.tagByteCount
+                            try cipher.seal(p, authenticating: a, tag: UnsafeMutableRawBufferPointer(rebasing: out[h..<tagEnd]),
+                                            ciphertext: UnsafeMutableRawBufferPointer(rebasing: out[tagEnd...]))
+                        }
+                    }
+                }
+            }
+        } catch let error as FieldError {
+            throw error
+        } catch {
+            throw FieldError(.misuse, "Sealing \(table).\(column) failed: \(error)", table: table, column: column)
+        }
+        wipe(&plaintext)
+        return .blob(envelope)
+    }
+
+    /// The value `envelope` was sealed from; NULL stays NULL.
+    ///
+    /// - Throws: ``FieldError`` naming the table, column and row:
+    ///   ``FieldError/Code/notSealed`` for a value that is not a BLOB,
+    ///   ``FieldError/Code/malformedEnvelope``, ``FieldError/Code/unknownKeyID``,
+    ///   ``FieldError/Code/tampered``. Never wrong plaintext.
+    public func open(_ envelope: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue]) throws(FieldError) -> DatabaseValue {
+        let row = rowKey.map(\.description).joined(separator: ", ")
+        let place = "\(table).\(column), row \(row)"
+        let bytes: [UInt8]
+        switch envelope {
+        case .null: return .null
+        case .blob(let b): bytes = b
+        default:
+            throw FieldError(.notSealed, "\(place) holds a plain value, not a sealed one; seal the column (see the migrations guide) or check the column list.", table: table, column: column, row: row)
+        }
+        let h = FieldEnvelope.headerByteCount
+        guard bytes.count >= h, bytes[0] == FieldEnvelope.version, let algorithm = FieldEnvelope.Algorithm(rawValue: bytes[1]) else {
+            throw FieldError(.malformedEnvelope, "\(place) is not a Strongroom envelope (format \(FieldEnvelope.version)): a plain BLOB, or a damaged or truncated envelope.", table: table, column: column, row: row)
+        }
+        let keyID = UInt32(bytes[2]) << 24 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 8 | UInt32(bytes[5])
+        guard keyring.key(keyID) != nil else {
+            throw FieldError(.unknownKeyID, "\(place) was sealed under key \(keyID), which this keyring does not hold (it has \(keyring.keyIDs.map(String.init).joined(separator: ", "))); use the keyring it was sealed with.", table: table, column: column, row: row)
+        }
+        let overhead = algorithm == .aes256GCM ? AESGCM.nonceByteCount + AESGCM.tagByteCount : AESSIV.tagByteCount
+        guard bytes.count > h + overhead else {
+            throw FieldError(.malformedEnvelope, "\(place) is a truncated envelope (\(bytes.count) bytes).", table: table, column: column, row: row)
+        }
+        let subkey = Subkey(keyID: keyID, table: FieldEnvelope.boundName(table), column: FieldEnvelope.boundName(column))
+        bytes.withUnsafeBytes { all in
+            FieldEnvelope.associatedData(header: UnsafeRawBufferPointer(rebasing: all[0..<h]), table: subkey.table, column: subkey.column,
+                                         rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
+        }
+        let n = bytes.count - h - overhead
+        plaintext.removeAll(keepingCapacity: true)
+        plaintext.append(contentsOf: repeatElement(0, count: n))
+        do {
+            switch algorithm {
+            case .aes256GCM:
+                let cipher = try aead(subkey)
+                try bytes.withUnsafeBytes { all in
+                    try associatedData.withUnsafeBytes { a in
+                        try plaintext.withUnsafeMutableBytes { p in
+                            let nonceEnd = h + AESGCM.nonceByteCount
+                            try cipher.open(UnsafeRawBufferPointer(rebasing: all[nonceEnd..<(nonceEnd + n)]),
+                                            nonce: UnsafeRawBufferPointer(rebasing: all[h..<nonceEnd]),
+                                            tag: UnsafeRawBufferPointer(rebasing: all[(nonceEnd + n)...]), authenticating: a, into: p)
+                        }
+                    }
+                }
+            case .aes256SIV:
+                let cipher = try siv(subkey)
+                try bytes.withUnsafeBytes { all in
+                    try associatedData.withUnsafeBytes { a in
+                        try plaintext.withUnsafeMutableBytes { p in
+                            let tagEnd = h + AESSIV.tagByteCount
+                            try cipher.open(tag: UnsafeRawBufferPointer(rebasing: all[h..<tagEnd]),
+                                            ciphertext: UnsafeRawBufferPointer(rebasing: all[tagEnd...]), authenticating: a, into: p)
+                        }
+                    }
+                }
+            }
+        } catch let error as FieldError {
+            throw error
+        } catch {
+            throw FieldError(.tampered, "\(place) does not authenticate: it was changed, moved from another row or column, or sealed with another keyring.", table: table, column: column, row: row)
+        }
+        let value = plaintext.withUnsafeBytes { FieldEnvelope.decodePlaintext($0) }
+        wipe(&plaintext)
+        guard let value else {
+            throw FieldError(.malformedEnvelope, "\(place) authenticates but holds no value Strongroom writes.", table: table, column: column, row: row)
+        }
+        return value
+    }
+
+    /// The key id an envelope was sealed under, or nil for NULL and values
+    /// that are not envelopes.
+    public static func keyID(of envelope: DatabaseValue) -> UInt32? {
+        guard case .blob(let b) = envelope, b.count >= FieldEnvelope.headerByteCount, b[0] == FieldEnvelope.version,
+              FieldEnvelope.Algorithm(rawValue: b[1]) != nil else { return nil }
+        return UInt32(b[2]) << 24 | UInt32(b[3]) << 16 | UInt32(b[4]) << 8 | UInt32(b[5])
+    }
+
+    // MARK: Blind indexes
+
+    /// The blind index of `value` for `table.column` under key `keyID` (the
+    /// active key by default): key id (4 bytes) || HMAC-SHA256 of the
+    /// value's plaintext encoding, truncated to 16 bytes. NULL stays NULL.
+    ///
+    /// ```swift
+    /// let probe = try cipher.blindIndex(.text("ada@example.com"), table: "customer", column: "email")
+    /// let row = try db.fetchOne(sql: "SELECT * FROM customer WHERE email_index = ?", arguments: [probe])
+    /// ```
+    public func blindIndex(_ value: DatabaseValue, table: String, column: String, keyID: UInt32? = nil) throws(FieldError) -> DatabaseValue {
+        if case .null = value { return .null }
+        let id = keyID ?? keyring.activeKeyID
+        let mac = try index(Subkey(keyID: id, table: FieldEnvelope.boundName(table), column: FieldEnvelope.boundName(column)))
+        plaintext.removeAll(keepingCapacity: true)
+        FieldEnvelope.appendPlaintext(value, to: &plaintext)
+        var tag = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
+        plaintext.withUnsafeBytes { p in tag.withUnsafeMutableBytes { mac.authenticationCode(for: p, into: $0) } }
+        wipe(&plaintext)
+        var out: [UInt8] = []
+        out.reserveCapacity(4 + FieldEnvelope.blindIndexTagByteCount)
+        FieldEnvelope.appendBigEndian(id, to: &out)
+        out.append(contentsOf: tag.prefix(FieldEnvelope.blindIndexTagByteCount))
+        return .blob(out)
+    }
+
+    /// Zeroes the scratch buffer that held a plaintext.
+    private func wipe(_ buffer: inout [UInt8]) {
+        buffer.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+    }
+}

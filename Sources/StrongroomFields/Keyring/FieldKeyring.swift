@@ -1,0 +1,163 @@
+public import Strongroom
+public import StrongroomCrypto
+
+/// The master keys that seal columns, apart from the database key: each has
+/// an id, and one is active (new values are sealed under it). Per-column
+/// subkeys are derived from them with HKDF (see <doc:SealedValueFormat>).
+///
+/// A keyring lives in its own file, owner-only like a database key file:
+///
+/// ```
+/// strongroom field keyring 1
+/// active 2
+/// key 1 <64 lowercase hex characters>
+/// key 2 <64 lowercase hex characters>
+/// ```
+///
+/// ```swift
+/// let keyring = FieldKeyring.generate()                  // key 1, active
+/// try keyring.write(to: "Keys/fields.keyring")            // mode 0600, never overwrites
+/// let loaded = try FieldKeyring.load(from: "Keys/fields.keyring")
+/// let (rotated, newID) = loaded.addingKey()
+/// try rotated.activating(newID).write(to: "Keys/fields.keyring", replacing: true)
+/// ```
+///
+/// Holding the database key reveals nothing sealed; holding the keyring
+/// reveals nothing without the database key.
+public struct FieldKeyring: Sendable {
+    /// The key new values are sealed under.
+    public let activeKeyID: UInt32
+    private let keys: [UInt32: SecureBytes]
+
+    /// The size of a master key, in bytes.
+    public static let keyByteCount = 32
+
+    /// The ids of every key, ascending.
+    public var keyIDs: [UInt32] { keys.keys.sorted() }
+
+    init(activeKeyID: UInt32, keys: [UInt32: SecureBytes]) {
+        self.activeKeyID = activeKeyID
+        self.keys = keys
+    }
+
+    /// A new keyring with one random key, id 1, active.
+    public static func generate() -> FieldKeyring {
+        FieldKeyring(activeKeyID: 1, keys: [1: SecureBytes(randomCount: keyByteCount)])
+    }
+
+    /// The master key with this id.
+    func key(_ id: UInt32) -> SecureBytes? { keys[id] }
+
+    /// The keyring with one more random key (the next id), not yet active.
+    public func addingKey() -> (keyring: FieldKeyring, keyID: UInt32) {
+        let id = (keys.keys.max() ?? 0) + 1
+        var more = keys
+        more[id] = SecureBytes(randomCount: Self.keyByteCount)
+        return (FieldKeyring(activeKeyID: activeKeyID, keys: more), id)
+    }
+
+    /// The keyring with `id` active.
+    public func activating(_ id: UInt32) throws(FieldError) -> FieldKeyring {
+        guard keys[id] != nil else {
+            throw FieldError(.keyring, "The keyring has no key \(id); its keys are \(keyIDs.map(String.init).joined(separator: ", ")).")
+        }
+        return FieldKeyring(activeKeyID: id, keys: keys)
+    }
+
+    /// The keyring without key `id`, which must not be the active one.
+    /// Retire a key only when no sealed value uses it any more.
+    public func removingKey(_ id: UInt32) throws(FieldError) -> FieldKeyring {
+        guard keys[id] != nil else { throw FieldError(.keyring, "The keyring has no key \(id).") }
+        guard id != activeKeyID else { throw FieldError(.keyring, "Key \(id) is the active key; activate another before retiring it.") }
+        var fewer = keys
+        fewer[id] = nil
+        return FieldKeyring(activeKeyID: activeKeyID, keys: fewer)
+    }
+
+    // MARK: File
+
+    private static let header = Array("strongroom field keyring 1".utf8)
+    /// Plenty for thousands of keys; a larger file is not a keyring.
+    private static let maximumFileSize = 1 << 20
+
+    /// Reads a keyring file.
+    ///
+    /// - Throws: ``StrongroomError`` with ``StrongroomError/Code/notFound``,
+    ///   ``StrongroomError/Code/keyFilePermissions`` (group or others may
+    ///   read it; the message gives the `chmod`), or
+    ///   ``StrongroomError/Code/malformedKey`` (the message names the line,
+    ///   never its contents).
+    public static func load(from path: String) throws(StrongroomError) -> FieldKeyring {
+        let contents = try SecretFile.read(at: path, maximumSize: maximumFileSize, what: "field keyring",
+                                           createHint: "create one with `strongroom keygen --field --out \(path)`", malformed: .malformedKey)
+        var active: UInt32?
+        var keys: [UInt32: SecureBytes] = [:]
+        var problem: String?
+        contents.withUnsafeBytes { bytes in
+            var lineNumber = 0
+            for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                lineNumber += 1
+                let line = UnsafeRawBufferPointer(rebasing: line)
+                if lineNumber == 1 {
+                    if !line.elementsEqual(header) { problem = "line 1 is not `strongroom field keyring 1`" }
+                } else if line.isEmpty {
+                    continue
+                } else if line.starts(with: Array("active ".utf8)) {
+                    guard active == nil, let id = Self.keyID(UnsafeRawBufferPointer(rebasing: line[7...])) else {
+                        problem = "line \(lineNumber) is not one `active <id>`"; return
+                    }
+                    active = id
+                } else if line.starts(with: Array("key ".utf8)) {
+                    let fields = line[4...].split(separator: 0x20, omittingEmptySubsequences: false)
+                    guard fields.count == 2, let id = Self.keyID(UnsafeRawBufferPointer(rebasing: fields[0])), keys[id] == nil,
+                          fields[1].count == keyByteCount * 2, fields[1].allSatisfy(Hex.isLowercaseHexDigit),
+                          let key = Hex.decodeSecret(UnsafeRawBufferPointer(rebasing: fields[1])) else {
+                        problem = "line \(lineNumber) is not `key <id> <64 lowercase hex characters>` with a new id"; return
+                    }
+                    keys[id] = key
+                } else {
+                    problem = "line \(lineNumber) is not `active …` or `key …`"; return
+                }
+                if problem != nil { return }
+            }
+        }
+        if let problem {
+            throw StrongroomError(.malformedKey, "The field keyring \(path) is malformed: \(problem).", path: path)
+        }
+        guard let active, keys[active] != nil else {
+            throw StrongroomError(.malformedKey, "The field keyring \(path) is malformed: its `active` line must name one of its keys.", path: path)
+        }
+        return FieldKeyring(activeKeyID: active, keys: keys)
+    }
+
+    /// An id: 1 to 4294967295 in decimal, no sign, no leading zero.
+    private static func keyID(_ text: UnsafeRawBufferPointer) -> UInt32? {
+        guard !text.isEmpty, text.count <= 10, text.first != 0x30, text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return UInt32(String(decoding: text, as: UTF8.self))
+    }
+
+    /// Writes the keyring to `path` with mode 0600, synced, appearing
+    /// atomically. A new file never overwrites one; `replacing: true`
+    /// replaces an existing keyring atomically (after adding or activating
+    /// a key).
+    public func write(to path: String, replacing: Bool = false) throws(StrongroomError) {
+        var text = Self.header + Array("\nactive \(activeKeyID)\n".utf8)
+        var lines: [SecureBytes] = []
+        for id in keyIDs {
+            lines.append(Hex.encodeSecret(keys[id]!, prefix: Array("key \(id) ".utf8), suffix: [0x0A]))
+        }
+        let total = text.count + lines.reduce(0) { $0 + $1.count }
+        let contents = SecureBytes(count: total) { out in
+            out.copyBytes(from: text)
+            var offset = text.count
+            for line in lines {
+                line.withUnsafeBytes { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: out[offset..<(offset + bytes.count)]).copyMemory(from: bytes)
+                }
+                offset += line.count
+            }
+        }
+        text.removeAll()
+        try SecretFile.write(contents, to: path, replacing: replacing, what: "field keyring")
+    }
+}
