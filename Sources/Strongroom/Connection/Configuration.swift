@@ -109,6 +109,23 @@ public struct Configuration: Sendable {
     /// values). Default: a logger that discards everything.
     public var logger = Logger(label: "strongroom", factory: { _ in SwiftLogNoOpLogHandler() })
 
+    /// Work run on every connection opened with this configuration, after
+    /// its key is checked and its settings applied, before anyone uses it:
+    /// adding SQL functions, per-connection state. A queue runs it on its
+    /// connection, a pool on its writer and on each reader. An error fails
+    /// the open.
+    ///
+    /// ```swift
+    /// var config = Configuration(key: key)
+    /// config.prepareConnection { db in try db.add(function: reverse) }
+    /// ```
+    public mutating func prepareConnection(_ body: @escaping @Sendable (Connection) throws(StrongroomError) -> Void) {
+        connectionPreparations.append(body)
+    }
+
+    /// See ``prepareConnection(_:)``.
+    var connectionPreparations: [@Sendable (Connection) throws(StrongroomError) -> Void] = []
+
     /// A configuration for an encrypted database.
     public init(key: DatabaseKey) {
         self.encryption = .encrypted(key)

@@ -139,6 +139,9 @@ public final class Connection {
         }
         try validate(configuration: configuration)
         try applySettings(configuration, isMemory: isMemory)
+        for prepare in configuration.connectionPreparations {
+            try prepare(self)
+        }
         if creation != nil && (size ?? 0) == 0 {
             try writeFirstPage()
             // Every later opener finds page 1 and takes no lock; one waiting

@@ -1,5 +1,5 @@
 public import Strongroom
-public import StrongroomCrypto
+import StrongroomCrypto
 
 /// The master keys that seal columns, apart from the database key: each has
 /// an id, and one is active (new values are sealed under it). Per-column

@@ -1,0 +1,77 @@
+public import Strongroom
+
+/// The SQL functions of sealed columns, for migrations, the CLI and any SQL:
+///
+/// | function | returns |
+/// |---|---|
+/// | `strongroom_seal(value, table, column, mode, key...)` | the envelope of `value` (`mode`: `'randomized'`, `'deterministic'` or `'indexed'`; `key...`: the row's primary key columns, in order) |
+/// | `strongroom_open(envelope, table, column, key...)` | the value |
+/// | `strongroom_blind_index(value, table, column [, key_id])` | the blind index under the active key (or `key_id`) |
+/// | `strongroom_key_id(envelope)` | the id of the key an envelope was sealed under, or NULL |
+///
+/// Encrypting an existing plaintext column in place, in a migration:
+///
+/// ```sql
+/// UPDATE customer SET email = strongroom_seal(email, 'customer', 'email', 'randomized', CustomerId);
+/// ```
+///
+/// Each connection gets its own ``FieldCipher``. A function that fails
+/// (a tampered envelope, an unknown key id) fails its statement with the
+/// ``FieldError`` message, which names table, column and row.
+extension Configuration {
+    /// Adds the sealed-column SQL functions, with `keyring`, to every
+    /// connection opened with this configuration.
+    ///
+    /// ```swift
+    /// var config = Configuration(key: databaseKey)
+    /// config.addFieldFunctions(keyring: try FieldKeyring.load(from: "Keys/fields.keyring"))
+    /// ```
+    public mutating func addFieldFunctions(keyring: FieldKeyring) {
+        prepareConnection { db throws(StrongroomError) in
+            for function in FieldFunctions.functions(cipher: FieldCipher(keyring: keyring)) {
+                try db.add(function: function)
+            }
+        }
+    }
+}
+
+enum FieldFunctions {
+    static func functions(cipher: FieldCipher) -> [DatabaseFunction] {
+        [
+            DatabaseFunction("strongroom_seal") { arguments in
+                let (table, column) = try names(arguments, "strongroom_seal", minimum: 4)
+                guard case .text(let modeName) = arguments[3], let mode = SealingMode(rawValue: modeName.lowercased()) else {
+                    throw FieldError(.misuse, "strongroom_seal: the 4th argument is the mode: 'randomized', 'deterministic' or 'indexed'.", table: table, column: column)
+                }
+                return try cipher.seal(arguments[0], table: table, column: column, rowKey: Array(arguments[4...]), mode: mode)
+            },
+            DatabaseFunction("strongroom_open", pure: true) { arguments in
+                let (table, column) = try names(arguments, "strongroom_open", minimum: 3)
+                return try cipher.open(arguments[0], table: table, column: column, rowKey: Array(arguments[3...]))
+            },
+            DatabaseFunction("strongroom_blind_index", pure: true) { arguments in
+                let (table, column) = try names(arguments, "strongroom_blind_index", minimum: 3)
+                var keyID: UInt32?
+                if arguments.count == 4 {
+                    guard case .integer(let id) = arguments[3], let id32 = UInt32(exactly: id) else {
+                        throw FieldError(.misuse, "strongroom_blind_index: the 4th argument, if any, is a key id.", table: table, column: column)
+                    }
+                    keyID = id32
+                } else if arguments.count > 4 {
+                    throw FieldError(.misuse, "strongroom_blind_index takes (value, table, column [, key_id]).", table: table, column: column)
+                }
+                return try cipher.blindIndex(arguments[0], table: table, column: column, keyID: keyID)
+            },
+            DatabaseFunction("strongroom_key_id", argumentCount: 1, pure: true) { arguments in
+                FieldCipher.keyID(of: arguments[0]).map { .integer(Int64($0)) } ?? .null
+            },
+        ]
+    }
+
+    private static func names(_ arguments: [DatabaseValue], _ function: String, minimum: Int) throws(FieldError) -> (String, String) {
+        guard arguments.count >= minimum, case .text(let table) = arguments[1], case .text(let column) = arguments[2] else {
+            throw FieldError(.misuse, "\(function): the 2nd and 3rd arguments are the table and column names, as text.")
+        }
+        return (table, column)
+    }
+}
