@@ -146,3 +146,18 @@ final class KeyListSink: RecordSink {
         if !keys.contains(key) { keys.append(key) }
     }
 }
+
+/// Collects the keys and values a record encodes, in order (a later value
+/// of the same key replaces the earlier one).
+final class ValueListSink: RecordSink {
+    var keys: [String] = []
+    var values: [DatabaseValue] = []
+    func put(_ value: DatabaseValue, forKey key: String) throws {
+        if let index = keys.firstIndex(of: key) {
+            values[index] = value
+        } else {
+            keys.append(key)
+            values.append(value)
+        }
+    }
+}

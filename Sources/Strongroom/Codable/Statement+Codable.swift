@@ -70,8 +70,10 @@ extension Statement {
     @inline(__always)
     func decodeRow<T: Decodable>(_ type: T.Type, direct: (any DatabaseValueConvertible.Type)?) throws(StrongroomError) -> T {
         decodingKeys.beginRecord()
+        // Sealed (transformed) columns: the row is read, opened, and decoded
+        // from memory; every other statement reads straight from SQLite.
+        let columns: ColumnReader = try openingPlan() == nil ? columnReader : RowColumnReader(row: currentRow())
         do {
-            let columns = columnReader
             if let direct {
                 return try RowDecoder.decodeConvertible(direct, at: 0, source: columns, key: nil) as! T
             }

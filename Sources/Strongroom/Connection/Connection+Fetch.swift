@@ -43,6 +43,10 @@ extension Connection {
     /// The INSERT statement is built from the properties of the first record
     /// of each type and cached.
     public func insert<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) {
+        if let transform = columnTransform, transform.transformsInserts(into: table) {
+            try insert(record, into: table, through: transform)
+            return
+        }
         let cacheKey = InsertCacheKey(type: ObjectIdentifier(Record.self), table: ExactText(table))
         let statement: Statement
         if let cached = insertStatementCache[cacheKey] {
@@ -66,5 +70,32 @@ extension Connection {
             insertStatementCache[cacheKey] = statement
         }
         try statement.execute(record: record)
+    }
+
+    /// An insert into a table a ``ColumnTransform`` handles (sealed columns):
+    /// the row is encoded to values, transformed, and inserted, all in one
+    /// savepoint, so a primary key the transform assigns and the row that
+    /// uses it are written together.
+    private func insert<Record: Encodable>(_ record: Record, into table: String, through transform: any ColumnTransform) throws(StrongroomError) {
+        let sink = ValueListSink()
+        do {
+            try record.encode(to: RecordEncoder(sink: sink))
+        } catch {
+            throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: path)
+        }
+        do {
+            try inSavepoint { db in
+                var columns = sink.keys, values = sink.values
+                try transform.prepareInsert(into: table, columns: &columns, values: &values, connection: db)
+                let names = columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")
+                let parameters = columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+                let statement = try db.cachedStatement(sql: "INSERT INTO \(SQLScript.quotedIdentifier(table)) (\(names)) VALUES (\(parameters))")
+                try statement.execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
+            }
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.sealedValue, "\(error)", path: path)
+        }
     }
 }

@@ -48,6 +48,17 @@ public final class Connection {
     /// The commit and rollback hooks, if any (see `guardTransaction`).
     var transactionHooks: TransactionHooks?
 
+    /// The layer that stores some columns' values in another form (sealed
+    /// columns), if any. See ``ColumnTransform``. Set it before preparing
+    /// the statements that should see it, usually in
+    /// ``Configuration/prepareConnection(_:)``.
+    public var columnTransform: (any ColumnTransform)? {
+        didSet {
+            statementCache.removeAll()
+            insertStatementCache.removeAll()
+        }
+    }
+
     /// Opens (or creates) the database at `path`.
     ///
     /// - Throws: ``StrongroomError`` with code ``StrongroomError/Code/wrongKey``,

@@ -72,6 +72,10 @@ public struct StrongroomError: Error, Sendable, Hashable {
         case rekeyFailed = "rekey_failed"
         /// The API was used in a way it does not support.
         case misuse = "misuse"
+        /// A value a ``ColumnTransform`` stores in another form (a sealed
+        /// column) could not be opened: the message says why, and names
+        /// the table, column and row.
+        case sealedValue = "sealed_value"
         /// A value read from the database does not convert to the requested type.
         case conversion = "conversion"
         /// Any other SQLite error; ``StrongroomError/sqliteCode`` tells which.

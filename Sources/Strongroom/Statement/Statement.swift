@@ -49,6 +49,9 @@ public final class Statement {
         return made
     }
     let encodingKeys = KeyIndexCache()
+    /// The connection's ``ColumnTransform`` plan for this statement's
+    /// columns: unknown until the first row, `.some(nil)` for none.
+    private var openingPlanState: OpeningPlan??
     /// For a statement Strongroom generated with positional parameters
     /// (``Connection/insert(_:into:)``): the parameter of each coding key,
     /// which may be no valid parameter name (`first-name`).
@@ -91,6 +94,45 @@ public final class Statement {
         columnNames = (0..<Int32(count)).map { String(cString: sqlite3_column_name(handle, $0)) }
         rowLayout = RowLayout(columnNames: columnNames)
         decodingKeys.forget()
+        openingPlanState = nil
+    }
+
+    /// Which result columns the connection's ``ColumnTransform`` opens, with
+    /// the indexes of the columns each needs; nil when none. Worked out once.
+    func openingPlan() throws(StrongroomError) -> OpeningPlan? {
+        if let state = openingPlanState { return state }
+        guard let transform = connection.columnTransform, columnCount > 0 else {
+            openingPlanState = .some(nil)
+            return nil
+        }
+        // With SQLITE_ENABLE_COLUMN_METADATA (Debian's SQLCipher has it): the
+        // table and column a result column reads, nil for an expression.
+        let origins: [(table: String, column: String)?] = (0..<Int32(columnCount)).map { i in
+            guard let table = sqlite3_column_table_name(handle, i), let column = sqlite3_column_origin_name(handle, i) else { return nil }
+            return (String(cString: table), String(cString: column))
+        }
+        func sameName(_ a: String, _ b: String) -> Bool {
+            a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in
+                (x >= 0x41 && x <= 0x5A ? x + 0x20 : x) == (y >= 0x41 && y <= 0x5A ? y + 0x20 : y)
+            }
+        }
+        var columns: [OpeningPlan.Column] = []
+        for (index, origin) in origins.enumerated() {
+            guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
+            var contextIndexes: [Int] = []
+            for name in needed {
+                guard let found = origins.firstIndex(where: { other in
+                    other.map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false
+                }) else {
+                    throw StrongroomError(.misuse, "The query reads \(origin.table).\(origin.column), which is sealed, without \(needed.map { "\(origin.table).\($0)" }.joined(separator: ", ")) (the row's primary key, to which each value is bound): add \(needed.count == 1 ? "it" : "them") to the SELECT list.", path: connection.path, sql: sql)
+                }
+                contextIndexes.append(found)
+            }
+            columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes))
+        }
+        let plan = columns.isEmpty ? nil : OpeningPlan(transform: transform, columns: columns)
+        openingPlanState = .some(plan)
+        return plan
     }
 
     deinit {
@@ -260,7 +302,7 @@ public final class Statement {
         try bind(arguments: arguments)
         var rows: [Row] = []
         while try step() {
-            rows.append(currentRow())
+            rows.append(try currentRow())
         }
         return rows
     }
@@ -271,7 +313,7 @@ public final class Statement {
         defer { reset() }
         try bind(arguments: arguments)
         guard try step() else { return nil }
-        return currentRow()
+        return try currentRow()
     }
 
     /// Runs the statement and calls `body` with each row as it is read.
@@ -280,16 +322,17 @@ public final class Statement {
         defer { reset() }
         try bind(arguments: arguments)
         while try step() {
-            try body(currentRow())
+            try body(try currentRow())
         }
     }
 
-    func currentRow() -> Row {
+    func currentRow() throws(StrongroomError) -> Row {
         var values: [DatabaseValue] = []
         values.reserveCapacity(columnCount)
         for i in 0..<Int32(columnCount) {
             values.append(databaseValue(at: i))
         }
+        try openingPlan()?.open(&values, statement: self)
         return Row(layout: rowLayout, values: values)
     }
 

@@ -9,7 +9,7 @@ enum CommandFailure {
     static func exitCode(for code: StrongroomError.Code) -> Int32 {
         switch code {
         case .wrongKey, .keyRequired, .plaintextDatabase, .notADatabase, .corrupt, .malformedKey,
-             .conversion, .verificationFailed, .uniqueConstraint, .primaryKeyConstraint,
+             .conversion, .verificationFailed, .sealedValue, .uniqueConstraint, .primaryKeyConstraint,
              .foreignKeyConstraint, .notNullConstraint, .checkConstraint, .constraint:
             return 65 // EX_DATAERR
         case .notFound, .keyMissing:

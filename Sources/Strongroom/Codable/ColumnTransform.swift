@@ -1,0 +1,74 @@
+/// The extension point through which a layer above stores some columns'
+/// values in another form, on their way into and out of the database:
+/// `StrongroomFields` seals columns this way.
+///
+/// Install one on a connection (in ``Configuration/prepareConnection(_:)``,
+/// so every connection of a queue or pool has its own) with
+/// ``Connection/columnTransform``. Then:
+///
+/// - ``Connection/insert(_:into:)`` hands the row of each insert into a table
+///   the transform names to ``prepareInsert(into:columns:values:connection:)``.
+/// - Each statement asks, once (at its first row), which of its result
+///   columns come from a transformed column (SQLite's column metadata gives
+///   each result column's table and column), and which other columns of the
+///   same row each needs; rows, records and single values read from it are
+///   then given through ``open(_:column:table:context:)``.
+///
+/// Columns and tables the transform does not name cost nothing: statements
+/// and inserts without one read and bind as before.
+public protocol ColumnTransform: AnyObject {
+    /// For a result column read from `table.column`: nil when it is stored
+    /// as it is; otherwise the names of the columns of the same table whose
+    /// values ``open(_:column:table:context:)`` needs (possibly none). A
+    /// query that reads the column without them fails with a message that
+    /// names them.
+    func contextColumns(forReading column: String, of table: String) -> [String]?
+
+    /// The value the app sees for a stored value of `table.column`;
+    /// `context` holds the values of the ``contextColumns(forReading:of:)``,
+    /// in that order. An error fails the read (it should name the row, never
+    /// a value).
+    func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue
+
+    /// True when inserts into `table` go through ``prepareInsert(into:columns:values:connection:)``.
+    func transformsInserts(into table: String) -> Bool
+
+    /// Turns the row about to be inserted into what is stored: may change
+    /// values, assign a missing primary key, and add columns. Runs inside
+    /// the insert's transaction, before anything of the row is written.
+    func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws
+}
+
+/// Which result columns of a statement a transform opens, and where their
+/// context columns are: worked out once per statement.
+final class OpeningPlan {
+    struct Column {
+        let index: Int
+        let table: String
+        let column: String
+        let contextIndexes: [Int]
+    }
+
+    let transform: any ColumnTransform
+    let columns: [Column]
+
+    init(transform: any ColumnTransform, columns: [Column]) {
+        self.transform = transform
+        self.columns = columns
+    }
+
+    /// `values` (one row, as stored) as the app sees them.
+    func open(_ values: inout [DatabaseValue], statement: Statement) throws(StrongroomError) {
+        let stored = values
+        for column in columns {
+            do {
+                values[column.index] = try transform.open(stored[column.index], column: column.column, table: column.table,
+                                                          context: column.contextIndexes.map { stored[$0] })
+            } catch let error as StrongroomError {
+                throw error
+            } catch {
+                throw StrongroomError(.sealedValue, "\(error)", path: statement.connection.path, sql: statement.sql)
+            }
+        }
+    }
+}

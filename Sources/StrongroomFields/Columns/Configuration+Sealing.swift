@@ -1,0 +1,41 @@
+public import Strongroom
+
+extension Configuration {
+    /// Seals `columns` with `keyring` on every connection opened with this
+    /// configuration: the app then writes and reads plain values.
+    ///
+    /// - ``Connection/insert(_:into:)`` seals the declared columns of the
+    ///   row (after assigning an `INTEGER PRIMARY KEY` SQLite would have
+    ///   assigned, so that values can be bound to it), and fills the blind
+    ///   index of each indexed column.
+    /// - Every read (rows, `Decodable` records, single values) opens the
+    ///   sealed columns it selects. A query that selects a randomized sealed
+    ///   column must also select its table's primary key.
+    /// - The SQL functions of ``addFieldFunctions(keyring:)`` are there too,
+    ///   for updates and lookups in SQL.
+    ///
+    /// ```swift
+    /// var config = Configuration(key: databaseKey)
+    /// config.seal([.indexed("email", in: "customer", indexColumn: "email_index"),
+    ///              .randomized("phone", in: "customer")],
+    ///             keyring: try FieldKeyring.load(from: "Keys/fields.keyring"))
+    /// let queue = try DatabaseQueue(path: "app.db", configuration: config)
+    /// try queue.write { db in try db.insert(Customer(id: nil, email: "ada@example.com", phone: "+44 1"), into: "customer") }
+    /// let ada = try queue.read { db in
+    ///     try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')",
+    ///                     arguments: ["ada@example.com"])
+    /// }
+    /// ```
+    ///
+    /// Writes through SQL (`UPDATE`) do not pass through here: seal in the
+    /// statement with `strongroom_seal(…)`.
+    public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring) {
+        prepareConnection { db throws(StrongroomError) in
+            let cipher = FieldCipher(keyring: keyring)
+            for function in FieldFunctions.functions(cipher: cipher) {
+                try db.add(function: function)
+            }
+            db.columnTransform = SealingTransform(columns: columns, cipher: cipher, connection: db)
+        }
+    }
+}

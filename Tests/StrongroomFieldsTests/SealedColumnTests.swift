@@ -1,0 +1,160 @@
+import Foundation
+import Strongroom
+import StrongroomFields
+import StrongroomTestSupport
+import Testing
+
+/// Sealed columns from Swift (issue 8, item 4): declared once on the
+/// configuration, then plain values in and out, through records too.
+@Suite("Sealed columns from Swift")
+struct SealedColumnTests {
+    let dir = TemporaryDirectory()
+    let databaseKey = DatabaseKey.generate()
+    let keyring = FieldKeyring.generate()
+
+    struct Customer: Codable, Equatable {
+        var id: Int64?
+        var email: String
+        var phone: String?
+        var country: String
+        var score: Double
+    }
+
+    static let schema = """
+        CREATE TABLE customer(id INTEGER PRIMARY KEY AUTOINCREMENT, email BLOB NOT NULL, email_index BLOB, phone BLOB,
+                              country BLOB, score REAL);
+        CREATE INDEX customer_email_index ON customer(email_index);
+        """
+
+    static let columns: [SealedColumn] = [
+        .indexed("email", in: "customer", indexColumn: "email_index"),
+        .randomized("phone", in: "customer"),
+        .deterministic("country", in: "customer"),
+    ]
+
+    func configuration(_ encryption: Configuration.Encryption? = nil) -> Configuration {
+        var config = Configuration(encryption: encryption ?? .encrypted(databaseKey))
+        config.seal(Self.columns, keyring: keyring)
+        return config
+    }
+
+    static let people = [
+        Customer(id: nil, email: "ada@example.com", phone: "+44 20 7946 0000", country: "UK", score: 9.5),
+        Customer(id: nil, email: "bob@example.com", phone: nil, country: "FR", score: 7),
+        Customer(id: 10, email: "zoë@example.com", phone: "", country: "FR", score: 8.25),
+        Customer(id: nil, email: "", phone: "+33 1", country: "DE", score: 0),
+    ]
+
+    @Test func recordsGoInPlainAndComeOutPlain() throws {
+        let path = dir.file("app.db")
+        let queue = try DatabaseQueue(path: path, configuration: configuration())
+        try queue.write { db in
+            try db.execute(sql: Self.schema)
+            for person in Self.people { try db.insert(person, into: "customer") }
+        }
+        let read = try queue.read { try $0.fetchAll(Customer.self, sql: "SELECT * FROM customer ORDER BY id") }
+        #expect(read.map(\.id) == [1, 2, 10, 11], "ids SQLite would have assigned, AUTOINCREMENT included")
+        #expect(read.map { Customer(id: nil, email: $0.email, phone: $0.phone, country: $0.country, score: $0.score) }
+                == Self.people.map { Customer(id: nil, email: $0.email, phone: $0.phone, country: $0.country, score: $0.score) })
+        // Rows and single values open too.
+        let row = try #require(try queue.read { try $0.fetchOne(sql: "SELECT id, phone FROM customer WHERE id = 1") })
+        #expect(try row.decode(String.self, column: "phone") == "+44 20 7946 0000")
+        #expect(try queue.read { try $0.fetchOne(String.self, sql: "SELECT country FROM customer WHERE id = 2") } == "FR")
+
+        // The same file with the database key but without the keyring: only envelopes.
+        let bare = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        #expect(try bare.fetchAll(String.self, sql: "SELECT DISTINCT typeof(email) || typeof(country) FROM customer") == ["blobblob"])
+        #expect(try bare.fetchAll(String.self, sql: "SELECT DISTINCT typeof(phone) FROM customer ORDER BY 1") == ["blob", "null"])
+        let texts = try bare.fetchAll(sql: "SELECT * FROM customer").flatMap(\.values).map(\.description).joined()
+        #expect(!texts.contains("example.com") && !texts.contains("7946"))
+    }
+
+    @Test func lookupsByBlindIndexAndDeterministicValueWithoutOpeningTheTable() throws {
+        let queue = try DatabaseQueue(path: dir.file("lookup.db"), configuration: configuration())
+        try queue.write { db in
+            try db.execute(sql: Self.schema)
+            for person in Self.people { try db.insert(person, into: "customer") }
+        }
+        let bob = try queue.read { db in
+            try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')",
+                            arguments: ["bob@example.com"])
+        }
+        #expect(bob?.id == 2 && bob?.phone == nil)
+        let french = try queue.read { db in
+            try db.fetchAll(Int64.self, sql: "SELECT id FROM customer WHERE country = strongroom_seal(?, 'customer', 'country', 'deterministic') ORDER BY id",
+                            arguments: ["FR"])
+        }
+        #expect(french == [2, 10])
+        // The lookup uses the index on the blind index column.
+        let plan = try queue.read { try $0.fetchAll(sql: "EXPLAIN QUERY PLAN SELECT id FROM customer WHERE email_index = x'00'") }
+        #expect(plan.flatMap(\.values).map(\.description).joined().contains("customer_email_index"))
+    }
+
+    @Test func aQueryWithoutThePrimaryKeyIsToldToSelectIt() throws {
+        let queue = try DatabaseQueue(path: dir.file("nokey.db"), configuration: configuration())
+        try queue.write { db in
+            try db.execute(sql: Self.schema)
+            try db.insert(Self.people[0], into: "customer")
+        }
+        let error = #expect(throws: StrongroomError.self) { try queue.read { try $0.fetchAll(String.self, sql: "SELECT phone FROM customer") } }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("customer.id") == true)
+        // Deterministic columns are bound to no row: they read alone.
+        #expect(try queue.read { try $0.fetchAll(String.self, sql: "SELECT country FROM customer") } == ["UK"])
+    }
+
+    @Test func aTamperedValueIsATypedErrorNamingTheRow() throws {
+        let path = dir.file("tampered.db")
+        let queue = try DatabaseQueue(path: path, configuration: configuration())
+        try queue.write { db in
+            try db.execute(sql: Self.schema)
+            for person in Self.people { try db.insert(person, into: "customer") }
+            // Someone with the database key swaps two sealed phones.
+            try db.execute(sql: "UPDATE customer SET phone = (SELECT phone FROM customer WHERE id = 11) WHERE id = 1")
+        }
+        let error = #expect(throws: StrongroomError.self) { try queue.read { try $0.fetchAll(Customer.self, sql: "SELECT * FROM customer ORDER BY id") } }
+        #expect(error?.code == .sealedValue)
+        #expect(error?.message.contains("customer.phone, row 1") == true)
+        #expect(error?.message.contains("+33") == false)
+    }
+
+    @Test func poolReadersOpenSealedValuesOnTheirOwnThreads() async throws {
+        let pool = try DatabasePool(path: dir.file("pool.db"), configuration: configuration())
+        try await pool.write { db in
+            try db.execute(sql: Self.schema)
+            for person in Self.people { try db.insert(person, into: "customer") }
+        }
+        try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 {
+                group.addTask { try await pool.read { try $0.fetchAll(Customer.self, sql: "SELECT * FROM customer ORDER BY id").map(\.email) } }
+            }
+            for try await emails in group { #expect(emails == Self.people.map(\.email)) }
+        }
+    }
+
+    /// In a plaintext database (where the raw bytes are readable), sealed
+    /// markers never appear in the file, its -wal or its journal; an
+    /// unsealed control marker does, which shows the scan works.
+    @Test(arguments: [Configuration.JournalMode.wal, .persist])
+    func sealedMarkersNeverReachTheFiles(journal: Configuration.JournalMode) throws {
+        let path = dir.file("plain-\(journal.rawValue).db")
+        var config = configuration(.plaintext)
+        config.journalMode = journal
+        let db = try Connection(path: path, configuration: config)
+        try db.execute(sql: Self.schema + "CREATE TABLE note(body TEXT);")
+        try db.inTransaction { db in
+            try db.insert(Customer(id: nil, email: "sealed-marker-e1@example.com", phone: "sealed-marker-p1", country: "sealed-marker-c1", score: 1), into: "customer")
+            try db.execute(sql: "INSERT INTO note(body) VALUES ('control-marker-n1')")
+        }
+        // A second transaction, so the journal holds pages from the first.
+        try db.execute(sql: "UPDATE customer SET score = 2; INSERT INTO note(body) VALUES ('x')")
+        var bytes = Data()
+        for suffix in ["", "-wal", "-journal"] {
+            if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("control-marker-n1"))
+        #expect(!text.contains("sealed-marker"))
+        db.close()
+    }
+}
