@@ -65,6 +65,7 @@ let package = Package(
             name: "StrongroomCLI",
             dependencies: [
                 "Strongroom",
+                "StrongroomFields",
                 "StrongroomMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -109,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrongroomCLITests",
-            dependencies: ["StrongroomCLI", "Strongroom", "StrongroomTestSupport"]
+            dependencies: ["StrongroomCLI", "Strongroom", "StrongroomFields", "StrongroomTestSupport"]
         ),
     ]
 )

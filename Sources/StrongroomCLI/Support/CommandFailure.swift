@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strongroom
+import StrongroomFields
 import StrongroomMigrations
 
 /// Turns a library error into one sentence on stderr (and a JSON object on
@@ -52,6 +53,8 @@ enum CommandFailure {
             var message = error.message
             if let statement = error.statement { message += " Statement: \(statement)" }
             fail(code: error.code.rawValue, message: message, status: exitCode(for: error), json: json)
+        } catch let error as FieldError {
+            fail(code: error.code.rawValue, message: error.message, status: error.code == .misuse ? 64 : 65, json: json)
         }
     }
 

@@ -51,6 +51,17 @@ final class ProgressBar: @unchecked Sendable {
         }
     }
 
+    /// Draws one line, at most ten times a second.
+    func draw(line text: String) {
+        guard enabled else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now - lastDrawn >= 100_000_000 else { return }
+        lastDrawn = now
+        draw(text)
+    }
+
     /// Clears the line.
     func finish() {
         guard enabled else { return }

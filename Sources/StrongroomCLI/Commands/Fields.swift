@@ -1,0 +1,158 @@
+import ArgumentParser
+import Foundation
+import Strongroom
+import StrongroomFields
+
+/// `strongroom fields …`: the field keyring and the sealed columns a
+/// database records.
+struct Fields: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage field keys: add and activate keys, re-seal values under the active key, status, retire old keys.",
+        subcommands: [AddKey.self, Activate.self, Rotate.self, Status.self, Retire.self]
+    )
+
+    /// `--field-keys PATH`.
+    struct KeyringOptions: ParsableArguments {
+        @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring file (mode 0600).", valueName: "path"))
+        var path: String
+
+        func load() throws -> FieldKeyring { try FieldKeyring.load(from: path) }
+    }
+
+    struct AddKey: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add-key", abstract: "Add a new random key to the keyring (not active yet).")
+        @OptionGroup var keyring: KeyringOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            try CommandFailure.reporting(json: output.json) {
+                let (more, id) = try keyring.load().addingKey()
+                try more.write(to: keyring.path, replacing: true)
+                if output.json {
+                    Output.json(["field_keyring": keyring.path, "key_id": "\(id)"])
+                } else {
+                    print("Added key \(id) to \(keyring.path); key \(more.activeKeyID) is still active. Back the keyring up, then `strongroom fields activate --key-id \(id)`.")
+                }
+            }
+        }
+    }
+
+    struct Activate: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a key of the keyring the one new values are sealed under.")
+        @OptionGroup var keyring: KeyringOptions
+        @Option(name: .customLong("key-id"), help: "The key to activate.") var keyID: UInt32
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            try CommandFailure.reporting(json: output.json) {
+                let activated = try keyring.load().activating(keyID)
+                try activated.write(to: keyring.path, replacing: true)
+                if output.json {
+                    Output.json(["field_keyring": keyring.path, "active_key_id": "\(keyID)"])
+                } else {
+                    print("Key \(keyID) is now active in \(keyring.path). Re-seal existing values with `strongroom fields rotate`.")
+                }
+            }
+        }
+    }
+
+    struct Rotate: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Re-seal every sealed value not under the active key, in batches (each its own transaction; resumable).")
+        @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
+        @OptionGroup var key: KeyOptions
+        @OptionGroup var keyring: KeyringOptions
+        @Option(name: .customLong("batch-size"), help: "Rows per transaction.") var batchSize = 1000
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
+        }
+
+        func run() throws {
+            try CommandFailure.reporting(json: output.json) {
+                let fieldKeys = try keyring.load()
+                let queue = try DatabaseQueue(path: database, configuration: KeyOptions.existing(try key.loadKey()))
+                let columns = try queue.read { db in try SealedColumnRegistry.columns(in: db) }
+                let bar = ProgressBar()
+                let report = try FieldRotation.rotate(queue, columns: columns, keyring: fieldKeys, batchSize: batchSize) { done in
+                    bar.draw(line: "re-sealed \(done) values under key \(fieldKeys.activeKeyID)")
+                }
+                bar.finish()
+                let total = report.resealed.values.reduce(0, +)
+                if output.json {
+                    Output.json(["database": database, "active_key_id": "\(fieldKeys.activeKeyID)", "resealed": "\(total)", "batches": "\(report.batches)"])
+                } else {
+                    print("Re-sealed \(total) values of \(database) under key \(fieldKeys.activeKeyID) in \(report.batches) batches.")
+                }
+            }
+        }
+    }
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Values per key id for each sealed column the database records.")
+        @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
+        @OptionGroup var key: KeyOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            try CommandFailure.reporting(json: output.json) {
+                let db = try key.open(database, readOnly: true)
+                let status = try FieldRotation.status(of: SealedColumnRegistry.columns(in: db), in: db)
+                if output.json {
+                    Output.json(StatusReport(database: database, sealedColumns: status.map(StatusLine.init)))
+                    return
+                }
+                if status.isEmpty { print("\(database) records no sealed column.") }
+                for column in status {
+                    let keys = column.valuesByKeyID.keys.sorted().map { "key \($0): \(column.valuesByKeyID[$0]!)" }.joined(separator: ", ")
+                    print("\(column.table).\(column.column) (\(column.mode.rawValue)): \(keys.isEmpty ? "no values" : keys)\(column.unsealed > 0 ? "; \(column.unsealed) NOT SEALED" : "")")
+                }
+            }
+        }
+    }
+
+    struct Retire: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a key from the keyring once no sealed value of the database uses it.")
+        @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
+        @OptionGroup var key: KeyOptions
+        @OptionGroup var keyring: KeyringOptions
+        @Option(name: .customLong("key-id"), help: "The key to retire.") var keyID: UInt32
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            try CommandFailure.reporting(json: output.json) {
+                let db = try key.open(database, readOnly: true)
+                let fewer = try FieldRotation.retire(keyID, from: keyring.load(), columns: SealedColumnRegistry.columns(in: db), in: db)
+                try fewer.write(to: keyring.path, replacing: true)
+                if output.json {
+                    Output.json(["field_keyring": keyring.path, "retired_key_id": "\(keyID)"])
+                } else {
+                    print("Retired key \(keyID) from \(keyring.path): no sealed value of \(database) uses it.")
+                }
+            }
+        }
+    }
+}
+
+/// One sealed column in `fields status --json`.
+struct StatusLine: Encodable {
+    let table: String
+    let column: String
+    let mode: String
+    let valuesByKeyId: [String: Int]
+    let unsealed: Int
+
+    init(_ status: FieldRotation.ColumnStatus) {
+        table = status.table
+        column = status.column
+        mode = status.mode.rawValue
+        valuesByKeyId = Dictionary(uniqueKeysWithValues: status.valuesByKeyID.map { ("\($0)", $1) })
+        unsealed = status.unsealed
+    }
+}
+
+/// `fields status --json`.
+struct StatusReport: Encodable {
+    let database: String
+    let sealedColumns: [StatusLine]
+}

@@ -1,0 +1,142 @@
+public import Strongroom
+
+/// Key rotation for sealed columns: status per key id, re-sealing under the
+/// active key in batches, and the check before a key is retired.
+///
+/// ```swift
+/// let (keyring, id) = try FieldKeyring.load(from: path).addingKey()
+/// try keyring.activating(id).write(to: path, replacing: true)
+/// let report = try FieldRotation.rotate(queue, columns: columns, keyring: try keyring.activating(id)) { progress in … }
+/// ```
+public enum FieldRotation {
+    /// How many values of one sealed column are under each key.
+    public struct ColumnStatus: Sendable, Hashable, Codable {
+        public let table: String
+        public let column: String
+        public let mode: SealingMode
+        /// Values per key id.
+        public let valuesByKeyID: [UInt32: Int]
+        /// Values that are not envelopes (plaintext left behind, or damage).
+        public let unsealed: Int
+    }
+
+    /// Values per key id for each of `columns`.
+    public static func status(of columns: [SealedColumn], in db: Connection) throws(StrongroomError) -> [ColumnStatus] {
+        var result: [ColumnStatus] = []
+        for column in columns {
+            let name = SQLScript.quotedIdentifier(column.column), table = SQLScript.quotedIdentifier(column.table)
+            var byKey: [UInt32: Int] = [:]
+            var unsealed = 0
+            for row in try db.fetchAll(sql: """
+                SELECT CASE WHEN typeof(\(name)) = 'blob' AND length(\(name)) >= 6 AND substr(\(name), 1, 1) = x'01' THEN substr(\(name), 3, 4) END AS key_id,
+                       count(*) AS n
+                  FROM \(table) WHERE \(name) IS NOT NULL GROUP BY 1
+                """) {
+                let count = try row.decode(Int.self, column: "n")
+                if let bytes = try row.decode([UInt8]?.self, column: "key_id"), bytes.count == 4 {
+                    byKey[bytes.reduce(0) { $0 << 8 | UInt32($1) }, default: 0] += count
+                } else {
+                    unsealed += count
+                }
+            }
+            result.append(ColumnStatus(table: column.table, column: column.column, mode: column.mode, valuesByKeyID: byKey, unsealed: unsealed))
+        }
+        return result
+    }
+
+    /// What a rotation did.
+    public struct Report: Sendable {
+        /// Values re-sealed under the active key, per "table.column".
+        public let resealed: [String: Int]
+        /// Batches committed.
+        public let batches: Int
+    }
+
+    /// Re-seals every value of `columns` that is not under the keyring's
+    /// active key, `batchSize` rows at a time, each batch its own IMMEDIATE
+    /// transaction. Killed at any moment, it loses nothing: a batch commits
+    /// whole or not at all, and a rerun finds what is left by the key id in
+    /// each envelope. Blind indexes are recomputed with the new key.
+    ///
+    /// `progress` is called after each batch with the values re-sealed so far.
+    public static func rotate(_ queue: DatabaseQueue, columns: [SealedColumn], keyring: FieldKeyring, batchSize: Int = 1000,
+                              progress: ((Int) -> Void)? = nil) throws -> Report {
+        let cipher = FieldCipher(keyring: keyring)
+        let active = keyring.activeKeyID
+        let activeBytes: [UInt8] = [UInt8(active >> 24 & 0xFF), UInt8(active >> 16 & 0xFF), UInt8(active >> 8 & 0xFF), UInt8(active & 0xFF)]
+        var resealed: [String: Int] = [:]
+        var batches = 0
+        var total = 0
+        for column in columns {
+            let name = SQLScript.quotedIdentifier(column.column), table = SQLScript.quotedIdentifier(column.table)
+            let keyColumns = try queue.read { db in try primaryKey(of: column.table, in: db) }
+            if column.mode != .deterministic && keyColumns.isEmpty {
+                throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY; its sealed values cannot be bound to rows.", table: column.table, column: column.column)
+            }
+            let usesRowid = try queue.read { db in (try? db.prepare(sql: "SELECT rowid FROM \(table) LIMIT 0")) != nil }
+            let selectedKeys = keyColumns.map(SQLScript.quotedIdentifier).joined(separator: ", ")
+            let stale = "typeof(\(name)) = 'blob' AND substr(\(name), 3, 4) <> ?1"
+            var lastRowid = Int64.min
+            while true {
+                let count: Int = try queue.write { db in
+                    let sql = usesRowid
+                        ? "SELECT rowid AS strongroom_rowid\(selectedKeys.isEmpty ? "" : ", " + selectedKeys), +\(name) AS strongroom_stored FROM \(table) WHERE \(stale) AND rowid > ?2 ORDER BY rowid LIMIT ?3"
+                        : "SELECT \(selectedKeys.isEmpty ? "" : selectedKeys + ", ")+\(name) AS strongroom_stored FROM \(table) WHERE \(stale) LIMIT ?3"
+                    let rows = try db.fetchAll(sql: sql, arguments: [activeBytes, lastRowid, batchSize])
+                    for row in rows {
+                        let rowKey = try keyColumns.map { key throws in try row.decode(DatabaseValue.self, column: key) }
+                        let stored = try row.decode(DatabaseValue.self, column: "strongroom_stored")
+                        let value = try cipher.open(stored, table: column.table, column: column.column, rowKey: rowKey)
+                        let sealed = try cipher.seal(value, table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
+                        var assignments = "\(name) = ?1"
+                        var arguments: [any DatabaseValueConvertible] = [sealed]
+                        if column.mode == .indexed, let indexColumn = column.indexColumn {
+                            assignments += ", \(SQLScript.quotedIdentifier(indexColumn)) = ?2"
+                            arguments.append(try cipher.blindIndex(value, table: column.table, column: column.column))
+                        }
+                        let target: String
+                        if usesRowid {
+                            target = "rowid = ?\(arguments.count + 1)"
+                            let rowid = try row.decode(Int64.self, column: "strongroom_rowid")
+                            arguments.append(rowid)
+                            lastRowid = max(lastRowid, rowid)
+                        } else {
+                            target = keyColumns.enumerated().map { "\(SQLScript.quotedIdentifier($1)) IS ?\(arguments.count + $0 + 1)" }.joined(separator: " AND ")
+                            arguments += rowKey.map { $0 as any DatabaseValueConvertible }
+                        }
+                        try db.execute(sql: "UPDATE \(table) SET \(assignments) WHERE \(target)", arguments: StatementArguments(arguments))
+                    }
+                    return rows.count
+                }
+                if count == 0 { break }
+                batches += 1
+                total += count
+                resealed["\(column.table).\(column.column)", default: 0] += count
+                progress?(total)
+                if count < batchSize && usesRowid { break }
+            }
+        }
+        return Report(resealed: resealed, batches: batches)
+    }
+
+    /// The keyring without `keyID`, after checking that no value of
+    /// `columns` is sealed under it.
+    public static func retire(_ keyID: UInt32, from keyring: FieldKeyring, columns: [SealedColumn], in db: Connection) throws -> FieldKeyring {
+        let inUse = try status(of: columns, in: db).filter { ($0.valuesByKeyID[keyID] ?? 0) > 0 }
+        guard inUse.isEmpty else {
+            let places = inUse.map { "\($0.table).\($0.column): \($0.valuesByKeyID[keyID] ?? 0)" }.joined(separator: ", ")
+            throw FieldError(.keyring, "Key \(keyID) still seals values (\(places)); rotate them to the active key first.")
+        }
+        return try keyring.removingKey(keyID)
+    }
+
+    static func primaryKey(of table: String, in db: Connection) throws(StrongroomError) -> [String] {
+        let rows = try db.fetchAll(sql: "PRAGMA table_info(\(SQLScript.quotedIdentifier(table)))")
+        var keyed: [(Int, String)] = []
+        for row in rows {
+            let position = try row.decode(Int.self, column: "pk")
+            if position > 0 { keyed.append((position, try row.decode(String.self, column: "name"))) }
+        }
+        return keyed.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
