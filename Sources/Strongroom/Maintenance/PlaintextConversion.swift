@@ -59,12 +59,17 @@ public enum PlaintextConversion {
     /// - Throws: ``StrongroomError/Code/keyRequired`` when `source` is not plaintext;
     ///   ``StrongroomError/Code/outputExists`` when `destination` exists;
     ///   ``StrongroomError/Code/verificationFailed`` when the copy differs.
+    ///
+    /// `finishing`, when given, runs on the new file once it is verified and
+    /// before it takes its name (sealing columns, for one): if it throws,
+    /// the new file is removed. The file is vacuumed after it.
     public static func importPlaintext(from source: String, to destination: String, key: DatabaseKey, logger: Logger? = nil,
-                                       progress: (@Sendable (Progress) -> Void)? = nil) throws(StrongroomError) -> Report {
+                                       progress: (@Sendable (Progress) -> Void)? = nil,
+                                       finishing: ((Connection) throws(StrongroomError) -> Void)? = nil) throws(StrongroomError) -> Report {
         if try FileHeader.size(of: source) == 0 {
             throw StrongroomError(.notADatabase, "\(source) is an empty file, not a database.", path: source)
         }
-        return try convert(source, from: .plaintext, to: destination, as: .encrypted(key), logger: logger, progress: progress)
+        return try convert(source, from: .plaintext, to: destination, as: .encrypted(key), logger: logger, progress: progress, finishing: finishing)
     }
 
     /// Writes a **plaintext** copy of the encrypted database at `source` to `destination`.
@@ -73,9 +78,13 @@ public enum PlaintextConversion {
     /// try PlaintextConversion.exportPlaintext(from: "app.db", key: key, to: "debug.sqlite",
     ///                                         .outputIsUnprotectedPlaintext)
     /// ```
+    ///
+    /// `finishing` works as for ``importPlaintext(from:to:key:logger:progress:finishing:)``
+    /// (opening sealed columns, for one).
     public static func exportPlaintext(from source: String, key: DatabaseKey, to destination: String, _ acknowledgement: PlaintextAcknowledgement,
-                                       logger: Logger? = nil, progress: (@Sendable (Progress) -> Void)? = nil) throws(StrongroomError) -> Report {
-        try convert(source, from: .encrypted(key), to: destination, as: .plaintext, logger: logger, progress: progress)
+                                       logger: Logger? = nil, progress: (@Sendable (Progress) -> Void)? = nil,
+                                       finishing: ((Connection) throws(StrongroomError) -> Void)? = nil) throws(StrongroomError) -> Report {
+        try convert(source, from: .encrypted(key), to: destination, as: .plaintext, logger: logger, progress: progress, finishing: finishing)
     }
 
     /// Page cache of each connection of a conversion: every page is read
@@ -84,7 +93,8 @@ public enum PlaintextConversion {
 
     private static func convert(_ source: String, from sourceEncryption: Configuration.Encryption, to destination: String,
                                 as destinationEncryption: Configuration.Encryption, logger: Logger?,
-                                progress: (@Sendable (Progress) -> Void)?) throws(StrongroomError) -> Report {
+                                progress: (@Sendable (Progress) -> Void)?,
+                                finishing: ((Connection) throws(StrongroomError) -> Void)?) throws(StrongroomError) -> Report {
         var sourceConfiguration = Configuration(encryption: sourceEncryption)
         sourceConfiguration.readOnlyMainAllowingAttach = true
         sourceConfiguration.createIfMissing = false
@@ -176,13 +186,22 @@ public enum PlaintextConversion {
             let sourceTables = try sourceDigests?.wait() ?? expected
             // Opened writable once, so the destination's journal mode applies.
             let copy = try Connection(path: temporary, configuration: destinationConfiguration)
+            defer { copy.close() }
             let copiedVersion = try copy.fetchOne(Int.self, sql: "PRAGMA user_version") ?? 0
             let copiedApplicationID = try copy.fetchOne(Int.self, sql: "PRAGMA application_id") ?? 0
-            copy.close()
             guard copyDigests == sourceTables, copiedVersion == userVersion, copiedApplicationID == applicationID else {
                 let differing = Set(sourceTables).symmetricDifference(copyDigests).map(\.name).sorted()
                 throw StrongroomError(.verificationFailed, "The copy of \(source) differs from the source (tables: \(differing.joined(separator: ", ")); user_version \(copiedVersion) vs \(userVersion)); it was removed.", path: destination)
             }
+            if let finishing {
+                // The last change, on the verified copy before it has its
+                // name; VACUUM then rewrites every page, so none of the copy's
+                // freed pages keeps what the change replaced.
+                try finishing(copy)
+                try copy.execute(sql: "VACUUM")
+                _ = try copy.fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            copy.close()
             try publish(temporary, at: destination)
             sourceConnection.logger.info("converted database", metadata: ["source": "\(source)", "destination": "\(destination)", "tables": "\(sourceTables.count)"])
             return Report(tables: sourceTables, userVersion: userVersion, applicationID: applicationID)

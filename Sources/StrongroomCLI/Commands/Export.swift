@@ -1,5 +1,7 @@
 import ArgumentParser
 import Strongroom
+import StrongroomFields
+import StrongroomMigrations
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,6 +17,9 @@ struct Export: ParsableCommand {
     @Flag(name: .customLong("i-understand-the-output-is-plaintext"), help: "Acknowledge that every row is written unencrypted.")
     var acknowledged = false
 
+    @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring: open the sealed columns in the copy, and drop their blind indexes.", valueName: "path"))
+    var fieldKeys: String?
+
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
@@ -24,11 +29,37 @@ struct Export: ParsableCommand {
         }
     }
 
+    /// Opens every sealed column of the copy and drops the blind index
+    /// columns (and their indexes), which mean nothing without the keyring.
+    static func openSealedColumns(keyring: FieldKeyring, in db: Connection) throws {
+        try db.execute(sql: "PRAGMA foreign_keys = OFF")
+        try db.inTransaction(.immediate) { db in
+            for column in try ColumnSealing.openInPlace(keyring: keyring, in: db) {
+                guard let indexColumn = column.indexColumn else { continue }
+                for index in try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql LIKE ?",
+                                             arguments: [column.table, "%\(indexColumn)%"]) {
+                    try db.execute(sql: "DROP INDEX \(SQLScript.quotedIdentifier(index))")
+                }
+                try TableRebuild.dropColumn(db, table: column.table, column: indexColumn)
+            }
+        }
+        try db.execute(sql: "PRAGMA foreign_keys = ON")
+    }
+
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let bar = ProgressBar()
             defer { bar.finish() }
-            let report = try PlaintextConversion.exportPlaintext(from: database, key: try key.loadKey(), to: to, .outputIsUnprotectedPlaintext) { bar.handle($0) }
+            var finishing: ((Connection) throws(StrongroomError) -> Void)?
+            if let fieldKeys {
+                let keyring = try FieldKeyring.load(from: fieldKeys)
+                let path = database
+                finishing = { (db: Connection) throws(StrongroomError) -> Void in
+                    try FieldErrors.asStrongroomErrors(path: path) { try Self.openSealedColumns(keyring: keyring, in: db) }
+                }
+            }
+            let report = try PlaintextConversion.exportPlaintext(from: database, key: try key.loadKey(), to: to, .outputIsUnprotectedPlaintext,
+                                                                 progress: { bar.handle($0) }, finishing: finishing)
             bar.finish()
             if !output.json {
                 Output.error("strongroom: warning: \(to) holds the data UNENCRYPTED; delete it when done.")

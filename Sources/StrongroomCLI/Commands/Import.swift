@@ -1,5 +1,6 @@
 import ArgumentParser
 import Strongroom
+import StrongroomFields
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,16 +13,58 @@ struct Import: ParsableCommand {
     @Option(help: ArgumentHelp("The new encrypted database (must not exist).", valueName: "path"))
     var database: String
 
+    @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring that seals the --seal columns.", valueName: "path"))
+    var fieldKeys: String?
+
+    @Option(help: ArgumentHelp("Seal a column while importing: TABLE.COLUMN[:randomized|deterministic|indexed] (default randomized; indexed adds COLUMN_blind_index). Repeat for more.", valueName: "spec"))
+    var seal: [String] = []
+
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if !seal.isEmpty && fieldKeys == nil {
+            throw ValidationError("--seal needs --field-keys PATH (create one with `strongroom keygen --field --out PATH`).")
+        }
+        _ = try seal.map(Self.sealedColumn)
+    }
+
+    /// `TABLE.COLUMN[:mode]`.
+    static func sealedColumn(_ spec: String) throws -> SealedColumn {
+        let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+        let names = parts[0].split(separator: ".", maxSplits: 1).map(String.init)
+        guard names.count == 2, !names[0].isEmpty, !names[1].isEmpty else {
+            throw ValidationError("--seal \(spec): write TABLE.COLUMN[:randomized|deterministic|indexed].")
+        }
+        let mode = parts.count == 2 ? SealingMode(rawValue: parts[1].lowercased()) : .randomized
+        guard let mode else {
+            throw ValidationError("--seal \(spec): the mode is randomized, deterministic or indexed.")
+        }
+        return SealedColumn(table: names[0], column: names[1], mode: mode, indexColumn: mode == .indexed ? names[1] + "_blind_index" : nil)
+    }
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let bar = ProgressBar()
             defer { bar.finish() }
-            let report = try PlaintextConversion.importPlaintext(from: from, to: database, key: try key.loadKey()) { bar.handle($0) }
+            let columns = try seal.map(Self.sealedColumn)
+            var finishing: ((Connection) throws(StrongroomError) -> Void)?
+            if let fieldKeys, !columns.isEmpty {
+                let keyring = try FieldKeyring.load(from: fieldKeys)
+                let path = database
+                finishing = { (db: Connection) throws(StrongroomError) -> Void in
+                    try FieldErrors.asStrongroomErrors(path: path) {
+                        try db.inTransaction(.immediate) { db in try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db) }
+                    }
+                }
+            }
+            let report = try PlaintextConversion.importPlaintext(from: from, to: database, key: try key.loadKey(),
+                                                                 progress: { bar.handle($0) }, finishing: finishing)
             bar.finish()
             Conversion.print(report, verb: "Encrypted", from: from, to: database, json: output.json)
+            if !columns.isEmpty && !output.json {
+                print("Sealed with \(fieldKeys!): " + columns.map { "\($0.table).\($0.column) (\($0.mode.rawValue))" }.joined(separator: ", ") + ".")
+            }
         }
     }
 }

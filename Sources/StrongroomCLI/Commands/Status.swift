@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strongroom
+import StrongroomFields
 import StrongroomMigrations
 
 struct Status: ParsableCommand {
@@ -26,14 +27,18 @@ struct Status: ParsableCommand {
             let migrations = MigrationState(
                 currentVersion: try migrator.currentVersion(db),
                 pending: hasDirectory ? try migrator.plan(db) : nil)
+            let sealed = try SealedColumnRegistry.columns(in: db)
             if output.json {
-                Output.json(WithField(base: status, key: "migrations", value: migrations))
+                Output.json(WithField(base: WithField(base: status, key: "migrations", value: migrations), key: "sealed_columns", value: sealed))
             } else {
                 print(Self.describe(status))
                 print("schema        version \(migrations.currentVersion)" + (migrations.pending.map { pending in
                     pending.isEmpty ? ", up to date with \(migrationOptions.migrations)"
                         : ", \(pending.count) pending in \(migrationOptions.migrations): " + pending.map { "\($0.version) \($0.description)" }.joined(separator: ", ")
                 } ?? ""))
+                print("sealed        " + (sealed.isEmpty ? "no column" : sealed.map { column in
+                    "\(column.table).\(column.column) (\(column.mode.rawValue)\(column.indexColumn.map { ", index in \($0)" } ?? ""))"
+                }.joined(separator: ", ")))
             }
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Strongroom
+import StrongroomFields
 import StrongroomMigrations
 
 struct Verify: ParsableCommand {
@@ -12,24 +13,48 @@ struct Verify: ParsableCommand {
     var database: String
 
     @OptionGroup var migrationOptions: MigrationOptions
+    @Option(name: .customLong("field-keys"), help: ArgumentHelp("Also open every sealed value with this field keyring and report each one that fails.", valueName: "path"))
+    var fieldKeys: String?
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let migrator = try migrationOptions.migrator()
-            let report = try migrator.verify(try key.open(database, readOnly: true))
+            let db = try key.open(database, readOnly: true)
+            let report = try migrator.verify(db)
+            let sealedFailures = try fieldKeys.map { path in try ColumnSealing.failures(keyring: FieldKeyring.load(from: path), in: db) } ?? []
             if output.json {
-                Output.json(report)
-            } else if report.isClean {
-                print("\(database) is at version \(report.currentVersion) and matches \(migrationOptions.migrations): no finding.")
+                Output.json(WithField(base: report, key: "sealed_value_failures", value: sealedFailures.map { SealedFailure(error: $0) }))
+            } else if report.isClean && sealedFailures.isEmpty {
+                print("\(database) is at version \(report.currentVersion) and matches \(migrationOptions.migrations): no finding." + (fieldKeys.map { " Every sealed value opens with \($0)." } ?? ""))
             } else {
-                print("\(database) is at version \(report.currentVersion); \(report.findings.count) finding(s):")
+                print("\(database) is at version \(report.currentVersion); \(report.findings.count + sealedFailures.count) finding(s):")
                 for finding in report.findings {
                     print("  [\(finding.code.rawValue)] \(finding.message)")
                 }
+                for failure in sealedFailures {
+                    print("  [sealed_\(failure.code.rawValue)] \(failure.message)")
+                }
             }
-            if !report.isClean { throw ExitCode(1) }
+            if !report.isClean || !sealedFailures.isEmpty { throw ExitCode(1) }
         }
+    }
+}
+
+/// A sealed value that does not open, in `verify --json`.
+struct SealedFailure: Encodable {
+    let code: String
+    let table: String?
+    let column: String?
+    let row: String?
+    let message: String
+
+    init(error: FieldError) {
+        code = error.code.rawValue
+        table = error.table
+        column = error.column
+        row = error.row
+        message = error.message
     }
 }

@@ -9,7 +9,7 @@ public import Strongroom
 /// let columns = try queue.read { db in try SealedColumnRegistry.columns(in: db) }
 /// ```
 public enum SealedColumnRegistry {
-    static let table = "strongroom_sealed_columns"
+    package static let table = "strongroom_sealed_columns"
 
     /// Records `columns` (replacing what was recorded for the same table
     /// and column). Call it inside the write transaction that seals them.

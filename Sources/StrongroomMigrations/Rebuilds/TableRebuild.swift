@@ -41,11 +41,18 @@ public enum TableRebuild {
         return try perform(db, [change], rewritten: [:], catalog: catalog)
     }
 
-    /// `ALTER TABLE table DROP COLUMN column`, refused (like SQLite's own) when
-    /// the column is a key, unique, or used by an index, a constraint, another
-    /// table's foreign key, a view or a trigger.
+    /// `ALTER TABLE table DROP COLUMN column` on SQLite versions without it
+    /// (before 3.35; Debian 12's SQLCipher is 3.15), by a rebuild that keeps
+    /// rowids. Refused (like SQLite's own) when the column is a key, unique,
+    /// or used by an index, a constraint, another table's foreign key, a view
+    /// or a trigger.
+    ///
+    /// ```swift
+    /// try TableRebuild.dropColumn(db, table: "customer", column: "fax")
+    /// ```
+    /// - Returns: the number of rows copied.
     @discardableResult
-    static func dropColumn(_ db: Connection, table: String, column: String) throws -> Int {
+    public static func dropColumn(_ db: Connection, table: String, column: String) throws -> Int {
         let catalog = try SchemaCatalog(db)
         var definition = try definition(of: table, in: catalog)
         guard let index = definition.items.firstIndex(where: { $0.column?.sqliteFolded == column.sqliteFolded }) else {

@@ -1,0 +1,88 @@
+public import Strongroom
+
+/// Sealing the plaintext values of existing columns in place, and opening
+/// them again: what `strongroom import --seal` and `export --field-keys` do.
+public enum ColumnSealing {
+    /// Seals the values of `columns` where they are, adding the blind index
+    /// column (and an index on it) of each indexed column that lacks one,
+    /// and records the columns in the database. Run it inside a write
+    /// transaction: it seals everything or nothing.
+    ///
+    /// ```swift
+    /// try queue.write { db in
+    ///     try ColumnSealing.sealInPlace([.indexed("Email", in: "Customer", indexColumn: "Email_blind_index")], keyring: keyring, in: db)
+    /// }
+    /// ```
+    public static func sealInPlace(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
+        let cipher = FieldCipher(keyring: keyring)
+        for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
+        let recorded = try SealedColumnRegistry.columns(in: db)
+        for column in columns {
+            if recorded.contains(where: { SealingTransform.folded($0.table) == SealingTransform.folded(column.table) && SealingTransform.folded($0.column) == SealingTransform.folded(column.column) }) {
+                throw FieldError(.misuse, "\(column.table).\(column.column) is sealed already.", table: column.table, column: column.column)
+            }
+            let key = try FieldRotation.primaryKey(of: column.table, in: db)
+            guard !key.isEmpty || column.mode == .deterministic else {
+                throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY to bind \(column.column)'s sealed values to; seal it deterministic, or give the table a primary key first.", table: column.table, column: column.column)
+            }
+            let table = SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
+            let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+            var assignments: [String] = []
+            if column.mode == .indexed, let indexColumn = column.indexColumn {
+                let existing = try db.fetchAll(sql: "PRAGMA table_info(\(table))").map { try $0.decode(String.self, column: "name") }
+                if !existing.contains(where: { SealingTransform.folded($0) == SealingTransform.folded(indexColumn) }) {
+                    try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(SQLScript.quotedIdentifier(indexColumn)) BLOB")
+                    try db.execute(sql: "CREATE INDEX \(SQLScript.quotedIdentifier("\(column.table)_\(indexColumn)")) ON \(table)(\(SQLScript.quotedIdentifier(indexColumn)))")
+                }
+                assignments.append("\(SQLScript.quotedIdentifier(indexColumn)) = strongroom_blind_index(\(name), \(literal(column.table)), \(literal(column.column)))")
+            }
+            let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
+            assignments.append("\(name) = strongroom_seal(\(name), \(literal(column.table)), \(literal(column.column)), '\(column.mode.rawValue)'\(rowKey))")
+            try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL")
+        }
+        try SealedColumnRegistry.record(columns, in: db)
+    }
+
+    /// Opens every sealed column the database records, in place (the values
+    /// become plain again), and removes the record. Blind index columns are
+    /// left to the caller. Run it inside a write transaction.
+    ///
+    /// - Returns: the columns that were sealed.
+    @discardableResult
+    public static func openInPlace(keyring: FieldKeyring, in db: Connection) throws -> [SealedColumn] {
+        let cipher = FieldCipher(keyring: keyring)
+        for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
+        let columns = try SealedColumnRegistry.columns(in: db)
+        for column in columns {
+            let key = try FieldRotation.primaryKey(of: column.table, in: db)
+            let table = SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
+            let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+            let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
+            try db.execute(sql: "UPDATE \(table) SET \(name) = strongroom_open(\(name), \(literal(column.table)), \(literal(column.column))\(rowKey)) WHERE \(name) IS NOT NULL")
+        }
+        try db.execute(sql: "DROP TABLE IF EXISTS \(SealedColumnRegistry.table)")
+        return columns
+    }
+
+    /// Opens every value of every recorded sealed column and reports each
+    /// one that fails, by table, column and row (for `strongroom verify`).
+    public static func failures(keyring: FieldKeyring, in db: Connection, limit: Int = 100) throws -> [FieldError] {
+        let cipher = FieldCipher(keyring: keyring)
+        var failures: [FieldError] = []
+        for column in try SealedColumnRegistry.columns(in: db) {
+            let key = column.mode == .deterministic ? [] : try FieldRotation.primaryKey(of: column.table, in: db)
+            let selected = (key.map(SQLScript.quotedIdentifier) + ["+\(SQLScript.quotedIdentifier(column.column)) AS strongroom_stored"]).joined(separator: ", ")
+            for row in try db.fetchAll(sql: "SELECT \(selected) FROM \(SQLScript.quotedIdentifier(column.table))") {
+                let rowKey = try key.map { k throws in try row.decode(DatabaseValue.self, column: k) }
+                let stored = try row.decode(DatabaseValue.self, column: "strongroom_stored")
+                do {
+                    _ = try cipher.open(stored, table: column.table, column: column.column, rowKey: rowKey)
+                } catch {
+                    failures.append(error)
+                    if failures.count >= limit { return failures }
+                }
+            }
+        }
+        return failures
+    }
+}
