@@ -52,8 +52,10 @@ test: setup test-setup
 	swift build --package-path Benchmarks
 	swift test $(SWIFT_BUILD_FLAGS)
 
-## demo: key, import the Chinook sample into an encrypted database, status, proof it is unreadable
+## demo: key, import the Chinook sample into an encrypted database, status, proof it is unreadable,
+## migrations, then sealed columns: personal data unreadable with the database key alone, read by an app
 demo: build
+	swift build -c release --product customer-lookup
 	@bash Examples/demo.sh "$(CURDIR)/$(CLI)"
 
 ## bench: side-by-side figures against C, the sqlcipher shell and 1 worker (release build)

@@ -77,6 +77,12 @@ let package = Package(
             path: "Tests/CFaultVFS",
             linkerSettings: [.linkedLibrary("sqlcipher")]
         ),
+        // A small app that reads sealed columns (make demo runs it).
+        .executableTarget(
+            name: "customer-lookup",
+            dependencies: ["Strongroom", "StrongroomFields"],
+            path: "Examples/CustomerLookup"
+        ),
         .target(
             name: "StrongroomTestSupport",
             dependencies: ["CFaultVFS", .product(name: "Logging", package: "swift-log")],
