@@ -21,6 +21,7 @@ let package = Package(
                 "CBenchmarkLoops",
                 .product(name: "Strongroom", package: "Strongroom"),
                 .product(name: "StrongroomMigrations", package: "Strongroom"),
+                .product(name: "StrongroomFields", package: "Strongroom"),
             ]
         ),
     ]

@@ -14,6 +14,9 @@ struct BenchmarkOptions {
     /// Also measure import and export against the sqlcipher shell.
     var conversion = false
     var conversionRows = 2_000_000
+    /// Also measure sealed columns.
+    var fields = false
+    var fieldRows = 100_000
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -26,6 +29,8 @@ struct BenchmarkOptions {
             case "--migrations": migrations = true
             case "--fleet-size": fleetSize = Int(iterator.next() ?? "") ?? fleetSize
             case "--conversion": conversion = true
+            case "--fields": fields = true
+            case "--field-rows": fieldRows = Int(iterator.next() ?? "") ?? fieldRows
             case "--conversion-rows": conversionRows = Int(iterator.next() ?? "") ?? conversionRows
             default: break
             }

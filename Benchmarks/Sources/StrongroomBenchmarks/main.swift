@@ -6,7 +6,7 @@ import StrongroomCrypto
 // Side-by-side figures: each Strongroom scenario against the same loop in C,
 // in this one process, on the same SQLCipher library, key kind and settings.
 // Usage: swift run -c release StrongroomBenchmarks [--rows N] [--rounds N]
-//        [--settings] [--migrations] [--conversion [--conversion-rows N]]
+//        [--settings] [--migrations] [--conversion [--conversion-rows N]] [--fields [--field-rows N]]
 
 if let at = CommandLine.arguments.firstIndex(of: "--measure-child") {
     ChildProcess.measure(Array(CommandLine.arguments[(at + 1)...]))
@@ -84,6 +84,20 @@ if options.conversion {
     results.append(ScenarioResult(name: "export \(options.conversionRows) rows, verified", ours: figures.exportOurs.timing, baseline: figures.exportShell.timing, baselineName: "shell export", target: 1.5))
     memoryLines.append("peak resident memory, import: strongroom \(figures.importOurs.peakKiB / 1024) MiB, sqlcipher shell \(figures.importShell.peakKiB / 1024) MiB")
     memoryLines.append("peak resident memory, export: strongroom \(figures.exportOurs.peakKiB / 1024) MiB, sqlcipher shell \(figures.exportShell.peakKiB / 1024) MiB")
+}
+
+if options.fields {
+    let figures = try FieldScenarios.run(directory: workDirectory, rows: options.fieldRows, rounds: options.rounds)
+    results.append(ScenarioResult(name: "import Chinook, 5 sealed columns", ours: figures.importSealed, baseline: figures.importPlain, baselineName: "unsealed", target: 2.0))
+    let added = (figures.readSealed.best - figures.readPlain.best) / Double(figures.readRows * 2) * 1e6
+    memoryLines.append(String(format: "seal 1M 32-byte values (AES-256-GCM envelopes, one core): %.2fM values/s (target ≥ 1M/s: %@)",
+                              figures.sealValuesPerSecond / 1e6, figures.sealValuesPerSecond >= 1e6 ? "ok" : "MISSED"))
+    if let openssl = figures.opensslMicroseconds {
+        memoryLines.append(String(format: "AES-256-GCM seal of a 64-byte block: %.3f µs; openssl speed -evp aes-256-gcm: %.3f µs; ratio %.2fx (target ≤ 2x: %@)",
+                                  figures.primitiveMicroseconds, openssl, figures.primitiveMicroseconds / openssl, figures.primitiveMicroseconds / openssl <= 2 ? "ok" : "MISSED"))
+    }
+    memoryLines.append(String(format: "read %d rows with 2 sealed columns: %.3f s vs %.3f s unsealed: %.2f µs added per sealed value (target ≤ 1.5 µs: %@)",
+                              figures.readRows, figures.readSealed.best, figures.readPlain.best, added, added <= 1.5 ? "ok" : "MISSED"))
 }
 
 print(ScenarioResult.table(results))

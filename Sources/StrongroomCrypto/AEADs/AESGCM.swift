@@ -1,4 +1,9 @@
 internal import CCrypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// AES-256-GCM (NIST SP 800-38D) with 96-bit random nonces and 128-bit tags,
 /// over OpenSSL's EVP interface.
@@ -24,6 +29,21 @@ public final class AESGCM {
     /// Whether `context` is set up to encrypt (true) or decrypt (false) now.
     private var encrypting: Bool?
     private let key: SecureBytes
+    /// Random bytes for the next nonces, drawn from OpenSSL 64 nonces at a
+    /// time (one RAND_bytes call costs more than sealing a short value).
+    /// Each byte is used once; a forked child discards what it inherited.
+    private var noncePool = [UInt8](repeating: 0, count: 64 * AESGCM.nonceByteCount)
+    private var noncePoolOffset = 64 * AESGCM.nonceByteCount
+    /// The fork generation the pool was drawn in (see `forkGeneration`).
+    private var noncePoolGeneration: UInt64 = .max
+
+    /// Counts forks, in the child: a pool drawn before a fork must not be
+    /// used in both processes. Cheaper than asking getpid() every value.
+    nonisolated(unsafe) private static var forkGeneration: UInt64 = 0
+    private static let countsForks: Void = {
+        // pthread_atfork's child handler runs in the child, alone, right after fork().
+        pthread_atfork(nil, nil) { AESGCM.forkGeneration &+= 1 }
+    }()
 
     /// - Throws: ``CryptoError/Code/invalidArgument`` unless `key` is 32 bytes.
     public convenience init(key: SecureBytes) throws(CryptoError) {
@@ -94,7 +114,20 @@ public final class AESGCM {
         guard nonce.count == Self.nonceByteCount else {
             throw CryptoError(.invalidArgument, "An AES-GCM nonce is \(Self.nonceByteCount) bytes; the buffer has \(nonce.count).")
         }
-        SecureRandom.fill(nonce)
+        _ = Self.countsForks
+        let generation = Self.forkGeneration
+        if noncePoolOffset == noncePool.count || noncePoolGeneration != generation {
+            noncePool.withUnsafeMutableBytes { SecureRandom.fill($0) }
+            noncePoolOffset = 0
+            noncePoolGeneration = generation
+        }
+        noncePool.withUnsafeMutableBytes { pool in
+            let start = pool.baseAddress! + noncePoolOffset
+            nonce.baseAddress!.copyMemory(from: start, byteCount: Self.nonceByteCount)
+            // A nonce handed out is gone from the pool.
+            memset(start, 0, Self.nonceByteCount)
+        }
+        noncePoolOffset += Self.nonceByteCount
         try seal(plaintext, nonce: UnsafeRawBufferPointer(nonce), authenticating: aad, ciphertext: ciphertext, tag: tag)
     }
 

@@ -18,15 +18,64 @@ public final class FieldCipher {
     /// The keys it seals and opens with.
     public let keyring: FieldKeyring
 
-    private struct Subkey: Hashable {
+    private struct Subkey {
         let keyID: UInt32
-        let table: [UInt8]
-        let column: [UInt8]
+        let column: BoundColumn
+        var table: [UInt8] { column.table }
+        var name: [UInt8] { column.column }
     }
 
-    private var aeads: [Subkey: AESGCM] = [:]
-    private var sivs: [Subkey: AESSIV] = [:]
-    private var indexes: [Subkey: HMACSHA256] = [:]
+    /// One column's bound names and the start of its associated data
+    /// (label ‖ u32 ‖ table ‖ u32 ‖ column), worked out once.
+    private final class BoundColumn {
+        let table: [UInt8]
+        let column: [UInt8]
+        let associatedDataPrefix: [UInt8]
+        /// The column's primitives, by key id, set up on first use.
+        var aeads: [UInt32: AESGCM] = [:]
+        var sivs: [UInt32: AESSIV] = [:]
+        var indexes: [UInt32: HMACSHA256] = [:]
+        init(table: String, column: String) {
+            self.table = FieldEnvelope.boundName(table)
+            self.column = FieldEnvelope.boundName(column)
+            var prefix = FieldEnvelope.label
+            FieldEnvelope.appendBigEndian(UInt32(self.table.count), to: &prefix)
+            prefix += self.table
+            FieldEnvelope.appendBigEndian(UInt32(self.column.count), to: &prefix)
+            prefix += self.column
+            associatedDataPrefix = prefix
+        }
+    }
+
+    private var boundColumns: [String: BoundColumn] = [:]
+    private var lastBound: (table: String, column: String, bound: BoundColumn)?
+
+    private func bound(_ table: String, _ column: String) -> BoundColumn {
+        if let last = lastBound, last.table == table, last.column == column { return last.bound }
+        let key = table + "\u{0}" + column
+        let found: BoundColumn
+        if let known = boundColumns[key] {
+            found = known
+        } else {
+            found = BoundColumn(table: table, column: column)
+            boundColumns[key] = found
+        }
+        lastBound = (table, column, found)
+        return found
+    }
+
+    /// header ‖ the column's prefix [‖ the row key], into `associatedData`.
+    private func buildAssociatedData(header: UnsafeRawBufferPointer, column: BoundColumn, rowKey: [DatabaseValue]?) {
+        associatedData.removeAll(keepingCapacity: true)
+        associatedData.append(contentsOf: header)
+        associatedData.append(contentsOf: column.associatedDataPrefix)
+        guard let rowKey else { return }
+        FieldEnvelope.appendBigEndian(UInt32(rowKey.count), to: &associatedData)
+        for value in rowKey {
+            FieldEnvelope.appendRowKeyPart(value, to: &associatedData)
+        }
+    }
+
     private var plaintext: [UInt8] = []
     private var associatedData: [UInt8] = []
 
@@ -48,35 +97,35 @@ public final class FieldCipher {
         }
         do {
             return try HKDF.deriveKey(from: master, salt: FieldEnvelope.label,
-                                      info: Array(purpose.rawValue.utf8) + [0] + subkey.table + [0] + subkey.column, byteCount: byteCount)
+                                      info: Array(purpose.rawValue.utf8) + [0] + subkey.table + [0] + subkey.name, byteCount: byteCount)
         } catch {
             throw FieldError(.keyring, "Deriving a column key failed: \(error.message)")
         }
     }
 
     private func aead(_ subkey: Subkey) throws(FieldError) -> AESGCM {
-        if let cipher = aeads[subkey] { return cipher }
+        if let cipher = subkey.column.aeads[subkey.keyID] { return cipher }
         do {
             let cipher = try AESGCM(key: derive(.aead, subkey, byteCount: AESGCM.keyByteCount))
-            aeads[subkey] = cipher
+            subkey.column.aeads[subkey.keyID] = cipher
             return cipher
         } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
     }
 
     private func siv(_ subkey: Subkey) throws(FieldError) -> AESSIV {
-        if let cipher = sivs[subkey] { return cipher }
+        if let cipher = subkey.column.sivs[subkey.keyID] { return cipher }
         do {
             let cipher = try AESSIV(key: derive(.siv, subkey, byteCount: AESSIV.keyByteCount))
-            sivs[subkey] = cipher
+            subkey.column.sivs[subkey.keyID] = cipher
             return cipher
         } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
     }
 
     private func index(_ subkey: Subkey) throws(FieldError) -> HMACSHA256 {
-        if let mac = indexes[subkey] { return mac }
+        if let mac = subkey.column.indexes[subkey.keyID] { return mac }
         do {
             let mac = try HMACSHA256(key: derive(.blindIndex, subkey, byteCount: HMACSHA256.byteCount))
-            indexes[subkey] = mac
+            subkey.column.indexes[subkey.keyID] = mac
             return mac
         } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
     }
@@ -89,25 +138,27 @@ public final class FieldCipher {
     /// randomized values are bound to it, deterministic ones ignore it.
     public func seal(_ value: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode) throws(FieldError) -> DatabaseValue {
         if case .null = value { return .null }
-        let subkey = Subkey(keyID: keyring.activeKeyID, table: FieldEnvelope.boundName(table), column: FieldEnvelope.boundName(column))
+        let names = bound(table, column)
+        let keyID = keyring.activeKeyID
+        let subkey = Subkey(keyID: keyID, column: names)
         let algorithm: FieldEnvelope.Algorithm = mode == .deterministic ? .aes256SIV : .aes256GCM
-        var header: [UInt8] = [FieldEnvelope.version, algorithm.rawValue]
-        FieldEnvelope.appendBigEndian(subkey.keyID, to: &header)
+        let header: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (FieldEnvelope.version, algorithm.rawValue,
+                                                                UInt8(keyID >> 24 & 0xFF), UInt8(keyID >> 16 & 0xFF), UInt8(keyID >> 8 & 0xFF), UInt8(keyID & 0xFF))
         plaintext.removeAll(keepingCapacity: true)
         FieldEnvelope.appendPlaintext(value, to: &plaintext)
-        header.withUnsafeBytes { h in
-            FieldEnvelope.associatedData(header: h, table: subkey.table, column: subkey.column,
-                                         rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
+        withUnsafeBytes(of: header) { h in
+            buildAssociatedData(header: h, column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil)
         }
-        let bodyCount = algorithm == .aes256GCM ? AESGCM.nonceByteCount + plaintext.count + AESGCM.tagByteCount
-                                                 : AESSIV.tagByteCount + plaintext.count
-        var envelope = header + [UInt8](repeating: 0, count: bodyCount)
         let h = FieldEnvelope.headerByteCount, n = plaintext.count
+        let total = h + (algorithm == .aes256GCM ? AESGCM.nonceByteCount + n + AESGCM.tagByteCount : AESSIV.tagByteCount + n)
+        let envelope: [UInt8]
         do {
             switch algorithm {
             case .aes256GCM:
                 let cipher = try aead(subkey)
-                try envelope.withUnsafeMutableBytes { out in
+                envelope = try [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                    let out = UnsafeMutableRawBufferPointer(buffer)
+                    withUnsafeBytes(of: header) { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: h) }
                     try plaintext.withUnsafeBytes { p in
                         try associatedData.withUnsafeBytes { a in
                             let nonceEnd = h + AESGCM.nonceByteCount
@@ -116,10 +167,13 @@ public final class FieldCipher {
                                             tag: UnsafeMutableRawBufferPointer(rebasing: out[(nonceEnd + n)...]))
                         }
                     }
+                    count = total
                 }
             case .aes256SIV:
                 let cipher = try siv(subkey)
-                try envelope.withUnsafeMutableBytes { out in
+                envelope = try [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                    let out = UnsafeMutableRawBufferPointer(buffer)
+                    withUnsafeBytes(of: header) { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: h) }
                     try plaintext.withUnsafeBytes { p in
                         try associatedData.withUnsafeBytes { a in
                             let tagEnd = h + AESSIV.tagByteCount
@@ -127,6 +181,7 @@ public final class FieldCipher {
                                             ciphertext: UnsafeMutableRawBufferPointer(rebasing: out[tagEnd...]))
                         }
                     }
+                    count = total
                 }
             }
         } catch let error as FieldError {
@@ -145,8 +200,9 @@ public final class FieldCipher {
     ///   ``FieldError/Code/malformedEnvelope``, ``FieldError/Code/unknownKeyID``,
     ///   ``FieldError/Code/tampered``. Never wrong plaintext.
     public func open(_ envelope: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue]) throws(FieldError) -> DatabaseValue {
-        let row = rowKey.map(\.description).joined(separator: ", ")
-        let place = "\(table).\(column), row \(row)"
+        // Only an error names the row: built then, not for every value.
+        var row: String { rowKey.map(\.description).joined(separator: ", ") }
+        var place: String { "\(table).\(column), row \(row)" }
         let bytes: [UInt8]
         switch envelope {
         case .null: return .null
@@ -166,10 +222,10 @@ public final class FieldCipher {
         guard bytes.count > h + overhead else {
             throw FieldError(.malformedEnvelope, "\(place) is a truncated envelope (\(bytes.count) bytes).", table: table, column: column, row: row)
         }
-        let subkey = Subkey(keyID: keyID, table: FieldEnvelope.boundName(table), column: FieldEnvelope.boundName(column))
+        let names = bound(table, column)
+        let subkey = Subkey(keyID: keyID, column: names)
         bytes.withUnsafeBytes { all in
-            FieldEnvelope.associatedData(header: UnsafeRawBufferPointer(rebasing: all[0..<h]), table: subkey.table, column: subkey.column,
-                                         rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
+            buildAssociatedData(header: UnsafeRawBufferPointer(rebasing: all[0..<h]), column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil)
         }
         let n = bytes.count - h - overhead
         plaintext.removeAll(keepingCapacity: true)
@@ -234,7 +290,7 @@ public final class FieldCipher {
     public func blindIndex(_ value: DatabaseValue, table: String, column: String, keyID: UInt32? = nil) throws(FieldError) -> DatabaseValue {
         if case .null = value { return .null }
         let id = keyID ?? keyring.activeKeyID
-        let mac = try index(Subkey(keyID: id, table: FieldEnvelope.boundName(table), column: FieldEnvelope.boundName(column)))
+        let mac = try index(Subkey(keyID: id, column: bound(table, column)))
         plaintext.removeAll(keepingCapacity: true)
         FieldEnvelope.appendPlaintext(value, to: &plaintext)
         var tag = [UInt8](repeating: 0, count: HMACSHA256.byteCount)

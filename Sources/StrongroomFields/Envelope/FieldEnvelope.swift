@@ -62,12 +62,14 @@ enum FieldEnvelope {
         }
     }
 
+    @inline(__always)
     static func appendBigEndian(_ value: UInt64, to out: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
     }
 
+    @inline(__always)
     static func appendBigEndian(_ value: UInt32, to out: inout [UInt8]) {
-        for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
     }
 
     static func readBigEndian(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
@@ -80,30 +82,28 @@ enum FieldEnvelope {
         name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
     }
 
-    /// header || label || u32(len table) || table || u32(len column) || column
-    /// [|| u32(count) || (type || u32(len) || payload) for each row key value]
-    static func associatedData(header: UnsafeRawBufferPointer, table: [UInt8], column: [UInt8], rowKey: [DatabaseValue]?, into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: header)
-        out.append(contentsOf: label)
-        appendBigEndian(UInt32(table.count), to: &out)
-        out.append(contentsOf: table)
-        appendBigEndian(UInt32(column.count), to: &out)
-        out.append(contentsOf: column)
-        guard let rowKey else { return }
-        appendBigEndian(UInt32(rowKey.count), to: &out)
-        var encoded: [UInt8] = []
-        for value in rowKey {
-            encoded.removeAll(keepingCapacity: true)
-            if case .null = value {
-                out.append(0)
-                appendBigEndian(UInt32(0), to: &out)
-                continue
-            }
-            appendPlaintext(value, to: &encoded)
-            out.append(encoded[0])
-            appendBigEndian(UInt32(encoded.count - 1), to: &out)
-            out.append(contentsOf: encoded[1...])
+    /// type ‖ u32(len payload) ‖ payload; NULL is 0x00 ‖ u32(0).
+    static func appendRowKeyPart(_ value: DatabaseValue, to out: inout [UInt8]) {
+        switch value {
+        case .null:
+            out.append(0)
+            appendBigEndian(UInt32(0), to: &out)
+        case .integer(let n):
+            out.append(ValueType.integer.rawValue)
+            appendBigEndian(UInt32(8), to: &out)
+            appendBigEndian(UInt64(bitPattern: n), to: &out)
+        case .real(let d):
+            out.append(ValueType.real.rawValue)
+            appendBigEndian(UInt32(8), to: &out)
+            appendBigEndian(d.bitPattern, to: &out)
+        case .text(let s):
+            out.append(ValueType.text.rawValue)
+            appendBigEndian(UInt32(s.utf8.count), to: &out)
+            out.append(contentsOf: s.utf8)
+        case .blob(let b):
+            out.append(ValueType.blob.rawValue)
+            appendBigEndian(UInt32(b.count), to: &out)
+            out.append(contentsOf: b)
         }
     }
 }
