@@ -73,9 +73,53 @@ final class RowColumnReader: ColumnReader {
 
     override func columnIndex(forKey key: String) -> Int32? { row.layout.index(of: key).map(Int32.init) }
     override func isNull(at index: Int32) -> Bool { row.values[Int(index)].isNull }
-    // The conversions SQLite applies in sqlite3_column_int64/_double/_text.
-    override func int64(at index: Int32) -> Int64? {
-        switch row.values[Int(index)] {
+    override func int64(at index: Int32) -> Int64? { row.values[Int(index)].sqliteInt64 }
+    override func double(at index: Int32) -> Double? { row.values[Int(index)].sqliteDouble }
+    override func text(at index: Int32) -> String? { row.values[Int(index)].sqliteText }
+    override func databaseValue(at index: Int32) -> DatabaseValue { row.values[Int(index)] }
+    override var columnCount: Int { row.values.count }
+    override func columnName(at index: Int32) -> String { row.layout.columnNames[Int(index)] }
+}
+
+/// A statement whose row has columns a ``ColumnTransform`` opens: those are
+/// opened once per row (`load`), every other column is read straight from
+/// SQLite.
+final class OpeningColumnReader: ColumnReader {
+    let base: StatementColumnReader
+    let plan: OpeningPlan
+    /// The opened value of each transformed column for the current row, by column index.
+    private var opened: [DatabaseValue?]
+
+    init(base: StatementColumnReader, plan: OpeningPlan) {
+        self.base = base
+        self.plan = plan
+        self.opened = Array(repeating: nil, count: base.columnCount)
+    }
+
+    /// Opens the transformed columns of the current row.
+    func load() throws(StrongroomError) {
+        let statement = base.statement
+        if opened.count != statement.columnCount { opened = Array(repeating: nil, count: statement.columnCount) }
+        for column in plan.columns {
+            opened[column.index] = try plan.open(column, statement: statement)
+        }
+    }
+
+    override func columnIndex(forKey key: String) -> Int32? { base.columnIndex(forKey: key) }
+    override func isNull(at index: Int32) -> Bool { opened[Int(index)]?.isNull ?? base.isNull(at: index) }
+    override func int64(at index: Int32) -> Int64? { opened[Int(index)].map { $0.sqliteInt64 } ?? base.int64(at: index) }
+    override func double(at index: Int32) -> Double? { opened[Int(index)].map { $0.sqliteDouble } ?? base.double(at: index) }
+    override func text(at index: Int32) -> String? { opened[Int(index)].map { $0.sqliteText } ?? base.text(at: index) }
+    override func databaseValue(at index: Int32) -> DatabaseValue { opened[Int(index)] ?? base.databaseValue(at: index) }
+    override var columnCount: Int { base.columnCount }
+    override func columnName(at index: Int32) -> String { base.columnName(at: index) }
+}
+
+extension DatabaseValue {
+    // The conversions SQLite applies in sqlite3_column_int64/_double/_text;
+    // nil for NULL.
+    var sqliteInt64: Int64? {
+        switch self {
         case .integer(let n): return n
         case .real(let d): return Int64(exactly: d.rounded(.towardZero)) ?? 0
         case .text(let s): return Int64(s) ?? 0
@@ -83,8 +127,9 @@ final class RowColumnReader: ColumnReader {
         case .null: return nil
         }
     }
-    override func double(at index: Int32) -> Double? {
-        switch row.values[Int(index)] {
+
+    var sqliteDouble: Double? {
+        switch self {
         case .integer(let n): return Double(n)
         case .real(let d): return d
         case .text(let s): return Double(s) ?? 0
@@ -92,15 +137,13 @@ final class RowColumnReader: ColumnReader {
         case .null: return nil
         }
     }
-    override func text(at index: Int32) -> String? {
-        switch row.values[Int(index)] {
+
+    var sqliteText: String? {
+        switch self {
         case .text(let s): return s
         case .blob(let b): return String(decoding: b, as: UTF8.self)
         case .null: return nil
         case let other: return other.description
         }
     }
-    override func databaseValue(at index: Int32) -> DatabaseValue { row.values[Int(index)] }
-    override var columnCount: Int { row.values.count }
-    override func columnName(at index: Int32) -> String { row.layout.columnNames[Int(index)] }
 }

@@ -61,14 +61,23 @@ final class OpeningPlan {
     func open(_ values: inout [DatabaseValue], statement: Statement) throws(StrongroomError) {
         let stored = values
         for column in columns {
-            do {
-                values[column.index] = try transform.open(stored[column.index], column: column.column, table: column.table,
-                                                          context: column.contextIndexes.map { stored[$0] })
-            } catch let error as StrongroomError {
-                throw error
-            } catch {
-                throw StrongroomError(.sealedValue, "\(error)", path: statement.connection.path, sql: statement.sql)
-            }
+            values[column.index] = try open(column, stored: stored[column.index], context: column.contextIndexes.map { stored[$0] }, statement: statement)
+        }
+    }
+
+    /// One column of the statement's current row, as the app sees it.
+    func open(_ column: Column, statement: Statement) throws(StrongroomError) -> DatabaseValue {
+        try open(column, stored: statement.databaseValue(at: Int32(column.index)),
+                 context: column.contextIndexes.map { statement.databaseValue(at: Int32($0)) }, statement: statement)
+    }
+
+    private func open(_ column: Column, stored: DatabaseValue, context: [DatabaseValue], statement: Statement) throws(StrongroomError) -> DatabaseValue {
+        do {
+            return try transform.open(stored, column: column.column, table: column.table, context: context)
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.sealedValue, "\(error)", path: statement.connection.path, sql: statement.sql)
         }
     }
 }

@@ -72,7 +72,7 @@ extension Statement {
         decodingKeys.beginRecord()
         // Sealed (transformed) columns: the row is read, opened, and decoded
         // from memory; every other statement reads straight from SQLite.
-        let columns: ColumnReader = try openingPlan() == nil ? columnReader : RowColumnReader(row: currentRow())
+        let columns = try rowReader()
         do {
             if let direct {
                 return try RowDecoder.decodeConvertible(direct, at: 0, source: columns, key: nil) as! T

@@ -52,6 +52,16 @@ public final class Statement {
     /// The connection's ``ColumnTransform`` plan for this statement's
     /// columns: unknown until the first row, `.some(nil)` for none.
     private var openingPlanState: OpeningPlan??
+    private var openingReader: OpeningColumnReader?
+    /// The reader a decoder uses for the current row: straight from SQLite,
+    /// or, when the connection's ``ColumnTransform`` opens some columns,
+    /// one that opens them first.
+    func rowReader() throws(StrongroomError) -> ColumnReader {
+        guard let plan = try openingPlan() else { return columnReader }
+        if openingReader?.plan !== plan { openingReader = OpeningColumnReader(base: columnReader, plan: plan) }
+        try openingReader!.load()
+        return openingReader!
+    }
     /// For a statement Strongroom generated with positional parameters
     /// (``Connection/insert(_:into:)``): the parameter of each coding key,
     /// which may be no valid parameter name (`first-name`).
@@ -137,6 +147,7 @@ public final class Statement {
 
     deinit {
         reader?.clearContainerCache()
+        openingReader?.clearContainerCache()
         sqlite3_finalize(handle)
     }
 
