@@ -87,9 +87,16 @@ extension Connection {
             try inSavepoint { db in
                 var columns = sink.keys, values = sink.values
                 try transform.prepareInsert(into: table, columns: &columns, values: &values, connection: db)
-                let names = columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")
-                let parameters = columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
-                let statement = try db.cachedStatement(sql: "INSERT INTO \(SQLScript.quotedIdentifier(table)) (\(names)) VALUES (\(parameters))")
+                let cacheKey = ([table] + columns).map(ExactText.init)
+                let statement: Statement
+                if let cached = db.transformedInsertCache[cacheKey] {
+                    statement = cached
+                } else {
+                    let names = columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")
+                    let parameters = columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+                    statement = try db.prepare(sql: "INSERT INTO \(SQLScript.quotedIdentifier(table)) (\(names)) VALUES (\(parameters))")
+                    db.transformedInsertCache[cacheKey] = statement
+                }
                 try statement.execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
             }
         } catch let error as StrongroomError {

@@ -42,6 +42,8 @@ public final class Connection {
     /// Why the connection was closed, when the library closed it.
     private var closedReason: String?
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
+    /// INSERT statements of transformed rows, by table and column list.
+    var transformedInsertCache: [[ExactText]: Statement] = [:]
     var savepointDepth = 0
     /// The statement trace handler, if any (see `traceStatements`).
     var traceBox: TraceBox?
@@ -56,6 +58,7 @@ public final class Connection {
         didSet {
             statementCache.removeAll()
             insertStatementCache.removeAll()
+            transformedInsertCache.removeAll()
         }
     }
 
@@ -323,6 +326,7 @@ public final class Connection {
     func releaseCachedStatements() -> Int {
         statementCache.removeAll()
         insertStatementCache.removeAll()
+        transformedInsertCache.removeAll()
         var count = 0
         var statement = sqlite3_next_stmt(handle, nil)
         while let current = statement {
@@ -344,6 +348,7 @@ public final class Connection {
         isClosed = true
         statementCache.removeAll()
         insertStatementCache.removeAll()
+        transformedInsertCache.removeAll()
         if traceBox != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
         if transactionHooks != nil {
             sqlite3_commit_hook(handle, nil, nil)
