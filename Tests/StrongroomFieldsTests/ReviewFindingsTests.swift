@@ -132,3 +132,27 @@ struct ReviewFindingsTests {
         #expect(throws: StrongroomError.self) { try db.execute(sql: "CREATE INDEX t_plain ON t(strongroom_open(secret, 't', 'secret', id))") }
     }
 }
+
+/// Keyring changes made at the same time by several processes all land:
+/// none replaces the file with a keyring that lacks another's new key.
+@Suite("Field keyring: concurrent changes")
+struct KeyringConcurrencyTests {
+    let dir = TemporaryDirectory()
+
+    @Test func concurrentAddKeysAllLand() throws {
+        let path = dir.file("fields.keyring")
+        try FieldKeyring.generate().write(to: path)
+        let processes = (0..<8).map { _ in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Fixtures.strongroomBinary)
+            process.arguments = ["fields", "add-key", "--field-keys", path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            return process
+        }
+        for process in processes { try process.run() }
+        for process in processes { process.waitUntilExit() }
+        #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+        #expect(try FieldKeyring.load(from: path).keyIDs == Array(1...9))
+    }
+}

@@ -15,7 +15,9 @@ internal import CSQLCipher
 /// ``DatabasePool``, add it in ``Configuration/prepareConnection(_:)``.
 ///
 /// An error thrown by the function fails the statement with its message
-/// (keep secrets out of it). The function runs on the connection's thread,
+/// (keep secrets out of it). A TEXT argument that is not valid UTF-8 fails
+/// the statement before the function runs: a Swift `String` cannot hold it
+/// unchanged. The function runs on the connection's thread,
 /// inside the statement; it must not use the connection it was called from.
 public final class DatabaseFunction {
     /// The SQL name.
@@ -40,7 +42,13 @@ public final class DatabaseFunction {
         var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(Int(count))
         for i in 0..<Int(count) {
-            arguments.append(Self.value(values?[i]))
+            guard let value = Self.value(values?[i]) else {
+                // A Swift String cannot hold these bytes: converting them would
+                // change the value (every invalid byte becomes U+FFFD).
+                sqlite3_result_error(context, "\(name): argument \(i + 1) is TEXT that is not valid UTF-8; store such bytes as a BLOB.", -1)
+                return
+            }
+            arguments.append(value)
         }
         do {
             switch try body(arguments) {
@@ -64,14 +72,15 @@ public final class DatabaseFunction {
         }
     }
 
-    private static func value(_ value: OpaquePointer?) -> DatabaseValue {
+    /// The argument, or nil for TEXT that is not valid UTF-8.
+    private static func value(_ value: OpaquePointer?) -> DatabaseValue? {
         switch sqlite3_value_type(value) {
         case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
             let count = Int(sqlite3_value_bytes(value))
             guard let text = sqlite3_value_text(value) else { return .text("") }
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+            return String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).map { .text($0) }
         case SQLITE_BLOB:
             let count = Int(sqlite3_value_bytes(value))
             guard count > 0, let blob = sqlite3_value_blob(value) else { return .blob([]) }

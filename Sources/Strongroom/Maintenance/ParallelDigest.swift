@@ -118,8 +118,11 @@ final class BackgroundWork<Result>: @unchecked Sendable {
         }
     }
 
+    /// Waits for the work (at once if it ended already); may be called again.
     func wait() throws(StrongroomError) -> Result {
         done.wait()
+        // Leave the semaphore signalled for the next wait.
+        done.signal()
         return try result!.get()
     }
 }

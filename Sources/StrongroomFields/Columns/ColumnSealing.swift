@@ -22,6 +22,9 @@ public enum ColumnSealing {
                 throw FieldError(.misuse, "\(column.table).\(column.column) is sealed already.", table: column.table, column: column.column)
             }
             let key = try FieldRotation.primaryKey(of: column.table, in: db)
+            if key.contains(where: { SealingTransform.folded($0) == SealingTransform.folded(column.column) }) {
+                throw FieldError(.misuse, "\(column.table).\(column.column) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: column.table, column: column.column)
+            }
             guard !key.isEmpty || column.mode == .deterministic else {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY to bind \(column.column)'s sealed values to; seal it deterministic, or give the table a primary key first.", table: column.table, column: column.column)
             }
@@ -76,7 +79,7 @@ public enum ColumnSealing {
                 let rowKey = try key.map { k throws in try row.decode(DatabaseValue.self, column: k) }
                 let stored = try row.decode(DatabaseValue.self, column: "strongroom_stored")
                 do {
-                    _ = try cipher.open(stored, table: column.table, column: column.column, rowKey: rowKey)
+                    _ = try cipher.open(stored, table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
                 } catch {
                     failures.append(error)
                     if failures.count >= limit { return failures }

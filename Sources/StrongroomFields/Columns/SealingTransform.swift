@@ -12,10 +12,41 @@ final class SealingTransform: ColumnTransform {
     private var primaryKeys: [String: PrimaryKey] = [:]
 
     struct PrimaryKey {
+        /// The table's name as the schema spells it.
+        let table: String
         /// The primary key's columns, in declaration order; empty without one.
         let columns: [String]
-        /// True for a single `INTEGER PRIMARY KEY` (the rowid), which SQLite assigns when none is given.
+        /// Each key column's type affinity (SQLite's rules, from the declared type).
+        let affinities: [Affinity]
+        /// True for a single `INTEGER PRIMARY KEY` of a rowid table (the
+        /// rowid), which SQLite assigns when none is given.
         let isRowid: Bool
+    }
+
+    /// SQLite's column affinities (https://sqlite.org/datatype3.html, 3.1).
+    enum Affinity {
+        case integer, text, blob, real, numeric
+
+        init(declaredType: String) {
+            let type = declaredType.uppercased()
+            if type.contains("INT") { self = .integer }
+            else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { self = .text }
+            else if type.contains("BLOB") || type.isEmpty { self = .blob }
+            else if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") { self = .real }
+            else { self = .numeric }
+        }
+
+        /// True when SQLite stores `value` unchanged in a column of this
+        /// affinity: the value a sealed value is bound to is then the one
+        /// a read finds.
+        func keeps(_ value: DatabaseValue) -> Bool {
+            switch (self, value) {
+            case (.blob, _): return true
+            case (.integer, .integer), (.numeric, .integer), (.text, .text), (.real, .real): return true
+            case (_, .blob): return true
+            default: return false
+            }
+        }
     }
 
     init(columns: [SealedColumn], cipher: FieldCipher, connection: Connection) {
@@ -38,7 +69,8 @@ final class SealingTransform: ColumnTransform {
 
     func primaryKey(of table: String) throws(StrongroomError) -> PrimaryKey {
         if let known = primaryKeys[Self.folded(table)] { return known }
-        let rows = try connection.fetchAll(sql: "PRAGMA table_info(\(SQLScript.quotedIdentifier(table)))")
+        let quoted = SQLScript.quotedIdentifier(table)
+        let rows = try connection.fetchAll(sql: "PRAGMA table_info(\(quoted))")
         var keyed: [(position: Int, name: String, type: String)] = []
         for row in rows {
             let position = try row.decode(Int.self, column: "pk")
@@ -47,7 +79,13 @@ final class SealingTransform: ColumnTransform {
             }
         }
         keyed.sort { $0.position < $1.position }
-        let key = PrimaryKey(columns: keyed.map(\.name), isRowid: keyed.count == 1 && keyed[0].type.uppercased() == "INTEGER")
+        // The spelling sqlite_sequence uses, and whether the table has a rowid
+        // (a WITHOUT ROWID table's INTEGER PRIMARY KEY is an ordinary column).
+        let spelled = try connection.fetchOne(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                                              arguments: [table]) ?? table
+        let hasRowid = (try? connection.prepare(sql: "SELECT rowid FROM \(quoted) LIMIT 0")) != nil
+        let key = PrimaryKey(table: spelled, columns: keyed.map(\.name), affinities: keyed.map { Affinity(declaredType: $0.type) },
+                             isRowid: hasRowid && keyed.count == 1 && keyed[0].type.uppercased() == "INTEGER")
         primaryKeys[Self.folded(table)] = key
         return key
     }
@@ -61,7 +99,7 @@ final class SealingTransform: ColumnTransform {
     }
 
     func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
-        try cipher.open(stored, table: table, column: column, rowKey: context)
+        try cipher.open(stored, table: table, column: column, rowKey: context, mode: sealed(column, of: table)?.mode)
     }
 
     func transformsInserts(into table: String) -> Bool {
@@ -71,22 +109,30 @@ final class SealingTransform: ColumnTransform {
     func prepareInsert(into table: String, columns names: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
         guard let sealedColumns = columns[Self.folded(table)] else { return }
         let key = try primaryKey(of: table)
+        if let keyColumn = key.columns.first(where: { sealedColumns[Self.folded($0)] != nil }) {
+            throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)
+        }
         let needsRowKey = sealedColumns.values.contains { $0.mode != .deterministic }
         var rowKey: [DatabaseValue] = []
         if needsRowKey {
             guard !key.columns.isEmpty else {
                 throw FieldError(.misuse, "\(table) has sealed columns bound to their row, but no declared PRIMARY KEY to bind them to; declare one.", table: table)
             }
-            for column in key.columns {
+            for (position, column) in key.columns.enumerated() {
                 let index = names.firstIndex { Self.folded($0) == Self.folded(column) }
                 if let index, !values[index].isNull {
+                    // The value bound must be the one stored: SQLite would convert
+                    // an integer into a TEXT key, or '12' into an INTEGER one.
+                    guard key.affinities[position].keeps(values[index]) else {
+                        throw FieldError(.misuse, "Inserting into \(table): \(column) would be stored converted to its column's type, and the sealed values bound to it would not open; give \(column) a value of that type.", table: table, column: column)
+                    }
                     rowKey.append(values[index])
                 } else if key.isRowid {
                     // SQLite would assign the rowid after the row is written;
                     // the value must be sealed before. Assign it here, as SQLite
                     // would (past the largest rowid, and for AUTOINCREMENT past
                     // every one ever used), inside the insert's savepoint.
-                    let id = try assignRowid(table: table, connection: connection)
+                    let id = try assignRowid(table: key.table, connection: connection)
                     if let index { values[index] = id } else { names.append(column); values.append(id) }
                     rowKey.append(id)
                 } else {

@@ -138,6 +138,10 @@ public final class FieldCipher {
     /// randomized values are bound to it, deterministic ones ignore it.
     public func seal(_ value: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode) throws(FieldError) -> DatabaseValue {
         if case .null = value { return .null }
+        if mode != .deterministic && rowKey.contains(where: \.isNull) {
+            // 0x00 ‖ u32(0) for every NULL: two rows with NULL keys would be bound alike.
+            throw FieldError(.misuse, "\(table).\(column): a row key with NULL cannot bind a sealed value to its row; declare the primary key NOT NULL.", table: table, column: column)
+        }
         let names = bound(table, column)
         let keyID = keyring.activeKeyID
         let subkey = Subkey(keyID: keyID, column: names)
@@ -199,7 +203,10 @@ public final class FieldCipher {
     ///   ``FieldError/Code/notSealed`` for a value that is not a BLOB,
     ///   ``FieldError/Code/malformedEnvelope``, ``FieldError/Code/unknownKeyID``,
     ///   ``FieldError/Code/tampered``. Never wrong plaintext.
-    public func open(_ envelope: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue]) throws(FieldError) -> DatabaseValue {
+    ///
+    /// With `mode`, an envelope of the other algorithm is refused too (a
+    /// deterministic envelope, bound to no row, planted in a randomized column).
+    public func open(_ envelope: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode? = nil) throws(FieldError) -> DatabaseValue {
         // Only an error names the row: built then, not for every value.
         var row: String { rowKey.map(\.description).joined(separator: ", ") }
         var place: String { "\(table).\(column), row \(row)" }
@@ -213,6 +220,9 @@ public final class FieldCipher {
         let h = FieldEnvelope.headerByteCount
         guard bytes.count >= h, bytes[0] == FieldEnvelope.version, let algorithm = FieldEnvelope.Algorithm(rawValue: bytes[1]) else {
             throw FieldError(.malformedEnvelope, "\(place) is not a Strongroom envelope (format \(FieldEnvelope.version)): a plain BLOB, or a damaged or truncated envelope.", table: table, column: column, row: row)
+        }
+        if let mode, (mode == .deterministic) != (algorithm == .aes256SIV) {
+            throw FieldError(.tampered, "\(place) holds a \(algorithm == .aes256SIV ? "deterministic" : "randomized") envelope where the column is sealed \(mode.rawValue): it was put there from elsewhere.", table: table, column: column, row: row)
         }
         let keyID = UInt32(bytes[2]) << 24 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 8 | UInt32(bytes[5])
         guard keyring.key(keyID) != nil else {

@@ -45,11 +45,14 @@ enum FieldFunctions {
                 }
                 return try cipher.seal(arguments[0], table: table, column: column, rowKey: Array(arguments[4...]), mode: mode)
             },
-            DatabaseFunction("strongroom_open", pure: true) { arguments in
+            // Not pure: SQLite would then accept it in an index, which would
+            // keep the plaintext readable with the database key alone.
+            DatabaseFunction("strongroom_open") { arguments in
                 let (table, column) = try names(arguments, "strongroom_open", minimum: 3)
                 return try cipher.open(arguments[0], table: table, column: column, rowKey: Array(arguments[3...]))
             },
-            DatabaseFunction("strongroom_blind_index", pure: true) { arguments in
+            // Not pure either: its value changes with the active key.
+            DatabaseFunction("strongroom_blind_index") { arguments in
                 let (table, column) = try names(arguments, "strongroom_blind_index", minimum: 3)
                 var keyID: UInt32?
                 if arguments.count == 4 {

@@ -73,20 +73,29 @@ public enum FieldRotation {
             if column.mode != .deterministic && keyColumns.isEmpty {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY; its sealed values cannot be bound to rows.", table: column.table, column: column.column)
             }
-            let usesRowid = try queue.read { db in (try? db.prepare(sql: "SELECT rowid FROM \(table) LIMIT 0")) != nil }
+            // The rowid, under a name no column hides (a column may be called
+            // rowid); nil for a WITHOUT ROWID table or when all three are taken.
+            let rowidName: String? = try queue.read { db in
+                let columnNames = Set(try db.fetchAll(sql: "PRAGMA table_info(\(table))").map { try SealingTransform.folded($0.decode(String.self, column: "name")) })
+                guard let name = ["rowid", "_rowid_", "oid"].first(where: { !columnNames.contains($0) }),
+                      (try? db.prepare(sql: "SELECT \(name) FROM \(table) LIMIT 0")) != nil else { return nil }
+                return name
+            }
+            let usesRowid = rowidName != nil
+            let rowid = rowidName ?? "rowid"
             let selectedKeys = keyColumns.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             let stale = "typeof(\(name)) = 'blob' AND substr(\(name), 3, 4) <> ?1"
-            var lastRowid = Int64.min
+            var lastRowid: Int64?
             while true {
                 let count: Int = try queue.write { db in
                     let sql = usesRowid
-                        ? "SELECT rowid AS strongroom_rowid\(selectedKeys.isEmpty ? "" : ", " + selectedKeys), +\(name) AS strongroom_stored FROM \(table) WHERE \(stale) AND rowid > ?2 ORDER BY rowid LIMIT ?3"
+                        ? "SELECT \(rowid) AS strongroom_rowid\(selectedKeys.isEmpty ? "" : ", " + selectedKeys), +\(name) AS strongroom_stored FROM \(table) WHERE \(stale) AND (?2 IS NULL OR \(rowid) > ?2) ORDER BY \(rowid) LIMIT ?3"
                         : "SELECT \(selectedKeys.isEmpty ? "" : selectedKeys + ", ")+\(name) AS strongroom_stored FROM \(table) WHERE \(stale) LIMIT ?3"
                     let rows = try db.fetchAll(sql: sql, arguments: [activeBytes, lastRowid, batchSize])
                     for row in rows {
                         let rowKey = try keyColumns.map { key throws in try row.decode(DatabaseValue.self, column: key) }
                         let stored = try row.decode(DatabaseValue.self, column: "strongroom_stored")
-                        let value = try cipher.open(stored, table: column.table, column: column.column, rowKey: rowKey)
+                        let value = try cipher.open(stored, table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
                         let sealed = try cipher.seal(value, table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
                         var assignments = "\(name) = ?1"
                         var arguments: [any DatabaseValueConvertible] = [sealed]
@@ -96,10 +105,10 @@ public enum FieldRotation {
                         }
                         let target: String
                         if usesRowid {
-                            target = "rowid = ?\(arguments.count + 1)"
-                            let rowid = try row.decode(Int64.self, column: "strongroom_rowid")
-                            arguments.append(rowid)
-                            lastRowid = max(lastRowid, rowid)
+                            target = "\(rowid) = ?\(arguments.count + 1)"
+                            let current = try row.decode(Int64.self, column: "strongroom_rowid")
+                            arguments.append(current)
+                            lastRowid = max(lastRowid ?? current, current)
                         } else {
                             target = keyColumns.enumerated().map { "\(SQLScript.quotedIdentifier($1)) IS ?\(arguments.count + $0 + 1)" }.joined(separator: " AND ")
                             arguments += rowKey.map { $0 as any DatabaseValueConvertible }
