@@ -26,8 +26,12 @@ struct Fields: ParsableCommand {
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
-                let (more, id) = try keyring.load().addingKey()
-                try more.write(to: keyring.path, replacing: true)
+                var id: UInt32 = 0
+                let more = try FieldKeyring.update(at: keyring.path) { current in
+                    let (added, newID) = current.addingKey()
+                    id = newID
+                    return added
+                }
                 if output.json {
                     Output.json(["field_keyring": keyring.path, "key_id": "\(id)"])
                 } else {
@@ -45,8 +49,7 @@ struct Fields: ParsableCommand {
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
-                let activated = try keyring.load().activating(keyID)
-                try activated.write(to: keyring.path, replacing: true)
+                try FieldKeyring.update(at: keyring.path) { try $0.activating(keyID) }
                 if output.json {
                     Output.json(["field_keyring": keyring.path, "active_key_id": "\(keyID)"])
                 } else {
@@ -122,8 +125,9 @@ struct Fields: ParsableCommand {
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
                 let db = try key.open(database, readOnly: true)
-                let fewer = try FieldRotation.retire(keyID, from: keyring.load(), columns: SealedColumnRegistry.columns(in: db), in: db)
-                try fewer.write(to: keyring.path, replacing: true)
+                try FieldKeyring.update(at: keyring.path) { current in
+                    try FieldRotation.retire(keyID, from: current, columns: SealedColumnRegistry.columns(in: db), in: db)
+                }
                 if output.json {
                     Output.json(["field_keyring": keyring.path, "retired_key_id": "\(keyID)"])
                 } else {

@@ -189,8 +189,10 @@ public final class FieldCipher {
                 }
             }
         } catch let error as FieldError {
+            wipe(&plaintext)
             throw error
         } catch {
+            wipe(&plaintext)
             throw FieldError(.misuse, "Sealing \(table).\(column) failed: \(error)", table: table, column: column)
         }
         wipe(&plaintext)

@@ -82,7 +82,8 @@ enum FieldEnvelope {
         name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
     }
 
-    /// type ‖ u32(len payload) ‖ payload; NULL is 0x00 ‖ u32(0).
+    /// type ‖ u32(len payload) ‖ payload. (NULL, 0x00 ‖ u32(0), is refused
+    /// before sealing: see FieldCipher.seal.)
     static func appendRowKeyPart(_ value: DatabaseValue, to out: inout [UInt8]) {
         switch value {
         case .null:

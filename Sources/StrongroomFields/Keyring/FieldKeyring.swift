@@ -1,4 +1,5 @@
 public import Strongroom
+import Foundation
 import StrongroomCrypto
 
 /// The master keys that seal columns, apart from the database key: each has
@@ -21,6 +22,9 @@ import StrongroomCrypto
 /// let (rotated, newID) = loaded.addingKey()
 /// try rotated.activating(newID).write(to: "Keys/fields.keyring", replacing: true)
 /// ```
+///
+/// When other processes may change the same file, change it with
+/// ``update(at:timeout:_:)``, which holds a lock from reading to writing.
 ///
 /// Holding the database key reveals nothing sealed; holding the keyring
 /// reveals nothing without the database key.
@@ -134,6 +138,31 @@ public struct FieldKeyring: Sendable {
     private static func keyID(_ text: UnsafeRawBufferPointer) -> UInt32? {
         guard !text.isEmpty, text.count <= 10, text.first != 0x30, text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return UInt32(String(decoding: text, as: UTF8.self))
+    }
+
+    /// Changes the keyring file at `path` under an exclusive lock (a
+    /// `flock` on `PATH.lock`, released when the process ends however it
+    /// ends): reads it, applies `change`, writes the result in its place.
+    /// Changes made at the same time by other processes are never lost.
+    ///
+    /// ```swift
+    /// let updated = try FieldKeyring.update(at: "Keys/fields.keyring") { $0.addingKey().keyring }
+    /// ```
+    @discardableResult
+    public static func update(at path: String, timeout: Duration = .seconds(30),
+                              _ change: (FieldKeyring) throws -> FieldKeyring) throws -> FieldKeyring {
+        let lock: FileLock
+        do {
+            lock = try FileLock(path: path + ".lock", timeout: timeout)
+        } catch .timedOut {
+            throw StrongroomError(.busy, "Another process is changing the field keyring \(path); try again when it is done.", path: path)
+        } catch .cannotOpen(let code) {
+            throw StrongroomError(.cannotCreate, "Cannot take the lock beside the field keyring \(path): \(String(cString: strerror(code))).", path: path)
+        }
+        let changed = try change(try load(from: path))
+        try changed.write(to: path, replacing: true)
+        withExtendedLifetime(lock) {}
+        return changed
     }
 
     /// Writes the keyring to `path` with mode 0600, synced, appearing
