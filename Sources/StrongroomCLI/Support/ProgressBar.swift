@@ -31,23 +31,17 @@ final class ProgressBar: @unchecked Sendable {
 
     /// An import's or export's progress, redrawn at most ten times a second.
     func handle(_ progress: PlaintextConversion.Progress) {
-        guard enabled else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard now - lastDrawn >= 100_000_000 else { return }
-        lastDrawn = now
         switch progress.phase {
         case .copying:
             let megabytes = progress.completed / 1_000_000
             if let total = progress.total, total > 0 {
                 let percent = min(99, 100 * progress.completed / total)
-                draw("copying: \(megabytes) MB written (about \(percent)% of \(total / 1_000_000) MB)")
+                draw(line: "copying: \(megabytes) MB written (about \(percent)% of \(total / 1_000_000) MB)")
             } else {
-                draw("copying: \(megabytes) MB written")
+                draw(line: "copying: \(megabytes) MB written")
             }
         case .verifying:
-            draw("verifying the copy: \(progress.completed) rows read back and hashed")
+            draw(line: "verifying the copy: \(progress.completed) rows read back and hashed")
         }
     }
 
