@@ -100,8 +100,16 @@ final class OpeningColumnReader: ColumnReader {
     func load() throws(StrongroomError) {
         let statement = base.statement
         if opened.count != statement.columnCount { opened = Array(repeating: nil, count: statement.columnCount) }
+        // Sealed columns of one table share their context (its primary key):
+        // read it once per row.
+        var lastIndexes: [Int]?
+        var lastContext: [DatabaseValue] = []
         for column in plan.columns {
-            opened[column.index] = try plan.open(column, statement: statement)
+            if column.contextIndexes != lastIndexes {
+                lastContext = column.contextIndexes.map { statement.databaseValue(at: Int32($0)) }
+                lastIndexes = column.contextIndexes
+            }
+            opened[column.index] = try plan.open(column, stored: statement.databaseValue(at: Int32(column.index)), context: lastContext, statement: statement)
         }
     }
 

@@ -65,13 +65,8 @@ final class OpeningPlan {
         }
     }
 
-    /// One column of the statement's current row, as the app sees it.
-    func open(_ column: Column, statement: Statement) throws(StrongroomError) -> DatabaseValue {
-        try open(column, stored: statement.databaseValue(at: Int32(column.index)),
-                 context: column.contextIndexes.map { statement.databaseValue(at: Int32($0)) }, statement: statement)
-    }
-
-    private func open(_ column: Column, stored: DatabaseValue, context: [DatabaseValue], statement: Statement) throws(StrongroomError) -> DatabaseValue {
+    /// One stored value of `column`, as the app sees it.
+    func open(_ column: Column, stored: DatabaseValue, context: [DatabaseValue], statement: Statement) throws(StrongroomError) -> DatabaseValue {
         do {
             return try transform.open(stored, column: column.column, table: column.table, context: context)
         } catch let error as StrongroomError {

@@ -63,8 +63,21 @@ final class SealingTransform: ColumnTransform {
         String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 
+    private struct Name: Hashable {
+        let table: String
+        let column: String
+    }
+
+    /// Names as spelled in queries, to the sealed column they fold to (nil:
+    /// not sealed): folding allocates, and reads ask for every value.
+    private var spelled: [Name: SealedColumn?] = [:]
+
     private func sealed(_ column: String, of table: String) -> SealedColumn? {
-        columns[Self.folded(table)]?[Self.folded(column)]
+        let name = Name(table: table, column: column)
+        if let known = spelled[name] { return known }
+        let found = columns[Self.folded(table)]?[Self.folded(column)]
+        spelled[name] = .some(found)
+        return found
     }
 
     func primaryKey(of table: String) throws(StrongroomError) -> PrimaryKey {

@@ -47,12 +47,17 @@ public final class FieldCipher {
         }
     }
 
-    private var boundColumns: [String: BoundColumn] = [:]
+    private struct ColumnName: Hashable {
+        let table: String
+        let column: String
+    }
+
+    private var boundColumns: [ColumnName: BoundColumn] = [:]
     private var lastBound: (table: String, column: String, bound: BoundColumn)?
 
     private func bound(_ table: String, _ column: String) -> BoundColumn {
         if let last = lastBound, last.table == table, last.column == column { return last.bound }
-        let key = table + "\u{0}" + column
+        let key = ColumnName(table: table, column: column)
         let found: BoundColumn
         if let known = boundColumns[key] {
             found = known
