@@ -58,9 +58,9 @@ demo: build
 	swift build -c release --product customer-lookup
 	@bash Examples/demo.sh "$(CURDIR)/$(CLI)"
 
-## bench: side-by-side figures against C, the sqlcipher shell and 1 worker (release build)
+## bench: side-by-side figures against C, the sqlcipher shell, 1 worker and openssl speed (release build)
 bench: setup
-	cd Benchmarks && swift run -c release StrongroomBenchmarks --settings --migrations --conversion
+	cd Benchmarks && swift run -c release StrongroomBenchmarks --settings --migrations --conversion --fields
 
 clean:
 	rm -rf .build Benchmarks/.build demo
