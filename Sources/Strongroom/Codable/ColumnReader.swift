@@ -109,7 +109,7 @@ final class OpeningColumnReader: ColumnReader {
                 lastContext = column.contextIndexes.map { statement.databaseValue(at: Int32($0)) }
                 lastIndexes = column.contextIndexes
             }
-            opened[column.index] = try plan.open(column, stored: statement.databaseValue(at: Int32(column.index)), context: lastContext, statement: statement)
+            opened[column.index] = try plan.open(column, context: lastContext, statement: statement)
         }
     }
 

@@ -1,3 +1,5 @@
+internal import CSQLCipher
+
 /// The extension point through which a layer above stores some columns'
 /// values in another form, on their way into and out of the database:
 /// `StrongroomFields` seals columns this way.
@@ -30,6 +32,11 @@ public protocol ColumnTransform: AnyObject {
     /// a value).
     func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue
 
+    /// ``open(_:column:table:context:)`` for a stored BLOB given as SQLite's
+    /// own bytes (valid during the call only), so that a transform can open
+    /// it without a copy. The default copies it into a ``DatabaseValue``.
+    func open(storedBytes: UnsafeRawBufferPointer, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue
+
     /// True when inserts into `table` go through ``prepareInsert(into:columns:values:connection:)``.
     func transformsInserts(into table: String) -> Bool
 
@@ -37,6 +44,12 @@ public protocol ColumnTransform: AnyObject {
     /// values, assign a missing primary key, and add columns. Runs inside
     /// the insert's transaction, before anything of the row is written.
     func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws
+}
+
+extension ColumnTransform {
+    public func open(storedBytes: UnsafeRawBufferPointer, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
+        try open(.blob(Array(storedBytes)), column: column, table: table, context: context)
+    }
 }
 
 /// Which result columns of a statement a transform opens, and where their
@@ -62,6 +75,24 @@ final class OpeningPlan {
         let stored = values
         for column in columns {
             values[column.index] = try open(column, stored: stored[column.index], context: column.contextIndexes.map { stored[$0] }, statement: statement)
+        }
+    }
+
+    /// The current row's value of `column`, as the app sees it: a BLOB is
+    /// handed over as SQLite's bytes, without a copy.
+    func open(_ column: Column, context: [DatabaseValue], statement: Statement) throws(StrongroomError) -> DatabaseValue {
+        let index = Int32(column.index)
+        guard statement.columnType(at: index) == SQLITE_BLOB else {
+            return try open(column, stored: statement.databaseValue(at: index), context: context, statement: statement)
+        }
+        do {
+            return try statement.withBlobBytes(at: index) { bytes in
+                try transform.open(storedBytes: bytes, column: column.column, table: column.table, context: context)
+            }
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.sealedValue, "\(error)", path: statement.connection.path, sql: statement.sql)
         }
     }
 

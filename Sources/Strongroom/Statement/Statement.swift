@@ -374,6 +374,13 @@ public final class Statement {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// The BLOB at `index` as SQLite's own bytes, valid during `body` only.
+    func withBlobBytes<T>(at index: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let pointer = sqlite3_column_blob(handle, index)
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return try body(UnsafeRawBufferPointer(start: count > 0 ? pointer : nil, count: count > 0 ? count : 0))
+    }
+
     func blob(at index: Int32) -> [UInt8] {
         let pointer = sqlite3_column_blob(handle, index)
         let count = Int(sqlite3_column_bytes(handle, index))

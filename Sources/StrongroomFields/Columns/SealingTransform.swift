@@ -115,6 +115,10 @@ final class SealingTransform: ColumnTransform {
         try cipher.open(stored, table: table, column: column, rowKey: context, mode: sealed(column, of: table)?.mode)
     }
 
+    func open(storedBytes: UnsafeRawBufferPointer, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
+        try cipher.open(envelopeBytes: storedBytes, table: table, column: column, rowKey: context, mode: sealed(column, of: table)?.mode)
+    }
+
     func transformsInserts(into table: String) -> Bool {
         columns[Self.folded(table)] != nil
     }

@@ -214,16 +214,28 @@ public final class FieldCipher {
     /// With `mode`, an envelope of the other algorithm is refused too (a
     /// deterministic envelope, bound to no row, planted in a randomized column).
     public func open(_ envelope: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode? = nil) throws(FieldError) -> DatabaseValue {
+        switch envelope {
+        case .null:
+            return .null
+        case .blob(let bytes):
+            let result: Result<DatabaseValue, FieldError> = bytes.withUnsafeBytes { raw in
+                Result { () throws(FieldError) -> DatabaseValue in
+                    try open(envelopeBytes: raw, table: table, column: column, rowKey: rowKey, mode: mode)
+                }
+            }
+            return try result.get()
+        default:
+            let row = rowKey.map(\.description).joined(separator: ", ")
+            throw FieldError(.notSealed, "\(table).\(column), row \(row) holds a plain value, not a sealed one; seal the column (see the migrations guide) or check the column list.", table: table, column: column, row: row)
+        }
+    }
+
+    /// ``open(_:table:column:rowKey:mode:)`` for an envelope given as its
+    /// bytes (SQLite's own buffer, say): nothing is copied before opening.
+    public func open(envelopeBytes bytes: UnsafeRawBufferPointer, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode? = nil) throws(FieldError) -> DatabaseValue {
         // Only an error names the row: built then, not for every value.
         var row: String { rowKey.map(\.description).joined(separator: ", ") }
         var place: String { "\(table).\(column), row \(row)" }
-        let bytes: [UInt8]
-        switch envelope {
-        case .null: return .null
-        case .blob(let b): bytes = b
-        default:
-            throw FieldError(.notSealed, "\(place) holds a plain value, not a sealed one; seal the column (see the migrations guide) or check the column list.", table: table, column: column, row: row)
-        }
         let h = FieldEnvelope.headerByteCount
         guard bytes.count >= h, bytes[0] == FieldEnvelope.version, let algorithm = FieldEnvelope.Algorithm(rawValue: bytes[1]) else {
             throw FieldError(.malformedEnvelope, "\(place) is not a Strongroom envelope (format \(FieldEnvelope.version)): a plain BLOB, or a damaged or truncated envelope.", table: table, column: column, row: row)
@@ -241,9 +253,7 @@ public final class FieldCipher {
         }
         let names = bound(table, column)
         let subkey = Subkey(keyID: keyID, column: names)
-        bytes.withUnsafeBytes { all in
-            buildAssociatedData(header: UnsafeRawBufferPointer(rebasing: all[0..<h]), column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil)
-        }
+        buildAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil)
         let n = bytes.count - h - overhead
         plaintext.removeAll(keepingCapacity: true)
         plaintext.append(contentsOf: repeatElement(0, count: n))
@@ -251,25 +261,23 @@ public final class FieldCipher {
             switch algorithm {
             case .aes256GCM:
                 let cipher = try aead(subkey)
-                try bytes.withUnsafeBytes { all in
-                    try associatedData.withUnsafeBytes { a in
-                        try plaintext.withUnsafeMutableBytes { p in
-                            let nonceEnd = h + AESGCM.nonceByteCount
-                            try cipher.open(UnsafeRawBufferPointer(rebasing: all[nonceEnd..<(nonceEnd + n)]),
-                                            nonce: UnsafeRawBufferPointer(rebasing: all[h..<nonceEnd]),
-                                            tag: UnsafeRawBufferPointer(rebasing: all[(nonceEnd + n)...]), authenticating: a, into: p)
-                        }
+                let all = bytes
+                try associatedData.withUnsafeBytes { a in
+                    try plaintext.withUnsafeMutableBytes { p in
+                        let nonceEnd = h + AESGCM.nonceByteCount
+                        try cipher.open(UnsafeRawBufferPointer(rebasing: all[nonceEnd..<(nonceEnd + n)]),
+                                        nonce: UnsafeRawBufferPointer(rebasing: all[h..<nonceEnd]),
+                                        tag: UnsafeRawBufferPointer(rebasing: all[(nonceEnd + n)...]), authenticating: a, into: p)
                     }
                 }
             case .aes256SIV:
                 let cipher = try siv(subkey)
-                try bytes.withUnsafeBytes { all in
-                    try associatedData.withUnsafeBytes { a in
-                        try plaintext.withUnsafeMutableBytes { p in
-                            let tagEnd = h + AESSIV.tagByteCount
-                            try cipher.open(tag: UnsafeRawBufferPointer(rebasing: all[h..<tagEnd]),
-                                            ciphertext: UnsafeRawBufferPointer(rebasing: all[tagEnd...]), authenticating: a, into: p)
-                        }
+                let all = bytes
+                try associatedData.withUnsafeBytes { a in
+                    try plaintext.withUnsafeMutableBytes { p in
+                        let tagEnd = h + AESSIV.tagByteCount
+                        try cipher.open(tag: UnsafeRawBufferPointer(rebasing: all[h..<tagEnd]),
+                                        ciphertext: UnsafeRawBufferPointer(rebasing: all[tagEnd...]), authenticating: a, into: p)
                     }
                 }
             }
