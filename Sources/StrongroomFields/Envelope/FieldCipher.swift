@@ -69,16 +69,30 @@ public final class FieldCipher {
         return found
     }
 
-    /// header ‖ the column's prefix [‖ the row key], into `associatedData`.
-    private func buildAssociatedData(header: UnsafeRawBufferPointer, column: BoundColumn, rowKey: [DatabaseValue]?) {
-        associatedData.removeAll(keepingCapacity: true)
-        associatedData.append(contentsOf: header)
-        associatedData.append(contentsOf: column.associatedDataPrefix)
+    /// header ‖ the column's prefix [‖ the row key], into `out`.
+    private static func buildAssociatedData(header: UnsafeRawBufferPointer, column: BoundColumn, rowKey: [DatabaseValue]?, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: header)
+        out.append(contentsOf: column.associatedDataPrefix)
         guard let rowKey else { return }
-        FieldEnvelope.appendBigEndian(UInt32(rowKey.count), to: &associatedData)
+        FieldEnvelope.appendBigEndian(UInt32(rowKey.count), to: &out)
         for value in rowKey {
-            FieldEnvelope.appendRowKeyPart(value, to: &associatedData)
+            FieldEnvelope.appendRowKeyPart(value, to: &out)
         }
+    }
+
+    /// Takes the scratch buffers out of the instance for one operation (and
+    /// puts them back after): working on locals spares a dynamic exclusivity
+    /// check on every append.
+    private func withScratch<T>(_ body: (inout [UInt8], inout [UInt8]) throws(FieldError) -> T) throws(FieldError) -> T {
+        var plaintext = self.plaintext, associatedData = self.associatedData
+        self.plaintext = []
+        self.associatedData = []
+        defer {
+            self.plaintext = plaintext
+            self.associatedData = associatedData
+        }
+        return try body(&plaintext, &associatedData)
     }
 
     private var plaintext: [UInt8] = []
@@ -153,10 +167,11 @@ public final class FieldCipher {
         let algorithm: FieldEnvelope.Algorithm = mode == .deterministic ? .aes256SIV : .aes256GCM
         let header: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (FieldEnvelope.version, algorithm.rawValue,
                                                                 UInt8(keyID >> 24 & 0xFF), UInt8(keyID >> 16 & 0xFF), UInt8(keyID >> 8 & 0xFF), UInt8(keyID & 0xFF))
+        return try withScratch { (plaintext: inout [UInt8], associatedData: inout [UInt8]) throws(FieldError) -> DatabaseValue in
         plaintext.removeAll(keepingCapacity: true)
         FieldEnvelope.appendPlaintext(value, to: &plaintext)
         withUnsafeBytes(of: header) { h in
-            buildAssociatedData(header: h, column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil)
+            Self.buildAssociatedData(header: h, column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
         }
         let h = FieldEnvelope.headerByteCount, n = plaintext.count
         let total = h + (algorithm == .aes256GCM ? AESGCM.nonceByteCount + n + AESGCM.tagByteCount : AESSIV.tagByteCount + n)
@@ -194,14 +209,15 @@ public final class FieldCipher {
                 }
             }
         } catch let error as FieldError {
-            wipe(&plaintext)
+            Self.wipe(&plaintext)
             throw error
         } catch {
-            wipe(&plaintext)
+            Self.wipe(&plaintext)
             throw FieldError(.misuse, "Sealing \(table).\(column) failed: \(error)", table: table, column: column)
         }
-        wipe(&plaintext)
+        Self.wipe(&plaintext)
         return .blob(envelope)
+        }
     }
 
     /// The value `envelope` was sealed from; NULL stays NULL.
@@ -253,45 +269,47 @@ public final class FieldCipher {
         }
         let names = bound(table, column)
         let subkey = Subkey(keyID: keyID, column: names)
-        buildAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil)
-        let n = bytes.count - h - overhead
-        plaintext.removeAll(keepingCapacity: true)
-        plaintext.append(contentsOf: repeatElement(0, count: n))
-        do {
-            switch algorithm {
-            case .aes256GCM:
-                let cipher = try aead(subkey)
-                let all = bytes
-                try associatedData.withUnsafeBytes { a in
-                    try plaintext.withUnsafeMutableBytes { p in
-                        let nonceEnd = h + AESGCM.nonceByteCount
-                        try cipher.open(UnsafeRawBufferPointer(rebasing: all[nonceEnd..<(nonceEnd + n)]),
-                                        nonce: UnsafeRawBufferPointer(rebasing: all[h..<nonceEnd]),
-                                        tag: UnsafeRawBufferPointer(rebasing: all[(nonceEnd + n)...]), authenticating: a, into: p)
+        return try withScratch { (plaintext: inout [UInt8], associatedData: inout [UInt8]) throws(FieldError) -> DatabaseValue in
+            Self.buildAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
+            let n = bytes.count - h - overhead
+            plaintext.removeAll(keepingCapacity: true)
+            plaintext.append(contentsOf: repeatElement(0, count: n))
+            do {
+                switch algorithm {
+                case .aes256GCM:
+                    let cipher = try aead(subkey)
+                    let all = bytes
+                    try associatedData.withUnsafeBytes { a in
+                        try plaintext.withUnsafeMutableBytes { p in
+                            let nonceEnd = h + AESGCM.nonceByteCount
+                            try cipher.open(UnsafeRawBufferPointer(rebasing: all[nonceEnd..<(nonceEnd + n)]),
+                                            nonce: UnsafeRawBufferPointer(rebasing: all[h..<nonceEnd]),
+                                            tag: UnsafeRawBufferPointer(rebasing: all[(nonceEnd + n)...]), authenticating: a, into: p)
+                        }
+                    }
+                case .aes256SIV:
+                    let cipher = try siv(subkey)
+                    let all = bytes
+                    try associatedData.withUnsafeBytes { a in
+                        try plaintext.withUnsafeMutableBytes { p in
+                            let tagEnd = h + AESSIV.tagByteCount
+                            try cipher.open(tag: UnsafeRawBufferPointer(rebasing: all[h..<tagEnd]),
+                                            ciphertext: UnsafeRawBufferPointer(rebasing: all[tagEnd...]), authenticating: a, into: p)
+                        }
                     }
                 }
-            case .aes256SIV:
-                let cipher = try siv(subkey)
-                let all = bytes
-                try associatedData.withUnsafeBytes { a in
-                    try plaintext.withUnsafeMutableBytes { p in
-                        let tagEnd = h + AESSIV.tagByteCount
-                        try cipher.open(tag: UnsafeRawBufferPointer(rebasing: all[h..<tagEnd]),
-                                        ciphertext: UnsafeRawBufferPointer(rebasing: all[tagEnd...]), authenticating: a, into: p)
-                    }
-                }
+            } catch let error as FieldError {
+                throw error
+            } catch {
+                throw FieldError(.tampered, "\(place) does not authenticate: it was changed, moved from another row or column, or sealed with another keyring.", table: table, column: column, row: row)
             }
-        } catch let error as FieldError {
-            throw error
-        } catch {
-            throw FieldError(.tampered, "\(place) does not authenticate: it was changed, moved from another row or column, or sealed with another keyring.", table: table, column: column, row: row)
+            let value = plaintext.withUnsafeBytes { FieldEnvelope.decodePlaintext($0) }
+            Self.wipe(&plaintext)
+            guard let value else {
+                throw FieldError(.malformedEnvelope, "\(place) authenticates but holds no value Strongroom writes.", table: table, column: column, row: row)
+            }
+            return value
         }
-        let value = plaintext.withUnsafeBytes { FieldEnvelope.decodePlaintext($0) }
-        wipe(&plaintext)
-        guard let value else {
-            throw FieldError(.malformedEnvelope, "\(place) authenticates but holds no value Strongroom writes.", table: table, column: column, row: row)
-        }
-        return value
     }
 
     /// The key id an envelope was sealed under, or nil for NULL and values
@@ -320,7 +338,7 @@ public final class FieldCipher {
         FieldEnvelope.appendPlaintext(value, to: &plaintext)
         var tag = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
         plaintext.withUnsafeBytes { p in tag.withUnsafeMutableBytes { mac.authenticationCode(for: p, into: $0) } }
-        wipe(&plaintext)
+        Self.wipe(&plaintext)
         var out: [UInt8] = []
         out.reserveCapacity(4 + FieldEnvelope.blindIndexTagByteCount)
         FieldEnvelope.appendBigEndian(id, to: &out)
@@ -329,7 +347,7 @@ public final class FieldCipher {
     }
 
     /// Zeroes the scratch buffer that held a plaintext.
-    private func wipe(_ buffer: inout [UInt8]) {
+    private static func wipe(_ buffer: inout [UInt8]) {
         buffer.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
     }
 }
