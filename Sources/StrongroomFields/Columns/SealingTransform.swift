@@ -72,11 +72,21 @@ final class SealingTransform: ColumnTransform {
     /// not sealed): folding allocates, and reads ask for every value.
     private var spelled: [Name: SealedColumn?] = [:]
 
+    /// The names asked for last, searched first (see FieldCipher's cache).
+    private var recent: [(table: String, column: String, sealed: SealedColumn?)] = []
+
     private func sealed(_ column: String, of table: String) -> SealedColumn? {
+        for entry in recent where entry.table == table && entry.column == column { return entry.sealed }
         let name = Name(table: table, column: column)
-        if let known = spelled[name] { return known }
-        let found = columns[Self.folded(table)]?[Self.folded(column)]
-        spelled[name] = .some(found)
+        let found: SealedColumn?
+        if let known = spelled[name] {
+            found = known
+        } else {
+            found = columns[Self.folded(table)]?[Self.folded(column)]
+            spelled[name] = .some(found)
+        }
+        if recent.count == 4 { recent.removeFirst() }
+        recent.append((table, column, found))
         return found
     }
 

@@ -53,10 +53,12 @@ public final class FieldCipher {
     }
 
     private var boundColumns: [ColumnName: BoundColumn] = [:]
-    private var lastBound: (table: String, column: String, bound: BoundColumn)?
+    /// The columns used last, searched first: a statement reading a few
+    /// sealed columns passes the same strings every row, which compare at once.
+    private var recentBound: [(table: String, column: String, bound: BoundColumn)] = []
 
     private func bound(_ table: String, _ column: String) -> BoundColumn {
-        if let last = lastBound, last.table == table, last.column == column { return last.bound }
+        for recent in recentBound where recent.table == table && recent.column == column { return recent.bound }
         let key = ColumnName(table: table, column: column)
         let found: BoundColumn
         if let known = boundColumns[key] {
@@ -65,7 +67,8 @@ public final class FieldCipher {
             found = BoundColumn(table: table, column: column)
             boundColumns[key] = found
         }
-        lastBound = (table, column, found)
+        if recentBound.count == 4 { recentBound.removeFirst() }
+        recentBound.append((table, column, found))
         return found
     }
 
@@ -260,14 +263,15 @@ public final class FieldCipher {
             throw FieldError(.tampered, "\(place) holds a \(algorithm == .aes256SIV ? "deterministic" : "randomized") envelope where the column is sealed \(mode.rawValue): it was put there from elsewhere.", table: table, column: column, row: row)
         }
         let keyID = UInt32(bytes[2]) << 24 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 8 | UInt32(bytes[5])
-        guard keyring.key(keyID) != nil else {
+        let names = bound(table, column)
+        let known = (algorithm == .aes256GCM ? names.aeads[keyID] != nil : names.sivs[keyID] != nil) || keyring.key(keyID) != nil
+        guard known else {
             throw FieldError(.unknownKeyID, "\(place) was sealed under key \(keyID), which this keyring does not hold (it has \(keyring.keyIDs.map(String.init).joined(separator: ", "))); use the keyring it was sealed with.", table: table, column: column, row: row)
         }
         let overhead = algorithm == .aes256GCM ? AESGCM.nonceByteCount + AESGCM.tagByteCount : AESSIV.tagByteCount
         guard bytes.count > h + overhead else {
             throw FieldError(.malformedEnvelope, "\(place) is a truncated envelope (\(bytes.count) bytes).", table: table, column: column, row: row)
         }
-        let names = bound(table, column)
         let subkey = Subkey(keyID: keyID, column: names)
         return try withScratch { (plaintext: inout [UInt8], associatedData: inout [UInt8]) throws(FieldError) -> DatabaseValue in
             Self.buildAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
