@@ -35,6 +35,17 @@ struct MigratorTests {
         #expect(try f.migrator().migrate(db).applied.isEmpty)
     }
 
+    /// Issue 9: through a queue, `migrate` inside `write` failed with
+    /// SQLite's "cannot start a transaction within a transaction"; the
+    /// error must say what to do instead.
+    @Test func migratingInsideATransactionSaysWhatToDo() throws {
+        let queue = try DatabaseQueue(path: f.databasePath, configuration: Configuration(key: f.key))
+        let migrator = try f.migrator()
+        let error = #expect(throws: MigrationError.self) { try queue.write { db in try migrator.migrate(db) } }
+        #expect(error?.message.contains("migrator.migrate(queue)") == true, "\(error?.message ?? "")")
+        #expect(try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'customer'") } == 0)
+    }
+
     @Test func migratesUpToATarget() throws {
         let db = try f.open()
         #expect(try f.migrator().migrate(db, to: 2).toVersion == 2)
