@@ -46,6 +46,19 @@ struct MigratorTests {
         #expect(try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'customer'") } == 0)
     }
 
+    @Test func migratesThroughAQueueAndAPoolWithOneCall() throws {
+        let queue = try DatabaseQueue(path: f.databasePath, configuration: Configuration(key: f.key))
+        #expect(try f.migrator().migrate(queue).toVersion == 10)
+        #expect(try f.migrator().migrate(queue).applied.isEmpty)
+        let poolPath = f.dir.file("pool.db")
+        let pool = try DatabasePool(path: poolPath, configuration: Configuration(key: f.key))
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master") } == 0)
+        #expect(try f.migrator().migrate(pool, to: 2).applied.map(\.version) == [1, 2])
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM \"order\"") } == 2)
+        #expect(try f.migrator().migrate(pool).applied.map(\.version) == [10])
+        #expect(try pool.read { try $0.fetchAll(sql: "PRAGMA table_info(customer)").count } == 3)
+    }
+
     @Test func migratesUpToATarget() throws {
         let db = try f.open()
         #expect(try f.migrator().migrate(db, to: 2).toVersion == 2)

@@ -62,6 +62,18 @@ public final class DatabasePool: @unchecked Sendable {
         return try writer.write(body)
     }
 
+    /// Runs `body` on the writer outside any transaction, with the writer to
+    /// itself: for work that manages its own transactions (migrations,
+    /// `VACUUM`). Reads go on meanwhile.
+    ///
+    /// ```swift
+    /// try pool.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
+    /// ```
+    public func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try refuseReentrance("writeWithoutTransaction")
+        return try writer.inDatabase(body)
+    }
+
     /// Asynchronous ``write(_:)``.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await writer.write(body)

@@ -129,8 +129,9 @@ public struct Migrator: Sendable {
     /// Applies the pending migrations to `db`, in order, up to `target`.
     ///
     /// Takes the migration lock on the database file first (another runner
-    /// waits up to ``lockTimeout``). Use a connection you own, or
-    /// `queue.inDatabase { try migrator.migrate($0) }`.
+    /// waits up to ``lockTimeout``). Each migration runs in a transaction of
+    /// its own, so `db` must not be inside one: with a queue or a pool, pass
+    /// the queue or the pool itself (`try migrator.migrate(queue)`).
     ///
     /// - Throws: ``MigrationError``: ``MigrationError/Code/migrationFailed`` (the
     ///   failing migration was rolled back), ``MigrationError/Code/checksumMismatch``,
@@ -138,6 +139,10 @@ public struct Migrator: Sendable {
     ///   ``MigrationError/Code/foreignKeyViolation``.
     @discardableResult
     public func migrate(_ db: Connection, to target: Int? = nil, progress: (@Sendable (MigrationEvent) -> Void)? = nil) throws(MigrationError) -> MigrationReport {
+        if db.isInsideTransaction {
+            throw MigrationError(.database, "Migrations run in transactions of their own, so they cannot run inside one (such as a queue's write block): call try migrator.migrate(queue) or try migrator.migrate(pool), or migrate a connection outside any transaction. Nothing was migrated.",
+                                 underlying: StrongroomError(.misuse, "migrate was called inside a transaction.", path: db.path))
+        }
         let lock = db.path == ":memory:" ? nil : try MigrationLock(databasePath: db.path, timeout: lockTimeout)
         defer { withExtendedLifetime(lock) {} }
         let from = try currentVersion(db)
@@ -160,6 +165,43 @@ public struct Migrator: Sendable {
             progress?(.migrationFinished(version: migration.version, duration: .milliseconds(entry.durationMs)))
         }
         return MigrationReport(fromVersion: from, toVersion: try currentVersion(db), applied: applied)
+    }
+
+    /// Applies the pending migrations through `queue`, on its connection and
+    /// outside any transaction, while no other access of the queue runs.
+    ///
+    /// ```swift
+    /// let queue = try DatabaseQueue(path: "app.db", configuration: config)
+    /// try migrator.migrate(queue)
+    /// ```
+    @discardableResult
+    public func migrate(_ queue: DatabaseQueue, to target: Int? = nil, progress: (@Sendable (MigrationEvent) -> Void)? = nil) throws(MigrationError) -> MigrationReport {
+        try Self.typed { try queue.inDatabase { db in try migrate(db, to: target, progress: progress) } }
+    }
+
+    /// Applies the pending migrations through `pool`'s writer, outside any
+    /// transaction. Reads go on meanwhile on the snapshots they started with.
+    ///
+    /// ```swift
+    /// let pool = try DatabasePool(path: "app.db", configuration: config)
+    /// try migrator.migrate(pool)
+    /// ```
+    @discardableResult
+    public func migrate(_ pool: DatabasePool, to target: Int? = nil, progress: (@Sendable (MigrationEvent) -> Void)? = nil) throws(MigrationError) -> MigrationReport {
+        try Self.typed { try pool.writeWithoutTransaction { db in try migrate(db, to: target, progress: progress) } }
+    }
+
+    /// A queue's or pool's error, as a ``MigrationError``.
+    private static func typed<T>(_ body: () throws -> T) throws(MigrationError) -> T {
+        do {
+            return try body()
+        } catch let error as MigrationError {
+            throw error
+        } catch let error as StrongroomError {
+            throw .database(error)
+        } catch {
+            throw MigrationError(.database, "\(error)")
+        }
     }
 
     /// A migration with deferred foreign key checks fails on any row that
