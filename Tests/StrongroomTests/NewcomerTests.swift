@@ -17,4 +17,20 @@ struct NewcomerTests {
         #expect(try db.fetchOne(Int.self, sql: "SELECT max(year) FROM movie WHERE 0") == nil)
         #expect(try db.fetchOne(String.self, sql: "SELECT title FROM movie WHERE 0") == nil)
     }
+
+    /// FMDB-style `[Any]` arguments: a throwing initializer that takes any
+    /// mix of values, nil and NSNull included.
+    @Test func argumentsFromAHeterogeneousArray() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE movie(title TEXT, year INTEGER, rating REAL, poster BLOB, seen INTEGER)")
+        let values: [Any?] = ["Alien", 1979, 8.5, Data([1, 2, 3]), nil]
+        try db.execute(sql: "INSERT INTO movie VALUES (?, ?, ?, ?, ?)", arguments: try StatementArguments(anyValues: values))
+        let row = try #require(try db.fetchOne(sql: "SELECT title, year, rating, hex(poster) AS poster, seen FROM movie"))
+        #expect(try row.decode(String.self, column: "title") == "Alien")
+        #expect(try row.decode(Int.self, column: "year") == 1979)
+        #expect(try row.decode(String.self, column: "poster") == "010203")
+        #expect(try row.decode(Int?.self, column: "seen") == nil)
+        let error = #expect(throws: StrongroomError.self) { try StatementArguments(anyValues: ["x", Date.distantPast as Any, NSObject()]) }
+        #expect(error?.message.contains("argument 3") == true)
+    }
 }

@@ -43,13 +43,21 @@ extension Statement {
     }
 
     /// Runs the statement and decodes the first row into `T`, or returns nil.
+    ///
+    /// For a single value (`String`, `Int`, …), nil also stands for NULL:
+    /// `fetchOne(String.self, sql: "SELECT title …")` is nil when there is no
+    /// row and when the title is NULL. (`fetchAll` throws on NULL instead,
+    /// naming the column: fetch `String?` there.)
     public func fetchOne<T: Decodable>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
         var result: T?
         reset()
         defer { reset() }
         try bind(arguments: arguments)
         if try step() {
-            result = try decodeRow(type, direct: T.self as? any DatabaseValueConvertible.Type)
+            let direct = T.self as? any DatabaseValueConvertible.Type
+            // `String?` keeps telling NULL (.some(nil)) from no row (nil).
+            if direct != nil, !(T.self is any OptionalType.Type), try rowReader().isNull(at: 0) { return nil }
+            result = try decodeRow(type, direct: direct)
         }
         return result
     }
@@ -111,3 +119,7 @@ extension Row {
         }
     }
 }
+
+/// Marks `Optional`, so a fetch can tell `String?` from `String`.
+protocol OptionalType {}
+extension Optional: OptionalType {}

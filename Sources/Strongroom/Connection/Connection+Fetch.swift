@@ -25,10 +25,13 @@ extension Connection {
         try cachedStatement(sql: sql).fetchAll(type, arguments: arguments)
     }
 
-    /// The first row of a query decoded into `T`, or nil when there is no row.
+    /// The first row of a query decoded into `T`, or nil when there is no
+    /// row (or, for a single value such as `String` or `Int`, when it is NULL;
+    /// fetch `String?` to tell the two apart: `.some(nil)` is a NULL).
     ///
     /// ```swift
     /// let count = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM person") ?? 0
+    /// let title = try db.fetchOne(String.self, sql: "SELECT title FROM movie WHERE id = ?", arguments: [7])   // nil: no row, or NULL
     /// ```
     public func fetchOne<T: Decodable>(_ type: T.Type, sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
         try cachedStatement(sql: sql).fetchOne(type, arguments: arguments)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The values bound to a statement's parameters: positional (`?`) or named
 /// (`:name`, `@name`, `$name`).
 ///
@@ -18,6 +20,35 @@ public struct StatementArguments: ExpressibleByArrayLiteral, ExpressibleByDictio
     /// Positional arguments.
     public init(_ values: [any DatabaseValueConvertible]) {
         storage = .positional(values.map(\.databaseValue))
+    }
+
+    /// Positional arguments from values of any type, as FMDB takes them:
+    /// `nil` and `NSNull` are NULL, `Data` is a BLOB, and every
+    /// ``DatabaseValueConvertible`` is itself.
+    ///
+    /// ```swift
+    /// let values: [Any?] = ["Alien", 1979, 8.5, posterData, nil]
+    /// try db.execute(sql: "INSERT INTO movie VALUES (?, ?, ?, ?, ?)", arguments: try StatementArguments(anyValues: values))
+    /// ```
+    ///
+    /// - Throws: ``StrongroomError/Code/conversion`` naming the first value
+    ///   that is none of these, by position.
+    public init(anyValues values: [Any?]) throws(StrongroomError) {
+        var converted: [DatabaseValue] = []
+        converted.reserveCapacity(values.count)
+        for (index, value) in values.enumerated() {
+            switch value {
+            case .none, is NSNull:
+                converted.append(.null)
+            case let data as Data:
+                converted.append(.blob([UInt8](data)))
+            case let convertible as any DatabaseValueConvertible:
+                converted.append(convertible.databaseValue)
+            case let some?:
+                throw StrongroomError(.conversion, "StatementArguments: argument \(index + 1) is a \(type(of: some)), which SQLite cannot store; pass a String, a number, a Bool, Data, [UInt8] or nil (for dates, a String or a number of seconds).")
+            }
+        }
+        storage = .positional(converted)
     }
 
     /// Named arguments; names are given without their `:` prefix.
