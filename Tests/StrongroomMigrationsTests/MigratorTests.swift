@@ -57,6 +57,11 @@ struct MigratorTests {
         #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM \"order\"") } == 2)
         #expect(try f.migrator().migrate(pool).applied.map(\.version) == [10])
         #expect(try pool.read { try $0.fetchAll(sql: "PRAGMA table_info(customer)").count } == 3)
+        // A report prints as a sentence, not a struct dump.
+        #expect(try f.migrator().migrate(queue).description == "Already at version 10: nothing to apply.")
+        let fresh = try DatabaseQueue(path: f.dir.file("fresh.db"), configuration: Configuration(key: f.key))
+        let report = try f.migrator().migrate(fresh, to: 1)
+        #expect(report.description.hasPrefix("Migrated from version 0 to 1: 1 create customer ("))
     }
 
     @Test func migratesUpToATarget() throws {

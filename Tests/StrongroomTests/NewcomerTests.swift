@@ -34,3 +34,47 @@ struct NewcomerTests {
         #expect(error?.message.contains("argument 3") == true)
     }
 }
+
+/// FMDB's `inTransaction { db, rollback in }`, and `close()` on a queue and a pool.
+@Suite("Transactions with a rollback flag, closing")
+struct RollbackFlagTests {
+    let dir = TemporaryDirectory()
+
+    @Test func settingRollbackUndoesTheTransactionWithoutAThrow() throws {
+        let queue = try DatabaseQueue(path: dir.file("t.db"), configuration: Configuration(key: .generate()))
+        try queue.write { try $0.execute(sql: "CREATE TABLE movie(title TEXT)") }
+        try queue.inTransaction { db, rollback in
+            try db.execute(sql: "INSERT INTO movie VALUES ('kept')")
+        }
+        try queue.inTransaction { db, rollback in
+            try db.execute(sql: "INSERT INTO movie VALUES ('undone')")
+            rollback = true
+        }
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t(x)")
+        try db.inTransaction(.immediate) { db, rollback in
+            try db.execute(sql: "INSERT INTO t VALUES (1)")
+            rollback = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 1
+        }
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 0)
+        #expect(!db.isInsideTransaction)
+        #expect(try queue.read { try $0.fetchAll(String.self, sql: "SELECT title FROM movie") } == ["kept"])
+    }
+
+    @Test func closedQueuesAndPoolsSaySo() throws {
+        let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: Configuration(key: .generate()))
+        try queue.write { try $0.execute(sql: "CREATE TABLE t(x)") }
+        queue.close()
+        let error = #expect(throws: StrongroomError.self) { try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("closed") == true)
+
+        let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: .generate()))
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(x)") }
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 0)
+        pool.close()
+        #expect(pool.readerCount == 0)
+        #expect((#expect(throws: StrongroomError.self) { try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } })?.code == .misuse)
+        #expect((#expect(throws: StrongroomError.self) { try pool.write { try $0.execute(sql: "INSERT INTO t VALUES (1)") } })?.code == .misuse)
+    }
+}

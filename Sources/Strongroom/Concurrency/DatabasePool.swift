@@ -27,6 +27,7 @@ public final class DatabasePool: @unchecked Sendable {
     private var openReaderCount = 0
     private var checkedOutCount = 0
     private var isRekeying = false
+    private var isClosed = false
     private var readerKey: DatabaseKey?
     /// Set when a rekey failed: the writer may reopen on either key, and
     /// readers must follow it (see `refreshReaderKeyIfNeeded`).
@@ -172,6 +173,20 @@ public final class DatabasePool: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Closes every connection once the reads and the write in progress are
+    /// done. Every later use throws ``StrongroomError/Code/misuse``.
+    /// Releasing the pool closes it too.
+    public func close() {
+        condition.lock()
+        isClosed = true
+        while checkedOutCount > 0 { condition.wait() }
+        idleReaders.removeAll()
+        openReaderCount = 0
+        condition.broadcast()
+        condition.unlock()
+        writer.close()
+    }
+
     /// The number of reader connections open now (for tests and diagnostics).
     public var readerCount: Int {
         condition.lock()
@@ -192,8 +207,12 @@ public final class DatabasePool: @unchecked Sendable {
 
     private func checkOutReader() throws(StrongroomError) -> Connection {
         condition.lock()
-        while isRekeying || (idleReaders.isEmpty && openReaderCount >= max(readerConfiguration.maximumReaderCount, 1)) {
+        while !isClosed && (isRekeying || (idleReaders.isEmpty && openReaderCount >= max(readerConfiguration.maximumReaderCount, 1))) {
             condition.wait()
+        }
+        if isClosed {
+            condition.unlock()
+            throw StrongroomError(.misuse, "The DatabasePool of \(path) is closed.", path: path)
         }
         if let reader = idleReaders.popLast() {
             checkedOutCount += 1
@@ -219,7 +238,7 @@ public final class DatabasePool: @unchecked Sendable {
     private func checkIn(_ reader: Connection, healthy: Bool) {
         condition.lock()
         checkedOutCount -= 1
-        if healthy && !isRekeying {
+        if healthy && !isRekeying && !isClosed {
             idleReaders.append(reader)
         } else {
             openReaderCount -= 1

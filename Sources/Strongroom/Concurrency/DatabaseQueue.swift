@@ -81,6 +81,30 @@ public final class DatabaseQueue: @unchecked Sendable {
         try inDatabase { db in try db.inTransaction(.immediate, body) }
     }
 
+    /// Runs `body` in an IMMEDIATE transaction that `body` may roll back
+    /// without throwing, by setting `rollback`, like FMDB's
+    /// `FMDatabaseQueue.inTransaction { db, rollback in … }`.
+    ///
+    /// ```swift
+    /// try queue.inTransaction { db, rollback in
+    ///     try db.execute(sql: "DELETE FROM movie WHERE year < 1950")
+    ///     if db.changesCount > 100 { rollback = true }
+    /// }
+    /// ```
+    public func inTransaction(_ kind: Connection.TransactionKind = .immediate, _ body: (Connection, inout Bool) throws -> Void) throws {
+        try inDatabase { db in try db.inTransaction(kind, body) }
+    }
+
+    /// Closes the connection once the work in progress is done. Every later
+    /// use throws ``StrongroomError/Code/misuse``. Releasing the queue closes
+    /// it too.
+    public func close() {
+        dispatchQueue.sync {
+            keysToTry = []
+            connection.close(because: "its DatabaseQueue was closed.")
+        }
+    }
+
     /// Runs `body` in a DEFERRED transaction with writes forbidden
     /// (`PRAGMA query_only`).
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {

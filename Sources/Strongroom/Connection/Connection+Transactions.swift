@@ -43,6 +43,29 @@ extension Connection {
         return result
     }
 
+    /// Runs `body` in a transaction that `body` may roll back without
+    /// throwing, by setting its `rollback` flag, as in FMDB's
+    /// `inTransaction { db, rollback in … }`. A throw rolls back too.
+    ///
+    /// ```swift
+    /// try db.inTransaction(.immediate) { db, rollback in
+    ///     try db.execute(sql: "UPDATE account SET balance = balance - 10 WHERE id = 1")
+    ///     let balance = try db.fetchOne(Int.self, sql: "SELECT balance FROM account WHERE id = 1") ?? 0
+    ///     if balance < 0 { rollback = true }
+    /// }
+    /// ```
+    public func inTransaction(_ kind: TransactionKind = .deferred, _ body: (Connection, inout Bool) throws -> Void) throws {
+        do {
+            try inTransaction(kind) { db -> Void in
+                var rollback = false
+                try body(db, &rollback)
+                if rollback { throw RollbackRequested() }
+            }
+        } catch is RollbackRequested {
+            return
+        }
+    }
+
     /// Runs `body` inside a savepoint: released when it returns, rolled back
     /// to the savepoint when it throws. Opens a transaction when none is open;
     /// nests inside an open one.
@@ -88,3 +111,6 @@ extension Connection {
         }
     }
 }
+
+/// Thrown inside to reach the rollback path; never escapes.
+private struct RollbackRequested: Error {}

@@ -36,6 +36,14 @@ public struct VerificationReport: Sendable, Codable {
     public var isClean: Bool { findings.isEmpty }
 }
 
+extension VerificationReport: CustomStringConvertible {
+    /// "At version 5; no finding." or one line per finding.
+    public var description: String {
+        guard !isClean else { return "At version \(currentVersion); no finding." }
+        return "At version \(currentVersion); \(findings.count) finding(s):\n" + findings.map { "  [\($0.code.rawValue)] \($0.message)" }.joined(separator: "\n")
+    }
+}
+
 extension Migrator {
     /// Compares `db` with the migrations and reports every finding: applied
     /// migrations whose file changed, applied versions unknown to the

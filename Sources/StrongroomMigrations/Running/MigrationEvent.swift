@@ -29,3 +29,13 @@ public struct PlannedMigration: Sendable, Codable, Equatable {
     /// True when the migration rebuilds tables (foreign keys off, checked before commit).
     public let rebuildsTables: Bool
 }
+
+extension MigrationReport: CustomStringConvertible {
+    /// "Migrated from version 0 to 5: 1 create customer (3 ms), …", or
+    /// "Already at version 5: nothing to apply."
+    public var description: String {
+        guard !applied.isEmpty else { return "Already at version \(toVersion): nothing to apply." }
+        return "Migrated from version \(fromVersion) to \(toVersion): "
+            + applied.map { "\($0.version) \($0.description) (\($0.durationMs) ms)" }.joined(separator: ", ") + "."
+    }
+}
