@@ -64,6 +64,19 @@ struct MigratorTests {
         #expect(report.description.hasPrefix("Migrated from version 0 to 1: 1 create customer ("))
     }
 
+    @Test func aCheapUpToDateCheckAndTheCompletedVersions() async throws {
+        let queue = try DatabaseQueue(path: f.databasePath, configuration: Configuration(key: f.key))
+        let migrator = try f.migrator()
+        #expect(try await queue.read { try migrator.isUpToDate($0) } == false)
+        #expect(try await queue.read { try migrator.completedVersions($0) } == [])
+        try await migrator.migrate(queue, to: 2)
+        #expect(try await queue.read { try migrator.completedVersions($0) } == [1, 2])
+        #expect(try await queue.read { try migrator.isUpToDate($0) } == false)
+        let report = try await migrator.migrate(queue)
+        #expect(report.applied.map(\.version) == [10])
+        #expect(try await queue.read { try migrator.isUpToDate($0) } == true)
+    }
+
     @Test func migratesUpToATarget() throws {
         let db = try f.open()
         #expect(try f.migrator().migrate(db, to: 2).toVersion == 2)

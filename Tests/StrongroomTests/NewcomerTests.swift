@@ -78,3 +78,33 @@ struct RollbackFlagTests {
         #expect((#expect(throws: StrongroomError.self) { try pool.write { try $0.execute(sql: "INSERT INTO t VALUES (1)") } })?.code == .misuse)
     }
 }
+
+/// What a GRDB user misses: attaching another encrypted database with its key.
+@Suite("Attaching databases")
+struct AttachTests {
+    let dir = TemporaryDirectory()
+
+    @Test func attachEncryptedAndPlaintextDatabasesWithTheirKeys() throws {
+        let archiveKey = DatabaseKey.generate()
+        let archive = try Connection(path: dir.file("archive.db"), configuration: Configuration(key: archiveKey))
+        try archive.execute(sql: "CREATE TABLE invoice(id INTEGER PRIMARY KEY, total REAL); INSERT INTO invoice(total) VALUES (9.5), (3)")
+        archive.close()
+        let plain = try Connection(path: dir.file("plain.db"), configuration: .plaintext)
+        try plain.execute(sql: "CREATE TABLE note(body TEXT); INSERT INTO note VALUES ('hello')")
+        plain.close()
+
+        let db = try Connection(path: dir.file("app.db"), configuration: Configuration(key: .generate()))
+        try db.attach(dir.file("archive.db"), as: "archive", key: archiveKey)
+        #expect(try db.fetchOne(Double.self, sql: "SELECT sum(total) FROM archive.invoice") == 12.5)
+        try db.detach("archive")
+        try db.attach(dir.file("plain.db"), as: "plain", key: nil)
+        #expect(try db.fetchOne(String.self, sql: "SELECT body FROM plain.note") == "hello")
+        try db.detach("plain")
+
+        let wrong = #expect(throws: StrongroomError.self) { try db.attach(dir.file("archive.db"), as: "archive", key: .generate()) }
+        #expect(wrong?.code == .wrongKey)
+        let missing = #expect(throws: StrongroomError.self) { try db.attach(dir.file("archive.db"), as: "archive", key: nil) }
+        #expect(missing?.code == .keyRequired)
+        #expect(try db.fetchAll(sql: "PRAGMA database_list").count == 1, "a failed attach is detached again")
+    }
+}

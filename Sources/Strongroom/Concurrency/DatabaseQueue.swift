@@ -122,6 +122,27 @@ public final class DatabaseQueue: @unchecked Sendable {
         try await onQueue { db in try Self.readOnlyTransaction(db, body) }
     }
 
+    /// Asynchronous ``inDatabase(_:)``: `body` runs on the queue, outside
+    /// any transaction, while the caller waits without blocking a thread of
+    /// the cooperative pool.
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        let path = self.path
+        return try await onQueue { db in
+            let result: T
+            do {
+                result = try body(db)
+            } catch {
+                db.rollbackQuietly()
+                throw error
+            }
+            if db.isInsideTransaction {
+                db.rollbackQuietly()
+                throw StrongroomError(.misuse, "The closure given to withConnection left a transaction open; it was rolled back, with everything done in it.", path: path)
+            }
+            return result
+        }
+    }
+
     private static func readOnlyTransaction<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
         try db.execute(sql: "PRAGMA query_only = 1")
         defer { try? db.execute(sql: "PRAGMA query_only = 0") }

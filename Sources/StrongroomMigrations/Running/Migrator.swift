@@ -63,6 +63,24 @@ public struct Migrator: Sendable {
         do { return try MigrationHistory.applied(db) } catch { throw .database(error) }
     }
 
+    /// True when every migration is applied (or covered by a baseline): a
+    /// cheap check at launch, reading the history table only.
+    ///
+    /// ```swift
+    /// if try !queue.read({ db in try migrator.isUpToDate(db) }) { try migrator.migrate(queue) }
+    /// ```
+    public func isUpToDate(_ db: Connection) throws(MigrationError) -> Bool {
+        let done = Self.coveredVersions(try appliedMigrations(db))
+        return migrations.allSatisfy { done($0.version) }
+    }
+
+    /// The versions of the known migrations that are applied (or covered by
+    /// a baseline), ascending: what GRDB calls the applied identifiers.
+    public func completedVersions(_ db: Connection) throws(MigrationError) -> [Int] {
+        let done = Self.coveredVersions(try appliedMigrations(db))
+        return migrations.map(\.version).filter(done)
+    }
+
     /// The migrations a run would apply, in order, up to `target` (all when nil).
     /// Reads only: a dry run.
     public func plan(_ db: Connection, to target: Int? = nil) throws(MigrationError) -> [PlannedMigration] {
@@ -189,6 +207,13 @@ public struct Migrator: Sendable {
     @discardableResult
     public func migrate(_ pool: DatabasePool, to target: Int? = nil, progress: (@Sendable (MigrationEvent) -> Void)? = nil) throws(MigrationError) -> MigrationReport {
         try Self.typed { try pool.writeWithoutTransaction { db in try migrate(db, to: target, progress: progress) } }
+    }
+
+    /// ``migrate(_:to:progress:)`` through a queue, from async code: waits
+    /// for the queue without blocking a thread of the cooperative pool.
+    @discardableResult
+    public func migrate(_ queue: DatabaseQueue, to target: Int? = nil) async throws -> MigrationReport {
+        try await queue.withConnection { db in try self.migrate(db, to: target) }
     }
 
     /// A queue's or pool's error, as a ``MigrationError``.
