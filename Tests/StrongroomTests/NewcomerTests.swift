@@ -108,3 +108,32 @@ struct AttachTests {
         #expect(try db.fetchAll(sql: "PRAGMA database_list").count == 1, "a failed attach is detached again")
     }
 }
+
+/// Row iteration that can stop early, without throwing.
+@Suite("Cursors")
+struct CursorTests {
+    @Test func stopAtAnyRowAndTheReadEnds() throws {
+        let dir = TemporaryDirectory()
+        let config = Configuration(key: .generate())
+        let db = try Connection(path: dir.file("c.db"), configuration: config)
+        try db.execute(sql: "CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO movie(title) VALUES ('Alien'), ('Brazil'), ('Casablanca')")
+        var seen: [String] = []
+        do {
+            let cursor = try db.makeCursor(sql: "SELECT title FROM movie ORDER BY id")
+            while let title = try cursor.next(String.self) {
+                seen.append(title)
+                if title == "Brazil" { break }
+            }
+        }
+        #expect(seen == ["Alien", "Brazil"])
+        // The cursor released, nothing holds a read: another connection can write and checkpoint.
+        let other = try Connection(path: dir.file("c.db"), configuration: config)
+        try other.execute(sql: "INSERT INTO movie(title) VALUES ('Dune')")
+        #expect(try other.fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)").first?.values.first == .integer(0))
+        let all = try db.makeCursor(sql: "SELECT id, title FROM movie WHERE id > ?", arguments: [2])
+        var rows: [Row] = []
+        while let row = try all.next() { rows.append(row) }
+        #expect(rows.count == 2)
+        #expect(try all.next() == nil)
+    }
+}
