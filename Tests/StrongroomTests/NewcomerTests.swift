@@ -18,6 +18,20 @@ struct NewcomerTests {
         #expect(try db.fetchOne(String.self, sql: "SELECT title FROM movie WHERE 0") == nil)
     }
 
+    /// Conversions are strict (an Int is not read from TEXT '42', nor a
+    /// String from an INTEGER); the error names the stored type and says how
+    /// to convert, without quoting the value.
+    @Test func aStrictConversionSaysHowToConvert() throws {
+        let db = try Connection.inMemory()
+        let text = #expect(throws: StrongroomError.self) { try db.fetchOne(Int.self, sql: "SELECT '42' AS n") }
+        #expect(text?.message.contains("TEXT") == true)
+        #expect(text?.message.contains("CAST(n AS INTEGER)") == true, "\(text?.message ?? "")")
+        #expect(text?.message.contains("42") == false)
+        let average = #expect(throws: StrongroomError.self) { try db.fetchOne(Int.self, sql: "SELECT avg(x) AS mean FROM (SELECT 1 AS x UNION ALL SELECT 2)") }
+        #expect(average?.message.contains("Double") == true, "\(average?.message ?? "")")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT CAST('42' AS INTEGER)") == 42)
+    }
+
     /// FMDB-style `[Any]` arguments: a throwing initializer that takes any
     /// mix of values, nil and NSNull included.
     @Test func argumentsFromAHeterogeneousArray() throws {
