@@ -51,7 +51,7 @@ struct RowDecoder: Decoder {
             if value.isNull {
                 throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "Column \(source.columnName(at: index)) is NULL; declare the property optional to accept NULL."))
             }
-            throw DecodingError.typeMismatch(type, .init(codingPath: path, debugDescription: "Column \(source.columnName(at: index)) holds \(value.typeName), which does not convert to \(type)."))
+            throw DecodingError.typeMismatch(type, .init(codingPath: path, debugDescription: value.conversionAdvice(column: source.columnName(at: index), to: type)))
         }
         return result
     }

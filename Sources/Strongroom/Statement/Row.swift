@@ -91,4 +91,30 @@ extension DatabaseValue {
         case .blob: return "BLOB"
         }
     }
+
+    /// The Swift type that reads this value as it is stored.
+    var naturalSwiftType: String {
+        switch self {
+        case .null: return "an optional"
+        case .integer: return "Int"
+        case .real: return "Double"
+        case .text: return "String"
+        case .blob: return "Data or [UInt8]"
+        }
+    }
+
+    /// How to read a value of this storage class as `type` instead: a CAST
+    /// in the query, or the Swift type that reads it as stored. Never
+    /// quotes the value.
+    func conversionAdvice(column: String, to type: Any.Type) -> String {
+        let sqlType: String?
+        switch "\(type)" {
+        case "Int", "Int64", "Int32", "Int16", "Int8", "UInt", "UInt64", "UInt32", "UInt16", "UInt8", "Bool": sqlType = "INTEGER"
+        case "Double", "Float": sqlType = "REAL"
+        case "String": sqlType = "TEXT"
+        default: sqlType = nil
+        }
+        let cast = sqlType.map { "convert it in the query (CAST(\(column) AS \($0))), or " } ?? ""
+        return "Column \(column) holds \(typeName), which does not convert to \(type) (Strongroom does not convert between storage classes silently): \(cast)read it as \(naturalSwiftType) and convert in Swift."
+    }
 }
