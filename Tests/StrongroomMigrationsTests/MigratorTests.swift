@@ -77,6 +77,31 @@ struct MigratorTests {
         #expect(try await queue.read { try migrator.isUpToDate($0) } == true)
     }
 
+    /// GRDB's eraseDatabaseOnSchemaChange, for development: an edited
+    /// migration erases the database and migrates it again.
+    @Test func anEditedMigrationErasesTheDatabaseWhenAskedFor() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        try db.execute(sql: "INSERT INTO customer(name) VALUES ('Linus')")
+        f.write("0001_create_customer.sql", """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL, nickname TEXT);
+            INSERT INTO customer(name) VALUES ('Ada');
+            """)
+        // By default the edit is refused, and nothing changes.
+        #expect((#expect(throws: MigrationError.self) { try f.migrator().migrate(db) })?.code == .checksumMismatch)
+        #expect(try f.count(db, "customer") == 3)
+        var migrator = try f.migrator()
+        migrator.erasesDatabaseOnSchemaChange = true
+        let report = try migrator.migrate(db)
+        #expect(report.fromVersion == 0 && report.toVersion == 10)
+        #expect(try f.count(db, "customer") == 1)
+        #expect(try db.fetchAll(sql: "PRAGMA table_info(customer)").count == 4)
+        #expect(try migrator.verify(db).isClean)
+        // Nothing changed since: the next run erases nothing.
+        #expect(try migrator.migrate(db).applied.isEmpty)
+        #expect(try f.count(db, "customer") == 1)
+    }
+
     @Test func migratesUpToATarget() throws {
         let db = try f.open()
         #expect(try f.migrator().migrate(db, to: 2).toVersion == 2)

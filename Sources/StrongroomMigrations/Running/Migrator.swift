@@ -28,6 +28,21 @@ public struct Migrator: Sendable {
     public internal(set) var migrations: [Migration]
     /// How long to wait for another runner's lock. Default 30 seconds.
     public var lockTimeout: Duration = .seconds(30)
+    /// **For development only**: when the applied migrations no longer match
+    /// the known ones (a file was edited, removed or renumbered), erase every
+    /// table, view, index and trigger of the database and migrate it again
+    /// from scratch, instead of failing with
+    /// ``MigrationError/Code/checksumMismatch``. GRDB calls it
+    /// `eraseDatabaseOnSchemaChange`. Every row is lost: never set it in a
+    /// shipped app. Default `false`.
+    ///
+    /// ```swift
+    /// var migrator = try Migrator(directory: "Migrations")
+    /// #if DEBUG
+    /// migrator.erasesDatabaseOnSchemaChange = true
+    /// #endif
+    /// ```
+    public var erasesDatabaseOnSchemaChange = false
     /// Where the runner logs each migration (never bound values or keys).
     public var logger: Logger = Logger(label: "strongroom.migrations", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -163,6 +178,9 @@ public struct Migrator: Sendable {
         }
         let lock = db.path == ":memory:" ? nil : try MigrationLock(databasePath: db.path, timeout: lockTimeout)
         defer { withExtendedLifetime(lock) {} }
+        if erasesDatabaseOnSchemaChange, !historyFindings(try appliedMigrations(db)).isEmpty {
+            try erase(db)
+        }
         let from = try currentVersion(db)
         // Read the state only once the lock is held: another runner may just
         // have applied what was pending.
@@ -214,6 +232,33 @@ public struct Migrator: Sendable {
     @discardableResult
     public func migrate(_ queue: DatabaseQueue, to target: Int? = nil) async throws -> MigrationReport {
         try await queue.withConnection { db in try self.migrate(db, to: target) }
+    }
+
+    /// Drops every table, view, index and trigger (the history too), with
+    /// foreign keys off, in one transaction: see ``erasesDatabaseOnSchemaChange``.
+    private func erase(_ db: Connection) throws(MigrationError) {
+        logger.warning("erasing the database: its migrations changed", metadata: ["path": "\(db.path)"])
+        do {
+            let foreignKeys = try db.fetchOne(Int.self, sql: "PRAGMA foreign_keys") == 1
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { if foreignKeys { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+            try db.inTransaction(.immediate) { db in
+                for kind in ["trigger", "view", "table"] {
+                    for name in try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = ? AND \(SQLScript.isUserObjectName())", arguments: [kind]) {
+                        try db.execute(sql: "DROP \(kind.uppercased()) IF EXISTS \(SQLScript.quotedIdentifier(name))")
+                    }
+                }
+                // sqlite_sequence keeps AUTOINCREMENT counters of dropped tables.
+                if try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") == 1 {
+                    try db.execute(sql: "DELETE FROM sqlite_sequence")
+                }
+                try db.execute(sql: "PRAGMA user_version = 0")
+            }
+        } catch let error as StrongroomError {
+            throw .database(error)
+        } catch {
+            throw MigrationError(.database, "\(error)")
+        }
     }
 
     /// A queue's or pool's error, as a ``MigrationError``.
