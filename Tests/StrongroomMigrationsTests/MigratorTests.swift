@@ -102,6 +102,24 @@ struct MigratorTests {
         #expect(try f.count(db, "customer") == 1)
     }
 
+    /// An app that can be downgraded opts in to open a database a newer
+    /// version migrated further; refusing stays the default.
+    @Test func aNewerDatabaseOpensOnlyWhenAllowed() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        let older = try Migrator(migrations: f.migrator().migrations.filter { $0.version <= 2 })
+        #expect((#expect(throws: MigrationError.self) { try older.migrate(db) })?.code == .databaseNewer)
+        var tolerant = older
+        tolerant.allowsNewerDatabase = true
+        #expect(try tolerant.migrate(db).applied.isEmpty)
+        #expect(try tolerant.isUpToDate(db))
+        // A gap (an unknown version below a known one) is still refused.
+        let gap = try Migrator(migrations: f.migrator().migrations.filter { $0.version != 2 })
+        var tolerantGap = gap
+        tolerantGap.allowsNewerDatabase = true
+        #expect(throws: MigrationError.self) { try tolerantGap.migrate(db) }
+    }
+
     @Test func migratesUpToATarget() throws {
         let db = try f.open()
         #expect(try f.migrator().migrate(db, to: 2).toVersion == 2)

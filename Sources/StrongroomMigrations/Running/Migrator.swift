@@ -43,6 +43,12 @@ public struct Migrator: Sendable {
     /// #endif
     /// ```
     public var erasesDatabaseOnSchemaChange = false
+    /// Opens a database that a newer version of the app migrated further
+    /// (applied versions above every known one) instead of refusing it with
+    /// ``MigrationError/Code/databaseNewer``: for apps that can be
+    /// downgraded and whose newer migrations only add what an older version
+    /// can ignore. Nothing is migrated then. Default `false`.
+    public var allowsNewerDatabase = false
     /// Where the runner logs each migration (never bound values or keys).
     public var logger: Logger = Logger(label: "strongroom.migrations", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -130,12 +136,21 @@ public struct Migrator: Sendable {
 
     /// for: the first of `verify`'s history findings becomes the error.
     private func checkApplied(_ applied: [AppliedMigration]) throws(MigrationError) {
-        guard let finding = historyFindings(applied).first else { return }
+        guard let finding = blockingHistoryFindings(applied).first else { return }
         if finding.code == .unknownApplied {
             throw MigrationError(.databaseNewer, finding.message + " Upgrade the app.", version: finding.version)
         }
         throw MigrationError(.checksumMismatch, finding.message + " Restore the original file and put the change in a new migration; `strongroom verify` lists every difference.",
                              version: finding.version, file: finding.file)
+    }
+
+    /// The history findings that stop a run: all of them, except versions
+    /// above every known one when ``allowsNewerDatabase`` is set.
+    private func blockingHistoryFindings(_ applied: [AppliedMigration]) -> [VerificationFinding] {
+        let newest = migrations.map(\.version).max() ?? 0
+        return historyFindings(applied).filter { finding in
+            !(allowsNewerDatabase && finding.code == .unknownApplied && (finding.version ?? 0) > newest)
+        }
     }
 
     /// Applied versions the migrations do not know, and applied SQL
@@ -178,7 +193,7 @@ public struct Migrator: Sendable {
         }
         let lock = db.path == ":memory:" ? nil : try MigrationLock(databasePath: db.path, timeout: lockTimeout)
         defer { withExtendedLifetime(lock) {} }
-        if erasesDatabaseOnSchemaChange, !historyFindings(try appliedMigrations(db)).isEmpty {
+        if erasesDatabaseOnSchemaChange, !blockingHistoryFindings(try appliedMigrations(db)).isEmpty {
             try erase(db)
         }
         let from = try currentVersion(db)
