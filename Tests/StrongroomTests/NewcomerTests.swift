@@ -151,3 +151,18 @@ struct CursorTests {
         #expect(try all.next() == nil)
     }
 }
+
+/// Results print as sentences, not struct dumps.
+@Suite("Readable results")
+struct ReadableResultTests {
+    @Test func resultsPrintAsSentences() throws {
+        let dir = TemporaryDirectory()
+        let key = DatabaseKey.generate()
+        let report = try PlaintextConversion.importPlaintext(from: Fixtures.chinook, to: dir.file("c.db"), key: key)
+        #expect("\(report)".hasPrefix("11 tables, 15607 rows verified"))
+        #expect("\(report.tables[0])".hasPrefix("Album: 347 rows, sha256 "))
+        let status = try Connection(path: dir.file("c.db"), configuration: Configuration(key: key)).status()
+        #expect("\(status)".contains("encrypted (SQLCipher"))
+        #expect(!"\(status)".contains("DatabaseStatus("))
+    }
+}

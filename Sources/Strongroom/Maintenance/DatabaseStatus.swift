@@ -85,3 +85,11 @@ extension Connection {
         )
     }
 }
+
+extension DatabaseStatus: CustomStringConvertible {
+    /// One line: path, encryption, size, journal mode, user_version, tables.
+    public var description: String {
+        let encryption = encrypted ? "encrypted (SQLCipher \(cipherVersion), \(cipher ?? "?"), page \(cipherPageSize ?? 0))" : "plaintext"
+        return "\(path): \(encryption), \(fileSize) bytes, journal \(journalMode), user_version \(userVersion), \(tables.count) tables"
+    }
+}

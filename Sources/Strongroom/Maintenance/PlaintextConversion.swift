@@ -345,3 +345,10 @@ public enum PlaintextConversion {
         }
     }
 }
+
+extension PlaintextConversion.Report: CustomStringConvertible {
+    /// "11 tables, 15607 rows verified; user_version 0, application_id 0".
+    public var description: String {
+        "\(tables.count) tables, \(tables.reduce(0) { $0 + $1.rowCount }) rows verified; user_version \(userVersion), application_id \(applicationID)"
+    }
+}

@@ -60,3 +60,8 @@ struct RowHashSum: Sendable {
         return TableDigest(name: name, rowCount: count, sha256: Hex.encode(hash.finalize()))
     }
 }
+
+extension TableDigest: CustomStringConvertible {
+    /// "customer: 59 rows, sha256 55f8d575…".
+    public var description: String { "\(name): \(rowCount) rows, sha256 \(sha256.prefix(16))…" }
+}

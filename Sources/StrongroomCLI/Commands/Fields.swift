@@ -106,10 +106,7 @@ struct Fields: ParsableCommand {
                     return
                 }
                 if status.isEmpty { print("\(database) records no sealed column.") }
-                for column in status {
-                    let keys = column.valuesByKeyID.keys.sorted().map { "key \($0): \(column.valuesByKeyID[$0]!)" }.joined(separator: ", ")
-                    print("\(column.table).\(column.column) (\(column.mode.rawValue)): \(keys.isEmpty ? "no values" : keys)\(column.unsealed > 0 ? "; \(column.unsealed) NOT SEALED" : "")")
-                }
+                for column in status { print(column) }
             }
         }
     }

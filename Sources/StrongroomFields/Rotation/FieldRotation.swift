@@ -149,3 +149,20 @@ public enum FieldRotation {
         return keyed.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }
+
+extension FieldRotation.Report: CustomStringConvertible {
+    /// "Re-sealed 700 values in 18 batches: customer.email 250, …".
+    public var description: String {
+        let total = resealed.values.reduce(0, +)
+        let columns = resealed.keys.sorted().map { "\($0) \(resealed[$0]!)" }.joined(separator: ", ")
+        return "Re-sealed \(total) values in \(batches) batches" + (columns.isEmpty ? "." : ": \(columns).")
+    }
+}
+
+extension FieldRotation.ColumnStatus: CustomStringConvertible {
+    /// "customer.email (indexed): key 1: 12, key 2: 47".
+    public var description: String {
+        let keys = valuesByKeyID.keys.sorted().map { "key \($0): \(valuesByKeyID[$0]!)" }.joined(separator: ", ")
+        return "\(table).\(column) (\(mode.rawValue)): \(keys.isEmpty ? "no values" : keys)\(unsealed > 0 ? "; \(unsealed) not sealed" : "")"
+    }
+}
