@@ -56,7 +56,8 @@ extension Statement {
         if try step() {
             let direct = T.self as? any DatabaseValueConvertible.Type
             // `String?` keeps telling NULL (.some(nil)) from no row (nil).
-            if direct != nil, !(T.self is any OptionalType.Type), try rowReader().isNull(at: 0) { return nil }
+            // The stored value tells: a sealed (transformed) NULL stays NULL.
+            if direct != nil, !(T.self is any OptionalType.Type), isNull(at: 0) { return nil }
             result = try decodeRow(type, direct: direct)
         }
         return result

@@ -130,9 +130,7 @@ public final class DatabasePool: @unchecked Sendable {
         try writer.inDatabase { _ in
             condition.lock()
             isRekeying = true
-            while checkedOutCount > 0 { condition.wait() }
-            idleReaders.removeAll()
-            openReaderCount = 0
+            closeReadersWhenReturned()
             condition.unlock()
             defer {
                 condition.lock()
@@ -179,12 +177,18 @@ public final class DatabasePool: @unchecked Sendable {
     public func close() {
         condition.lock()
         isClosed = true
-        while checkedOutCount > 0 { condition.wait() }
-        idleReaders.removeAll()
-        openReaderCount = 0
+        closeReadersWhenReturned()
         condition.broadcast()
         condition.unlock()
         writer.close()
+    }
+
+    /// With `condition` locked: waits until every reader in use is back,
+    /// then closes them all (new reads wait on `isRekeying` or fail on `isClosed`).
+    private func closeReadersWhenReturned() {
+        while checkedOutCount > 0 { condition.wait() }
+        idleReaders.removeAll()
+        openReaderCount = 0
     }
 
     /// The number of reader connections open now (for tests and diagnostics).

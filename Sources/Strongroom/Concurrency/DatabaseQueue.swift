@@ -56,23 +56,26 @@ public final class DatabaseQueue: @unchecked Sendable {
         if isRunningOnItsQueue {
             throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
-        return try dispatchQueue.sync {
-            // A transaction the body left open would block the queue (and
-            // other connections) for good: roll it back, and say so.
-            let result: T
-            do {
-                try reopenAfterRekeyIfNeeded()
-                result = try mark.run { try body(connection) }
-            } catch {
-                connection.rollbackQuietly()
-                throw error
-            }
-            if connection.isInsideTransaction {
-                connection.rollbackQuietly()
-                throw StrongroomError(.misuse, "The closure given to inDatabase left a transaction open; it was rolled back, with everything done in it. End every transaction you begin, or use write.", path: path)
-            }
-            return result
+        return try dispatchQueue.sync { try runOnQueue("inDatabase", body) }
+    }
+
+    /// Runs `body` with the connection; call it on the queue only. A
+    /// transaction the body left open would block the queue (and other
+    /// connections) for good: it is rolled back, and reported.
+    private func runOnQueue<T>(_ caller: String, _ body: (Connection) throws -> T) throws -> T {
+        let result: T
+        do {
+            try reopenAfterRekeyIfNeeded()
+            result = try mark.run { try body(connection) }
+        } catch {
+            connection.rollbackQuietly()
+            throw error
         }
+        if connection.isInsideTransaction {
+            connection.rollbackQuietly()
+            throw StrongroomError(.misuse, "The closure given to \(caller) left a transaction open; it was rolled back, with everything done in it. End every transaction you begin, or use write.", path: path)
+        }
+        return result
     }
 
     /// Runs `body` in an IMMEDIATE transaction: committed when it returns,
@@ -114,33 +117,19 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Asynchronous ``write(_:)``: waits for the queue without blocking a thread
     /// of the cooperative pool.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue { db in try db.inTransaction(.immediate, body) }
+        try await onQueue("write") { db in try db.inTransaction(.immediate, body) }
     }
 
     /// Asynchronous ``read(_:)``.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue { db in try Self.readOnlyTransaction(db, body) }
+        try await onQueue("read") { db in try Self.readOnlyTransaction(db, body) }
     }
 
     /// Asynchronous ``inDatabase(_:)``: `body` runs on the queue, outside
     /// any transaction, while the caller waits without blocking a thread of
     /// the cooperative pool.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        let path = self.path
-        return try await onQueue { db in
-            let result: T
-            do {
-                result = try body(db)
-            } catch {
-                db.rollbackQuietly()
-                throw error
-            }
-            if db.isInsideTransaction {
-                db.rollbackQuietly()
-                throw StrongroomError(.misuse, "The closure given to withConnection left a transaction open; it was rolled back, with everything done in it.", path: path)
-            }
-            return result
-        }
+        try await onQueue("withConnection", body)
     }
 
     private static func readOnlyTransaction<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
@@ -153,13 +142,10 @@ public final class DatabaseQueue: @unchecked Sendable {
         }
     }
 
-    private func onQueue<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    private func onQueue<T: Sendable>(_ caller: String, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             dispatchQueue.async {
-                continuation.resume(with: Result {
-                    try self.reopenAfterRekeyIfNeeded()
-                    return try body(self.connection)
-                })
+                continuation.resume(with: Result { try self.runOnQueue(caller, body) })
             }
         }
     }

@@ -447,19 +447,19 @@ extension Connection {
 /// text and names. Swift's `==` on strings takes canonically equivalent
 /// texts for one ("é" and "e" + U+0301): as cache keys they would hand one
 /// table's statement to a query on the other.
-struct ExactText: Hashable {
-    let text: String
+package struct ExactText: Hashable {
+    package let text: String
 
-    init(_ text: String) { self.text = text }
+    package init(_ text: String) { self.text = text }
 
-    static func == (a: ExactText, b: ExactText) -> Bool {
+    package static func == (a: ExactText, b: ExactText) -> Bool {
         var x = a.text, y = b.text
         return x.withUTF8 { p in
             y.withUTF8 { q in p.count == q.count && (p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) }
         }
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         var text = text
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }

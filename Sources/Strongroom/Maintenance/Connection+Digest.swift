@@ -44,18 +44,25 @@ extension Connection {
         return sum
     }
 
+    /// A name that reaches the rowid of `table` (`rowid`, `_rowid_` or `oid`,
+    /// the first no column takes), or nil for a WITHOUT ROWID table and one
+    /// whose columns hide all three.
+    package func rowidName(ofTable table: String) throws(StrongroomError) -> String? {
+        let quoted = SQLScript.quotedIdentifier(table)
+        let columns = Set(try fetchAll(sql: "PRAGMA table_info(\(quoted))").map { row throws(StrongroomError) in
+            try row.decode(String.self, column: "name").sqliteFolded
+        })
+        guard let name = ["rowid", "_rowid_", "oid"].first(where: { !columns.contains($0.sqliteFolded) }) else { return nil }
+        // A WITHOUT ROWID table has no rowid: the statement does not prepare.
+        return (try? prepare(sql: "SELECT \(name) FROM \(quoted) LIMIT 0")) == nil ? nil : name
+    }
+
     /// The smallest and largest rowid of a rowid table, and a name that
     /// reaches its rowid; nil for an empty or WITHOUT ROWID table, or one
     /// whose columns hide every name of the rowid.
     func rowidRange(ofTable name: String) throws(StrongroomError) -> (column: String, lower: Int64, upper: Int64)? {
-        let table = SQLScript.quotedIdentifier(name)
-        // Names a column may take from the rowid (SQLite compares them without case).
-        let columns = Set(try fetchAll(sql: "PRAGMA table_info(\(table))").map { row throws(StrongroomError) in
-            try row.decode(String.self, column: "name").lowercased()
-        })
-        guard let column = ["rowid", "_rowid_", "oid"].first(where: { !columns.contains($0) }) else { return nil }
-        // A WITHOUT ROWID table has no rowid: the statement does not prepare.
-        guard let statement = try? prepare(sql: "SELECT min(\(column)), max(\(column)) FROM \(table)") else { return nil }
+        guard let column = try rowidName(ofTable: name),
+              let statement = try? prepare(sql: "SELECT min(\(column)), max(\(column)) FROM \(SQLScript.quotedIdentifier(name))") else { return nil }
         var range: (String, Int64, Int64)?
         try statement.withRows { statement in
             if case .integer(let lower) = statement.databaseValue(at: 0), case .integer(let upper) = statement.databaseValue(at: 1) {

@@ -130,19 +130,9 @@ public enum PlaintextConversion {
         // The source's digests, computed beside the copy when they can be.
         var sourceDigests: BackgroundWork<[TableDigest]>?
         do throws(StrongroomError) {
-            // The key is bound, never pasted into the SQL text. An empty key
+            // The key is bound, never pasted into the SQL text; no key
             // attaches a plaintext database.
-            let keyBytes = destinationKey?.sqlcipherKeyBytes()
-            let attach = try sourceConnection.prepare(sql: "ATTACH DATABASE ?1 AS strongroom_target KEY ?2")
-            try attach.bind(.text(temporary), at: 1)
-            try attach.bindSecret(keyBytes, at: 2)
-            // The key is bound without a copy (SQLITE_STATIC): the bytes must
-            // outlive the binding, which the optimizer would not see.
-            defer {
-                attach.clearBindings()
-                withExtendedLifetime(keyBytes) {}
-            }
-            try attach.run()
+            try sourceConnection.attach(temporary, as: "strongroom_target", key: destinationKey)
             let userVersion: Int, applicationID: Int, expected: [TableDigest]
             do throws(StrongroomError) {
                 // One snapshot: the copy and the digests it is checked against
@@ -173,10 +163,10 @@ public enum PlaintextConversion {
                 try sourceConnection.execute(sql: "COMMIT")
             } catch {
                 sourceConnection.rollbackQuietly()
-                try? sourceConnection.execute(sql: "DETACH DATABASE strongroom_target")
+                try? sourceConnection.detach("strongroom_target")
                 throw error
             }
-            try sourceConnection.execute(sql: "DETACH DATABASE strongroom_target")
+            try sourceConnection.detach("strongroom_target")
 
             // The copy is read back by two connections at once, each table
             // split by rowid; the source's digests arrive meanwhile.

@@ -121,11 +121,7 @@ public final class Statement {
             guard let table = sqlite3_column_table_name(handle, i), let column = sqlite3_column_origin_name(handle, i) else { return nil }
             return (String(cString: table), String(cString: column))
         }
-        func sameName(_ a: String, _ b: String) -> Bool {
-            a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in
-                (x >= 0x41 && x <= 0x5A ? x + 0x20 : x) == (y >= 0x41 && y <= 0x5A ? y + 0x20 : y)
-            }
-        }
+        func sameName(_ a: String, _ b: String) -> Bool { a.sqliteFolded == b.sqliteFolded }
         var columns: [OpeningPlan.Column] = []
         for (index, origin) in origins.enumerated() {
             guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
@@ -254,7 +250,7 @@ public final class Statement {
         // A statement kept past its connection's close must not run on the
         // closed handle (after a failed rekey, it would write pages under a
         // half-switched key).
-        try connection.checkOpen(sql: sql)
+        if connection.isClosed { try connection.checkOpen(sql: sql) }
         let status = sqlite3_step(handle)
         switch status {
         case SQLITE_ROW:

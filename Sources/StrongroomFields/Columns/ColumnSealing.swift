@@ -18,30 +18,31 @@ public enum ColumnSealing {
         for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
         let recorded = try SealedColumnRegistry.columns(in: db)
         for column in columns {
-            if recorded.contains(where: { SealingTransform.folded($0.table) == SealingTransform.folded(column.table) && SealingTransform.folded($0.column) == SealingTransform.folded(column.column) }) {
+            if recorded.contains(where: { $0.table.sqliteFolded == column.table.sqliteFolded && $0.column.sqliteFolded == column.column.sqliteFolded }) {
                 throw FieldError(.misuse, "\(column.table).\(column.column) is sealed already.", table: column.table, column: column.column)
             }
             let key = try FieldRotation.primaryKey(of: column.table, in: db)
-            if key.contains(where: { SealingTransform.folded($0) == SealingTransform.folded(column.column) }) {
+            if key.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) {
                 throw FieldError(.misuse, "\(column.table).\(column.column) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: column.table, column: column.column)
             }
             guard !key.isEmpty || column.mode == .deterministic else {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY to bind \(column.column)'s sealed values to; seal it deterministic, or give the table a primary key first.", table: column.table, column: column.column)
             }
             let table = SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
-            let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+            // Table, column and mode are bound (?1, ?2, ?3), never pasted as literals.
             var assignments: [String] = []
             if column.mode == .indexed, let indexColumn = column.indexColumn {
                 let existing = try db.fetchAll(sql: "PRAGMA table_info(\(table))").map { try $0.decode(String.self, column: "name") }
-                if !existing.contains(where: { SealingTransform.folded($0) == SealingTransform.folded(indexColumn) }) {
+                if !existing.contains(where: { $0.sqliteFolded == indexColumn.sqliteFolded }) {
                     try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(SQLScript.quotedIdentifier(indexColumn)) BLOB")
                     try db.execute(sql: "CREATE INDEX \(SQLScript.quotedIdentifier("\(column.table)_\(indexColumn)")) ON \(table)(\(SQLScript.quotedIdentifier(indexColumn)))")
                 }
-                assignments.append("\(SQLScript.quotedIdentifier(indexColumn)) = strongroom_blind_index(\(name), \(literal(column.table)), \(literal(column.column)))")
+                assignments.append("\(SQLScript.quotedIdentifier(indexColumn)) = strongroom_blind_index(\(name), ?1, ?2)")
             }
             let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
-            assignments.append("\(name) = strongroom_seal(\(name), \(literal(column.table)), \(literal(column.column)), '\(column.mode.rawValue)'\(rowKey))")
-            try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL")
+            assignments.append("\(name) = strongroom_seal(\(name), ?1, ?2, ?3\(rowKey))")
+            try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL",
+                           arguments: [column.table, column.column, column.mode.rawValue])
         }
         try SealedColumnRegistry.record(columns, in: db)
     }
@@ -59,9 +60,9 @@ public enum ColumnSealing {
         for column in columns {
             let key = try FieldRotation.primaryKey(of: column.table, in: db)
             let table = SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
-            let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
             let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
-            try db.execute(sql: "UPDATE \(table) SET \(name) = strongroom_open(\(name), \(literal(column.table)), \(literal(column.column))\(rowKey)) WHERE \(name) IS NOT NULL")
+            try db.execute(sql: "UPDATE \(table) SET \(name) = strongroom_open(\(name), ?1, ?2\(rowKey)) WHERE \(name) IS NOT NULL",
+                           arguments: [column.table, column.column])
         }
         try db.execute(sql: "DROP TABLE IF EXISTS \(SealedColumnRegistry.table)")
         return columns

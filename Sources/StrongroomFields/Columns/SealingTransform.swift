@@ -5,11 +5,11 @@ import Strongroom
 /// ``FieldCipher``.
 final class SealingTransform: ColumnTransform {
     private let cipher: FieldCipher
-    /// Sealed columns by bound (ASCII lower-case) table, then column.
-    private let columns: [String: [String: SealedColumn]]
+    /// Sealed columns by folded table name, then folded column name.
+    private let columns: [FoldedName: [FoldedName: SealedColumn]]
     /// The connection this transform is installed on (it owns the transform).
     private unowned let connection: Connection
-    private var primaryKeys: [String: PrimaryKey] = [:]
+    private var primaryKeys: [FoldedName: PrimaryKey] = [:]
 
     struct PrimaryKey {
         /// The table's name as the schema spells it.
@@ -50,58 +50,27 @@ final class SealingTransform: ColumnTransform {
     }
 
     init(columns: [SealedColumn], cipher: FieldCipher, connection: Connection) {
-        var byTable: [String: [String: SealedColumn]] = [:]
+        var byTable: [FoldedName: [FoldedName: SealedColumn]] = [:]
         for column in columns {
-            byTable[Self.folded(column.table), default: [:]][Self.folded(column.column)] = column
+            byTable[column.table.sqliteFolded, default: [:]][column.column.sqliteFolded] = column
         }
         self.columns = byTable
         self.cipher = cipher
         self.connection = connection
     }
 
-    static func folded(_ name: String) -> String {
-        String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
-    }
-
-    private struct Name: Hashable {
-        let table: String
-        let column: String
-    }
-
     /// Names as spelled in queries, to the sealed column they fold to (nil:
     /// not sealed): folding allocates, and reads ask for every value.
-    private var spelled: [Name: SealedColumn?] = [:]
-
-    /// The names asked for last, searched first (see FieldCipher's cache).
-    private var recent: [(table: String, column: String, sealed: SealedColumn?)] = []
+    private var spelled = ColumnNameCache<SealedColumn?>()
 
     private func sealed(_ column: String, of table: String) -> SealedColumn? {
-        for entry in recent where entry.table == table && entry.column == column { return entry.sealed }
-        let name = Name(table: table, column: column)
-        let found: SealedColumn?
-        if let known = spelled[name] {
-            found = known
-        } else {
-            found = columns[Self.folded(table)]?[Self.folded(column)]
-            spelled[name] = .some(found)
-        }
-        if recent.count == 4 { recent.removeFirst() }
-        recent.append((table, column, found))
-        return found
+        spelled.value(table: table, column: column) { columns[table.sqliteFolded]?[column.sqliteFolded] }
     }
 
     func primaryKey(of table: String) throws(StrongroomError) -> PrimaryKey {
-        if let known = primaryKeys[Self.folded(table)] { return known }
+        if let known = primaryKeys[table.sqliteFolded] { return known }
         let quoted = SQLScript.quotedIdentifier(table)
-        let rows = try connection.fetchAll(sql: "PRAGMA table_info(\(quoted))")
-        var keyed: [(position: Int, name: String, type: String)] = []
-        for row in rows {
-            let position = try row.decode(Int.self, column: "pk")
-            if position > 0 {
-                keyed.append((position, try row.decode(String.self, column: "name"), (try? row.decode(String.self, column: "type")) ?? ""))
-            }
-        }
-        keyed.sort { $0.position < $1.position }
+        let keyed = try PrimaryKeyColumns.read(table, in: connection)
         // The spelling sqlite_sequence uses, and whether the table has a rowid
         // (a WITHOUT ROWID table's INTEGER PRIMARY KEY is an ordinary column).
         let spelled = try connection.fetchOne(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
@@ -109,7 +78,7 @@ final class SealingTransform: ColumnTransform {
         let hasRowid = (try? connection.prepare(sql: "SELECT rowid FROM \(quoted) LIMIT 0")) != nil
         let key = PrimaryKey(table: spelled, columns: keyed.map(\.name), affinities: keyed.map { Affinity(declaredType: $0.type) },
                              isRowid: hasRowid && keyed.count == 1 && keyed[0].type.uppercased() == "INTEGER")
-        primaryKeys[Self.folded(table)] = key
+        primaryKeys[table.sqliteFolded] = key
         return key
     }
 
@@ -130,13 +99,13 @@ final class SealingTransform: ColumnTransform {
     }
 
     func transformsInserts(into table: String) -> Bool {
-        columns[Self.folded(table)] != nil
+        columns[table.sqliteFolded] != nil
     }
 
     func prepareInsert(into table: String, columns names: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
-        guard let sealedColumns = columns[Self.folded(table)] else { return }
+        guard let sealedColumns = columns[table.sqliteFolded] else { return }
         let key = try primaryKey(of: table)
-        if let keyColumn = key.columns.first(where: { sealedColumns[Self.folded($0)] != nil }) {
+        if let keyColumn = key.columns.first(where: { sealedColumns[$0.sqliteFolded] != nil }) {
             throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)
         }
         let needsRowKey = sealedColumns.values.contains { $0.mode != .deterministic }
@@ -146,7 +115,7 @@ final class SealingTransform: ColumnTransform {
                 throw FieldError(.misuse, "\(table) has sealed columns bound to their row, but no declared PRIMARY KEY to bind them to; declare one.", table: table)
             }
             for (position, column) in key.columns.enumerated() {
-                let index = names.firstIndex { Self.folded($0) == Self.folded(column) }
+                let index = names.firstIndex { $0.sqliteFolded == column.sqliteFolded }
                 if let index, !values[index].isNull {
                     // The value bound must be the one stored: SQLite would convert
                     // an integer into a TEXT key, or '12' into an INTEGER one.
@@ -168,10 +137,10 @@ final class SealingTransform: ColumnTransform {
             }
         }
         for index in names.indices {
-            guard let sealed = sealedColumns[Self.folded(names[index])] else { continue }
+            guard let sealed = sealedColumns[names[index].sqliteFolded] else { continue }
             if sealed.mode == .indexed, let indexColumn = sealed.indexColumn {
                 let blindIndex = try cipher.blindIndex(values[index], table: table, column: sealed.column)
-                if let existing = names.firstIndex(where: { Self.folded($0) == Self.folded(indexColumn) }) {
+                if let existing = names.firstIndex(where: { $0.sqliteFolded == indexColumn.sqliteFolded }) {
                     values[existing] = blindIndex
                 } else {
                     names.append(indexColumn)

@@ -47,29 +47,10 @@ public final class FieldCipher {
         }
     }
 
-    private struct ColumnName: Hashable {
-        let table: String
-        let column: String
-    }
-
-    private var boundColumns: [ColumnName: BoundColumn] = [:]
-    /// The columns used last, searched first: a statement reading a few
-    /// sealed columns passes the same strings every row, which compare at once.
-    private var recentBound: [(table: String, column: String, bound: BoundColumn)] = []
+    private var boundColumns = ColumnNameCache<BoundColumn>()
 
     private func bound(_ table: String, _ column: String) -> BoundColumn {
-        for recent in recentBound where recent.table == table && recent.column == column { return recent.bound }
-        let key = ColumnName(table: table, column: column)
-        let found: BoundColumn
-        if let known = boundColumns[key] {
-            found = known
-        } else {
-            found = BoundColumn(table: table, column: column)
-            boundColumns[key] = found
-        }
-        if recentBound.count == 4 { recentBound.removeFirst() }
-        recentBound.append((table, column, found))
-        return found
+        boundColumns.value(table: table, column: column) { BoundColumn(table: table, column: column) }
     }
 
     /// header ‖ the column's prefix [‖ the row key], into `out`.

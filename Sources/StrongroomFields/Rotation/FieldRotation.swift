@@ -75,12 +75,7 @@ public enum FieldRotation {
             }
             // The rowid, under a name no column hides (a column may be called
             // rowid); nil for a WITHOUT ROWID table or when all three are taken.
-            let rowidName: String? = try queue.read { db in
-                let columnNames = Set(try db.fetchAll(sql: "PRAGMA table_info(\(table))").map { try SealingTransform.folded($0.decode(String.self, column: "name")) })
-                guard let name = ["rowid", "_rowid_", "oid"].first(where: { !columnNames.contains($0) }),
-                      (try? db.prepare(sql: "SELECT \(name) FROM \(table) LIMIT 0")) != nil else { return nil }
-                return name
-            }
+            let rowidName = try queue.read { db in try db.rowidName(ofTable: column.table) }
             let usesRowid = rowidName != nil
             let rowid = rowidName ?? "rowid"
             let selectedKeys = keyColumns.map(SQLScript.quotedIdentifier).joined(separator: ", ")
@@ -140,13 +135,7 @@ public enum FieldRotation {
     }
 
     static func primaryKey(of table: String, in db: Connection) throws(StrongroomError) -> [String] {
-        let rows = try db.fetchAll(sql: "PRAGMA table_info(\(SQLScript.quotedIdentifier(table)))")
-        var keyed: [(Int, String)] = []
-        for row in rows {
-            let position = try row.decode(Int.self, column: "pk")
-            if position > 0 { keyed.append((position, try row.decode(String.self, column: "name"))) }
-        }
-        return keyed.sorted { $0.0 < $1.0 }.map(\.1)
+        try PrimaryKeyColumns.read(table, in: db).map(\.name)
     }
 }
 

@@ -1,3 +1,5 @@
+import Strongroom
+
 /// `ALTER TABLE … DROP COLUMN` and `ALTER TABLE … RENAME COLUMN`, recognized
 /// so the runner can perform them as table rebuilds on an SQLite that lacks them.
 enum AlterTableRewrite: Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import Strongroom
 
 /// Finds, in the SQL of a schema object, the tokens that refer to one column
 /// of one table, resolving names the way SQLite does: through `FROM` clauses

@@ -1,4 +1,5 @@
 import Foundation
+import Strongroom
 
 /// A small SQL tokenizer for the statements the runner rewrites: `ALTER TABLE`,
 /// `CREATE TABLE`, `CREATE INDEX` and `CREATE TRIGGER`. It keeps each token's
@@ -120,15 +121,6 @@ enum SQLTokenizer {
 }
 
 extension String {
-    /// The name as SQLite compares names: ASCII letters folded, every other
-    /// character only equal to itself ("é" is not "É", nor "e" followed by
-    /// a combining accent, which Swift's `==` on strings would take for "é").
-    var sqliteFolded: FoldedName {
-        FoldedName(scalars: unicodeScalars.map { scalar in
-            ("A"..."Z").contains(scalar) ? Unicode.Scalar(scalar.value + 32)! : scalar
-        })
-    }
-
     /// The unicode scalars in `range`, as a string.
     func scalars(_ range: Range<Int>) -> String {
         let all = Array(unicodeScalars)
@@ -136,9 +128,4 @@ extension String {
         out.unicodeScalars.append(contentsOf: all[range.clamped(to: 0..<all.count)])
         return out
     }
-}
-
-/// A name folded as SQLite folds names, compared scalar by scalar.
-struct FoldedName: Hashable {
-    let scalars: [Unicode.Scalar]
 }
