@@ -419,3 +419,52 @@ struct MigrationFileTests {
         #expect(throws: MigrationError.self) { try Migrator(directory: f.dir.file("missing")) }
     }
 }
+
+/// Defects the review of the new migrator options found, each before its fix.
+@Suite("Migrator options: review")
+struct MigratorOptionReviewTests {
+    let f = MigrationFixture()
+
+    init() {
+        f.write("0001_a.sql", "CREATE TABLE a(id INTEGER PRIMARY KEY);\n")
+        f.write("0002_b.sql", "CREATE TABLE b(id INTEGER PRIMARY KEY);\n")
+        f.write("0010_c.sql", "CREATE TABLE c(id INTEGER PRIMARY KEY);\n")
+    }
+
+    /// isUpToDate must not let a launch skip the refusals migrate would make.
+    @Test func isUpToDateIsFalseForANewerOrEditedDatabase() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        let older = try Migrator(migrations: f.migrator().migrations.filter { $0.version <= 2 })
+        #expect(try older.isUpToDate(db) == false)
+        f.write("0002_b.sql", "CREATE TABLE b(id INTEGER PRIMARY KEY, x);\n")
+        #expect(try f.migrator().isUpToDate(db) == false)
+    }
+
+    /// allowsNewerDatabase migrates nothing: a known version still pending
+    /// would run on a schema this app does not know.
+    @Test func allowingANewerDatabaseNeverRunsAPendingMigration() throws {
+        let db = try f.open()
+        let all = try f.migrator().migrations
+        try Migrator(migrations: all.filter { $0.version != 2 }).migrate(db)   // a newer build had 1 and 10
+        var older = try Migrator(migrations: all.filter { $0.version <= 2 })   // this app knows 1 and 2
+        older.allowsNewerDatabase = true
+        #expect((#expect(throws: MigrationError.self) { try older.migrate(db) })?.code == .databaseNewer)
+        #expect(try f.count(db, "sqlite_master WHERE name = 'b'") == 0)
+    }
+
+    /// Erasing drops main's tables even when a TEMP table has the same name,
+    /// and never erases for a run that would fail on its target.
+    @Test func eraseHitsMainAndChecksTheTargetFirst() throws {
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        f.write("0001_a.sql", "CREATE TABLE a(id INTEGER PRIMARY KEY, changed);\n")
+        var migrator = try f.migrator()
+        migrator.erasesDatabaseOnSchemaChange = true
+        #expect((#expect(throws: MigrationError.self) { try migrator.migrate(db, to: 7) })?.code == .invalidVersion)
+        #expect(try f.count(db, "c") == 0, "nothing was erased")
+        try db.execute(sql: "CREATE TEMP TABLE a(x)")
+        #expect(try migrator.migrate(db).toVersion == 10)
+        #expect(try db.fetchAll(sql: "PRAGMA main.table_info(a)").count == 2)
+    }
+}

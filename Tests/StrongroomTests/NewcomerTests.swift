@@ -166,3 +166,29 @@ struct ReadableResultTests {
         #expect(!"\(status)".contains("DatabaseStatus("))
     }
 }
+
+/// Defects the review of the issue-9 additions found, each before its fix.
+@Suite("Review of the newcomer API")
+struct NewcomerReviewTests {
+    let dir = TemporaryDirectory()
+
+    /// After close(), a rekey attempt and a read are misuse errors: nothing touches the closed writer.
+    @Test func aClosedPoolStaysClosed() throws {
+        let pool = try DatabasePool(path: dir.file("c.db"), configuration: Configuration(key: try .passphrase("pass")))
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(x)") }
+        pool.close()
+        #expect((#expect(throws: StrongroomError.self) { try pool.rekey(to: .generate()) })?.code == .misuse)
+        #expect((#expect(throws: StrongroomError.self) { try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } })?.code == .misuse)
+    }
+
+    /// A cursor whose step failed does not start over from the first row.
+    @Test func aCursorDoesNotRestartAfterAnError() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t(x INTEGER PRIMARY KEY); INSERT INTO t VALUES (1), (2), (3), (4)")
+        let cursor = try db.makeCursor(sql: "SELECT x, CASE WHEN x = 3 THEN abs(-9223372036854775807 - 1) END FROM t ORDER BY x")
+        var seen: [Row] = []
+        #expect(throws: StrongroomError.self) { while let row = try cursor.next() { seen.append(row) } }
+        #expect(seen.count == 2)
+        #expect(try cursor.next() == nil)
+    }
+}
