@@ -78,7 +78,7 @@ struct RollbackFlagTests {
     @Test func closedQueuesAndPoolsSaySo() throws {
         let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: Configuration(key: .generate()))
         try queue.write { try $0.execute(sql: "CREATE TABLE t(x)") }
-        queue.close()
+        try queue.close()
         let error = #expect(throws: StrongroomError.self) { try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } }
         #expect(error?.code == .misuse)
         #expect(error?.message.contains("closed") == true)
@@ -86,7 +86,7 @@ struct RollbackFlagTests {
         let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: .generate()))
         try pool.write { try $0.execute(sql: "CREATE TABLE t(x)") }
         #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 0)
-        pool.close()
+        try pool.close()
         #expect(pool.readerCount == 0)
         #expect((#expect(throws: StrongroomError.self) { try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } })?.code == .misuse)
         #expect((#expect(throws: StrongroomError.self) { try pool.write { try $0.execute(sql: "INSERT INTO t VALUES (1)") } })?.code == .misuse)
@@ -172,11 +172,21 @@ struct ReadableResultTests {
 struct NewcomerReviewTests {
     let dir = TemporaryDirectory()
 
+    /// close() from inside the queue's or pool's own closure is misuse, not a crash or a hang.
+    @Test(.timeLimit(.minutes(1))) func closingFromInsideIsMisuse() throws {
+        let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: Configuration(key: .generate()))
+        #expect(throws: StrongroomError.self) { try queue.inDatabase { _ in try queue.close() } }
+        let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: .generate()))
+        #expect(throws: StrongroomError.self) { try pool.read { _ in try pool.close() } }
+        #expect(throws: StrongroomError.self) { try pool.write { _ in try pool.close() } }
+        #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } == 1)
+    }
+
     /// After close(), a rekey attempt and a read are misuse errors: nothing touches the closed writer.
     @Test func aClosedPoolStaysClosed() throws {
         let pool = try DatabasePool(path: dir.file("c.db"), configuration: Configuration(key: try .passphrase("pass")))
         try pool.write { try $0.execute(sql: "CREATE TABLE t(x)") }
-        pool.close()
+        try pool.close()
         #expect((#expect(throws: StrongroomError.self) { try pool.rekey(to: .generate()) })?.code == .misuse)
         #expect((#expect(throws: StrongroomError.self) { try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } })?.code == .misuse)
     }

@@ -127,6 +127,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// ``StrongroomError/Code/rekeyFailed``: it goes on working.
     public func rekey(to newKey: DatabaseKey) throws {
         try refuseReentrance("rekey")
+        try refuseIfClosed()
         try writer.inDatabase { _ in
             condition.lock()
             isRekeying = true
@@ -160,6 +161,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// After a failed rekey, the key readers open with is the writer's,
     /// once the writer has (re)opened.
     private func refreshReaderKeyIfNeeded() throws {
+        try refuseIfClosed()
         condition.lock()
         let stale = readerKeyIsStale
         condition.unlock()
@@ -174,13 +176,24 @@ public final class DatabasePool: @unchecked Sendable {
     /// Closes every connection once the reads and the write in progress are
     /// done. Every later use throws ``StrongroomError/Code/misuse``.
     /// Releasing the pool closes it too.
-    public func close() {
+    ///
+    /// - Throws: ``StrongroomError/Code/misuse`` when called from inside one
+    ///   of the pool's own read or write closures (it would wait for itself).
+    public func close() throws(StrongroomError) {
+        try refuseReentrance("close")
         condition.lock()
         isClosed = true
         closeReadersWhenReturned()
         condition.broadcast()
         condition.unlock()
-        writer.close()
+        try? writer.close()
+    }
+
+    /// Throws misuse once the pool is closed: nothing may reach the closed writer.
+    private func refuseIfClosed() throws(StrongroomError) {
+        condition.lock()
+        defer { condition.unlock() }
+        if isClosed { throw StrongroomError(.misuse, "The DatabasePool of \(path) is closed.", path: path) }
     }
 
     /// With `condition` locked: waits until every reader in use is back,

@@ -101,7 +101,13 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Closes the connection once the work in progress is done. Every later
     /// use throws ``StrongroomError/Code/misuse``. Releasing the queue closes
     /// it too.
-    public func close() {
+    ///
+    /// - Throws: ``StrongroomError/Code/misuse`` when called from inside one
+    ///   of the queue's own closures (it would wait for itself).
+    public func close() throws(StrongroomError) {
+        if isRunningOnItsQueue {
+            throw StrongroomError(.misuse, "DatabaseQueue.close was called from inside one of the queue's own closures; close it after the closure returns.", path: path)
+        }
         dispatchQueue.sync {
             keysToTry = []
             connection.close(because: "its DatabaseQueue was closed.")

@@ -9,7 +9,8 @@
 ///
 /// The statement holds a read on the database until the cursor reaches the
 /// end or is released; release it (or let it go out of scope) when done.
-/// A cursor is used on its connection's thread, like the connection.
+/// A cursor belongs to its connection: use it inside the closure that gave
+/// you the connection (a queue's or pool's), never after it returns.
 public final class RowCursor {
     private let statement: Statement
     private var finished = false
@@ -25,26 +26,31 @@ public final class RowCursor {
         statement.reset()
     }
 
-    /// The next row, or nil after the last one.
+    /// The next row, or nil after the last one (and after an error).
     public func next() throws(StrongroomError) -> Row? {
-        guard !finished else { return nil }
-        guard try statement.step() else {
-            finished = true
-            statement.reset()
-            return nil
-        }
+        guard try advance() else { return nil }
         return try statement.currentRow()
     }
 
-    /// The next row decoded into `T`, or nil after the last one.
+    /// The next row decoded into `T`, or nil after the last one (and after an error).
     public func next<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T? {
-        guard !finished else { return nil }
-        guard try statement.step() else {
-            finished = true
-            statement.reset()
-            return nil
-        }
+        guard try advance() else { return nil }
         return try statement.decodeRow(type, direct: T.self as? any DatabaseValueConvertible.Type)
+    }
+
+    /// Steps once; at the end, or on an error (after which SQLite's step
+    /// would start the query over), the cursor is done.
+    private func advance() throws(StrongroomError) -> Bool {
+        guard !finished else { return false }
+        do {
+            if try statement.step() { return true }
+        } catch {
+            finished = true
+            throw error
+        }
+        finished = true
+        statement.reset()
+        return false
     }
 }
 

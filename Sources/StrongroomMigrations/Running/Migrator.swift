@@ -90,8 +90,13 @@ public struct Migrator: Sendable {
     /// ```swift
     /// if try !queue.read({ db in try migrator.isUpToDate(db) }) { try migrator.migrate(queue) }
     /// ```
+    /// False too when `migrate` would refuse the database (a newer
+    /// database, an edited migration), so that a launch that checks this
+    /// first still meets those refusals in `migrate`.
     public func isUpToDate(_ db: Connection) throws(MigrationError) -> Bool {
-        let done = Self.coveredVersions(try appliedMigrations(db))
+        let applied = try appliedMigrations(db)
+        guard blockingHistoryFindings(applied).isEmpty else { return false }
+        let done = Self.coveredVersions(applied)
         return migrations.allSatisfy { done($0.version) }
     }
 
@@ -119,10 +124,21 @@ public struct Migrator: Sendable {
         let applied = try appliedMigrations(db)
         try checkApplied(applied)
         let done = Self.coveredVersions(applied)
+        try checkTarget(target, done: done)
+        let pending = migrations.filter { !done($0.version) && (target == nil || $0.version <= target!) }
+        // A newer database let in by allowsNewerDatabase is never migrated:
+        // what is pending here would run on a schema this app does not know.
+        let newest = migrations.map(\.version).max() ?? 0
+        if let newer = applied.map(\.version).filter({ $0 > newest }).min(), let first = pending.first {
+            throw MigrationError(.databaseNewer, "Version \(newer) is applied, newer than this app's migrations, while version \(first.version) is not: it cannot run on that schema. Upgrade the app.", version: newer)
+        }
+        return pending
+    }
+
+    private func checkTarget(_ target: Int?, done: (Int) -> Bool) throws(MigrationError) {
         if let target, target > 0, !migrations.contains(where: { $0.version == target }), !done(target) {
             throw MigrationError(.invalidVersion, "There is no migration with version \(target).", version: target)
         }
-        return migrations.filter { !done($0.version) && (target == nil || $0.version <= target!) }
     }
 
     /// Whether a version counts as applied: it has a history row, or it is at
@@ -194,6 +210,8 @@ public struct Migrator: Sendable {
         let lock = db.path == ":memory:" ? nil : try MigrationLock(databasePath: db.path, timeout: lockTimeout)
         defer { withExtendedLifetime(lock) {} }
         if erasesDatabaseOnSchemaChange, !blockingHistoryFindings(try appliedMigrations(db)).isEmpty {
+            // A run that would fail on its target erases nothing.
+            try checkTarget(target, done: { _ in false })
             try erase(db)
         }
         let from = try currentVersion(db)
@@ -260,7 +278,8 @@ public struct Migrator: Sendable {
             try db.inTransaction(.immediate) { db in
                 for kind in ["trigger", "view", "table"] {
                     for name in try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = ? AND \(SQLScript.isUserObjectName())", arguments: [kind]) {
-                        try db.execute(sql: "DROP \(kind.uppercased()) IF EXISTS \(SQLScript.quotedIdentifier(name))")
+                        // main.: a TEMP object of the same name would be found first.
+                        try db.execute(sql: "DROP \(kind.uppercased()) IF EXISTS main.\(SQLScript.quotedIdentifier(name))")
                     }
                 }
                 // sqlite_sequence keeps AUTOINCREMENT counters of dropped tables.
