@@ -32,10 +32,12 @@ public protocol ColumnTransform: AnyObject {
     /// a value).
     func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue
 
-    /// ``open(_:column:table:context:)`` for a stored BLOB given as SQLite's
-    /// own bytes (valid during the call only), so that a transform can open
-    /// it without a copy. The default copies it into a ``DatabaseValue``.
-    func open(storedBytes: UnsafeRawBufferPointer, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue
+    /// Asked once per statement for each column it opens: a function that
+    /// opens a stored BLOB given as SQLite's own bytes (valid during the call
+    /// only) with its context, so that neither the column's lookup nor a
+    /// copy is paid per value. nil (the default): every value goes through
+    /// ``open(_:column:table:context:)``.
+    func blobOpener(forReading column: String, of table: String) -> BlobOpener?
 
     /// True when inserts into `table` go through ``prepareInsert(into:columns:values:connection:)``.
     func transformsInserts(into table: String) -> Bool
@@ -46,10 +48,11 @@ public protocol ColumnTransform: AnyObject {
     func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws
 }
 
+/// Opens one stored BLOB of a known column: its bytes, and its context.
+public typealias BlobOpener = (UnsafeRawBufferPointer, [DatabaseValue]) throws -> DatabaseValue
+
 extension ColumnTransform {
-    public func open(storedBytes: UnsafeRawBufferPointer, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
-        try open(.blob(Array(storedBytes)), column: column, table: table, context: context)
-    }
+    public func blobOpener(forReading column: String, of table: String) -> BlobOpener? { nil }
 }
 
 /// Which result columns of a statement a transform opens, and where their
@@ -60,6 +63,8 @@ final class OpeningPlan {
         let table: String
         let column: String
         let contextIndexes: [Int]
+        /// The transform's opener for this column's BLOBs, if it has one.
+        let blobOpener: BlobOpener?
     }
 
     let transform: any ColumnTransform
@@ -82,13 +87,11 @@ final class OpeningPlan {
     /// handed over as SQLite's bytes, without a copy.
     func open(_ column: Column, context: [DatabaseValue], statement: Statement) throws(StrongroomError) -> DatabaseValue {
         let index = Int32(column.index)
-        guard statement.columnType(at: index) == SQLITE_BLOB else {
+        guard let opener = column.blobOpener, statement.columnType(at: index) == SQLITE_BLOB else {
             return try open(column, stored: statement.databaseValue(at: index), context: context, statement: statement)
         }
         do {
-            return try statement.withBlobBytes(at: index) { bytes in
-                try transform.open(storedBytes: bytes, column: column.column, table: column.table, context: context)
-            }
+            return try statement.withBlobBytes(at: index) { bytes in try opener(bytes, context) }
         } catch let error as StrongroomError {
             throw error
         } catch {

@@ -134,7 +134,8 @@ public final class Statement {
                 }
                 contextIndexes.append(found)
             }
-            columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes))
+            columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes,
+                                              blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
         }
         let plan = columns.isEmpty ? nil : OpeningPlan(transform: transform, columns: columns)
         openingPlanState = .some(plan)

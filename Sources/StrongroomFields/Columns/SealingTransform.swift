@@ -94,8 +94,13 @@ final class SealingTransform: ColumnTransform {
         try cipher.open(stored, table: table, column: column, rowKey: context, mode: sealed(column, of: table)?.mode)
     }
 
-    func open(storedBytes: UnsafeRawBufferPointer, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
-        try cipher.open(envelopeBytes: storedBytes, table: table, column: column, rowKey: context, mode: sealed(column, of: table)?.mode)
+    /// The column and its cipher state are looked up here, once per statement.
+    func blobOpener(forReading column: String, of table: String) -> BlobOpener? {
+        let mode = sealed(column, of: table)?.mode
+        let bound = cipher.bound(table, column)
+        return { [cipher] bytes, context in
+            try cipher.open(envelopeBytes: bytes, column: bound, table: table, columnName: column, rowKey: context, mode: mode)
+        }
     }
 
     func transformsInserts(into table: String) -> Bool {

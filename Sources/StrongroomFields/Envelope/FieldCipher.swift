@@ -27,7 +27,7 @@ public final class FieldCipher {
 
     /// One column's bound names and the start of its associated data
     /// (label ‖ u32 ‖ table ‖ u32 ‖ column), worked out once.
-    private final class BoundColumn {
+    final class BoundColumn {
         let table: [UInt8]
         let column: [UInt8]
         let associatedDataPrefix: [UInt8]
@@ -49,7 +49,10 @@ public final class FieldCipher {
 
     private var boundColumns = ColumnNameCache<BoundColumn>()
 
-    private func bound(_ table: String, _ column: String) -> BoundColumn {
+    /// The column's bound names, AAD prefix and primitives: look it up once
+    /// (per statement, say) and open many values with
+    /// ``open(envelopeBytes:column:table:columnName:rowKey:mode:)``.
+    func bound(_ table: String, _ column: String) -> BoundColumn {
         boundColumns.value(table: table, column: column) { BoundColumn(table: table, column: column) }
     }
 
@@ -233,6 +236,12 @@ public final class FieldCipher {
     /// ``open(_:table:column:rowKey:mode:)`` for an envelope given as its
     /// bytes (SQLite's own buffer, say): nothing is copied before opening.
     public func open(envelopeBytes bytes: UnsafeRawBufferPointer, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode? = nil) throws(FieldError) -> DatabaseValue {
+        try open(envelopeBytes: bytes, column: bound(table, column), table: table, columnName: column, rowKey: rowKey, mode: mode)
+    }
+
+    /// The same, for a column already looked up with ``bound(_:_:)``.
+    func open(envelopeBytes bytes: UnsafeRawBufferPointer, column names: BoundColumn, table: String, columnName column: String,
+              rowKey: [DatabaseValue], mode: SealingMode?) throws(FieldError) -> DatabaseValue {
         // Only an error names the row: built then, not for every value.
         var row: String { rowKey.map(\.description).joined(separator: ", ") }
         var place: String { "\(table).\(column), row \(row)" }
@@ -244,7 +253,6 @@ public final class FieldCipher {
             throw FieldError(.tampered, "\(place) holds a \(algorithm == .aes256SIV ? "deterministic" : "randomized") envelope where the column is sealed \(mode.rawValue): it was put there from elsewhere.", table: table, column: column, row: row)
         }
         let keyID = UInt32(bytes[2]) << 24 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 8 | UInt32(bytes[5])
-        let names = bound(table, column)
         let known = (algorithm == .aes256GCM ? names.aeads[keyID] != nil : names.sivs[keyID] != nil) || keyring.key(keyID) != nil
         guard known else {
             throw FieldError(.unknownKeyID, "\(place) was sealed under key \(keyID), which this keyring does not hold (it has \(keyring.keyIDs.map(String.init).joined(separator: ", "))); use the keyring it was sealed with.", table: table, column: column, row: row)
