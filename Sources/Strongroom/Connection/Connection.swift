@@ -453,6 +453,17 @@ package struct ExactText: Hashable {
     package init(_ text: String) { self.text = text }
 
     package static func == (a: ExactText, b: ExactText) -> Bool {
+        // Identical representations hold identical bytes (the same small
+        // string inline, or the same storage): the common case, a statement
+        // passing its names again, needs no byte comparison.
+        let same = withUnsafeBytes(of: a.text) { p in
+            withUnsafeBytes(of: b.text) { q in
+                p.count == 16 && q.count == 16
+                    && p.loadUnaligned(as: UInt64.self) == q.loadUnaligned(as: UInt64.self)
+                    && p.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == q.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
+        if same { return true }
         var x = a.text, y = b.text
         return x.withUTF8 { p in
             y.withUTF8 { q in p.count == q.count && (p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) }

@@ -29,11 +29,11 @@ public final class AESGCM {
     /// Whether `context` is set up to encrypt (true) or decrypt (false) now.
     private var encrypting: Bool?
     private let key: SecureBytes
-    /// Random bytes for the next nonces, drawn from OpenSSL 64 nonces at a
+    /// Random bytes for the next nonces, drawn from OpenSSL 256 nonces at a
     /// time (one RAND_bytes call costs more than sealing a short value).
     /// Each byte is used once; a forked child discards what it inherited.
-    private var noncePool = [UInt8](repeating: 0, count: 64 * AESGCM.nonceByteCount)
-    private var noncePoolOffset = 64 * AESGCM.nonceByteCount
+    private let noncePool: UnsafeMutableRawBufferPointer
+    private var noncePoolOffset = 256 * AESGCM.nonceByteCount
     /// The fork generation the pool was drawn in (see `forkGeneration`).
     private var noncePoolGeneration: UInt64 = .max
 
@@ -58,11 +58,14 @@ public final class AESGCM {
         guard let context = EVP_CIPHER_CTX_new() else { throw CryptoError(.libraryFailure, "EVP_CIPHER_CTX_new failed: out of memory") }
         self.context = context
         self.key = key
+        noncePool = .allocate(byteCount: 256 * Self.nonceByteCount, alignment: 16)
     }
 
     deinit {
         // EVP_CIPHER_CTX_free cleanses the key schedule it holds.
         EVP_CIPHER_CTX_free(context)
+        SecureMemory.zero(noncePool)
+        noncePool.deallocate()
     }
 
     private func cipher() -> OpaquePointer? {
@@ -117,16 +120,14 @@ public final class AESGCM {
         _ = Self.countsForks
         let generation = Self.forkGeneration
         if noncePoolOffset == noncePool.count || noncePoolGeneration != generation {
-            noncePool.withUnsafeMutableBytes { SecureRandom.fill($0) }
+            SecureRandom.fill(noncePool)
             noncePoolOffset = 0
             noncePoolGeneration = generation
         }
-        noncePool.withUnsafeMutableBytes { pool in
-            let start = pool.baseAddress! + noncePoolOffset
-            nonce.baseAddress!.copyMemory(from: start, byteCount: Self.nonceByteCount)
-            // A nonce handed out is gone from the pool.
-            memset(start, 0, Self.nonceByteCount)
-        }
+        let start = noncePool.baseAddress! + noncePoolOffset
+        nonce.baseAddress!.copyMemory(from: start, byteCount: Self.nonceByteCount)
+        // A nonce handed out is gone from the pool.
+        memset(start, 0, Self.nonceByteCount)
         noncePoolOffset += Self.nonceByteCount
         try seal(plaintext, nonce: UnsafeRawBufferPointer(nonce), authenticating: aad, ciphertext: ciphertext, tag: tag)
     }

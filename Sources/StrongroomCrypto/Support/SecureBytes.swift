@@ -53,18 +53,13 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     deinit {
-        Self.wipe(storage)
+        SecureMemory.zero(storage)
         storage.deallocate()
     }
 
     /// Calls `body` with the secret bytes. Do not let the pointer escape.
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
-    }
-
-    private static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
-        // OPENSSL_cleanse writes zeros in a way the optimiser must keep.
-        OPENSSL_cleanse(buffer.baseAddress, buffer.count)
     }
 }
 

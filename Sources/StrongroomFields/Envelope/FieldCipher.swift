@@ -31,10 +31,14 @@ public final class FieldCipher {
         let table: [UInt8]
         let column: [UInt8]
         let associatedDataPrefix: [UInt8]
-        /// The column's primitives, by key id, set up on first use.
+        /// The column's primitives, by key id, set up on first use; the last
+        /// one used is kept aside, since nearly every value of a column is
+        /// under the same key.
         var aeads: [UInt32: AESGCM] = [:]
         var sivs: [UInt32: AESSIV] = [:]
         var indexes: [UInt32: HMACSHA256] = [:]
+        var lastAEAD: (keyID: UInt32, cipher: AESGCM)?
+        var lastSIV: (keyID: UInt32, cipher: AESSIV)?
         init(table: String, column: String) {
             self.table = FieldEnvelope.boundName(table)
             self.column = FieldEnvelope.boundName(column)
@@ -56,34 +60,35 @@ public final class FieldCipher {
         boundColumns.value(table: table, column: column) { BoundColumn(table: table, column: column) }
     }
 
-    /// header ‖ the column's prefix [‖ the row key], into `out`.
-    private static func buildAssociatedData(header: UnsafeRawBufferPointer, column: BoundColumn, rowKey: [DatabaseValue]?, into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: header)
-        out.append(contentsOf: column.associatedDataPrefix)
-        guard let rowKey else { return }
-        FieldEnvelope.appendBigEndian(UInt32(rowKey.count), to: &out)
-        for value in rowKey {
-            FieldEnvelope.appendRowKeyPart(value, to: &out)
-        }
+    /// header ‖ the column's prefix [‖ the row key]: the associated data.
+    private static func associatedDataByteCount(column: BoundColumn, rowKey: [DatabaseValue]?) -> Int {
+        FieldEnvelope.headerByteCount + column.associatedDataPrefix.count + (rowKey.map(FieldEnvelope.rowKeyByteCount) ?? 0)
     }
 
-    /// Takes the scratch buffers out of the instance for one operation (and
-    /// puts them back after): working on locals spares a dynamic exclusivity
-    /// check on every append.
-    private func withScratch<T>(_ body: (inout [UInt8], inout [UInt8]) throws(FieldError) -> T) throws(FieldError) -> T {
-        var plaintext = self.plaintext, associatedData = self.associatedData
-        self.plaintext = []
-        self.associatedData = []
-        defer {
-            self.plaintext = plaintext
-            self.associatedData = associatedData
-        }
-        return try body(&plaintext, &associatedData)
+    private static func writeAssociatedData(header: UnsafeRawBufferPointer, column: BoundColumn, rowKey: [DatabaseValue]?, to out: inout FieldEnvelope.Writer) {
+        out.write(header)
+        column.associatedDataPrefix.withUnsafeBytes { out.write($0) }
+        if let rowKey { FieldEnvelope.writeRowKey(rowKey, to: &out) }
     }
 
-    private var plaintext: [UInt8] = []
-    private var associatedData: [UInt8] = []
+    /// Scratch memory for one value's associated data and its plaintext,
+    /// kept between values (grown when a value needs more); the plaintext
+    /// part is zeroed after each use, all of it on release.
+    private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 16)
+
+    private func scratch(byteCount: Int) -> UnsafeMutableRawBufferPointer {
+        if scratch.count < byteCount {
+            SecureMemory.zero(scratch)
+            scratch.deallocate()
+            scratch = .allocate(byteCount: max(byteCount, 2 * scratch.count), alignment: 16)
+        }
+        return scratch
+    }
+
+    deinit {
+        SecureMemory.zero(scratch)
+        scratch.deallocate()
+    }
 
     public init(keyring: FieldKeyring) {
         self.keyring = keyring
@@ -110,19 +115,29 @@ public final class FieldCipher {
     }
 
     private func aead(_ subkey: Subkey) throws(FieldError) -> AESGCM {
-        if let cipher = subkey.column.aeads[subkey.keyID] { return cipher }
+        if let last = subkey.column.lastAEAD, last.keyID == subkey.keyID { return last.cipher }
+        if let cipher = subkey.column.aeads[subkey.keyID] {
+            subkey.column.lastAEAD = (subkey.keyID, cipher)
+            return cipher
+        }
         do {
             let cipher = try AESGCM(key: derive(.aead, subkey, byteCount: AESGCM.keyByteCount))
             subkey.column.aeads[subkey.keyID] = cipher
+            subkey.column.lastAEAD = (subkey.keyID, cipher)
             return cipher
         } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
     }
 
     private func siv(_ subkey: Subkey) throws(FieldError) -> AESSIV {
-        if let cipher = subkey.column.sivs[subkey.keyID] { return cipher }
+        if let last = subkey.column.lastSIV, last.keyID == subkey.keyID { return last.cipher }
+        if let cipher = subkey.column.sivs[subkey.keyID] {
+            subkey.column.lastSIV = (subkey.keyID, cipher)
+            return cipher
+        }
         do {
             let cipher = try AESSIV(key: derive(.siv, subkey, byteCount: AESSIV.keyByteCount))
             subkey.column.sivs[subkey.keyID] = cipher
+            subkey.column.lastSIV = (subkey.keyID, cipher)
             return cipher
         } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
     }
@@ -144,7 +159,7 @@ public final class FieldCipher {
     /// randomized values are bound to it, deterministic ones ignore it.
     public func seal(_ value: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode) throws(FieldError) -> DatabaseValue {
         if case .null = value { return .null }
-        if mode != .deterministic && rowKey.contains(where: \.isNull) {
+        if mode != .deterministic && rowKey.contains(where: { $0.isNull }) {
             // 0x00 ‖ u32(0) for every NULL: two rows with NULL keys would be bound alike.
             throw FieldError(.misuse, "\(table).\(column): a row key with NULL cannot bind a sealed value to its row; declare the primary key NOT NULL.", table: table, column: column)
         }
@@ -154,57 +169,50 @@ public final class FieldCipher {
         let algorithm: FieldEnvelope.Algorithm = mode == .deterministic ? .aes256SIV : .aes256GCM
         let header: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (FieldEnvelope.version, algorithm.rawValue,
                                                                 UInt8(keyID >> 24 & 0xFF), UInt8(keyID >> 16 & 0xFF), UInt8(keyID >> 8 & 0xFF), UInt8(keyID & 0xFF))
-        return try withScratch { (plaintext: inout [UInt8], associatedData: inout [UInt8]) throws(FieldError) -> DatabaseValue in
-        plaintext.removeAll(keepingCapacity: true)
-        FieldEnvelope.appendPlaintext(value, to: &plaintext)
-        withUnsafeBytes(of: header) { h in
-            Self.buildAssociatedData(header: h, column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
-        }
-        let h = FieldEnvelope.headerByteCount, n = plaintext.count
+        let boundRowKey = algorithm == .aes256GCM ? rowKey : nil
+        let h = FieldEnvelope.headerByteCount, n = FieldEnvelope.plaintextByteCount(value)
+        let a = Self.associatedDataByteCount(column: names, rowKey: boundRowKey)
         let total = h + (algorithm == .aes256GCM ? AESGCM.nonceByteCount + n + AESGCM.tagByteCount : AESSIV.tagByteCount + n)
+        let scratch = scratch(byteCount: a + n)
+        var writer = FieldEnvelope.Writer(scratch.baseAddress!)
+        withUnsafeBytes(of: header) { Self.writeAssociatedData(header: $0, column: names, rowKey: boundRowKey, to: &writer) }
+        FieldEnvelope.writePlaintext(value, to: &writer)
+        assert(writer.position == scratch.baseAddress! + a + n)
+        let associatedData = UnsafeRawBufferPointer(rebasing: scratch[0..<a]), plaintext = UnsafeRawBufferPointer(rebasing: scratch[a..<(a + n)])
+        defer { SecureMemory.zero(UnsafeMutableRawBufferPointer(mutating: plaintext)) }
         let envelope: [UInt8]
         do {
             switch algorithm {
             case .aes256GCM:
                 let cipher = try aead(subkey)
-                envelope = try [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-                    let out = UnsafeMutableRawBufferPointer(buffer)
-                    withUnsafeBytes(of: header) { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: h) }
-                    try plaintext.withUnsafeBytes { p in
-                        try associatedData.withUnsafeBytes { a in
-                            let nonceEnd = h + AESGCM.nonceByteCount
-                            try cipher.seal(p, authenticating: a, nonce: UnsafeMutableRawBufferPointer(rebasing: out[h..<nonceEnd]),
-                                            ciphertext: UnsafeMutableRawBufferPointer(rebasing: out[nonceEnd..<(nonceEnd + n)]),
-                                            tag: UnsafeMutableRawBufferPointer(rebasing: out[(nonceEnd + n)...]))
-                        }
-                    }
-                    count = total
+                // Zero-filled, not uninitialized: the latter looks up Array's
+                // generic metadata on every call.
+                var out = [UInt8](repeating: 0, count: total)
+                try out.withUnsafeMutableBytes { out in
+                    out.baseAddress!.copyMemory(from: scratch.baseAddress!, byteCount: h)
+                    let nonceEnd = h + AESGCM.nonceByteCount
+                    try cipher.seal(plaintext, authenticating: associatedData, nonce: UnsafeMutableRawBufferPointer(rebasing: out[h..<nonceEnd]),
+                                    ciphertext: UnsafeMutableRawBufferPointer(rebasing: out[nonceEnd..<(nonceEnd + n)]),
+                                    tag: UnsafeMutableRawBufferPointer(rebasing: out[(nonceEnd + n)...]))
                 }
+                envelope = out
             case .aes256SIV:
                 let cipher = try siv(subkey)
-                envelope = try [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-                    let out = UnsafeMutableRawBufferPointer(buffer)
-                    withUnsafeBytes(of: header) { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: h) }
-                    try plaintext.withUnsafeBytes { p in
-                        try associatedData.withUnsafeBytes { a in
-                            let tagEnd = h + AESSIV.tagByteCount
-                            try cipher.seal(p, authenticating: a, tag: UnsafeMutableRawBufferPointer(rebasing: out[h..<tagEnd]),
-                                            ciphertext: UnsafeMutableRawBufferPointer(rebasing: out[tagEnd...]))
-                        }
-                    }
-                    count = total
+                var out = [UInt8](repeating: 0, count: total)
+                try out.withUnsafeMutableBytes { out in
+                    out.baseAddress!.copyMemory(from: scratch.baseAddress!, byteCount: h)
+                    let tagEnd = h + AESSIV.tagByteCount
+                    try cipher.seal(plaintext, authenticating: associatedData, tag: UnsafeMutableRawBufferPointer(rebasing: out[h..<tagEnd]),
+                                    ciphertext: UnsafeMutableRawBufferPointer(rebasing: out[tagEnd...]))
                 }
+                envelope = out
             }
         } catch let error as FieldError {
-            Self.wipe(&plaintext)
             throw error
         } catch {
-            Self.wipe(&plaintext)
             throw FieldError(.misuse, "Sealing \(table).\(column) failed: \(error)", table: table, column: column)
         }
-        Self.wipe(&plaintext)
         return .blob(envelope)
-        }
     }
 
     /// The value `envelope` was sealed from; NULL stays NULL.
@@ -262,47 +270,38 @@ public final class FieldCipher {
             throw FieldError(.malformedEnvelope, "\(place) is a truncated envelope (\(bytes.count) bytes).", table: table, column: column, row: row)
         }
         let subkey = Subkey(keyID: keyID, column: names)
-        return try withScratch { (plaintext: inout [UInt8], associatedData: inout [UInt8]) throws(FieldError) -> DatabaseValue in
-            Self.buildAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: algorithm == .aes256GCM ? rowKey : nil, into: &associatedData)
-            let n = bytes.count - h - overhead
-            plaintext.removeAll(keepingCapacity: true)
-            plaintext.append(contentsOf: repeatElement(0, count: n))
-            do {
-                switch algorithm {
-                case .aes256GCM:
-                    let cipher = try aead(subkey)
-                    let all = bytes
-                    try associatedData.withUnsafeBytes { a in
-                        try plaintext.withUnsafeMutableBytes { p in
-                            let nonceEnd = h + AESGCM.nonceByteCount
-                            try cipher.open(UnsafeRawBufferPointer(rebasing: all[nonceEnd..<(nonceEnd + n)]),
-                                            nonce: UnsafeRawBufferPointer(rebasing: all[h..<nonceEnd]),
-                                            tag: UnsafeRawBufferPointer(rebasing: all[(nonceEnd + n)...]), authenticating: a, into: p)
-                        }
-                    }
-                case .aes256SIV:
-                    let cipher = try siv(subkey)
-                    let all = bytes
-                    try associatedData.withUnsafeBytes { a in
-                        try plaintext.withUnsafeMutableBytes { p in
-                            let tagEnd = h + AESSIV.tagByteCount
-                            try cipher.open(tag: UnsafeRawBufferPointer(rebasing: all[h..<tagEnd]),
-                                            ciphertext: UnsafeRawBufferPointer(rebasing: all[tagEnd...]), authenticating: a, into: p)
-                        }
-                    }
-                }
-            } catch let error as FieldError {
-                throw error
-            } catch {
-                throw FieldError(.tampered, "\(place) does not authenticate: it was changed, moved from another row or column, or sealed with another keyring.", table: table, column: column, row: row)
+        let boundRowKey = algorithm == .aes256GCM ? rowKey : nil
+        let n = bytes.count - h - overhead
+        let a = Self.associatedDataByteCount(column: names, rowKey: boundRowKey)
+        let scratch = scratch(byteCount: a + n)
+        var writer = FieldEnvelope.Writer(scratch.baseAddress!)
+        Self.writeAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: boundRowKey, to: &writer)
+        assert(writer.position == scratch.baseAddress! + a)
+        let associatedData = UnsafeRawBufferPointer(rebasing: scratch[0..<a]), plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[a..<(a + n)])
+        defer { SecureMemory.zero(plaintext) }
+        do {
+            switch algorithm {
+            case .aes256GCM:
+                let cipher = try aead(subkey)
+                let nonceEnd = h + AESGCM.nonceByteCount
+                try cipher.open(UnsafeRawBufferPointer(rebasing: bytes[nonceEnd..<(nonceEnd + n)]),
+                                nonce: UnsafeRawBufferPointer(rebasing: bytes[h..<nonceEnd]),
+                                tag: UnsafeRawBufferPointer(rebasing: bytes[(nonceEnd + n)...]), authenticating: associatedData, into: plaintext)
+            case .aes256SIV:
+                let cipher = try siv(subkey)
+                let tagEnd = h + AESSIV.tagByteCount
+                try cipher.open(tag: UnsafeRawBufferPointer(rebasing: bytes[h..<tagEnd]),
+                                ciphertext: UnsafeRawBufferPointer(rebasing: bytes[tagEnd...]), authenticating: associatedData, into: plaintext)
             }
-            let value = plaintext.withUnsafeBytes { FieldEnvelope.decodePlaintext($0) }
-            Self.wipe(&plaintext)
-            guard let value else {
-                throw FieldError(.malformedEnvelope, "\(place) authenticates but holds no value Strongroom writes.", table: table, column: column, row: row)
-            }
-            return value
+        } catch let error as FieldError {
+            throw error
+        } catch {
+            throw FieldError(.tampered, "\(place) does not authenticate: it was changed, moved from another row or column, or sealed with another keyring.", table: table, column: column, row: row)
         }
+        guard let value = FieldEnvelope.decodePlaintext(UnsafeRawBufferPointer(plaintext)) else {
+            throw FieldError(.malformedEnvelope, "\(place) authenticates but holds no value Strongroom writes.", table: table, column: column, row: row)
+        }
+        return value
     }
 
     /// The key id an envelope was sealed under, or nil for NULL and values
@@ -327,20 +326,17 @@ public final class FieldCipher {
         if case .null = value { return .null }
         let id = keyID ?? keyring.activeKeyID
         let mac = try index(Subkey(keyID: id, column: bound(table, column)))
-        plaintext.removeAll(keepingCapacity: true)
-        FieldEnvelope.appendPlaintext(value, to: &plaintext)
-        var tag = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
-        plaintext.withUnsafeBytes { p in tag.withUnsafeMutableBytes { mac.authenticationCode(for: p, into: $0) } }
-        Self.wipe(&plaintext)
-        var out: [UInt8] = []
+        var out = [UInt8]()
         out.reserveCapacity(4 + FieldEnvelope.blindIndexTagByteCount)
         FieldEnvelope.appendBigEndian(id, to: &out)
+        let n = FieldEnvelope.plaintextByteCount(value)
+        let scratch = UnsafeMutableRawBufferPointer(rebasing: scratch(byteCount: n + HMACSHA256.byteCount)[0..<(n + HMACSHA256.byteCount)])
+        defer { SecureMemory.zero(scratch) }
+        var writer = FieldEnvelope.Writer(scratch.baseAddress!)
+        FieldEnvelope.writePlaintext(value, to: &writer)
+        let tag = UnsafeMutableRawBufferPointer(rebasing: scratch[n...])
+        mac.authenticationCode(for: UnsafeRawBufferPointer(rebasing: scratch[0..<n]), into: tag)
         out.append(contentsOf: tag.prefix(FieldEnvelope.blindIndexTagByteCount))
         return .blob(out)
-    }
-
-    /// Zeroes the scratch buffer that held a plaintext.
-    private static func wipe(_ buffer: inout [UInt8]) {
-        buffer.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
     }
 }

@@ -26,22 +26,89 @@ enum FieldEnvelope {
 
     /// type || payload: integer and real as 8 big-endian bytes (two's
     /// complement, IEEE 754 bits), text as UTF-8, blob as is. Never empty.
-    static func appendPlaintext(_ value: DatabaseValue, to out: inout [UInt8]) {
+    static func plaintextByteCount(_ value: DatabaseValue) -> Int {
+        precondition(!value.isNull, "NULL is never sealed")
+        return 1 + payloadByteCount(value)
+    }
+
+    static func writePlaintext(_ value: DatabaseValue, to out: inout Writer) {
+        out.write(valueType(value))
+        writePayload(value, to: &out)
+    }
+
+    /// u32(number of parts) || each part: type || u32(len payload) ||
+    /// payload. (NULL, 0x00 || u32(0), is refused before sealing: see
+    /// FieldCipher.seal.)
+    static func rowKeyByteCount(_ rowKey: [DatabaseValue]) -> Int {
+        var count = 4
+        for part in rowKey { count += 5 + payloadByteCount(part) }
+        return count
+    }
+
+    static func writeRowKey(_ rowKey: [DatabaseValue], to out: inout Writer) {
+        out.write(bigEndian: UInt32(rowKey.count))
+        for part in rowKey {
+            out.write(part.isNull ? 0 : valueType(part))
+            out.write(bigEndian: UInt32(payloadByteCount(part)))
+            writePayload(part, to: &out)
+        }
+    }
+
+    private static func valueType(_ value: DatabaseValue) -> UInt8 {
         switch value {
-        case .null:
-            preconditionFailure("NULL is never sealed")
-        case .integer(let n):
-            out.append(ValueType.integer.rawValue)
-            appendBigEndian(UInt64(bitPattern: n), to: &out)
-        case .real(let d):
-            out.append(ValueType.real.rawValue)
-            appendBigEndian(d.bitPattern, to: &out)
-        case .text(let s):
-            out.append(ValueType.text.rawValue)
-            out.append(contentsOf: s.utf8)
-        case .blob(let b):
-            out.append(ValueType.blob.rawValue)
-            out.append(contentsOf: b)
+        case .null: 0
+        case .integer: ValueType.integer.rawValue
+        case .real: ValueType.real.rawValue
+        case .text: ValueType.text.rawValue
+        case .blob: ValueType.blob.rawValue
+        }
+    }
+
+    private static func payloadByteCount(_ value: DatabaseValue) -> Int {
+        switch value {
+        case .null: 0
+        case .integer, .real: 8
+        case .text(let s): s.utf8.count
+        case .blob(let b): b.count
+        }
+    }
+
+    private static func writePayload(_ value: DatabaseValue, to out: inout Writer) {
+        switch value {
+        case .null: break
+        case .integer(let n): out.write(bigEndian: UInt64(bitPattern: n))
+        case .real(let d): out.write(bigEndian: d.bitPattern)
+        case .text(var s): s.withUTF8 { out.write(UnsafeRawBufferPointer($0)) }
+        case .blob(let b): b.withUnsafeBytes { out.write($0) }
+        }
+    }
+
+    /// Writes encodings into memory sized beforehand (with the counts
+    /// above): sealing neither grows arrays nor copies a value twice.
+    struct Writer {
+        private(set) var position: UnsafeMutableRawPointer
+
+        init(_ start: UnsafeMutableRawPointer) { position = start }
+
+        mutating func write(_ byte: UInt8) {
+            position.storeBytes(of: byte, as: UInt8.self)
+            position += 1
+        }
+
+        mutating func write(bigEndian value: UInt32) {
+            position.storeBytes(of: value.bigEndian, as: UInt32.self)
+            position += 4
+        }
+
+        mutating func write(bigEndian value: UInt64) {
+            position.storeBytes(of: value.bigEndian, as: UInt64.self)
+            position += 8
+        }
+
+        mutating func write(_ bytes: UnsafeRawBufferPointer) {
+            guard let start = bytes.baseAddress, bytes.count > 0 else { return }
+            position.copyMemory(from: start, byteCount: bytes.count)
+            position += bytes.count
         }
     }
 
@@ -63,11 +130,6 @@ enum FieldEnvelope {
     }
 
     @inline(__always)
-    static func appendBigEndian(_ value: UInt64, to out: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
-    }
-
-    @inline(__always)
     static func appendBigEndian(_ value: UInt32, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
     }
@@ -80,31 +142,5 @@ enum FieldEnvelope {
     /// they are bound in ASCII lower case.
     static func boundName(_ name: String) -> [UInt8] {
         name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
-    }
-
-    /// type ‖ u32(len payload) ‖ payload. (NULL, 0x00 ‖ u32(0), is refused
-    /// before sealing: see FieldCipher.seal.)
-    static func appendRowKeyPart(_ value: DatabaseValue, to out: inout [UInt8]) {
-        switch value {
-        case .null:
-            out.append(0)
-            appendBigEndian(UInt32(0), to: &out)
-        case .integer(let n):
-            out.append(ValueType.integer.rawValue)
-            appendBigEndian(UInt32(8), to: &out)
-            appendBigEndian(UInt64(bitPattern: n), to: &out)
-        case .real(let d):
-            out.append(ValueType.real.rawValue)
-            appendBigEndian(UInt32(8), to: &out)
-            appendBigEndian(d.bitPattern, to: &out)
-        case .text(let s):
-            out.append(ValueType.text.rawValue)
-            appendBigEndian(UInt32(s.utf8.count), to: &out)
-            out.append(contentsOf: s.utf8)
-        case .blob(let b):
-            out.append(ValueType.blob.rawValue)
-            appendBigEndian(UInt32(b.count), to: &out)
-            out.append(contentsOf: b)
-        }
     }
 }
