@@ -35,6 +35,21 @@ struct EnvelopeTests {
         }
     }
 
+    /// One cipher's scratch memory grows for large values and is given back
+    /// after them: values of every size, in turn, with row keys of every type.
+    @Test(arguments: SealingMode.allCases)
+    func largeAndSmallValuesInTurnWithEveryKindOfRowKey(mode: SealingMode) throws {
+        let cipher = FieldCipher(keyring: keyring)
+        let rowKey: [DatabaseValue] = [.integer(-3), .text("Zoë 東京"), .real(2.5), .blob([0, 255]), .text("")]
+        let sizes = [1 << 20, 3, 100_000, 0, 70_000, 255, 1 << 17]
+        for size in sizes {
+            let value = DatabaseValue.text(String(repeating: "é", count: size / 2) + (size % 2 == 1 ? "x" : ""))
+            let sealed = try cipher.seal(value, table: "Café", column: "Ünit", rowKey: rowKey, mode: mode)
+            #expect(try cipher.open(sealed, table: "Café", column: "Ünit", rowKey: rowKey, mode: mode) == value)
+            #expect(try cipher.blindIndex(value, table: "Café", column: "Ünit") == cipher.blindIndex(value, table: "Café", column: "Ünit"))
+        }
+    }
+
     @Test func deterministicValuesRepeatAndRandomizedOnesDoNot() throws {
         let cipher = FieldCipher(keyring: keyring)
         let a = try cipher.seal(.text("x"), table: "t", column: "c", rowKey: [.integer(1)], mode: .deterministic)

@@ -42,6 +42,23 @@ struct StatementTests {
         #expect(try db.fetchAll(String.self, sql: "SELECT x FROM \"\(decomposed)\" ORDER BY rowid") == ["decomposed", "decomposed 2"])
     }
 
+    /// The caches' byte comparison takes a shortcut when two strings share
+    /// one representation; strings with the same bytes in other storage must
+    /// still be equal, and strings of one length with other bytes unequal.
+    @Test func exactTextIsEqualByBytesWhateverTheStorage() {
+        let long = String(repeating: "customer_email_", count: 3)
+        let rebuilt = (0..<3).map { _ in "customer_email_" }.joined()
+        let fromSubstring = String(("x" + long).dropFirst())
+        for (a, b) in [("t", String("xt".dropFirst())), (long, rebuilt), (long, fromSubstring), ("caf\u{e9}", String(decoding: Array("caf\u{e9}".utf8), as: UTF8.self))] {
+            #expect(ExactText(a) == ExactText(b))
+            #expect(ExactText(a).hashValue == ExactText(b).hashValue)
+        }
+        let sameLength = String(repeating: "customer_email_", count: 2) + "customer_emaiL_"
+        #expect(ExactText(long) != ExactText(sameLength))
+        #expect(ExactText("ab") != ExactText("aB"))
+        #expect(ExactText("caf\u{e9}") != ExactText("cafe\u{301}"))
+    }
+
     /// Issue 7, item 15: coding keys that are not SQL parameter names, and
     /// a trailing comment after a statement's semicolon.
     @Test func insertsPropertiesWhoseKeysAreNotParameterNames() throws {

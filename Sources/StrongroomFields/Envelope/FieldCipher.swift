@@ -72,17 +72,31 @@ public final class FieldCipher {
     }
 
     /// Scratch memory for one value's associated data and its plaintext,
-    /// kept between values (grown when a value needs more); the plaintext
-    /// part is zeroed after each use, all of it on release.
-    private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 16)
+    /// kept between values: grown when a value needs more, given back after
+    /// a large one. Plaintext is zeroed after each use (`finishScratch`).
+    private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: smallScratchByteCount, alignment: 16)
+    private static let smallScratchByteCount = 256
+    private static let largeScratchByteCount = 64 * 1024
 
+    /// The first `byteCount` bytes of the scratch.
     private func scratch(byteCount: Int) -> UnsafeMutableRawBufferPointer {
         if scratch.count < byteCount {
             SecureMemory.zero(scratch)
             scratch.deallocate()
-            scratch = .allocate(byteCount: max(byteCount, 2 * scratch.count), alignment: 16)
+            let grown = byteCount > Self.largeScratchByteCount ? byteCount : max(byteCount, 2 * scratch.count)
+            scratch = .allocate(byteCount: grown, alignment: 16)
         }
-        return scratch
+        return UnsafeMutableRawBufferPointer(rebasing: scratch[0..<byteCount])
+    }
+
+    /// Zeroes the plaintext held in the scratch, and gives a large scratch back.
+    private func finishScratch(plaintext: UnsafeMutableRawBufferPointer) {
+        SecureMemory.zero(plaintext)
+        if scratch.count > Self.largeScratchByteCount {
+            SecureMemory.zero(scratch)
+            scratch.deallocate()
+            scratch = .allocate(byteCount: Self.smallScratchByteCount, alignment: 16)
+        }
     }
 
     deinit {
@@ -174,12 +188,12 @@ public final class FieldCipher {
         let a = Self.associatedDataByteCount(column: names, rowKey: boundRowKey)
         let total = h + (algorithm == .aes256GCM ? AESGCM.nonceByteCount + n + AESGCM.tagByteCount : AESSIV.tagByteCount + n)
         let scratch = scratch(byteCount: a + n)
-        var writer = FieldEnvelope.Writer(scratch.baseAddress!)
+        defer { finishScratch(plaintext: UnsafeMutableRawBufferPointer(rebasing: scratch[a...])) }
+        var writer = FieldEnvelope.Writer(scratch)
         withUnsafeBytes(of: header) { Self.writeAssociatedData(header: $0, column: names, rowKey: boundRowKey, to: &writer) }
         FieldEnvelope.writePlaintext(value, to: &writer)
-        assert(writer.position == scratch.baseAddress! + a + n)
-        let associatedData = UnsafeRawBufferPointer(rebasing: scratch[0..<a]), plaintext = UnsafeRawBufferPointer(rebasing: scratch[a..<(a + n)])
-        defer { SecureMemory.zero(UnsafeMutableRawBufferPointer(mutating: plaintext)) }
+        precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
+        let associatedData = UnsafeRawBufferPointer(rebasing: scratch[0..<a]), plaintext = UnsafeRawBufferPointer(rebasing: scratch[a...])
         let envelope: [UInt8]
         do {
             switch algorithm {
@@ -274,11 +288,11 @@ public final class FieldCipher {
         let n = bytes.count - h - overhead
         let a = Self.associatedDataByteCount(column: names, rowKey: boundRowKey)
         let scratch = scratch(byteCount: a + n)
-        var writer = FieldEnvelope.Writer(scratch.baseAddress!)
+        let associatedData = UnsafeRawBufferPointer(rebasing: scratch[0..<a]), plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[a...])
+        defer { finishScratch(plaintext: plaintext) }
+        var writer = FieldEnvelope.Writer(UnsafeMutableRawBufferPointer(mutating: associatedData))
         Self.writeAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: boundRowKey, to: &writer)
-        assert(writer.position == scratch.baseAddress! + a)
-        let associatedData = UnsafeRawBufferPointer(rebasing: scratch[0..<a]), plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[a..<(a + n)])
-        defer { SecureMemory.zero(plaintext) }
+        precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
         do {
             switch algorithm {
             case .aes256GCM:
@@ -330,10 +344,11 @@ public final class FieldCipher {
         out.reserveCapacity(4 + FieldEnvelope.blindIndexTagByteCount)
         FieldEnvelope.appendBigEndian(id, to: &out)
         let n = FieldEnvelope.plaintextByteCount(value)
-        let scratch = UnsafeMutableRawBufferPointer(rebasing: scratch(byteCount: n + HMACSHA256.byteCount)[0..<(n + HMACSHA256.byteCount)])
-        defer { SecureMemory.zero(scratch) }
-        var writer = FieldEnvelope.Writer(scratch.baseAddress!)
+        let scratch = scratch(byteCount: n + HMACSHA256.byteCount)
+        defer { finishScratch(plaintext: scratch) }
+        var writer = FieldEnvelope.Writer(UnsafeMutableRawBufferPointer(rebasing: scratch[0..<n]))
         FieldEnvelope.writePlaintext(value, to: &writer)
+        precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
         let tag = UnsafeMutableRawBufferPointer(rebasing: scratch[n...])
         mac.authenticationCode(for: UnsafeRawBufferPointer(rebasing: scratch[0..<n]), into: tag)
         out.append(contentsOf: tag.prefix(FieldEnvelope.blindIndexTagByteCount))

@@ -84,31 +84,41 @@ enum FieldEnvelope {
     }
 
     /// Writes encodings into memory sized beforehand (with the counts
-    /// above): sealing neither grows arrays nor copies a value twice.
+    /// above): sealing neither grows arrays nor copies a value twice. A
+    /// write past the end traps rather than overrun the buffer.
     struct Writer {
         private(set) var position: UnsafeMutableRawPointer
+        private let end: UnsafeMutableRawPointer
 
-        init(_ start: UnsafeMutableRawPointer) { position = start }
+        init(_ buffer: UnsafeMutableRawBufferPointer) {
+            position = buffer.baseAddress!
+            end = buffer.baseAddress! + buffer.count
+        }
+
+        /// True when exactly the whole buffer was written.
+        var isAtEnd: Bool { position == end }
+
+        private mutating func advance(_ count: Int) -> UnsafeMutableRawPointer {
+            precondition(end - position >= count, "an encoding is longer than its byte count")
+            defer { position += count }
+            return position
+        }
 
         mutating func write(_ byte: UInt8) {
-            position.storeBytes(of: byte, as: UInt8.self)
-            position += 1
+            advance(1).storeBytes(of: byte, as: UInt8.self)
         }
 
         mutating func write(bigEndian value: UInt32) {
-            position.storeBytes(of: value.bigEndian, as: UInt32.self)
-            position += 4
+            advance(4).storeBytes(of: value.bigEndian, as: UInt32.self)
         }
 
         mutating func write(bigEndian value: UInt64) {
-            position.storeBytes(of: value.bigEndian, as: UInt64.self)
-            position += 8
+            advance(8).storeBytes(of: value.bigEndian, as: UInt64.self)
         }
 
         mutating func write(_ bytes: UnsafeRawBufferPointer) {
             guard let start = bytes.baseAddress, bytes.count > 0 else { return }
-            position.copyMemory(from: start, byteCount: bytes.count)
-            position += bytes.count
+            advance(bytes.count).copyMemory(from: start, byteCount: bytes.count)
         }
     }
 
