@@ -67,14 +67,25 @@ struct MigratorTests {
     @Test func aCheapUpToDateCheckAndTheCompletedVersions() async throws {
         let queue = try DatabaseQueue(path: f.databasePath, configuration: Configuration(key: f.key))
         let migrator = try f.migrator()
-        #expect(try await queue.read { try migrator.isUpToDate($0) } == false)
-        #expect(try await queue.read { try migrator.completedVersions($0) } == [])
-        try await migrator.migrate(queue, to: 2)
-        #expect(try await queue.read { try migrator.completedVersions($0) } == [1, 2])
-        #expect(try await queue.read { try migrator.isUpToDate($0) } == false)
-        let report = try await migrator.migrate(queue)
+        #expect(try await queue.asyncRead { try migrator.isUpToDate($0) } == false)
+        #expect(try await queue.asyncRead { try migrator.completedVersions($0) } == [])
+        try await migrator.asyncMigrate(queue, to: 2)
+        #expect(try await queue.asyncRead { try migrator.completedVersions($0) } == [1, 2])
+        #expect(try await queue.asyncRead { try migrator.isUpToDate($0) } == false)
+        let report = try await migrator.asyncMigrate(queue)
         #expect(report.applied.map(\.version) == [10])
-        #expect(try await queue.read { try migrator.isUpToDate($0) } == true)
+        #expect(try await queue.asyncRead { try migrator.isUpToDate($0) } == true)
+    }
+
+    /// Issue 9: a sync `migrate(queue)` written in an async function (an
+    /// app's async startup) resolved to the async overload and did not compile.
+    @Test func aSyncMigrateInsideAnAsyncFunctionStaysSync() async throws {
+        let queue = try DatabaseQueue(path: f.databasePath, configuration: Configuration(key: f.key))
+        let migrator = try f.migrator()
+        var report: MigrationReport?
+        report = try migrator.migrate(queue, to: 1)
+        #expect(report?.applied.map(\.version) == [1])
+        #expect(try queue.read { try migrator.completedVersions($0) } == [1])
     }
 
     /// GRDB's eraseDatabaseOnSchemaChange, for development: an edited

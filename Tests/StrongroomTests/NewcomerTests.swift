@@ -93,6 +93,38 @@ struct RollbackFlagTests {
     }
 }
 
+/// Issue 9: inside an `async` function, `queue.read {}` resolved to the
+/// async overload of the same name, and the compiler said "expression is
+/// 'async'" and "mutation of captured var in concurrently-executing code"
+/// without saying why. Sync and async access now have different names.
+@Suite("Sync and async access")
+struct SyncAndAsyncAccessTests {
+    let dir = TemporaryDirectory()
+
+    @Test func syncCallsInsideAnAsyncFunctionStaySync() async throws {
+        let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: Configuration(key: .generate()))
+        let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: .generate()))
+        // Written as an FMDB user writes them, in an async function: blocking
+        // calls, closures that mutate a local variable.
+        var titles: [String] = []
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE movie(title TEXT)")
+            try db.execute(sql: "INSERT INTO movie VALUES ('Alien')")
+        }
+        try queue.read { db in titles = try db.fetchAll(String.self, sql: "SELECT title FROM movie") }
+        var count = -1
+        try pool.write { db in try db.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+        try pool.read { db in count = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") ?? 0 }
+        #expect(titles == ["Alien"] && count == 1)
+
+        // The async forms say so in their names, and take @Sendable closures.
+        try await queue.asyncWrite { db in try db.execute(sql: "INSERT INTO movie VALUES ('Heat')") }
+        #expect(try await queue.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM movie") } == 2)
+        try await pool.asyncWrite { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+        #expect(try await pool.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 2)
+    }
+}
+
 /// What a GRDB user misses: attaching another encrypted database with its key.
 @Suite("Attaching databases")
 struct AttachTests {
