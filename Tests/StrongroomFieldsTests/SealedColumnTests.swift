@@ -120,13 +120,13 @@ struct SealedColumnTests {
 
     @Test func poolReadersOpenSealedValuesOnTheirOwnThreads() async throws {
         let pool = try DatabasePool(path: dir.file("pool.db"), configuration: configuration())
-        try await pool.write { db in
+        try await pool.asyncWrite { db in
             try db.execute(sql: Self.schema)
             for person in Self.people { try db.insert(person, into: "customer") }
         }
         try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<8 {
-                group.addTask { try await pool.read { try $0.fetchAll(Customer.self, sql: "SELECT * FROM customer ORDER BY id").map(\.email) } }
+                group.addTask { try await pool.asyncRead { try $0.fetchAll(Customer.self, sql: "SELECT * FROM customer ORDER BY id").map(\.email) } }
             }
             for try await emails in group { #expect(emails == Self.people.map(\.email)) }
         }

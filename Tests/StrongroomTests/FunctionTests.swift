@@ -47,15 +47,15 @@ struct FunctionTests {
             })
         }
         let pool = try DatabasePool(path: dir.file("f.db"), configuration: config)
-        try await pool.write { try $0.execute(sql: "CREATE TABLE t(n INTEGER); INSERT INTO t VALUES (1), (2), (3)") }
-        #expect(try await pool.write { try $0.fetchOne(Int.self, sql: "SELECT sum(twice(n)) FROM t") } == 12)
+        try await pool.asyncWrite { try $0.execute(sql: "CREATE TABLE t(n INTEGER); INSERT INTO t VALUES (1), (2), (3)") }
+        #expect(try await pool.asyncWrite { try $0.fetchOne(Int.self, sql: "SELECT sum(twice(n)) FROM t") } == 12)
         try await withThrowingTaskGroup(of: Int?.self) { group in
             for _ in 0..<8 {
-                group.addTask { try await pool.read { try $0.fetchOne(Int.self, sql: "SELECT sum(twice(n)) FROM t") } }
+                group.addTask { try await pool.asyncRead { try $0.fetchOne(Int.self, sql: "SELECT sum(twice(n)) FROM t") } }
             }
             for try await sum in group { #expect(sum == 12) }
         }
         let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: config)
-        #expect(try await queue.read { try $0.fetchOne(Int.self, sql: "SELECT twice(21)") } == 42)
+        #expect(try await queue.asyncRead { try $0.fetchOne(Int.self, sql: "SELECT twice(21)") } == 42)
     }
 }

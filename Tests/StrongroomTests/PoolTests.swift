@@ -9,14 +9,14 @@ struct PoolTests {
 
     @Test func queueIsSafeFromManyTasks() async throws {
         let queue = try DatabaseQueue(path: dir.file("q.db"), configuration: Configuration(key: .generate()))
-        try await queue.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
+        try await queue.asyncWrite { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<50 {
-                group.addTask { try await queue.write { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [i]) } }
+                group.addTask { try await queue.asyncWrite { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [i]) } }
             }
             try await group.waitForAll()
         }
-        #expect(try await queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 50)
+        #expect(try await queue.asyncRead { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 50)
         #expect(throws: StrongroomError.self) { try queue.read { db in try db.execute(sql: "INSERT INTO t VALUES (0)") } }
         let reentrant = #expect(throws: StrongroomError.self) { try queue.inDatabase { _ in try queue.inDatabase { _ in } } }
         #expect(reentrant?.code == .misuse)
@@ -123,7 +123,7 @@ struct PoolTests {
 
     @Test func readersSeeCommittedSnapshotsWhileTheWriterCommits() async throws {
         let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: try .passphrase("pool pass")))
-        try await pool.write { db in
+        try await pool.asyncWrite { db in
             try db.execute(sql: "CREATE TABLE account(id INTEGER PRIMARY KEY, balance INTEGER)")
             try db.execute(sql: "INSERT INTO account VALUES (1, 500), (2, 500)")
         }
@@ -144,7 +144,7 @@ struct PoolTests {
                 group.addTask {
                     var seen = 0
                     for _ in 0..<60 {
-                        let (a, total) = try await pool.read { db in
+                        let (a, total) = try await pool.asyncRead { db in
                             let a = try db.fetchOne(Int.self, sql: "SELECT balance FROM account WHERE id = 1") ?? 0
                             let b = try db.fetchOne(Int.self, sql: "SELECT balance FROM account WHERE id = 2") ?? 0
                             return (a, a + b)
@@ -160,7 +160,7 @@ struct PoolTests {
         try await writer.value
         #expect(snapshots == 180)
         #expect(pool.readerCount >= 1 && pool.readerCount <= 4)
-        #expect(try await pool.read { try $0.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account") } == 1000)
+        #expect(try await pool.asyncRead { try $0.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account") } == 1000)
     }
 
     @Test func readersAreReadOnlyAndPoolNeedsAFile() throws {

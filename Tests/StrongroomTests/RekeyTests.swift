@@ -68,7 +68,7 @@ struct RekeyTests {
         // Open several readers concurrently.
         try await withThrowingTaskGroup(of: Int?.self) { group in
             for _ in 0..<4 {
-                group.addTask { try await pool.read { db in Thread.sleep(forTimeInterval: 0.02); return try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } }
+                group.addTask { try await pool.asyncRead { db in Thread.sleep(forTimeInterval: 0.02); return try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } }
             }
             for try await count in group { #expect(count == 100) }
         }
@@ -76,10 +76,10 @@ struct RekeyTests {
         try pool.rekey(to: new)
         #expect(pool.readerCount == 0)
         for _ in 0..<3 {
-            #expect(try await pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 100)
+            #expect(try await pool.asyncRead { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 100)
         }
-        try await pool.write { try $0.execute(sql: "INSERT INTO t(v) VALUES ('after')") }
-        #expect(try await pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 101)
+        try await pool.asyncWrite { try $0.execute(sql: "INSERT INTO t(v) VALUES ('after')") }
+        #expect(try await pool.asyncRead { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 101)
         #expect(opens(path, with: new))
         #expect(!opens(path, with: old))
     }

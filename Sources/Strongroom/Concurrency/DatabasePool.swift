@@ -75,9 +75,14 @@ public final class DatabasePool: @unchecked Sendable {
         return try writer.inDatabase(body)
     }
 
-    /// Asynchronous ``write(_:)``.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await writer.write(body)
+    /// Asynchronous ``write(_:)``: a name of its own, so that a `write` in an
+    /// `async` function still blocks (see ``DatabaseQueue``, "Sync or async").
+    ///
+    /// ```swift
+    /// try await pool.asyncWrite { db in try db.execute(sql: "UPDATE counter SET n = n + 1") }
+    /// ```
+    public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await writer.asyncWrite(body)
     }
 
     /// Runs `body` on a reader, in a transaction that sees one committed snapshot.
@@ -107,7 +112,11 @@ public final class DatabasePool: @unchecked Sendable {
     }
 
     /// Asynchronous ``read(_:)``, run off the cooperative thread pool.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    ///
+    /// ```swift
+    /// let n = try await pool.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT n FROM counter") }
+    /// ```
+    public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try self.read(body) })

@@ -9,8 +9,16 @@ import Dispatch
 ///     try db.execute(sql: "INSERT INTO note(body) VALUES (?)", arguments: ["hi"])
 /// }
 /// let count = try queue.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note") }
-/// let later = try await queue.read { db in try db.fetchAll(String.self, sql: "SELECT body FROM note") }
+/// let later = try await queue.asyncRead { db in try db.fetchAll(String.self, sql: "SELECT body FROM note") }
 /// ```
+///
+/// ## Sync or async
+/// The blocking forms (``read(_:)``, ``write(_:)``, ``inDatabase(_:)``,
+/// ``inTransaction(_:_:)``) and the async ones (``asyncRead(_:)``,
+/// ``asyncWrite(_:)``, ``withConnection(_:)``) have different names, so a
+/// call written inside an `async` function means what it says: `read` blocks
+/// (and its closure may change local variables), `asyncRead` suspends (and
+/// its closure is `@Sendable`).
 public final class DatabaseQueue: @unchecked Sendable {
     // Sendable: `connection` and `configuration` are touched only on
     // `dispatchQueue`, which is serial.
@@ -122,12 +130,20 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     /// Asynchronous ``write(_:)``: waits for the queue without blocking a thread
     /// of the cooperative pool.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    ///
+    /// ```swift
+    /// try await queue.asyncWrite { db in try db.execute(sql: "DELETE FROM note") }
+    /// ```
+    public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await onQueue("write") { db in try db.inTransaction(.immediate, body) }
     }
 
     /// Asynchronous ``read(_:)``.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    ///
+    /// ```swift
+    /// let count = try await queue.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note") }
+    /// ```
+    public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await onQueue("read") { db in try Self.readOnlyTransaction(db, body) }
     }
 

@@ -261,10 +261,31 @@ public struct Migrator: Sendable {
     }
 
     /// ``migrate(_:to:progress:)`` through a queue, from async code: waits
-    /// for the queue without blocking a thread of the cooperative pool.
+    /// for the queue without blocking a thread of the cooperative pool. (A
+    /// name of its own: `migrate(queue)` in an `async` function stays the
+    /// blocking call.)
+    ///
+    /// ```swift
+    /// let report = try await migrator.asyncMigrate(queue)
+    /// ```
     @discardableResult
-    public func migrate(_ queue: DatabaseQueue, to target: Int? = nil) async throws -> MigrationReport {
+    public func asyncMigrate(_ queue: DatabaseQueue, to target: Int? = nil) async throws -> MigrationReport {
         try await queue.withConnection { db in try self.migrate(db, to: target) }
+    }
+
+    /// ``migrate(_:to:progress:)`` through a pool, from async code: runs
+    /// off the cooperative thread pool while reads go on.
+    ///
+    /// ```swift
+    /// let report = try await migrator.asyncMigrate(pool)
+    /// ```
+    @discardableResult
+    public func asyncMigrate(_ pool: DatabasePool, to target: Int? = nil) async throws -> MigrationReport {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try self.migrate(pool, to: target) })
+            }
+        }
     }
 
     /// Drops every table, view, index and trigger (the history too), with
