@@ -5,6 +5,8 @@ import Testing
 
 /// The walls a newcomer from FMDB or the sqlite3 C API met (issue 9), each
 /// as they met it.
+private struct MaybeYear: Decodable { var year: Int? }
+
 @Suite("Coming from FMDB and sqlite3")
 struct NewcomerTests {
     /// `fetchOne(String.self, …)` threw on a NULL value: a single value that is
@@ -30,6 +32,58 @@ struct NewcomerTests {
         let average = #expect(throws: StrongroomError.self) { try db.fetchOne(Int.self, sql: "SELECT avg(x) AS mean FROM (SELECT 1 AS x UNION ALL SELECT 2)") }
         #expect(average?.message.contains("Double") == true, "\(average?.message ?? "")")
         #expect(try db.fetchOne(Int.self, sql: "SELECT CAST('42' AS INTEGER)") == 42)
+    }
+
+    /// One conversion policy: a record's properties convert as single values
+    /// do. Records used SQLite's own coercions, so TEXT 'abc' read into an
+    /// Int property as 0 and an INTEGER into a String property as "42".
+    @Test func aRecordConvertsLikeASingleValue() throws {
+        struct Movie: Decodable { var title: String; var year: Int }
+        let db = try Connection.inMemory()
+        let year = #expect(throws: StrongroomError.self) { try db.fetchOne(Movie.self, sql: "SELECT 'Alien' AS title, 'abc' AS year") }
+        #expect(year?.code == .conversion)
+        #expect(year?.message.contains("TEXT") == true && year?.message.contains("CAST(year AS INTEGER)") == true, "\(year?.message ?? "")")
+        #expect(year?.message.contains("abc") == false)
+        let title = #expect(throws: StrongroomError.self) { try db.fetchOne(Movie.self, sql: "SELECT 42 AS title, 1979 AS year") }
+        #expect(title?.message.contains("INTEGER") == true, "\(title?.message ?? "")")
+        let optional = #expect(throws: StrongroomError.self) { try db.fetchOne(MaybeYear.self, sql: "SELECT 2.5 AS year") }
+        #expect(optional?.message.contains("REAL") == true, "\(optional?.message ?? "")")
+        // What converts exactly still does, NULL included.
+        struct Loose: Decodable { var year: Int; var score: Double; var note: String? }
+        let loose = try db.fetchOne(Loose.self, sql: "SELECT 2.0 AS year, 3 AS score, NULL AS note")
+        #expect(loose?.year == 2 && loose?.score == 3 && loose?.note == nil)
+        // An INTEGER too large for a Double to hold exactly is not rounded.
+        #expect(throws: StrongroomError.self) { try db.fetchOne(Double.self, sql: "SELECT 9007199254740993") }
+    }
+
+    /// Lossless conversions on request (`Configuration.valueConversion`):
+    /// TEXT that is exactly a number reads as one, numbers read as text;
+    /// nothing that would lose information converts.
+    @Test func losslessConversionsOnRequest() throws {
+        var configuration = Configuration.plaintext
+        configuration.valueConversion = .lossless
+        let db = try Connection.inMemory(configuration: configuration)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT '42'") == 42)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT '-7'") == -7)
+        #expect(try db.fetchOne(Double.self, sql: "SELECT '2.5'") == 2.5)
+        #expect(try db.fetchOne(String.self, sql: "SELECT 42") == "42")
+        #expect(try db.fetchOne(String.self, sql: "SELECT 2.5") == "2.5")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT avg(x) FROM (SELECT 1 AS x UNION ALL SELECT 3)") == 2)
+        for lossy in ["SELECT avg(x) FROM (SELECT 1 AS x UNION ALL SELECT 2)", "SELECT '042'", "SELECT ' 42'", "SELECT 'abc'", "SELECT '1e3'", "SELECT x'FF'"] {
+            #expect(throws: StrongroomError.self, "\(lossy)") { try db.fetchOne(Int.self, sql: lossy) }
+        }
+        struct Movie: Decodable { var title: String; var year: Int; var rating: Double? }
+        let movie = try db.fetchOne(Movie.self, sql: "SELECT 1984 AS title, '1979' AS year, '7.5' AS rating")
+        #expect(movie?.title == "1984" && movie?.year == 1979 && movie?.rating == 7.5)
+        let row = try #require(try db.fetchOne(sql: "SELECT '12' AS n"))
+        #expect(try row.decode(Int.self, column: "n") == 12)
+
+        // Strict (the default) says the lossless policy would convert it.
+        let strict = try Connection.inMemory()
+        let error = #expect(throws: StrongroomError.self) { try strict.fetchOne(Int.self, sql: "SELECT '42' AS n") }
+        #expect(error?.message.contains("valueConversion") == true, "\(error?.message ?? "")")
+        let never = #expect(throws: StrongroomError.self) { try strict.fetchOne(Int.self, sql: "SELECT 'abc' AS n") }
+        #expect(never?.message.contains("valueConversion") == false, "\(never?.message ?? "")")
     }
 
     /// FMDB-style `[Any]` arguments: a throwing initializer that takes any
