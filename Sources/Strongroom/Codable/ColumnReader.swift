@@ -23,13 +23,20 @@ class ColumnReader {
         cachedContainerKeyType = nil
     }
 
+    /// The connection's ``ValueConversion`` policy.
+    let conversion: ValueConversion
+
+    init(conversion: ValueConversion) { self.conversion = conversion }
+
     func columnIndex(forKey key: String) -> Int32? { nil }
-    func isNull(at index: Int32) -> Bool { true }
-    /// The value, or nil for NULL.
+    func storageClass(at index: Int32) -> StorageClass { .null }
+    func isNull(at index: Int32) -> Bool { storageClass(at: index) == .null }
+    // The fast path of record decoding, one call per value: the value when
+    // it is stored in the class the Swift type reads directly (INTEGER;
+    // REAL or INTEGER held exactly; TEXT), else nil. Everything else, NULL
+    // included, goes through databaseValue(at:) and the conversion policy.
     func int64(at index: Int32) -> Int64? { nil }
-    /// The value, or nil for NULL.
     func double(at index: Int32) -> Double? { nil }
-    /// The value, or nil for NULL.
     func text(at index: Int32) -> String? { nil }
     func databaseValue(at index: Int32) -> DatabaseValue { .null }
     var columnCount: Int { 0 }
@@ -42,24 +49,30 @@ final class StatementColumnReader: ColumnReader {
     // The statement owns this reader, so it always outlives it.
     unowned(unsafe) let statement: Statement
 
-    init(statement: Statement) { self.statement = statement }
+    init(statement: Statement) {
+        self.statement = statement
+        super.init(conversion: statement.connection.configuration.valueConversion)
+    }
 
     override func columnIndex(forKey key: String) -> Int32? {
         let statement = self.statement
         return statement.decodingKeys.index(for: key) { name in statement.rowLayout.index(of: name).map(Int32.init) }
     }
+    override func storageClass(at index: Int32) -> StorageClass { statement.storageClass(at: index) }
     override func isNull(at index: Int32) -> Bool { statement.isNull(at: index) }
-    // One SQLite call per value in the common case: NULL reads as 0, so the
-    // column type is asked only for a zero.
     override func int64(at index: Int32) -> Int64? {
-        let value = statement.int64(at: index)
-        return value == 0 && statement.isNull(at: index) ? nil : value
+        statement.storageClass(at: index) == .integer ? statement.int64(at: index) : nil
     }
     override func double(at index: Int32) -> Double? {
-        let value = statement.double(at: index)
-        return value == 0 && statement.isNull(at: index) ? nil : value
+        switch statement.storageClass(at: index) {
+        case .real: statement.double(at: index)
+        case .integer: Double(exactly: statement.int64(at: index))
+        default: nil
+        }
     }
-    override func text(at index: Int32) -> String? { statement.textOrNil(at: index) }
+    override func text(at index: Int32) -> String? {
+        statement.storageClass(at: index) == .text ? statement.text(at: index) : nil
+    }
     override func databaseValue(at index: Int32) -> DatabaseValue { statement.databaseValue(at: index) }
     override var columnCount: Int { statement.columnCount }
     override func columnName(at index: Int32) -> String { statement.columnNames[Int(index)] }
@@ -69,13 +82,16 @@ final class StatementColumnReader: ColumnReader {
 final class RowColumnReader: ColumnReader {
     let row: Row
 
-    init(row: Row) { self.row = row }
+    init(row: Row) {
+        self.row = row
+        super.init(conversion: row.conversion)
+    }
 
     override func columnIndex(forKey key: String) -> Int32? { row.layout.index(of: key).map(Int32.init) }
-    override func isNull(at index: Int32) -> Bool { row.values[Int(index)].isNull }
-    override func int64(at index: Int32) -> Int64? { row.values[Int(index)].sqliteInt64 }
-    override func double(at index: Int32) -> Double? { row.values[Int(index)].sqliteDouble }
-    override func text(at index: Int32) -> String? { row.values[Int(index)].sqliteText }
+    override func storageClass(at index: Int32) -> StorageClass { row.values[Int(index)].storageClass }
+    override func int64(at index: Int32) -> Int64? { row.values[Int(index)].storedInt64 }
+    override func double(at index: Int32) -> Double? { row.values[Int(index)].storedDouble }
+    override func text(at index: Int32) -> String? { row.values[Int(index)].storedText }
     override func databaseValue(at index: Int32) -> DatabaseValue { row.values[Int(index)] }
     override var columnCount: Int { row.values.count }
     override func columnName(at index: Int32) -> String { row.layout.columnNames[Int(index)] }
@@ -94,6 +110,7 @@ final class OpeningColumnReader: ColumnReader {
         self.base = base
         self.plan = plan
         self.opened = Array(repeating: nil, count: base.columnCount)
+        super.init(conversion: base.conversion)
     }
 
     /// Opens the transformed columns of the current row.
@@ -114,44 +131,33 @@ final class OpeningColumnReader: ColumnReader {
     }
 
     override func columnIndex(forKey key: String) -> Int32? { base.columnIndex(forKey: key) }
+    override func storageClass(at index: Int32) -> StorageClass { opened[Int(index)]?.storageClass ?? base.storageClass(at: index) }
     override func isNull(at index: Int32) -> Bool { opened[Int(index)]?.isNull ?? base.isNull(at: index) }
-    override func int64(at index: Int32) -> Int64? { opened[Int(index)].map { $0.sqliteInt64 } ?? base.int64(at: index) }
-    override func double(at index: Int32) -> Double? { opened[Int(index)].map { $0.sqliteDouble } ?? base.double(at: index) }
-    override func text(at index: Int32) -> String? { opened[Int(index)].map { $0.sqliteText } ?? base.text(at: index) }
+    override func int64(at index: Int32) -> Int64? { opened[Int(index)].map { $0.storedInt64 } ?? base.int64(at: index) }
+    override func double(at index: Int32) -> Double? { opened[Int(index)].map { $0.storedDouble } ?? base.double(at: index) }
+    override func text(at index: Int32) -> String? { opened[Int(index)].map { $0.storedText } ?? base.text(at: index) }
     override func databaseValue(at index: Int32) -> DatabaseValue { opened[Int(index)] ?? base.databaseValue(at: index) }
     override var columnCount: Int { base.columnCount }
     override func columnName(at index: Int32) -> String { base.columnName(at: index) }
 }
 
 extension DatabaseValue {
-    // The conversions SQLite applies in sqlite3_column_int64/_double/_text;
-    // nil for NULL.
-    var sqliteInt64: Int64? {
+    // The value as stored, for a reader that checked its storage class first.
+    var storedInt64: Int64? {
+        if case .integer(let n) = self { return n }
+        return nil
+    }
+
+    var storedDouble: Double? {
         switch self {
-        case .integer(let n): return n
-        case .real(let d): return Int64(exactly: d.rounded(.towardZero)) ?? 0
-        case .text(let s): return Int64(s) ?? 0
-        case .blob: return 0
-        case .null: return nil
+        case .real(let d): d
+        case .integer(let n): Double(exactly: n)
+        default: nil
         }
     }
 
-    var sqliteDouble: Double? {
-        switch self {
-        case .integer(let n): return Double(n)
-        case .real(let d): return d
-        case .text(let s): return Double(s) ?? 0
-        case .blob: return 0
-        case .null: return nil
-        }
-    }
-
-    var sqliteText: String? {
-        switch self {
-        case .text(let s): return s
-        case .blob(let b): return String(decoding: b, as: UTF8.self)
-        case .null: return nil
-        case let other: return other.description
-        }
+    var storedText: String? {
+        if case .text(let s) = self { return s }
+        return nil
     }
 }

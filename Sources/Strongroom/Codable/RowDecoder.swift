@@ -44,14 +44,17 @@ struct RowDecoder: Decoder {
         return try T(from: RowDecoder(source: source))
     }
 
+    /// The value at `index` as `type` under the reader's ``ValueConversion``
+    /// policy: single values, and every property whose stored class is not
+    /// the one its type reads directly.
     static func decodeConvertible(_ type: any DatabaseValueConvertible.Type, at index: Int32, source: ColumnReader, key: (any CodingKey)?) throws -> any DatabaseValueConvertible {
         let value = source.databaseValue(at: index)
-        guard let result = type.fromDatabaseValue(value) else {
+        guard let result = value.converted(to: type, source.conversion) else {
             let path = key.map { [$0] } ?? []
             if value.isNull {
                 throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "Column \(source.columnName(at: index)) is NULL; declare the property optional to accept NULL."))
             }
-            throw DecodingError.typeMismatch(type, .init(codingPath: path, debugDescription: value.conversionAdvice(column: source.columnName(at: index), to: type)))
+            throw DecodingError.typeMismatch(type, .init(codingPath: path, debugDescription: value.conversionAdvice(column: source.columnName(at: index), to: type, policy: source.conversion)))
         }
         return result
     }
@@ -73,18 +76,32 @@ struct RowDecoder: Decoder {
             return index
         }
 
-        private func nullValue<T>(_ key: Key, _ type: T.Type) -> DecodingError {
-            DecodingError.valueNotFound(type, .init(codingPath: [key], debugDescription: "Column \(key.stringValue) is NULL; declare the property optional to accept NULL."))
+        /// The slow path: the value through the conversion policy, and
+        /// every error (NULL, a storage class that does not convert).
+        private func converted<T: DatabaseValueConvertible>(_ type: T.Type, _ index: Int32, _ key: Key) throws -> T {
+            try RowDecoder.decodeConvertible(type, at: index, source: source, key: key) as! T
         }
+
+        // Fast paths: one storage-class check, then the value as stored.
 
         @inline(__always)
         private func int64(_ key: Key) throws -> Int64 {
-            guard let value = source.int64(at: try column(key)) else { throw nullValue(key, Int64.self) }
-            return value
+            let index = try column(key)
+            if let value = source.int64(at: index) { return value }
+            return try converted(Int64.self, index, key)
         }
 
         private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
-            guard let value = T(exactly: try int64(key)) else {
+            let index = try column(key)
+            let stored: Int64
+            if let value = source.int64(at: index) {
+                stored = value
+            } else if let convertible = T.self as? any DatabaseValueConvertible.Type {
+                return try RowDecoder.decodeConvertible(convertible, at: index, source: source, key: key) as! T
+            } else {
+                stored = try converted(Int64.self, index, key)
+            }
+            guard let value = T(exactly: stored) else {
                 throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "Column \(key.stringValue) holds an integer out of the range of \(T.self).")
             }
             return value
@@ -92,21 +109,35 @@ struct RowDecoder: Decoder {
 
         @inline(__always)
         private func double(_ key: Key) throws -> Double {
-            guard let value = source.double(at: try column(key)) else { throw nullValue(key, Double.self) }
-            return value
+            let index = try column(key)
+            if let value = source.double(at: index) { return value }
+            return try converted(Double.self, index, key)
         }
 
         @inline(__always)
         private func text(_ key: Key) throws -> String {
-            guard let value = source.text(at: try column(key)) else { throw nullValue(key, String.self) }
-            return value
+            let index = try column(key)
+            if let value = source.text(at: index) { return value }
+            return try converted(String.self, index, key)
+        }
+
+        private func bool(_ key: Key) throws -> Bool {
+            let index = try column(key)
+            if let value = source.int64(at: index) { return value != 0 }
+            return try converted(Bool.self, index, key)
+        }
+
+        private func float(_ key: Key) throws -> Float {
+            let index = try column(key)
+            if let value = source.double(at: index) { return Float(value) }
+            return try converted(Float.self, index, key)
         }
 
         func decodeNil(forKey key: Key) throws -> Bool { source.isNull(at: try column(key)) }
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try int64(key) != 0 }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try bool(key) }
         func decode(_ type: String.Type, forKey key: Key) throws -> String { try text(key) }
         func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try double(key) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try double(key)) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try float(key) }
         func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
         func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
         func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
@@ -134,15 +165,37 @@ struct RowDecoder: Decoder {
             guard let index = source.columnIndex(forKey: key.stringValue), !source.isNull(at: index) else { return nil }
             return index
         }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { source.columnIndex(forKey: key.stringValue).flatMap { source.int64(at: $0) }.map { $0 != 0 } }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { source.columnIndex(forKey: key.stringValue).flatMap { source.text(at: $0) } }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { source.columnIndex(forKey: key.stringValue).flatMap { source.double(at: $0) } }
+        // The common optional types: one column lookup, and one SQLite call
+        // for a value stored as the type reads it.
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
+            if let value = source.text(at: index) { return value }
+            return source.isNull(at: index) ? nil : try converted(String.self, index, key)
+        }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
+            if let value = source.int64(at: index) { return value }
+            return source.isNull(at: index) ? nil : try converted(Int64.self, index, key)
+        }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
+            if let value = source.int64(at: index), let int = Int(exactly: value) { return int }
+            return source.isNull(at: index) ? nil : try converted(Int.self, index, key)
+        }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
+            if let value = source.double(at: index) { return value }
+            return source.isNull(at: index) ? nil : try converted(Double.self, index, key)
+        }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
+            if let value = source.int64(at: index) { return value != 0 }
+            return source.isNull(at: index) ? nil : try converted(Bool.self, index, key)
+        }
         func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { source.columnIndex(forKey: key.stringValue).flatMap { source.int64(at: $0) } }
         func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
@@ -170,9 +223,7 @@ struct RowDecoder: Decoder {
             if let convertible = T.self as? any DatabaseValueConvertible.Type {
                 return try RowDecoder.decodeConvertible(convertible, at: index, source: source, key: nil) as! T
             }
-            guard let text = source.text(at: index) else {
-                throw DecodingError.valueNotFound(type, .init(codingPath: [], debugDescription: "Column \(source.columnName(at: index)) is NULL."))
-            }
+            let text = try RowDecoder.decodeConvertible(String.self, at: index, source: source, key: nil) as! String
             return try JSONDecoder().decode(T.self, from: Data(text.utf8))
         }
     }

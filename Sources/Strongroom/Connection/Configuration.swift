@@ -105,6 +105,10 @@ public struct Configuration: Sendable {
     /// The most readers a ``DatabasePool`` opens at once. Default 4.
     public var maximumReaderCount = 4
 
+    /// How values read convert to Swift types: ``ValueConversion/strict``
+    /// (the default) or ``ValueConversion/lossless``.
+    public var valueConversion: ValueConversion = .strict
+
     /// Where the library logs what it does (never key material, never bound
     /// values). Default: a logger that discards everything.
     public var logger = Logger(label: "strongroom", factory: { _ in SwiftLogNoOpLogHandler() })

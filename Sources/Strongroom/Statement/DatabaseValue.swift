@@ -28,3 +28,20 @@ extension DatabaseValue: CustomStringConvertible {
         }
     }
 }
+
+/// SQLite's five storage classes, without the value.
+enum StorageClass {
+    case null, integer, real, text, blob
+}
+
+extension DatabaseValue {
+    var storageClass: StorageClass {
+        switch self {
+        case .null: .null
+        case .integer: .integer
+        case .real: .real
+        case .text: .text
+        case .blob: .blob
+        }
+    }
+}

@@ -77,7 +77,7 @@ extension Double: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { .real(self) }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
-        case .integer(let n): return Double(n)
+        case .integer(let n): return Double(exactly: n)
         case .real(let d): return d
         default: return nil
         }
@@ -88,7 +88,11 @@ extension Double: DatabaseValueConvertible {
 extension Float: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { .real(Double(self)) }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Float? {
-        Double.fromDatabaseValue(value).map(Float.init)
+        switch value {
+        case .integer(let n): return Float(n)
+        case .real(let d): return Float(d)
+        default: return nil
+        }
     }
 }
 

@@ -36,10 +36,13 @@ public struct Row: Sendable {
     let layout: RowLayout
     /// The values, in column order.
     public let values: [DatabaseValue]
+    /// The conversion policy of the connection that read the row.
+    let conversion: ValueConversion
 
-    init(layout: RowLayout, values: [DatabaseValue]) {
+    init(layout: RowLayout, values: [DatabaseValue], conversion: ValueConversion = .strict) {
         self.layout = layout
         self.values = values
+        self.conversion = conversion
     }
 
     /// The column names, in order.
@@ -57,7 +60,8 @@ public struct Row: Sendable {
         layout.index(of: name).map { values[$0] }
     }
 
-    /// The value at `index` converted to `T`.
+    /// The value at `index` converted to `T`, under the ``ValueConversion``
+    /// policy of the connection that read the row.
     ///
     /// - Throws: ``StrongroomError/Code/conversion`` when the value does not
     ///   convert (NULL converts only to an `Optional`).
@@ -65,10 +69,10 @@ public struct Row: Sendable {
         guard index >= 0 && index < values.count else {
             throw StrongroomError(.misuse, "Row has \(values.count) column(s); there is no column \(index).")
         }
-        guard let value = T.fromDatabaseValue(values[index]) else {
-            throw StrongroomError(.conversion, "Column \(columnNames[index]) holds \(values[index].typeName), which does not convert to \(T.self).")
+        guard let value = values[index].converted(to: T.self, conversion) else {
+            throw StrongroomError(.conversion, values[index].conversionAdvice(column: columnNames[index], to: T.self, policy: conversion))
         }
-        return value
+        return value as! T
     }
 
     /// The value of the column named `name` converted to `T`.
@@ -106,7 +110,10 @@ extension DatabaseValue {
     /// How to read a value of this storage class as `type` instead: a CAST
     /// in the query, or the Swift type that reads it as stored. Never
     /// quotes the value.
-    func conversionAdvice(column: String, to type: Any.Type) -> String {
+    func conversionAdvice(column: String, to type: Any.Type, policy: ValueConversion) -> String {
+        if isNull {
+            return "Column \(column) is NULL; read it as an optional (\(type)?) to accept NULL."
+        }
         let sqlType: String?
         switch "\(type)" {
         case "Int", "Int64", "Int32", "Int16", "Int8", "UInt", "UInt64", "UInt32", "UInt16", "UInt8", "Bool": sqlType = "INTEGER"
@@ -115,6 +122,10 @@ extension DatabaseValue {
         default: sqlType = nil
         }
         let cast = sqlType.map { "convert it in the query (CAST(\(column) AS \($0))), or " } ?? ""
-        return "Column \(column) holds \(typeName), which does not convert to \(type) (Strongroom does not convert between storage classes silently): \(cast)read it as \(naturalSwiftType) and convert in Swift."
+        var advice = "Column \(column) holds \(typeName), which does not convert to \(type) (Strongroom does not convert between storage classes silently): \(cast)read it as \(naturalSwiftType) and convert in Swift."
+        if policy == .strict, let convertible = type as? any DatabaseValueConvertible.Type, convertsLosslessly(to: convertible) {
+            advice += " Opened with Configuration.valueConversion = .lossless, this value would convert."
+        }
+        return advice
     }
 }

@@ -341,11 +341,22 @@ public final class Statement {
             values.append(databaseValue(at: i))
         }
         try openingPlan()?.open(&values, statement: self)
-        return Row(layout: rowLayout, values: values)
+        return Row(layout: rowLayout, values: values, conversion: connection.configuration.valueConversion)
     }
 
     @inline(__always)
     func columnType(at index: Int32) -> Int32 { sqlite3_column_type(handle, index) }
+
+    @inline(__always)
+    func storageClass(at index: Int32) -> StorageClass {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
+        }
+    }
 
     @inline(__always)
     func int64(at index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
