@@ -101,6 +101,21 @@ struct NewcomerTests {
         let error = #expect(throws: StrongroomError.self) { try StatementArguments(anyValues: ["x", Date.distantPast as Any, NSObject()]) }
         #expect(error?.message.contains("argument 3") == true)
     }
+
+    /// FMDB code passes Foundation objects: NSNumber (integers, doubles,
+    /// Bools) and NSString.
+    @Test func foundationObjectsAsArguments() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE movie(title TEXT, year INTEGER, rating REAL, seen INTEGER)")
+        let values: [Any?] = [NSString(string: "Alien"), NSNumber(value: 1979), NSNumber(value: 8.5), NSNumber(value: true)]
+        try db.execute(sql: "INSERT INTO movie VALUES (?, ?, ?, ?)", arguments: try StatementArguments(anyValues: values))
+        let row = try #require(try db.fetchOne(sql: "SELECT title, typeof(year) AS y, year, rating, seen FROM movie"))
+        #expect(try row.decode(String.self, column: "title") == "Alien")
+        #expect(try row.decode(String.self, column: "y") == "integer")
+        #expect(try row.decode(Int.self, column: "year") == 1979)
+        #expect(try row.decode(Double.self, column: "rating") == 8.5)
+        #expect(try row.decode(Int.self, column: "seen") == 1)
+    }
 }
 
 /// FMDB's `inTransaction { db, rollback in }`, and `close()` on a queue and a pool.
