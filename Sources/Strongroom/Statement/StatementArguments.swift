@@ -23,7 +23,8 @@ public struct StatementArguments: ExpressibleByArrayLiteral, ExpressibleByDictio
     }
 
     /// Positional arguments from values of any type, as FMDB takes them:
-    /// `nil` and `NSNull` are NULL, `Data` is a BLOB, and every
+    /// `nil` and `NSNull` are NULL, `Data` is a BLOB, `NSString` is TEXT,
+    /// `NSNumber` is INTEGER (integers and Bools) or REAL, and every
     /// ``DatabaseValueConvertible`` is itself.
     ///
     /// ```swift
@@ -44,11 +45,27 @@ public struct StatementArguments: ExpressibleByArrayLiteral, ExpressibleByDictio
                 converted.append(.blob([UInt8](data)))
             case let convertible as any DatabaseValueConvertible:
                 converted.append(convertible.databaseValue)
+            case let string as NSString:
+                converted.append(.text(string as String))
+            case let number as NSNumber:
+                converted.append(Self.databaseValue(of: number))
             case let some?:
                 throw StrongroomError(.conversion, "StatementArguments: argument \(index + 1) is a \(type(of: some)), which SQLite cannot store; pass a String, a number, a Bool, Data, [UInt8] or nil (for dates, a String or a number of seconds).")
             }
         }
         storage = .positional(converted)
+    }
+
+    /// An NSNumber as it was made: a Bool or an integer as INTEGER, a
+    /// floating-point number as REAL.
+    private static func databaseValue(of number: NSNumber) -> DatabaseValue {
+        switch String(cString: number.objCType) {
+        case "f", "d": return .real(number.doubleValue)
+        case "Q", "L", "I", "S", "C":
+            // Unsigned: beyond Int64, as REAL (SQLite has no larger integer).
+            return Int64(exactly: number.uint64Value).map(DatabaseValue.integer) ?? .real(number.doubleValue)
+        default: return .integer(number.int64Value)
+        }
     }
 
     /// Named arguments; names are given without their `:` prefix.
