@@ -35,6 +35,21 @@ struct KeyTests {
         #expect(leftovers.isEmpty)
     }
 
+    /// Issue 9: the docs' key snippet (`KeyFile.write(key, to: "Keys/app.key")`)
+    /// failed in a new app, where `Keys/` does not exist yet. The directory
+    /// is made, owner-only, as ssh-keygen makes ~/.ssh.
+    @Test func writingAKeyFileMakesItsMissingDirectoryOwnerOnly() throws {
+        let path = dir.file("app/Keys/app.key")
+        let key = DatabaseKey.generate()
+        try KeyFile.write(key, to: path)
+        #expect(try mode(dir.file("app/Keys")) == 0o700)
+        #expect(try mode(path) == 0o600)
+        let db = try Connection(path: dir.file("app/a.db"), configuration: Configuration(key: key))
+        try db.execute(sql: "CREATE TABLE t(x)")
+        db.close()
+        _ = try Connection(path: dir.file("app/a.db"), configuration: Configuration(key: try DatabaseKey.load(keyFile: path)))
+    }
+
     @Test func keyFileIsNeverOverwritten() throws {
         let path = dir.file("app.key")
         try KeyFile.write(.generate(), to: path)
