@@ -57,11 +57,26 @@ package enum SecretFile {
     /// temporary file in the same directory, which then takes the name
     /// (`link(2)`, which never replaces a file, or with `replacing`,
     /// `rename(2)`, which replaces it atomically), and the directory is synced.
+    /// Makes `directory` and any missing parent, owner-only (0700), as
+    /// ssh-keygen makes ~/.ssh; an existing directory is left as it is.
+    private static func makeOwnerOnlyDirectory(_ directory: String, for path: String, what: String) throws(StrongroomError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) { return }
+        let parent = FileSystem.directory(of: directory)
+        if parent != directory { try makeOwnerOnlyDirectory(parent, for: path, what: what) }
+        if mkdir(directory, 0o700) == 0 {
+            chmod(directory, 0o700)   // whatever the umask
+        } else if errno != EEXIST {
+            throw StrongroomError(.cannotCreate, "Cannot create the directory \(directory) for a \(what): \(String(cString: strerror(errno))).", path: path)
+        }
+    }
+
     package static func write(_ contents: SecureBytes, to path: String, replacing: Bool, what: String) throws(StrongroomError) {
         if !replacing && access(path, F_OK) == 0 {
             throw StrongroomError(.outputExists, "\(path) already exists; a \(what) is never overwritten. Choose another path or remove the old file deliberately.", path: path)
         }
         let directory = FileSystem.directory(of: path)
+        try makeOwnerOnlyDirectory(directory, for: path, what: what)
         let temporary = directory + "/.strongroom-key-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
