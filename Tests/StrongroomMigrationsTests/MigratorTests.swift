@@ -77,6 +77,24 @@ struct MigratorTests {
         #expect(try await queue.asyncRead { try migrator.isUpToDate($0) } == true)
     }
 
+    /// Issue 9: every public result type prints readably, not as a struct dump.
+    @Test func migrationResultsPrintReadably() throws {
+        let queue = try DatabaseQueue(path: f.databasePath, configuration: Configuration(key: f.key))
+        let migrator = try f.migrator()
+        let plan = try queue.inDatabase { try migrator.plan($0, to: 1) }
+        #expect("\(plan[0])".hasPrefix("1 create customer ("), "\(plan[0])")
+        let collected = Collected()
+        try migrator.migrate(queue, to: 1) { event in collected.append("\(event)") }
+        let events = collected.lines
+        #expect(events.first?.hasPrefix("migration 1 create customer started (1 of 1)") == true, "\(events)")
+        #expect(events.last?.hasPrefix("migration 1 finished in ") == true, "\(events)")
+        let applied = try queue.inDatabase { try migrator.appliedMigrations($0) }
+        #expect("\(applied[0])".hasPrefix("1 create customer, applied "), "\(applied[0])")
+        let key = f.key
+        let results = MigrationFleet.migrate([f.databasePath], with: migrator, jobs: 1) { _ in Configuration(key: key) }
+        #expect("\(results[0])" == "\(f.databasePath): migrated from version 1 to 10 (2 applied)", "\(results[0])")
+    }
+
     /// Issue 9: a sync `migrate(queue)` written in an async function (an
     /// app's async startup) resolved to the async overload and did not compile.
     @Test func aSyncMigrateInsideAnAsyncFunctionStaysSync() async throws {

@@ -265,6 +265,15 @@ struct ReadableResultTests {
         let status = try Connection(path: dir.file("c.db"), configuration: Configuration(key: key)).status()
         #expect("\(status)".contains("encrypted (SQLCipher"))
         #expect(!"\(status)".contains("DatabaseStatus("))
+        #expect("\(status.tables[0])" == "Album: 347 rows")
+        let db = try Connection.inMemory()
+        let row = try #require(try db.fetchOne(sql: "SELECT 1 AS id, 'Ada' AS name, 'NULL' AS word, NULL AS note, 2.5 AS score, x'010203' AS photo"))
+        #expect("\(row)" == #"[id: 1, name: "Ada", word: "NULL", note: NULL, score: 2.5, photo: <3 bytes>]"#)
+        let collected = Collected()
+        _ = try PlaintextConversion.importPlaintext(from: Fixtures.chinook, to: dir.file("d.db"), key: key, progress: { collected.append("\($0)") })
+        let phases = collected.lines
+        #expect(phases.contains { $0.hasPrefix("copying: ") && $0.contains(" of ") && $0.hasSuffix(" bytes") }, "\(phases.prefix(3))")
+        #expect(phases.contains { $0.hasPrefix("verifying: ") && $0.hasSuffix(" rows") }, "\(phases.suffix(3))")
     }
 }
 

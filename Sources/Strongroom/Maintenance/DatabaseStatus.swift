@@ -93,3 +93,8 @@ extension DatabaseStatus: CustomStringConvertible {
         return "\(path): \(encryption), \(fileSize) bytes, journal \(journalMode), user_version \(userVersion), \(tables.count) tables"
     }
 }
+
+extension DatabaseStatus.Table: CustomStringConvertible {
+    /// "customer: 59 rows".
+    public var description: String { "\(name): \(rowCount) row\(rowCount == 1 ? "" : "s")" }
+}

@@ -342,3 +342,13 @@ extension PlaintextConversion.Report: CustomStringConvertible {
         "\(tables.count) tables, \(tables.reduce(0) { $0 + $1.rowCount }) rows verified; user_version \(userVersion), application_id \(applicationID)"
     }
 }
+
+extension PlaintextConversion.Progress: CustomStringConvertible {
+    /// "copying: 1048576 of 4194304 bytes", "verifying: 12000 rows".
+    public var description: String {
+        switch phase {
+        case .copying: "copying: \(completed)\(total.map { " of \($0)" } ?? "") bytes"
+        case .verifying: "verifying: \(completed) rows"
+        }
+    }
+}

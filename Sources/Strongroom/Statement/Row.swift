@@ -129,3 +129,15 @@ extension DatabaseValue {
         return advice
     }
 }
+
+extension Row: CustomStringConvertible {
+    /// `[id: 1, name: "Ada", note: NULL, photo: <3 bytes>]`: text quoted, so
+    /// that the text "NULL" prints apart from NULL.
+    public var description: String {
+        let columns = zip(columnNames, values).map { name, value in
+            if case .text(let text) = value { return "\(name): \"\(text)\"" }
+            return "\(name): \(value)"
+        }
+        return "[" + columns.joined(separator: ", ") + "]"
+    }
+}

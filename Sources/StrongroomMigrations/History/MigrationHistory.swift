@@ -64,3 +64,12 @@ enum MigrationHistory {
         try db.insert(entry, into: table)
     }
 }
+
+// `description` is the migration's name here, so the readable form is the
+// debug description (which print and string interpolation use).
+extension AppliedMigration: CustomDebugStringConvertible {
+    /// "3 add email, applied 2026-11-22T15:01:02Z in 12 ms (migrate, checksum 1a2b3c4d…)".
+    public var debugDescription: String {
+        "\(version) \(description), applied \(appliedAt.formatted(.iso8601)) in \(durationMs) ms (\(kind), checksum \(checksum.prefix(8))…)"
+    }
+}

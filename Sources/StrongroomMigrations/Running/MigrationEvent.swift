@@ -39,3 +39,31 @@ extension MigrationReport: CustomStringConvertible {
             + applied.map { "\($0.version) \($0.description) (\($0.durationMs) ms)" }.joined(separator: ", ") + "."
     }
 }
+
+extension MigrationEvent: CustomStringConvertible {
+    /// "migration 3 add email started (1 of 2)", "migration 3 finished in 12 ms", …
+    public var description: String {
+        switch self {
+        case .migrationStarted(let version, let description, let index, let count):
+            "migration \(version) \(description) started (\(index) of \(count))"
+        case .statementStarted(let version, let index, let count):
+            "migration \(version): statement \(index) of \(count)"
+        case .rowsCopied(let version, let table, let rows):
+            "migration \(version): \(rows) rows of \(table) copied"
+        case .migrationFinished(let version, let duration):
+            "migration \(version) finished in \(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) ms"
+        }
+    }
+}
+
+// `description` is the migration's name here, so the readable form is the
+// debug description (which print and string interpolation use).
+extension PlannedMigration: CustomDebugStringConvertible {
+    /// "3 add email (V003__add_email.sql, 2 statements, rebuilds tables)".
+    public var debugDescription: String {
+        var details = file.flatMap { $0.split(separator: "/").last.map { [String($0)] } } ?? []
+        details.append("\(statementCount) statement\(statementCount == 1 ? "" : "s")")
+        if rebuildsTables { details.append("rebuilds tables") }
+        return "\(version) \(description) (\(details.joined(separator: ", ")))"
+    }
+}

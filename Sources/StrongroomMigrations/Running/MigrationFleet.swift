@@ -88,3 +88,15 @@ private final class NextIndex: @unchecked Sendable {
         return value - 1
     }
 }
+
+extension MigrationFleet.Result: CustomStringConvertible {
+    /// "tenant-1.db: migrated from version 2 to 5 (3 applied)", or
+    /// "tenant-2.db: failed at version 2: …".
+    public var description: String {
+        if let error {
+            return "\(path): failed\(toVersion.map { " at version \($0)" } ?? ""): \(error)"
+        }
+        guard appliedCount > 0 else { return "\(path): already at version \(toVersion ?? 0)" }
+        return "\(path): migrated from version \(fromVersion ?? 0) to \(toVersion ?? 0) (\(appliedCount) applied)"
+    }
+}
