@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install test demo bench clean
+.PHONY: setup test-setup apt-packages build install test docs demo bench clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -47,10 +47,17 @@ install: build
 	@dest="$(DESTDIR)$(PREFIX)/bin"; run=""; { mkdir -p "$$dest" 2>/dev/null && [ -w "$$dest" ]; } || run="$(SUDO)"; \
 	$$run install -d "$$dest" && $$run install -m 755 $(CLI) "$$dest/strongroom" && echo "installed $$dest/strongroom"
 
-## test: the whole suite (real SQLCipher files, real processes, the debug build); the benchmark harness must still compile
+## test: the whole suite (real SQLCipher files, real processes, the debug build); the benchmark harness must still compile,
+## and the documentation must build (make docs)
 test: setup test-setup
 	swift build --package-path Benchmarks
 	swift test $(SWIFT_BUILD_FLAGS)
+	@$(MAKE) --no-print-directory docs
+
+## docs: the DocC archive of every library module, warnings as errors (a broken symbol link fails),
+## and a doc comment on every public symbol; archives in .build/plugins/Swift-DocC/outputs/
+docs: setup
+	@bash Scripts/build-docs.sh
 
 ## demo: key, import the Chinook sample into an encrypted database, status, proof it is unreadable,
 ## migrations, then sealed columns: personal data unreadable with the database key alone, read by an app

@@ -21,6 +21,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `make docs`: builds the DocC archives (a plugin only; nothing links it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -113,6 +115,11 @@ let package = Package(
             dependencies: ["StrongroomMigrations", "Strongroom", "StrongroomTestSupport", "StrongroomCLI"],
             // The ALTER TABLE corpus and the replay script, read from the source tree.
             exclude: ["Corpus"]
+        ),
+        // `make docs` in a scratch copy: a broken link or an undocumented symbol fails it.
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: ["StrongroomTestSupport"]
         ),
         .testTarget(
             name: "StrongroomCLITests",

@@ -35,6 +35,7 @@ public struct Configuration: Sendable {
 
     /// `PRAGMA synchronous`.
     public enum Synchronous: String, Sendable {
+        /// `OFF` (no fsync), `NORMAL` (fsync at checkpoints in WAL mode) or `FULL` (fsync at every commit).
         case off = "OFF", normal = "NORMAL", full = "FULL"
     }
 

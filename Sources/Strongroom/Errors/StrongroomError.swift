@@ -113,6 +113,8 @@ public struct StrongroomError: Error, Sendable, Hashable {
     /// SQLite's extended result code, when SQLite reported the error.
     public let sqliteCode: Int32?
 
+    /// An error with its code, message and context (never a secret).
+    ///
     public init(_ code: Code, _ message: String, path: String? = nil, sql: String? = nil, sqliteCode: Int32? = nil) {
         self.code = code
         self.message = message

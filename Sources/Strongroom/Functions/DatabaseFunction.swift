@@ -30,6 +30,10 @@ public final class DatabaseFunction {
     public let isPure: Bool
     let body: ([DatabaseValue]) throws -> DatabaseValue
 
+    /// A function named `name` taking `argumentCount` arguments (nil: any
+    /// number); `pure` functions (same result for the same arguments, no side
+    /// effects) may be used in indexes and CHECK constraints.
+    ///
     public init(_ name: String, argumentCount: Int? = nil, pure: Bool = false, _ body: @escaping ([DatabaseValue]) throws -> DatabaseValue) {
         self.name = name
         self.argumentCount = argumentCount

@@ -4,7 +4,7 @@ public import StrongroomCrypto
 ///
 /// A raw key opens a database at once; a passphrase is stretched by SQLCipher's
 /// PBKDF2 (tens of milliseconds per connection; a ``DatabasePool`` pays it once).
-/// Key bytes live in ``SecureBytes``, zeroed when the last copy of the key is
+/// Key bytes live in `SecureBytes` (StrongroomCrypto), zeroed when the last copy of the key is
 /// released, and never appear in a description, a log line or an error.
 ///
 /// ```swift
@@ -89,6 +89,7 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
         }
     }
 
+    /// The same redacted description.
     public var debugDescription: String { description }
 
     /// The bytes SQLCipher's `sqlite3_key_v2` expects: the passphrase as is,

@@ -10,7 +10,9 @@ import Foundation
 public struct DatabaseStatus: Sendable, Codable {
     /// One table and its row count.
     public struct Table: Sendable, Codable, Hashable {
+        /// The table's name.
         public let name: String
+        /// How many rows it holds.
         public let rowCount: Int
     }
 

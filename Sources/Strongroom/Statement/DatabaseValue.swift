@@ -4,10 +4,15 @@
 /// let value: DatabaseValue = .text("hello")
 /// ```
 public enum DatabaseValue: Sendable, Hashable {
+    /// SQL NULL.
     case null
+    /// A 64-bit signed INTEGER.
     case integer(Int64)
+    /// An 8-byte IEEE floating-point REAL.
     case real(Double)
+    /// UTF-8 TEXT.
     case text(String)
+    /// A BLOB of bytes.
     case blob([UInt8])
 
     /// True for ``null``.
@@ -18,6 +23,7 @@ public enum DatabaseValue: Sendable, Hashable {
 }
 
 extension DatabaseValue: CustomStringConvertible {
+    /// The value as text: `NULL`, the number, the text itself, or `<n bytes>` for a BLOB.
     public var description: String {
         switch self {
         case .null: return "NULL"

@@ -73,10 +73,12 @@ public struct StatementArguments: ExpressibleByArrayLiteral, ExpressibleByDictio
         storage = .named(values.map { ($0.key, $0.value.databaseValue) })
     }
 
+    /// Positional arguments from an array literal: `[8, "Di", nil]`.
     public init(arrayLiteral elements: (any DatabaseValueConvertible)?...) {
         storage = .positional(elements.map { $0?.databaseValue ?? .null })
     }
 
+    /// Named arguments from a dictionary literal: `["name": "Di", "score": nil]`.
     public init(dictionaryLiteral elements: (String, (any DatabaseValueConvertible)?)...) {
         storage = .named(elements.map { ($0.0, $0.1?.databaseValue ?? .null) })
     }

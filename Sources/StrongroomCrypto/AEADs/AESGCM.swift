@@ -21,8 +21,11 @@ import Darwin
 /// A random 96-bit nonce under one key is safe for about 2^32 messages
 /// (SP 800-38D, 8.3); rotate keys well before that.
 public final class AESGCM {
+    /// The key size: 32 bytes (AES-256).
     public static let keyByteCount = 32
+    /// The nonce size: 12 bytes (96 bits), drawn at random for every seal.
     public static let nonceByteCount = 12
+    /// The authentication tag size: 16 bytes.
     public static let tagByteCount = 16
 
     private let context: OpaquePointer
@@ -45,6 +48,8 @@ public final class AESGCM {
         pthread_atfork(nil, nil) { AESGCM.forkGeneration &+= 1 }
     }()
 
+    /// An AES-256-GCM instance for `key`, with its own OpenSSL context.
+    ///
     /// - Throws: ``CryptoError/Code/invalidArgument`` unless `key` is 32 bytes.
     public convenience init(key: SecureBytes) throws(CryptoError) {
         try self.init(anyKey: key, allowed: [Self.keyByteCount])

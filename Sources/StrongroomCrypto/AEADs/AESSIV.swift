@@ -24,13 +24,17 @@ internal import CCrypto
 ///
 /// An instance is not thread-safe; use one per thread.
 public final class AESSIV {
+    /// The key size: 64 bytes (two AES-256 keys, RFC 5297).
     public static let keyByteCount = 64
+    /// The synthetic IV (the tag) size: 16 bytes.
     public static let tagByteCount = 16
 
     private let context: OpaquePointer
     private let algorithm: OpaquePointer
     private let key: SecureBytes
 
+    /// An AES-256-SIV instance for `key`, with its own OpenSSL context.
+    ///
     /// - Throws: ``CryptoError/Code/invalidArgument`` unless `key` is 64 bytes.
     public convenience init(key: SecureBytes) throws(CryptoError) {
         try self.init(anyKey: key, allowed: [Self.keyByteCount])

@@ -18,6 +18,7 @@ public struct SHA256: ~Copyable {
     /// are immutable and may be shared by threads.
     nonisolated(unsafe) private static let algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 
+    /// A digest ready for its first `update`.
     public init() {
         // EVP_MD_CTX_new allocates; it returns NULL only when out of memory.
         guard let context = EVP_MD_CTX_new() else { fatalError("OpenSSL EVP_MD_CTX_new: out of memory") }

@@ -14,6 +14,7 @@ internal import CCrypto
 public enum PBKDF2 {
     /// The HMAC hash function under PBKDF2.
     public enum Hash: Sendable {
+        /// SHA-1 (SQLCipher 3), SHA-256 or SHA-512 (SQLCipher 4).
         case sha1, sha256, sha512
     }
 

@@ -12,11 +12,14 @@ internal import CCrypto
 /// let tag = hmac.authenticationCode(for: Array("ada@example.com".utf8))   // 32 bytes
 /// ```
 public final class HMACSHA256 {
+    /// The MAC size: 32 bytes.
     public static let byteCount = 32
 
     private let mac: OpaquePointer
     private let context: OpaquePointer
 
+    /// An HMAC-SHA256 instance keyed with `key`; its context is reused for every message.
+    ///
     /// - Throws: ``CryptoError/Code/libraryFailure`` when OpenSSL has no HMAC.
     public init(key: SecureBytes) throws(CryptoError) {
         guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw CryptoError(.libraryFailure, "OpenSSL has no HMAC (EVP_MAC_fetch)") }

@@ -12,14 +12,18 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible {
         case libraryFailure
     }
 
+    /// What kind of failure, to match on.
     public let code: Code
+    /// What went wrong and what to do; never key material.
     public let message: String
 
+    /// An error with `code` and `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 

@@ -79,5 +79,6 @@ extension SecureBytes: Equatable {
 extension SecureBytes: CustomStringConvertible, CustomDebugStringConvertible {
     /// Says how many bytes there are, never what they are.
     public var description: String { "SecureBytes(\(count) bytes, redacted)" }
+    /// The same redacted description.
     public var debugDescription: String { description }
 }

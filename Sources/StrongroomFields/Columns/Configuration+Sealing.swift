@@ -4,7 +4,7 @@ extension Configuration {
     /// Seals `columns` with `keyring` on every connection opened with this
     /// configuration: the app then writes and reads plain values.
     ///
-    /// - ``Connection/insert(_:into:)`` seals the declared columns of the
+    /// - `Connection/insert(_:into:)` seals the declared columns of the
     ///   row (after assigning an `INTEGER PRIMARY KEY` SQLite would have
     ///   assigned, so that values can be bound to it), and fills the blind
     ///   index of each indexed column.

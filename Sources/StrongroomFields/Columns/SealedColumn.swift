@@ -8,13 +8,17 @@
 /// ]
 /// ```
 public struct SealedColumn: Sendable, Hashable, Codable {
+    /// The table, as the schema names it.
     public let table: String
+    /// The sealed column.
     public let column: String
+    /// How its values are sealed.
     public let mode: SealingMode
     /// For ``SealingMode/indexed``: the companion BLOB column that holds the
     /// blind index (declare it in a migration, with an index on it).
     public let indexColumn: String?
 
+    /// A sealed column; prefer ``randomized(_:in:)``, ``deterministic(_:in:)`` and ``indexed(_:in:indexColumn:)``.
     public init(table: String, column: String, mode: SealingMode, indexColumn: String? = nil) {
         self.table = table
         self.column = column

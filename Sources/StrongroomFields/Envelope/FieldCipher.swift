@@ -104,6 +104,7 @@ public final class FieldCipher {
         scratch.deallocate()
     }
 
+    /// A cipher for `keyring`; derives column keys on first use.
     public init(keyring: FieldKeyring) {
         self.keyring = keyring
     }

@@ -28,14 +28,18 @@ public struct FieldError: Error, Sendable, Hashable, CustomStringConvertible {
         case misuse = "misuse"
     }
 
+    /// What kind of failure, to match on.
     public let code: Code
+    /// What went wrong and what to do; never a value or key material.
     public let message: String
     /// The table, column and row concerned, when known.
     public let table: String?
+    /// The column of the value, when one is concerned.
     public let column: String?
     /// The row's primary key, as text (never a sealed value).
     public let row: String?
 
+    /// An error with its code, message and place (table, column, row).
     public init(_ code: Code, _ message: String, table: String? = nil, column: String? = nil, row: String? = nil) {
         self.code = code
         self.message = message
@@ -44,5 +48,6 @@ public struct FieldError: Error, Sendable, Hashable, CustomStringConvertible {
         self.row = row
     }
 
+    /// The message.
     public var description: String { message }
 }

@@ -86,10 +86,10 @@ public struct FieldKeyring: Sendable {
 
     /// Reads a keyring file.
     ///
-    /// - Throws: ``StrongroomError`` with ``StrongroomError/Code/notFound``,
-    ///   ``StrongroomError/Code/keyFilePermissions`` (group or others may
+    /// - Throws: `StrongroomError` with `StrongroomError/Code/notFound`,
+    ///   `StrongroomError/Code/keyFilePermissions` (group or others may
     ///   read it; the message gives the `chmod`), or
-    ///   ``StrongroomError/Code/malformedKey`` (the message names the line,
+    ///   `StrongroomError/Code/malformedKey` (the message names the line,
     ///   never its contents).
     public static func load(from path: String) throws(StrongroomError) -> FieldKeyring {
         let contents = try SecretFile.read(at: path, maximumSize: maximumFileSize, what: "field keyring",

@@ -11,8 +11,11 @@ public import Strongroom
 public enum FieldRotation {
     /// How many values of one sealed column are under each key.
     public struct ColumnStatus: Sendable, Hashable, Codable {
+        /// The table.
         public let table: String
+        /// The sealed column.
         public let column: String
+        /// How its values are sealed.
         public let mode: SealingMode
         /// Values per key id.
         public let valuesByKeyID: [UInt32: Int]

@@ -41,6 +41,7 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
         case database = "database"
     }
 
+    /// What kind of failure, to match on.
     public let code: Code
     /// One sentence: what happened and what to do.
     public let message: String
@@ -56,6 +57,7 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
     /// and kept), in order; empty when it applied none.
     public internal(set) var appliedBeforeFailure: [Int] = []
 
+    /// An error with its code, message and context (migration, file, statement).
     public init(_ code: Code, _ message: String, version: Int? = nil, file: String? = nil, statement: String? = nil, underlying: StrongroomError? = nil) {
         self.code = code
         self.message = message
@@ -65,6 +67,7 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The message, with the migration and statement it concerns.
     public var description: String {
         var text = message
         if let statement { text += " (statement: \(statement))" }

@@ -10,12 +10,17 @@ import Strongroom
 ///     schema_hash TEXT NOT NULL, kind TEXT NOT NULL)   -- kind: 'migrate' or 'baseline'
 /// ```
 public struct AppliedMigration: Sendable, Codable, Equatable {
+    /// The migration's version number.
     public let version: Int
+    /// The migration's name (from its file name, `V003__add_email.sql` → "add email").
     public let description: String
+    /// SHA-256 of the migration's SQL as applied: an edited file no longer matches.
     public let checksum: String
     /// UTC, `YYYY-MM-DD HH:MM:SS.SSS`.
     public let appliedAt: Date
+    /// How long it ran, in milliseconds.
     public let durationMs: Int
+    /// The Strongroom version that applied it.
     public let toolVersion: String
     /// SHA-256 of the schema right after this migration (see ``SchemaSnapshot``).
     public let schemaHash: String

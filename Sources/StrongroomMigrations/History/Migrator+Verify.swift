@@ -2,6 +2,7 @@ public import Strongroom
 
 /// One thing `verify` found wrong. ``code`` is stable, for matching and JSON.
 public struct VerificationFinding: Sendable, Codable, Equatable, CustomStringConvertible {
+    /// The kinds of finding.
     public enum Code: String, Sendable, Codable, CaseIterable {
         /// An applied migration's file changed since it was applied.
         case changedAfterApplied = "changed_after_applied"
@@ -17,12 +18,16 @@ public struct VerificationFinding: Sendable, Codable, Equatable, CustomStringCon
         case foreignKey = "foreign_key"
     }
 
+    /// What kind of finding, to match on.
     public let code: Code
+    /// The migration concerned, when one is.
     public let version: Int?
+    /// Its file, when it has one.
     public let file: String?
     /// One sentence saying what is wrong.
     public let message: String
 
+    /// The message.
     public var description: String { message }
 }
 

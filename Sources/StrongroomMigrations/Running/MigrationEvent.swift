@@ -22,9 +22,13 @@ public struct MigrationReport: Sendable, Codable {
 
 /// A migration that would run, for a dry run.
 public struct PlannedMigration: Sendable, Codable, Equatable {
+    /// The migration's version number.
     public let version: Int
+    /// The migration's name.
     public let description: String
+    /// Its SQL file, nil for a Swift migration.
     public let file: String?
+    /// How many SQL statements it runs.
     public let statementCount: Int
     /// True when the migration rebuilds tables (foreign keys off, checked before commit).
     public let rebuildsTables: Bool

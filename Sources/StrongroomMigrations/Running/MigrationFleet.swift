@@ -13,6 +13,7 @@ public import Strongroom
 public enum MigrationFleet {
     /// What happened to one file.
     public struct Result: Sendable, Codable {
+        /// The database file.
         public let path: String
         /// The version before, when the file could be opened.
         public let fromVersion: Int?
@@ -22,8 +23,9 @@ public enum MigrationFleet {
         public let appliedCount: Int
         /// Why it failed, nil on success.
         public let error: String?
-        /// The error's code (a ``MigrationError/Code`` or ``StrongroomError/Code`` raw value).
+        /// The error's code (a ``MigrationError/Code`` or `StrongroomError/Code` raw value).
         public let errorCode: String?
+        /// True when the file was migrated (or already up to date).
         public var succeeded: Bool { error == nil }
     }
 

@@ -260,7 +260,7 @@ public struct Migrator: Sendable {
         try Self.typed { try pool.writeWithoutTransaction { db in try migrate(db, to: target, progress: progress) } }
     }
 
-    /// ``migrate(_:to:progress:)`` through a queue, from async code: waits
+    /// ``migrate(_:to:progress:)-(DatabaseQueue,_,_)`` through a queue, from async code: waits
     /// for the queue without blocking a thread of the cooperative pool. (A
     /// name of its own: `migrate(queue)` in an `async` function stays the
     /// blocking call.)
@@ -273,7 +273,7 @@ public struct Migrator: Sendable {
         try await queue.withConnection { db in try self.migrate(db, to: target) }
     }
 
-    /// ``migrate(_:to:progress:)`` through a pool, from async code: runs
+    /// ``migrate(_:to:progress:)-(DatabasePool,_,_)`` through a pool, from async code: runs
     /// off the cooperative thread pool while reads go on.
     ///
     /// ```swift
@@ -351,7 +351,7 @@ public struct Migrator: Sendable {
 
     /// Records `version` as applied without running it, to adopt a database
     /// whose schema already matches that version: every version at or below
-    /// it then counts as applied (``plan(_:to:)``, ``migrate(_:to:progress:)``
+    /// it then counts as applied (``plan(_:to:)``, ``migrate(_:to:progress:)-(Connection,_,_)``
     /// and ``verify(_:)`` agree), and migrations above it run.
     public func baseline(_ db: Connection, version: Int) throws(MigrationError) {
         let lock = db.path == ":memory:" ? nil : try MigrationLock(databasePath: db.path, timeout: lockTimeout)
