@@ -85,6 +85,18 @@ let package = Package(
             dependencies: ["Strongroom", "StrongroomFields"],
             path: "Examples/CustomerLookup"
         ),
+        // The FMDB movies tutorial and a sqlite3 C API photos program, ported
+        // (the guide "Coming from FMDB and sqlite3"; make test runs both).
+        .executableTarget(
+            name: "movies",
+            dependencies: ["Strongroom"],
+            path: "Examples/Movies"
+        ),
+        .executableTarget(
+            name: "photos",
+            dependencies: ["Strongroom"],
+            path: "Examples/Photos"
+        ),
         .target(
             name: "StrongroomTestSupport",
             dependencies: ["CFaultVFS", .product(name: "Logging", package: "swift-log")],
@@ -120,6 +132,11 @@ let package = Package(
         .testTarget(
             name: "DocumentationTests",
             dependencies: ["StrongroomTestSupport"]
+        ),
+        // Runs the example programs against encrypted databases.
+        .testTarget(
+            name: "ExampleTests",
+            dependencies: ["movies", "photos", "StrongroomTestSupport"]
         ),
         .testTarget(
             name: "StrongroomCLITests",

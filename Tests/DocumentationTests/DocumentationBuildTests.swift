@@ -11,8 +11,8 @@ struct DocumentationBuildTests {
         let dir = TemporaryDirectory()
         let copy = dir.file("package")
         let manager = FileManager.default
-        try manager.createDirectory(atPath: copy + "/Examples", withIntermediateDirectories: true)
-        for item in ["Package.swift", "Sources", "Tests", "Scripts", "Examples/CustomerLookup"] {
+        try manager.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        for item in ["Package.swift", "Sources", "Tests", "Scripts", "Examples"] {
             try manager.copyItem(atPath: Fixtures.repositoryRoot + "/" + item, toPath: copy + "/" + item)
         }
         let file = copy + "/Sources/StrongroomCrypto/Support/SecureRandom.swift"

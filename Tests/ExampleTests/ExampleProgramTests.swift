@@ -1,0 +1,41 @@
+import Foundation
+import StrongroomTestSupport
+import Testing
+
+/// The two ported programs of the guide "Coming from FMDB and sqlite3" run
+/// against encrypted databases, twice (the second run reopens them with the
+/// key file the first one wrote), and print what they did.
+@Suite("Example programs")
+struct ExampleProgramTests {
+    let dir = TemporaryDirectory()
+
+    func example(_ name: String) -> String {
+        let products = URL(fileURLWithPath: Fixtures.strongroomBinary).deletingLastPathComponent().path
+        return products + "/" + name
+    }
+
+    @Test func theMoviesProgramRunsOnAnEncryptedDatabase() throws {
+        for _ in 0..<2 {
+            let result = try ProcessRunner.run(example("movies"), [dir.path])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("imported 5 movies"), "\(result.stdout)")
+            #expect(result.stdout.contains("1979 Alien (Science fiction), has a link"))
+            #expect(result.stdout.contains("updated 1 movie: Alien watched yes, 1 like"))
+            #expect(result.stdout.contains("deleted 1 movie; 4 left after a rolled-back DELETE"))
+        }
+        #expect(!Fixtures.bytes(of: dir.file("movies.db")).starts(with: Array("SQLite format 3".utf8)))
+    }
+
+    @Test func thePhotosProgramRunsOnAnEncryptedDatabase() throws {
+        for _ in 0..<2 {
+            let result = try ProcessRunner.run(example("photos"), [dir.path])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("inserted 3 photos, last rowid 3"), "\(result.stdout)")
+            #expect(result.stdout.contains("1 harbour.jpg: 12192768 pixels, rating 4.5 (REAL), thumbnail 4 bytes"))
+            #expect(result.stdout.contains("2 snow.png: 2073600 pixels, rating none (NULL), thumbnail 4 bytes"))
+            #expect(result.stdout.contains("widest: harbour.jpg"))
+            #expect(result.stdout.contains("rated 1, deleted 1; 2 left"))
+        }
+        #expect(!Fixtures.bytes(of: dir.file("photos.db")).starts(with: Array("SQLite format 3".utf8)))
+    }
+}
