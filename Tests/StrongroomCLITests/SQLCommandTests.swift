@@ -1,0 +1,106 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+/// `strongroom sql` (issue 9, item 4): a query tool for encrypted databases
+/// that knows sealed columns, prints NULL apart from the text "NULL", blobs as
+/// hex and reals that round-trip, and writes only when asked.
+@Suite("strongroom sql")
+struct SQLCommandTests {
+    let dir = TemporaryDirectory()
+
+    func run(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
+        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, currentDirectory: dir.path)
+    }
+
+    func chinook() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+    }
+
+    let sql = ["sql", "--database", "c.db", "--key-file", "db.key"]
+    static let values = "SELECT 1 AS i, 2.5 AS r, 0.1 AS tenth, 'NULL' AS word, NULL AS nothing, '' AS empty, x'00ff10' AS b"
+
+    @Test func chinookInEveryFormat() throws {
+        try chinook()
+        let query = "SELECT ArtistId, Name FROM Artist WHERE ArtistId <= 3 ORDER BY ArtistId"
+        let table = try run(sql + ["--table", query])
+        #expect(table.status == 0, "\(table.stderr)")
+        let lines = table.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("ArtistId  Name") == true, "\(table.stdout)")
+        #expect(lines.contains { $0.hasPrefix("1         AC/DC") }, "\(table.stdout)")
+        #expect(lines.contains { $0.hasPrefix("3         Aerosmith") })
+
+        let csv = try run(sql + ["--csv", query])
+        #expect(csv.stdout == "ArtistId,Name\n1,AC/DC\n2,Accept\n3,Aerosmith\n", "\(csv.stdout)")
+
+        let json = try run(sql + ["--json", query])
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        #expect(parsed?.count == 3)
+        #expect(parsed?[0]["ArtistId"] as? Int == 1 && parsed?[0]["Name"] as? String == "AC/DC", "\(json.stdout)")
+
+        // Not a terminal and no format: CSV. Several statements: one result each.
+        let piped = try run(sql, input: "SELECT count(*) AS n FROM Album;\nSELECT count(*) AS n FROM Artist;\n")
+        #expect(piped.stdout == "n\n347\n\nn\n275\n", "\(piped.stdout)")
+        let two = try run(sql + ["--json", "SELECT 1 AS a; SELECT 2 AS b"])
+        #expect(two.stdout == "[{\"a\":1}]\n[{\"b\":2}]\n", "\(two.stdout)")
+    }
+
+    @Test func nullTextBlobsAndRealsAreTold() throws {
+        try chinook()
+        let json = try run(sql + ["--json", Self.values])
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(json.stdout == #"[{"i":1,"r":2.5,"tenth":0.1,"word":"NULL","nothing":null,"empty":"","b":{"hex":"00ff10"}}]"# + "\n", "\(json.stdout)")
+        let csv = try run(sql + ["--csv", Self.values])
+        #expect(csv.stdout == "i,r,tenth,word,nothing,empty,b\n1,2.5,0.1,NULL,,\"\",x'00ff10'\n", "\(csv.stdout)")
+        let table = try run(sql + ["--table", Self.values])
+        #expect(table.stdout.contains("'NULL'") && table.stdout.contains(" NULL ") && table.stdout.contains("x'00ff10'"), "\(table.stdout)")
+        // Reals print so that they read back as the same Double.
+        let real = try run(sql + ["--csv", "SELECT 1.0/3 AS third, 1e300 * 10 AS big, 123456789.125 AS exact"])
+        let fields = real.stdout.split(separator: "\n")[1].split(separator: ",").map(String.init)
+        #expect(Double(fields[0]) == 1.0 / 3 && Double(fields[2]) == 123456789.125, "\(real.stdout)")
+    }
+
+    @Test func writesOnlyWithWrite() throws {
+        try chinook()
+        let refused = try run(sql + ["DELETE FROM Artist WHERE ArtistId = 1"])
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(refused.stderr.contains("--write"), "\(refused.stderr)")
+        // Nothing of a refused script ran, not even its read-only first statement's neighbours.
+        let mixed = try run(sql + ["SELECT 1; UPDATE Artist SET Name = 'x'"])
+        #expect(mixed.status == 64 && mixed.stdout.isEmpty, "\(mixed.stdout)")
+        #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Artist"]).stdout == "n\n275\n")
+
+        let written = try run(sql + ["--write", "DELETE FROM Artist WHERE ArtistId = 275"])
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Artist"]).stdout == "n\n274\n")
+    }
+
+    @Test func aSyntaxErrorExits65WithSQLitesMessage() throws {
+        try chinook()
+        let result = try run(sql + ["SELEC * FROM Artist"])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("near \"SELEC\": syntax error"), "\(result.stderr)")
+        let wrongKey = try run(["keygen", "--out", "other.key"])
+        #expect(wrongKey.status == 0)
+        let bad = try run(["sql", "--database", "c.db", "--key-file", "other.key", "SELECT 1"])
+        #expect(bad.status == 65 && bad.stderr.contains("key"), "\(bad.stderr)")
+    }
+
+    @Test func sealedColumnsOpenWithTheKeyringAndStaySealedWithout() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key",
+                                "--field-keys", "fields.keyring", "--seal", "Customer.Email:indexed", "--seal", "Customer.Phone"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let query = "SELECT CustomerId, Email, Phone FROM Customer WHERE CustomerId = 1"
+        let opened = try run(sql + ["--field-keys", "fields.keyring", "--csv", query])
+        #expect(opened.status == 0, "\(opened.stderr)")
+        #expect(opened.stdout == "CustomerId,Email,Phone\n1,luisg@embraer.com.br,+55 (12) 3923-5555\n", "\(opened.stdout)")
+        let sealed = try run(sql + ["--csv", query])
+        #expect(sealed.status == 0, "\(sealed.stderr)")
+        #expect(!sealed.stdout.contains("embraer") && sealed.stdout.contains("x'01"), "\(sealed.stdout)")
+    }
+}
