@@ -40,6 +40,19 @@ struct CLITests {
         #expect(try run(["keygen", "--out", "db.key/dir/k.key"]).status == 73)
     }
 
+    /// Foundation's NSString.deletingLastPathComponent traps on a path of one
+    /// character (swift-corelibs-foundation, Swift 6.3): `keygen --out k`
+    /// and a database named `d` crashed the command.
+    @Test func oneCharacterFileNamesDoNotCrash() throws {
+        let key = try run(["keygen", "--out", "k"])
+        #expect(key.status == 0, "\(key.stderr)")
+        try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
+        let migrate = try run(["migrate", "--database", "d", "--key-file", "k", "--migrations", "Migrations"])
+        #expect(migrate.status == 0, "\(migrate.stderr)")
+        let status = try run(["status", "--database", "d", "--key-file", "k"])
+        #expect(status.status == 0 && status.stdout.contains("encrypted     yes"), "\(status.stderr)")
+    }
+
     /// A new key file must survive a power cut: the file is synced before it
     /// is linked into place, and its directory after (issue 7, item 5). The
     /// system calls are watched with strace, on the real binary.

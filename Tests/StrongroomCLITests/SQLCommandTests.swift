@@ -73,9 +73,12 @@ struct SQLCommandTests {
         #expect(mixed.status == 64 && mixed.stdout.isEmpty, "\(mixed.stdout)")
         #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Artist"]).stdout == "n\n275\n")
 
-        let written = try run(sql + ["--write", "DELETE FROM Artist WHERE ArtistId = 275"])
+        let written = try run(sql + ["--write", "INSERT INTO Artist(Name) VALUES ('Strongroom')"])
         #expect(written.status == 0, "\(written.stderr)")
-        #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Artist"]).stdout == "n\n274\n")
+        #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Artist"]).stdout == "n\n276\n")
+        // Foreign keys hold: an artist with albums is not deleted.
+        let blocked = try run(sql + ["--write", "DELETE FROM Artist WHERE ArtistId = 1"])
+        #expect(blocked.status == 65 && blocked.stderr.contains("FOREIGN KEY"), "\(blocked.stderr)")
     }
 
     @Test func aSyntaxErrorExits65WithSQLitesMessage() throws {

@@ -42,3 +42,15 @@ struct FileLockTests {
         try? holder.execute(sql: "ROLLBACK")
     }
 }
+
+/// The directory part of a path, as the key files and the creation lock
+/// need it, without NSString.deletingLastPathComponent (which traps on a
+/// one-character path in swift-corelibs-foundation, Swift 6.3).
+@Suite("Paths")
+struct PathTests {
+    @Test(arguments: [("k", "."), ("ab", "."), ("/k", "/"), ("/", "/"), ("a/b", "a"), ("./k", "."), ("a//b", "a"),
+                      ("a/b/", "a"), ("/x/y/z.db", "/x/y"), ("Keys/app.key", "Keys")])
+    func theDirectoryOfAPath(path: String, directory: String) {
+        #expect(FileSystem.directory(of: path) == directory)
+    }
+}
