@@ -269,7 +269,7 @@ public final class Connection {
         var target = path
         for _ in 0..<16 {
             guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: target) else { break }
-            target = destination.hasPrefix("/") ? destination : (target as NSString).deletingLastPathComponent + "/" + destination
+            target = destination.hasPrefix("/") ? destination : FileSystem.directory(of: target) + "/" + destination
         }
         let directory = FileSystem.directory(of: target)
         return (FileSystem.resolved(directory) ?? directory) + "/" + (target as NSString).lastPathComponent + "-strongroom-create.lock"

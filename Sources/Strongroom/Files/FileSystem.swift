@@ -14,8 +14,17 @@ package enum FileSystem {
 
     /// The directory holding `path` (`.` for a bare name).
     package static func directory(of path: String) -> String {
-        let directory = (path as NSString).deletingLastPathComponent
-        return directory.isEmpty ? "." : directory
+        // Not NSString.deletingLastPathComponent: swift-corelibs-foundation
+        // (Swift 6.3) traps on a one-character path.
+        func trimmingSlashes(_ text: Substring) -> Substring {
+            var text = text
+            while text.count > 1 && text.hasSuffix("/") { text = text.dropLast() }
+            return text
+        }
+        let trimmed = trimmingSlashes(Substring(path))
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        let directory = trimmingSlashes(trimmed[..<slash])
+        return directory.isEmpty ? "/" : String(directory)
     }
 
     /// Syncs the directory holding `path`, so a name just linked or renamed

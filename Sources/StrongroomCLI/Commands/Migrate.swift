@@ -61,9 +61,9 @@ struct Migrate: ParsableCommand {
             configuration.createIfMissing = creates
             configuration.keepsJournalMode = !creates
             if creates {
-                let directory = (database as NSString).deletingLastPathComponent
+                let directory = FileSystem.directory(of: database)
                 var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
                     throw StrongroomError(.notFound, "Cannot create \(database): the directory \(directory) does not exist; create it first.", path: database)
                 }
             }
