@@ -12,10 +12,10 @@ struct StrongroomCommand: ParsableCommand {
 
         Exit codes (sysexits): 0 success; 1 a check found problems; 64 usage;
         65 data error (wrong key, plaintext where encrypted was expected, not a
-        database, malformed key file); 66 input missing; 73 cannot create output;
+        database, malformed key file, SQL that SQLite refuses); 66 input missing; 73 cannot create output;
         74 rekey did not take effect (the old key still opens the file);
         75 temporarily unavailable (busy); 77 permission (key file mode); 70 internal error.
         """,
-        subcommands: [Keygen.self, Status.self, Migrate.self, Verify.self, Baseline.self, Rekey.self, Import.self, Export.self, Fields.self]
+        subcommands: [Keygen.self, Status.self, SQL.self, Migrate.self, Verify.self, Baseline.self, Rekey.self, Import.self, Export.self, Fields.self]
     )
 }

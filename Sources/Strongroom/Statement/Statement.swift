@@ -24,6 +24,16 @@ public final class Statement {
     public let parameterCount: Int
     /// The number of columns a row of this statement has.
     public private(set) var columnCount: Int
+    /// True when the statement does not change the database itself
+    /// (`sqlite3_stmt_readonly`): a `SELECT`, or `BEGIN`, but not an
+    /// `INSERT` or a `PRAGMA` that sets a value.
+    ///
+    /// ```swift
+    /// let statement = try db.prepare(sql: userSQL)
+    /// guard statement.isReadOnly else { throw MyError.writesNotAllowed }
+    /// ```
+    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
     /// The column names of a row, in order.
     public private(set) lazy var columnNames: [String] = (0..<Int32(columnCount)).map {
         String(cString: sqlite3_column_name(handle, $0))

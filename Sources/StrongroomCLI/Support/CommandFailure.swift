@@ -43,12 +43,14 @@ enum CommandFailure {
     }
 
     /// Runs `body`; a ``StrongroomError`` or ``MigrationError`` becomes a
-    /// message and an exit code.
-    static func reporting(json: Bool, _ body: () throws -> Void) throws {
+    /// message and an exit code. With `sqlIsInput` (the SQL came from the
+    /// user), an error SQLite reports about it is a data error (65).
+    static func reporting(json: Bool, sqlIsInput: Bool = false, _ body: () throws -> Void) throws {
         do {
             try body()
         } catch let error as StrongroomError {
-            fail(code: error.code.rawValue, message: error.message, status: exitCode(for: error.code), json: json)
+            let status = sqlIsInput && error.code == .sqlite ? 65 : exitCode(for: error.code)
+            fail(code: error.code.rawValue, message: error.message, status: status, json: json)
         } catch let error as MigrationError {
             var message = error.message
             if let statement = error.statement { message += " Statement: \(statement)" }
