@@ -106,4 +106,22 @@ struct SQLCommandTests {
         #expect(sealed.status == 0, "\(sealed.stderr)")
         #expect(!sealed.stdout.contains("embraer") && sealed.stdout.contains("x'01"), "\(sealed.stdout)")
     }
+
+    /// `strongroom backup` (issue 9, item 5).
+    @Test func backupCopiesUnderTheSameOrANewKey() throws {
+        try chinook()
+        let same = try run(["backup", "--database", "c.db", "--key-file", "db.key", "--to", "copy.db"])
+        #expect(same.status == 0, "\(same.stderr)")
+        #expect(same.stdout.contains("11 tables"), "\(same.stdout)")
+        #expect(try run(["sql", "--database", "copy.db", "--key-file", "db.key", "--csv", "SELECT count(*) AS n FROM Track"]).stdout == "n\n3503\n")
+        #expect(try run(["keygen", "--out", "new.key"]).status == 0)
+        let json = try run(["backup", "--database", "c.db", "--key-file", "db.key", "--to", "new.db", "--new-key-file", "new.key", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(report?["reencrypted"] as? Bool == true, "\(json.stdout)")
+        #expect(try run(["sql", "--database", "new.db", "--key-file", "new.key", "--csv", "SELECT count(*) AS n FROM Track"]).stdout == "n\n3503\n")
+        #expect(try run(["sql", "--database", "new.db", "--key-file", "db.key", "SELECT 1"]).status == 65)
+        let again = try run(["backup", "--database", "c.db", "--key-file", "db.key", "--to", "copy.db"])
+        #expect(again.status == 73 && again.stderr.contains("exists"), "\(again.stderr)")
+    }
 }
