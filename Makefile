@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install test docs demo bench clean
+.PHONY: setup test-setup apt-packages build install install-check test docs demo bench clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -42,17 +42,22 @@ build: setup
 	swift build -c release --product strongroom
 	@echo "built $(CLI)"
 
-## install: build, then copy the command to $(PREFIX)/bin (default /usr/local/bin)
+## install: build, then install the command, its man page (man strongroom) and its bash, zsh and fish
+## completions under $(PREFIX) (default /usr/local)
 install: build
-	@dest="$(DESTDIR)$(PREFIX)/bin"; run=""; { mkdir -p "$$dest" 2>/dev/null && [ -w "$$dest" ]; } || run="$(SUDO)"; \
-	$$run install -d "$$dest" && $$run install -m 755 $(CLI) "$$dest/strongroom" && echo "installed $$dest/strongroom"
+	@bash Scripts/install.sh release "$(DESTDIR)$(PREFIX)"
+
+## install-check: what install lays down, from the debug build into a scratch prefix (make test runs it)
+install-check: setup
+	@bash Scripts/check-install.sh
 
 ## test: the whole suite (real SQLCipher files, real processes, the debug build); the benchmark harness must still compile,
-## and the documentation must build (make docs)
+## the documentation must build (make docs), and what make install lays down must check out (make install-check)
 test: setup test-setup
 	swift build --package-path Benchmarks
 	swift test $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory docs
+	@$(MAKE) --no-print-directory install-check
 
 ## docs: the DocC archive of every library module, warnings as errors (a broken symbol link fails),
 ## and a doc comment on every public symbol; archives in .build/plugins/Swift-DocC/outputs/

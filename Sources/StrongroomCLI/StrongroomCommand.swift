@@ -5,7 +5,7 @@ import ArgumentParser
 struct StrongroomCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strongroom",
-        abstract: "Keys, status and conversions for encrypted SQLCipher databases.",
+        abstract: "Keys, migrations, queries, backups and conversions for encrypted SQLCipher databases.",
         discussion: """
         Keys are never taken from the command line: give them with --key-file PATH,
         --key-env NAME (a variable holding the 64 hex characters) or --passphrase-stdin.
