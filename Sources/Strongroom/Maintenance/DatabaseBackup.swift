@@ -40,7 +40,13 @@ public enum DatabaseBackup {
     /// new file at `destination`, encrypted under `newKey` or, by default,
     /// the source's own key.
     ///
-    /// - Parameter pagesPerStep: pages copied between two progress reports.
+    /// - Parameters:
+    ///   - source: The database file to copy.
+    ///   - configuration: How to open it: its key and cipher settings.
+    ///   - destination: Where the copy goes; it must not exist.
+    ///   - newKey: The copy's key; by default the source's.
+    ///   - pagesPerStep: Pages copied between two progress reports.
+    ///   - progress: Called after each step, on the calling thread.
     /// - Throws: ``StrongroomError`` with ``StrongroomError/Code/outputExists``
     ///   when `destination` exists, ``StrongroomError/Code/wrongKey`` and the
     ///   other opening errors for the source, and
