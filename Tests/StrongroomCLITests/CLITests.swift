@@ -71,6 +71,22 @@ struct CLITests {
         #expect(after.contains { $0.contains("fsync(\(descriptor))") && $0.hasSuffix("= 0") }, "\(after.joined(separator: "\n"))")
     }
 
+    /// Review of issue 9: a directory made for a new key file is synced into
+    /// its parent, or a power cut can lose it, and the key with it.
+    @Test func keygenSyncsTheDirectoriesItMakes() throws {
+        let strace = try #require(ProcessRunner.which("strace"), "strace watches the system calls; `make test-setup` installs it")
+        let log = dir.file("strace.log")
+        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,mkdir", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("New/Sub/k.key")])
+        #expect(result.status == 0, "\(result.stderr)")
+        let calls = try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "\n")
+        for parent in [dir.path, dir.file("New")] {
+            let opened = calls.filter { $0.contains("openat(") && $0.contains("\"\(parent)\"") && $0.contains("O_DIRECTORY") }
+            let descriptors = opened.compactMap { $0.components(separatedBy: "= ").last?.trimmingCharacters(in: .whitespaces) }
+            #expect(descriptors.contains { descriptor in calls.contains { $0.contains("fsync(\(descriptor))") && $0.hasSuffix("= 0") } },
+                    "\(parent) is synced after a directory is made in it: \(calls.joined(separator: "\n"))")
+        }
+    }
+
     /// Issue 7, item 14: on a terminal, `--passphrase-stdin` prompts on
     /// stderr and does not echo what is typed. A real pseudo-terminal (Python's
     /// `pty`) runs the binary, types a passphrase, and reads the screen.

@@ -124,4 +124,56 @@ struct SQLCommandTests {
         let again = try run(["backup", "--database", "c.db", "--key-file", "db.key", "--to", "copy.db"])
         #expect(again.status == 73 && again.stderr.contains("exists"), "\(again.stderr)")
     }
+
+    // MARK: Review of issue 9
+
+    @Test func aTransactionLeftOpenIsAnErrorNotASilentRollback() throws {
+        try chinook()
+        let result = try run(sql + ["--write", "BEGIN; INSERT INTO Genre(Name) VALUES ('zz');"])
+        #expect(result.status != 0, "\(result.stdout)")
+        #expect(result.stderr.contains("COMMIT"), "\(result.stderr)")
+        #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Genre WHERE Name = 'zz'"]).stdout == "n\n0\n")
+    }
+
+    @Test func controlCharactersNeverReachTheTerminal() throws {
+        try chinook()
+        let table = try run(sql + ["--table", "SELECT char(27) || ']0;pwned' || char(7) || 'x' AS t, 'a\\nb' AS literal, 'a' || char(10) || 'b' AS newline"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(!table.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || $0.value == 0x7F }, "\(table.stdout.debugDescription)")
+        let row = table.stdout.split(separator: "\n")[2]
+        #expect(row.contains("a\\\\nb") && row.contains("a\\nb"), "a backslash and a line break print apart: \(row)")
+    }
+
+    @Test func noPlaintextCopyThroughAttachOrExport() throws {
+        try chinook()
+        FileManager.default.createFile(atPath: dir.file("plain.db"), contents: nil)
+        let result = try run(sql + ["--write", "ATTACH 'plain.db' AS p KEY ''; SELECT sqlcipher_export('p');"])
+        #expect(result.status != 0, "\(result.stdout)")
+        #expect(Fixtures.bytes(of: dir.file("plain.db")).isEmpty)
+        let export = try run(sql + ["--write", "SELECT sqlcipher_export('main')"])
+        #expect(export.status != 0)
+        for pragma in ["PRAGMA rekey = 'x'", "PRAGMA key = 'x'", "PRAGMA temp_store = FILE"] {
+            let refused = try run(sql + ["--write", pragma])
+            #expect(refused.status != 0, "\(pragma): \(refused.stdout)")
+        }
+        #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Artist"]).stdout == "n\n275\n", "still opens with its key")
+    }
+
+    @Test func sealedColumnsAreNeverWrittenInTheClear() throws {
+        try chinook()
+        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let result = try run(sql + ["--write", "--field-keys", "fields.keyring", "UPDATE Customer SET Email = 'x'"])
+        #expect(result.status == 64 && result.stderr.contains("--field-keys"), "\(result.stderr)")
+    }
+
+    @Test func aPassphraseOnStandardInputNeedsTheSQLAsAnArgument() throws {
+        let result = try run(["sql", "--database", "c.db", "--passphrase-stdin"], input: "secret\nSELECT 1;\n")
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(!result.stderr.contains("secret"))
+    }
+
+    @Test func emptyStatementsBetweenSemicolonsAreSkipped() throws {
+        try chinook()
+        #expect(try run(sql + ["--csv", "SELECT 1 AS a;;"]).stdout == "a\n1\n")
+    }
 }

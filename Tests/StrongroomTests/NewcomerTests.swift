@@ -56,6 +56,20 @@ struct NewcomerTests {
         #expect(throws: StrongroomError.self) { try db.fetchOne(Double.self, sql: "SELECT 9007199254740993") }
     }
 
+    /// Review of issue 9: a Float overflowed to infinity or underflowed to
+    /// zero silently; TEXT that is not UTF-8 was repaired with U+FFFD.
+    @Test func nothingIsLostSilentlyOnTheWayIn() throws {
+        let db = try Connection.inMemory()
+        #expect(throws: StrongroomError.self) { try db.fetchOne(Float.self, sql: "SELECT 1e300") }
+        #expect(throws: StrongroomError.self) { try db.fetchOne(Float.self, sql: "SELECT 1e-50") }
+        #expect(try db.fetchOne(Float.self, sql: "SELECT 0.1") == 0.1)
+        let text = #expect(throws: StrongroomError.self) { try db.fetchOne(String.self, sql: "SELECT CAST(x'ff41' AS TEXT) AS bad") }
+        #expect(text?.message.contains("UTF-8") == true, "\(text?.message ?? "")")
+        #expect(try db.fetchOne(Data.self, sql: "SELECT CAST(x'ff41' AS TEXT)") == Data([0xFF, 0x41]))
+        struct Named: Decodable { var name: String }
+        #expect(throws: StrongroomError.self) { try db.fetchOne(Named.self, sql: "SELECT CAST(x'ff41' AS TEXT) AS name") }
+    }
+
     /// Lossless conversions on request (`Configuration.valueConversion`):
     /// TEXT that is exactly a number reads as one, numbers read as text;
     /// nothing that would lose information converts.
