@@ -45,7 +45,7 @@ build: setup
 ## install: build, then install the command, its man page (man strongroom) and its bash, zsh and fish
 ## completions under $(PREFIX) (default /usr/local)
 install: build
-	@bash Scripts/install.sh release "$(DESTDIR)$(PREFIX)"
+	@SUDO="$(SUDO)" bash Scripts/install.sh release "$(DESTDIR)$(PREFIX)"
 
 ## install-check: what install lays down, from the debug build into a scratch prefix (make test runs it)
 install-check: setup

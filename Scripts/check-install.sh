@@ -12,11 +12,13 @@ fail() { echo "check-install: $*" >&2; exit 1; }
 "$prefix/bin/strongroom" --help >/dev/null || fail "the installed command does not run"
 page="$prefix/share/man/man1/strongroom.1"
 [ -s "$page" ] || fail "no man page at $page"
+# Each subcommand has its own entry (".It Em backup"), not just a mention.
 for command in keygen status sql migrate verify baseline rekey backup import export fields; do
-    grep -q "^\.It Em $command\b\|^\.It $command\b\|$command" "$page" || fail "the man page does not mention $command"
+    grep -q "^\.It Em $command\$" "$page" || fail "the man page has no entry for $command"
 done
 if command -v man >/dev/null; then
-    MANPATH="$prefix/share/man" man -P cat strongroom 2>/dev/null | grep -q "backup" || fail "man strongroom does not render the page"
+    rendered=$(MANPATH="$prefix/share/man" man -P cat strongroom 2>/dev/null) || fail "man strongroom does not render the page"
+    grep -q "^ *backup  *Copy a live database" <<<"$rendered" || fail "man strongroom does not show the backup entry"
 fi
 bash_completion="$prefix/share/bash-completion/completions/strongroom"
 bash -c "source '$bash_completion' && complete -p strongroom" >/dev/null || fail "the bash completion does not load"

@@ -22,10 +22,10 @@ for shell in bash zsh fish; do
     "$binary" --generate-completion-script "$shell" >"$completions/$shell"
 done
 
-# sudo only when the prefix is not writable (and not as root).
+# sudo (or $SUDO) only when the prefix is not writable, and not as root.
 run=""
-if ! { mkdir -p "$prefix" 2>/dev/null && [ -w "$prefix" ]; }; then
-    [ "$(id -u)" = 0 ] || run=sudo
+if ! { mkdir -p "$prefix/share" 2>/dev/null && [ -w "$prefix" ] && [ -w "$prefix/share" ]; }; then
+    [ "$(id -u)" = 0 ] || run=${SUDO:-sudo}
 fi
 $run install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
     "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"

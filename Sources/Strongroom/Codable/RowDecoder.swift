@@ -129,7 +129,7 @@ struct RowDecoder: Decoder {
 
         private func float(_ key: Key) throws -> Float {
             let index = try column(key)
-            if let value = source.double(at: index) { return Float(value) }
+            if let value = source.double(at: index), let float = Float.fromDatabaseValue(.real(value)) { return float }
             return try converted(Float.self, index, key)
         }
 

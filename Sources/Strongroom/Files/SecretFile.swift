@@ -53,12 +53,9 @@ package enum SecretFile {
         return contents
     }
 
-    /// Writes `contents` to `path` with mode 0600: written and synced to a
-    /// temporary file in the same directory, which then takes the name
-    /// (`link(2)`, which never replaces a file, or with `replacing`,
-    /// `rename(2)`, which replaces it atomically), and the directory is synced.
     /// Makes `directory` and any missing parent, owner-only (0700), as
-    /// ssh-keygen makes ~/.ssh; an existing directory is left as it is.
+    /// ssh-keygen makes ~/.ssh, each synced into its parent; an existing
+    /// directory is left as it is.
     private static func makeOwnerOnlyDirectory(_ directory: String, for path: String, what: String) throws(StrongroomError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) { return }
@@ -66,11 +63,20 @@ package enum SecretFile {
         if parent != directory { try makeOwnerOnlyDirectory(parent, for: path, what: what) }
         if mkdir(directory, 0o700) == 0 {
             chmod(directory, 0o700)   // whatever the umask
+            // The new name lives in the parent: a power cut must not lose it.
+            if let error = FileSystem.syncDirectory(of: directory) {
+                throw StrongroomError(.cannotCreate, "The directory \(directory) was made, but its parent could not be synced (\(String(cString: strerror(error)))).", path: path)
+            }
         } else if errno != EEXIST {
             throw StrongroomError(.cannotCreate, "Cannot create the directory \(directory) for a \(what): \(String(cString: strerror(errno))).", path: path)
         }
     }
 
+    /// Writes `contents` to `path` with mode 0600: written and synced to a
+    /// temporary file in the same directory, which then takes the name
+    /// (`link(2)`, which never replaces a file, or with `replacing`,
+    /// `rename(2)`, which replaces it atomically), and the directory is synced.
+    /// A missing directory is made, owner-only.
     package static func write(_ contents: SecureBytes, to path: String, replacing: Bool, what: String) throws(StrongroomError) {
         if !replacing && access(path, F_OK) == 0 {
             throw StrongroomError(.outputExists, "\(path) already exists; a \(what) is never overwritten. Choose another path or remove the old file deliberately.", path: path)

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The copy is one snapshot of the source: a writer and readers may go on
 /// while it is taken (in WAL mode writers are never blocked; in rollback
-/// journal mode a writer waits to commit until the copy is done). It is
+/// journal mode a writer cannot commit until the copy is done, and fails
+/// with `busy` once its busy timeout has passed). It is
 /// written under a temporary owner-only name beside the destination, checked
 /// (`PRAGMA integrity_check`, and every table's row count against the
 /// snapshot's), and only then given its name, never over an existing file.

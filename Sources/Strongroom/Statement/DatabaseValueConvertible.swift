@@ -84,15 +84,20 @@ extension Double: DatabaseValueConvertible {
     }
 }
 
-/// Stored as REAL.
+/// Stored as REAL. Reading rounds to the nearest `Float`, but a value out of
+/// `Float`'s range (it would become infinity, or zero) does not convert.
 extension Float: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { .real(Double(self)) }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Float? {
+        let double: Double
         switch value {
-        case .integer(let n): return Float(n)
-        case .real(let d): return Float(d)
+        case .integer(let n): double = Double(n)
+        case .real(let d): double = d
         default: return nil
         }
+        let float = Float(double)
+        guard float.isFinite == double.isFinite, (float == 0) == (double == 0) else { return nil }
+        return float
     }
 }
 

@@ -123,6 +123,12 @@ extension DatabaseValue {
         }
         let cast = sqlType.map { "convert it in the query (CAST(\(column) AS \($0))), or " } ?? ""
         var advice = "Column \(column) holds \(typeName), which does not convert to \(type) (Strongroom does not convert between storage classes silently): \(cast)read it as \(naturalSwiftType) and convert in Swift."
+        if case .blob = self, type == String.self || type == String?.self {
+            advice += " (TEXT that is not valid UTF-8 also reads as a BLOB of its bytes: nothing is repaired.)"
+        }
+        if case .real = self, type == Float.self || type == Float?.self {
+            advice += " (A REAL out of Float's range does not convert; read it as Double.)"
+        }
         if policy == .strict, let convertible = type as? any DatabaseValueConvertible.Type, convertsLosslessly(to: convertible) {
             advice += " Opened with Configuration.valueConversion = .lossless, this value would convert."
         }

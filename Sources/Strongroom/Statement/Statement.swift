@@ -24,9 +24,11 @@ public final class Statement {
     public let parameterCount: Int
     /// The number of columns a row of this statement has.
     public private(set) var columnCount: Int
-    /// True when the statement does not change the database itself
-    /// (`sqlite3_stmt_readonly`): a `SELECT`, or `BEGIN`, but not an
-    /// `INSERT` or a `PRAGMA` that sets a value.
+    /// True when the statement does not write to the database file
+    /// (`sqlite3_stmt_readonly`): a `SELECT` or `BEGIN`, but not an `INSERT`.
+    /// SQLite counts a `PRAGMA` that changes only this connection's settings
+    /// (`foreign_keys`, `temp_store`) as read-only, and a `PRAGMA
+    /// journal_mode` query as not.
     ///
     /// ```swift
     /// let statement = try db.prepare(sql: userSQL)
@@ -374,22 +376,15 @@ public final class Statement {
     @inline(__always)
     func double(at index: Int32) -> Double { sqlite3_column_double(handle, index) }
 
+    /// The text of a column, or nil when it is not valid UTF-8 (SQLite
+    /// stores whatever bytes it is given as TEXT): never repaired.
     @inline(__always)
-    func text(at index: Int32) -> String {
+    func text(at index: Int32) -> String? {
         // sqlite3_column_text then sqlite3_column_bytes, in that order, as the
         // SQLite docs advise, so the byte count is that of the UTF-8 text.
         guard let pointer = sqlite3_column_text(handle, index) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
-    }
-
-    /// The text of a column, or nil for NULL (sqlite3_column_text returns a
-    /// NULL pointer only for a NULL value, or when out of memory).
-    @inline(__always)
-    func textOrNil(at index: Int32) -> String? {
-        guard let pointer = sqlite3_column_text(handle, index) else { return nil }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        return String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     /// The BLOB at `index` as SQLite's own bytes, valid during `body` only.
@@ -397,6 +392,11 @@ public final class Statement {
         let pointer = sqlite3_column_blob(handle, index)
         let count = Int(sqlite3_column_bytes(handle, index))
         return try body(UnsafeRawBufferPointer(start: count > 0 ? pointer : nil, count: count > 0 ? count : 0))
+    }
+
+    func textBytes(at index: Int32) -> [UInt8] {
+        guard let pointer = sqlite3_column_text(handle, index) else { return [] }
+        return [UInt8](UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, index))))
     }
 
     func blob(at index: Int32) -> [UInt8] {
@@ -410,7 +410,9 @@ public final class Statement {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER: return .integer(int64(at: index))
         case SQLITE_FLOAT: return .real(double(at: index))
-        case SQLITE_TEXT: return .text(text(at: index))
+        // TEXT that is not UTF-8 is kept as its bytes, never repaired: it
+        // reads as Data, and as a String it is a conversion error.
+        case SQLITE_TEXT: return text(at: index).map(DatabaseValue.text) ?? .blob(textBytes(at: index))
         case SQLITE_BLOB: return .blob(blob(at: index))
         default: return .null
         }

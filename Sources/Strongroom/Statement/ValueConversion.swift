@@ -11,9 +11,9 @@
 /// |---|---|---|
 /// | `Int`, `Int64`, … | INTEGER in range; REAL with an integral value (`2.0`) | TEXT that is exactly an integer (`'42'`, `'-7'`; not `'042'`, `' 42'`, `'1e3'`) or an integral decimal (`'2.0'`) |
 /// | `Double` | REAL; INTEGER a `Double` holds exactly | TEXT that is exactly a decimal `Double` prints back (`'2.5'`) or an integer |
-/// | `Float` | REAL, INTEGER (rounded to `Float`) | as `Double` |
+/// | `Float` | REAL, INTEGER, rounded to `Float`, within its range (never to infinity or zero) | as `Double` |
 /// | `Bool` | INTEGER, REAL (0 is false) | TEXT `'0'`, `'1'`, … as integers |
-/// | `String` | TEXT | INTEGER (`"42"`), REAL (`"2.5"`, as Swift prints it), BLOB that is valid UTF-8 |
+/// | `String` | TEXT that is valid UTF-8 (other TEXT reads as a BLOB of its bytes, never repaired) | INTEGER (`"42"`), REAL (`"2.5"`, as Swift prints it), BLOB that is valid UTF-8 |
 /// | `Data`, `[UInt8]` | BLOB; TEXT as its UTF-8 bytes | |
 /// | `Date`, `UUID` | see their ``DatabaseValueConvertible`` conformances | |
 ///

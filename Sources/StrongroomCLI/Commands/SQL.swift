@@ -17,10 +17,18 @@ struct SQL: ParsableCommand {
           --json   one array of row objects per statement, a line each; NULL is
                    null, blobs are {"hex": "…"}
 
-        Reals print in the shortest form that reads back as the same value.
+        Reals print in the shortest form that reads back as the same value; control
+        characters and backslashes in text print escaped (\n, \t, \u{1b}, \\) in a table.
         With --field-keys, sealed columns are shown opened (the query must select
         the table's primary key, to which each value is bound); without it they
-        show as the envelopes they are.
+        show as the envelopes they are. --field-keys does not go with --write: SQL
+        would store plaintext in a sealed column.
+
+        Refused whatever the flags: ATTACH, sqlcipher_export, and the pragmas that
+        change keys or let plaintext out (key, rekey, cipher_*, temp_store,
+        writable_schema): use `strongroom rekey`, `export` and `backup`. A script
+        that leaves a transaction open (BEGIN without COMMIT) is rolled back and
+        fails.
 
         Examples:
           strongroom sql --database app.db --key-file Keys/app.key "SELECT * FROM customer LIMIT 5"
@@ -55,6 +63,12 @@ struct SQL: ParsableCommand {
         guard [table, csv, json].filter({ $0 }).count <= 1 else {
             throw ValidationError("Give at most one of --table, --csv and --json.")
         }
+        if write && fieldKeys != nil {
+            throw ValidationError("--field-keys does not go with --write: SQL would store plaintext in a sealed column. Write without --field-keys (sealed values stay sealed), or through the app.")
+        }
+        if sql == nil && key.passphraseFromStandardInput {
+            throw ValidationError("With --passphrase-stdin, standard input holds the passphrase: give the SQL as an argument.")
+        }
     }
 
     var format: ResultFormat {
@@ -67,7 +81,8 @@ struct SQL: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting(json: json, sqlIsInput: true) {
             let text = sql ?? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-            let statements = SQLScript.statements(in: text)
+            // A bare ";" between two statements is not one.
+            let statements = SQLScript.statements(in: text).filter { !SQLScript.normalized($0).allSatisfy { $0 == ";" } }
             guard !statements.isEmpty else {
                 throw StrongroomError(.misuse, "No SQL to run: give it as the last argument or on standard input.")
             }
@@ -91,6 +106,10 @@ struct SQL: ParsableCommand {
                 first = false
                 print(format.render(columns: prepared.columnNames, rows: rows), terminator: "")
             }
+            if db.isInsideTransaction {
+                try? db.execute(sql: "ROLLBACK")
+                throw StrongroomError(.misuse, "The SQL left a transaction open (BEGIN without COMMIT); it was rolled back, and nothing of it was kept. End it with COMMIT.", path: database)
+            }
         }
     }
 
@@ -107,7 +126,9 @@ struct SQL: ParsableCommand {
             }()
             configuration.seal(sealed, keyring: keyring)
         }
-        return try Connection(path: database, configuration: configuration)
+        let db = try Connection(path: database, configuration: configuration)
+        db.refuseKeyChangesAndPlaintextCopies()
+        return db
     }
 
     static func firstWords(of statement: String) -> String {
@@ -137,7 +158,7 @@ enum ResultFormat {
 
     static func table(columns: [String], rows: [Row]) -> String {
         let cells = rows.map { row in row.values.map(tableCell) }
-        var widths = columns.map(\.count)
+        var widths = columns.map { escapingControlCharacters($0).count }
         for line in cells {
             for (index, cell) in line.enumerated() { widths[index] = max(widths[index], cell.count) }
         }
@@ -146,11 +167,12 @@ enum ResultFormat {
                 index == fields.count - 1 ? field : field.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }.joined(separator: "  ") + "\n"
         }
-        return line(columns) + line(widths.map { String(repeating: "-", count: $0) }) + cells.map(line).joined()
+        return line(columns.map(escapingControlCharacters)) + line(widths.map { String(repeating: "-", count: $0) }) + cells.map(line).joined()
     }
 
     /// NULL as NULL; text that could be read as NULL or a blob, quoted as an
-    /// SQL literal; line breaks shown as \n.
+    /// SQL literal; control characters and backslashes escaped, so nothing
+    /// from the database reaches the terminal as a control sequence.
     static func tableCell(_ value: DatabaseValue) -> String {
         switch value {
         case .null: return "NULL"
@@ -158,10 +180,29 @@ enum ResultFormat {
         case .real(let d): return real(d)
         case .blob(let bytes): return "x'\(hex(bytes))'"
         case .text(let text):
-            let shown = text.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
-            let ambiguous = text.uppercased() == "NULL" || (text.hasPrefix("x'") && text.hasSuffix("'")) || (text.hasPrefix("'") && text.hasSuffix("'"))
+            let shown = escapingControlCharacters(text)
+            let bare = text.trimmingCharacters(in: .whitespaces)
+            let ambiguous = bare.uppercased() == "NULL" || (bare.hasPrefix("x'") && bare.hasSuffix("'")) || (bare.hasPrefix("'") && bare.hasSuffix("'"))
             return ambiguous ? "'" + shown.replacingOccurrences(of: "'", with: "''") + "'" : shown
         }
+    }
+
+    /// `\n`, `\r`, `\t`, `\\` and `\u{…}` for every other C0 or C1 control
+    /// character and DEL.
+    static func escapingControlCharacters(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     // MARK: CSV (RFC 4180)
