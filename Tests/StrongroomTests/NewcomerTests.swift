@@ -68,6 +68,10 @@ struct NewcomerTests {
         #expect(try db.fetchOne(Data.self, sql: "SELECT CAST(x'ff41' AS TEXT)") == Data([0xFF, 0x41]))
         struct Named: Decodable { var name: String }
         #expect(throws: StrongroomError.self) { try db.fetchOne(Named.self, sql: "SELECT CAST(x'ff41' AS TEXT) AS name") }
+        // TEXT with a NUL inside is read whole, and still checked.
+        #expect(try db.fetchOne(String.self, sql: "SELECT CAST(x'610062' AS TEXT)") == "a\u{0}b")
+        #expect(throws: StrongroomError.self) { try db.fetchOne(String.self, sql: "SELECT CAST(x'6100ff' AS TEXT)") }
+        #expect(try db.fetchOne(Named.self, sql: "SELECT 'Zoë 東京' AS name")?.name == "Zoë 東京")
     }
 
     /// Lossless conversions on request (`Configuration.valueConversion`):

@@ -1,5 +1,10 @@
 internal import CSQLCipher
 import StrongroomCrypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A prepared SQL statement, finalized when released.
 ///
@@ -384,7 +389,12 @@ public final class Statement {
         // SQLite docs advise, so the byte count is that of the UTF-8 text.
         guard let pointer = sqlite3_column_text(handle, index) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, index))
-        return String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        // SQLite's text ends with a NUL: without one inside, the C-string
+        // validation (twice as fast as the generic one) reads exactly it.
+        return pointer.withMemoryRebound(to: CChar.self, capacity: count + 1) { text in
+            strlen(text) == count ? String(validatingCString: text)
+                : String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        }
     }
 
     /// The BLOB at `index` as SQLite's own bytes, valid during `body` only.
