@@ -67,6 +67,7 @@ let package = Package(
             name: "StrongroomCLI",
             dependencies: [
                 "Strongroom",
+                "StrongroomCrypto",
                 "StrongroomFields",
                 "StrongroomMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -26,6 +26,10 @@ struct SQLScriptTests {
     @Test func dropsCommentOnlyTails() {
         #expect(SQLScript.statements(in: "SELECT 1;\n-- the end\n/* really */\n") == ["SELECT 1;"])
         #expect(SQLScript.statements(in: "  \n").isEmpty)
+        // An empty statement is kept: migration checksums hash every
+        // statement, and dropping it would change the checksum of an applied
+        // migration written with ";;".
+        #expect(SQLScript.statements(in: "CREATE TABLE t(x);;") == ["CREATE TABLE t(x);", ";"])
     }
 
     @Test func normalizationRemovesOnlyCosmetics() {

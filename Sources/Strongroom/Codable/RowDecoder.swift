@@ -82,14 +82,28 @@ struct RowDecoder: Decoder {
             try RowDecoder.decodeConvertible(type, at: index, source: source, key: key) as! T
         }
 
-        // Fast paths: one storage-class check, then the value as stored.
+        // The fast path: `stored` reads the value when it is stored in the
+        // class the type reads directly (one SQLite call); anything else,
+        // NULL included, goes through the conversion policy.
 
         @inline(__always)
-        private func int64(_ key: Key) throws -> Int64 {
+        private func value<T: DatabaseValueConvertible>(_ key: Key, _ stored: (Int32) -> T?) throws -> T {
             let index = try column(key)
-            if let value = source.int64(at: index) { return value }
-            return try converted(Int64.self, index, key)
+            if let value = stored(index) { return value }
+            return try converted(T.self, index, key)
         }
+
+        /// The same for an optional property: one column lookup instead of
+        /// the default contains + decodeNil + decode; a missing column or
+        /// NULL is nil.
+        @inline(__always)
+        private func valueIfPresent<T: DatabaseValueConvertible>(_ key: Key, _ stored: (Int32) -> T?) throws -> T? {
+            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
+            if let value = stored(index) { return value }
+            return source.isNull(at: index) ? nil : try converted(T.self, index, key)
+        }
+
+        private func int64(_ key: Key) throws -> Int64 { try value(key) { source.int64(at: $0) } }
 
         private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
             let index = try column(key)
@@ -107,30 +121,11 @@ struct RowDecoder: Decoder {
             return value
         }
 
-        @inline(__always)
-        private func double(_ key: Key) throws -> Double {
-            let index = try column(key)
-            if let value = source.double(at: index) { return value }
-            return try converted(Double.self, index, key)
-        }
-
-        @inline(__always)
-        private func text(_ key: Key) throws -> String {
-            let index = try column(key)
-            if let value = source.text(at: index) { return value }
-            return try converted(String.self, index, key)
-        }
-
-        private func bool(_ key: Key) throws -> Bool {
-            let index = try column(key)
-            if let value = source.int64(at: index) { return value != 0 }
-            return try converted(Bool.self, index, key)
-        }
-
+        private func double(_ key: Key) throws -> Double { try value(key) { source.double(at: $0) } }
+        private func text(_ key: Key) throws -> String { try value(key) { source.text(at: $0) } }
+        private func bool(_ key: Key) throws -> Bool { try value(key) { source.int64(at: $0).map { $0 != 0 } } }
         private func float(_ key: Key) throws -> Float {
-            let index = try column(key)
-            if let value = source.double(at: index), let float = Float.fromDatabaseValue(.real(value)) { return float }
-            return try converted(Float.self, index, key)
+            try value(key) { source.double(at: $0).flatMap { Float.fromDatabaseValue(.real($0)) } }
         }
 
         func decodeNil(forKey key: Key) throws -> Bool { source.isNull(at: try column(key)) }
@@ -158,40 +153,16 @@ struct RowDecoder: Decoder {
         }
 
 
-        // Optional properties: one column lookup instead of the default
-        // contains + decodeNil + decode. A missing column decodes as nil.
         @inline(__always)
         private func presentColumn(_ key: Key) -> Int32? {
             guard let index = source.columnIndex(forKey: key.stringValue), !source.isNull(at: index) else { return nil }
             return index
         }
-        // The common optional types: one column lookup, and one SQLite call
-        // for a value stored as the type reads it.
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
-            if let value = source.text(at: index) { return value }
-            return source.isNull(at: index) ? nil : try converted(String.self, index, key)
-        }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
-            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
-            if let value = source.int64(at: index) { return value }
-            return source.isNull(at: index) ? nil : try converted(Int64.self, index, key)
-        }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
-            if let value = source.int64(at: index), let int = Int(exactly: value) { return int }
-            return source.isNull(at: index) ? nil : try converted(Int.self, index, key)
-        }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
-            if let value = source.double(at: index) { return value }
-            return source.isNull(at: index) ? nil : try converted(Double.self, index, key)
-        }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
-            if let value = source.int64(at: index) { return value != 0 }
-            return source.isNull(at: index) ? nil : try converted(Bool.self, index, key)
-        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try valueIfPresent(key) { source.text(at: $0) } }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try valueIfPresent(key) { source.int64(at: $0) } }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try valueIfPresent(key) { source.int64(at: $0).flatMap(Int.init(exactly:)) } }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try valueIfPresent(key) { source.double(at: $0) } }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try valueIfPresent(key) { source.int64(at: $0).map { $0 != 0 } } }
         func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
         func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }

@@ -7,6 +7,14 @@ extension Connection {
         try fetchAll(String.self, sql: "SELECT name FROM \(SQLScript.quotedIdentifier(schema)).sqlite_master WHERE type = 'table' AND \(SQLScript.isUserObjectName()) ORDER BY name")
     }
 
+    /// Every user table and its row count, in name order (status, and the
+    /// check of a backup).
+    func tableRowCounts() throws(StrongroomError) -> [DatabaseStatus.Table] {
+        try tableNames().map { name throws(StrongroomError) in
+            DatabaseStatus.Table(name: name, rowCount: try fetchOne(Int.self, sql: "SELECT count(*) FROM \(SQLScript.quotedIdentifier(name))") ?? 0)
+        }
+    }
+
     /// Row counts and content hashes of every user table, to prove that a copy
     /// holds exactly the same rows. Read in one pass, in constant memory.
     public func tableDigests() throws(StrongroomError) -> [TableDigest] {

@@ -81,7 +81,7 @@ public enum DatabaseBackup {
             let pages: Int
             try sourceConnection.execute(sql: "BEGIN")
             do throws(StrongroomError) {
-                expected = try rowCounts(sourceConnection)
+                expected = try sourceConnection.tableRowCounts()
                 let copy = try Connection(path: temporary, configuration: copyConfiguration)
                 defer { copy.close() }
                 pages = try runBackup(from: sourceConnection, to: copy, pagesPerStep: max(1, pagesPerStep), progress: progress, destination: destination)
@@ -98,7 +98,7 @@ public enum DatabaseBackup {
             let check = try Connection(path: temporary, configuration: checkConfiguration)
             defer { check.close() }
             let integrity = try check.fetchAll(String.self, sql: "PRAGMA integrity_check")
-            let copied = try rowCounts(check)
+            let copied = try check.tableRowCounts()
             guard integrity == ["ok"], copied == expected else {
                 let differing = Set(expected).symmetricDifference(copied).map(\.name).sorted()
                 throw StrongroomError(.verificationFailed, "The backup of \(source) does not check out (integrity: \(integrity.prefix(3).joined(separator: "; ")); tables differing: \(differing.joined(separator: ", "))); it was removed.", path: destination)
@@ -149,17 +149,6 @@ public enum DatabaseBackup {
                 throw copy.lastError(status, sql: nil)
             }
         }
-    }
-
-    /// Every table and its row count, in name order.
-    private static func rowCounts(_ db: Connection) throws(StrongroomError) -> [DatabaseStatus.Table] {
-        let names = try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND \(SQLScript.isUserObjectName()) ORDER BY name")
-        var tables: [DatabaseStatus.Table] = []
-        for name in names {
-            let count = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(SQLScript.quotedIdentifier(name))") ?? 0
-            tables.append(DatabaseStatus.Table(name: name, rowCount: count))
-        }
-        return tables
     }
 }
 

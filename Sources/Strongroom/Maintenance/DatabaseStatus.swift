@@ -64,9 +64,7 @@ extension Connection {
                 }
             }
         }
-        let tables = try tableNames().map { name throws(StrongroomError) in
-            DatabaseStatus.Table(name: name, rowCount: try fetchOne(Int.self, sql: "SELECT count(*) FROM \(SQLScript.quotedIdentifier(name))") ?? 0)
-        }
+        let tables = try tableRowCounts()
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         return DatabaseStatus(
             path: path,

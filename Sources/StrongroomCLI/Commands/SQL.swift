@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strongroom
+import StrongroomCrypto
 import StrongroomFields
 
 struct SQL: ParsableCommand {
@@ -81,7 +82,8 @@ struct SQL: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting(json: json, sqlIsInput: true) {
             let text = sql ?? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-            // A bare ";" between two statements is not one.
+            // A bare ";" between two statements is not one. (SQLScript keeps
+            // it: migration checksums are computed over its statements.)
             let statements = SQLScript.statements(in: text).filter { !SQLScript.normalized($0).allSatisfy { $0 == ";" } }
             guard !statements.isEmpty else {
                 throw StrongroomError(.misuse, "No SQL to run: give it as the last argument or on standard input.")
@@ -152,7 +154,6 @@ enum ResultFormat {
     /// The shortest decimal form that reads back as the same Double.
     static func real(_ value: Double) -> String { "\(value)" }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     // MARK: Table
 
@@ -178,7 +179,7 @@ enum ResultFormat {
         case .null: return "NULL"
         case .integer(let n): return String(n)
         case .real(let d): return real(d)
-        case .blob(let bytes): return "x'\(hex(bytes))'"
+        case .blob(let bytes): return "x'\(Hex.encode(bytes))'"
         case .text(let text):
             let shown = escapingControlCharacters(text)
             let bare = text.trimmingCharacters(in: .whitespaces)
@@ -221,7 +222,7 @@ enum ResultFormat {
         case .null: return ""
         case .integer(let n): return String(n)
         case .real(let d): return real(d)
-        case .blob(let bytes): return "x'\(hex(bytes))'"
+        case .blob(let bytes): return "x'\(Hex.encode(bytes))'"
         case .text(let text): return text.isEmpty ? "\"\"" : csvText(text)
         }
     }
@@ -247,23 +248,19 @@ enum ResultFormat {
         case .integer(let n): return String(n)
         case .real(let d): return d.isFinite ? real(d) : jsonString(d > 0 ? "Infinity" : "-Infinity")
         case .text(let text): return jsonString(text)
-        case .blob(let bytes): return "{\"hex\":\"\(hex(bytes))\"}"
+        case .blob(let bytes): return "{\"hex\":\"\(Hex.encode(bytes))\"}"
         }
     }
 
+    /// `text` as a JSON string, escaped by Foundation's encoder.
     static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        // Encoding a String cannot fail.
+        String(decoding: try! stringEncoder.encode(text), as: UTF8.self)
     }
+
+    private static let stringEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        return encoder
+    }()
 }

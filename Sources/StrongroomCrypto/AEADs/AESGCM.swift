@@ -105,6 +105,20 @@ public final class AESGCM {
         encrypting = encrypt
     }
 
+    /// Starts a message with `nonce`, takes `aad`, and encrypts or decrypts
+    /// `input` into `output` (the same size); the tag comes after.
+    private func crypt(encrypt: Bool, _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+                       nonce: UnsafeRawBufferPointer, authenticating aad: UnsafeRawBufferPointer) throws(CryptoError) {
+        try start(encrypt: encrypt, nonce: nonce)
+        try addAssociatedData(aad)
+        guard input.count > 0 else { return }
+        var length: Int32 = 0
+        guard EVP_CipherUpdate(context, output.baseAddress!.assumingMemoryBound(to: UInt8.self), &length,
+                               input.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(input.count)) == 1 else {
+            throw CryptoError(.libraryFailure, "EVP_CipherUpdate failed for AES-GCM")
+        }
+    }
+
     private func addAssociatedData(_ aad: UnsafeRawBufferPointer) throws(CryptoError) {
         guard aad.count > 0 else { return }
         var length: Int32 = 0
@@ -145,15 +159,7 @@ public final class AESGCM {
         guard ciphertext.count == plaintext.count, tag.count == Self.tagByteCount else {
             throw CryptoError(.invalidArgument, "AES-GCM output buffers: ciphertext \(plaintext.count) bytes and tag \(Self.tagByteCount) bytes are needed.")
         }
-        try start(encrypt: true, nonce: nonce)
-        try addAssociatedData(aad)
-        var length: Int32 = 0
-        if plaintext.count > 0 {
-            guard EVP_CipherUpdate(context, ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), &length,
-                                   plaintext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(plaintext.count)) == 1 else {
-                throw CryptoError(.libraryFailure, "EVP_CipherUpdate failed for AES-GCM")
-            }
-        }
+        try crypt(encrypt: true, plaintext, into: ciphertext, nonce: nonce, authenticating: aad)
         var finalLength: Int32 = 0
         guard EVP_CipherFinal_ex(context, nil, &finalLength) == 1,
               EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, Int32(Self.tagByteCount), tag.baseAddress) == 1 else {
@@ -171,15 +177,7 @@ public final class AESGCM {
         guard plaintext.count == ciphertext.count, tag.count == Self.tagByteCount else {
             throw CryptoError(.invalidArgument, "AES-GCM: a \(Self.tagByteCount)-byte tag and a plaintext buffer of \(ciphertext.count) bytes are needed.")
         }
-        try start(encrypt: false, nonce: nonce)
-        try addAssociatedData(aad)
-        var length: Int32 = 0
-        if ciphertext.count > 0 {
-            guard EVP_CipherUpdate(context, plaintext.baseAddress!.assumingMemoryBound(to: UInt8.self), &length,
-                                   ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(ciphertext.count)) == 1 else {
-                throw CryptoError(.libraryFailure, "EVP_CipherUpdate failed for AES-GCM")
-            }
-        }
+        try crypt(encrypt: false, ciphertext, into: plaintext, nonce: nonce, authenticating: aad)
         // The expected tag is set before EVP_CipherFinal_ex, which compares it.
         guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_SET_TAG, Int32(Self.tagByteCount), UnsafeMutableRawPointer(mutating: tag.baseAddress)) == 1 else {
             throw CryptoError(.libraryFailure, "EVP_CTRL_AEAD_SET_TAG failed for AES-GCM")

@@ -31,14 +31,10 @@ public final class FieldCipher {
         let table: [UInt8]
         let column: [UInt8]
         let associatedDataPrefix: [UInt8]
-        /// The column's primitives, by key id, set up on first use; the last
-        /// one used is kept aside, since nearly every value of a column is
-        /// under the same key.
-        var aeads: [UInt32: AESGCM] = [:]
-        var sivs: [UInt32: AESSIV] = [:]
-        var indexes: [UInt32: HMACSHA256] = [:]
-        var lastAEAD: (keyID: UInt32, cipher: AESGCM)?
-        var lastSIV: (keyID: UInt32, cipher: AESSIV)?
+        /// The column's primitives, by key id, set up on first use.
+        let aeads = KeyedPrimitives<AESGCM>()
+        let sivs = KeyedPrimitives<AESSIV>()
+        let indexes = KeyedPrimitives<HMACSHA256>()
         init(table: String, column: String) {
             self.table = FieldEnvelope.boundName(table)
             self.column = FieldEnvelope.boundName(column)
@@ -48,6 +44,31 @@ public final class FieldCipher {
             FieldEnvelope.appendBigEndian(UInt32(self.column.count), to: &prefix)
             prefix += self.column
             associatedDataPrefix = prefix
+        }
+    }
+
+    /// One kind of primitive of a column, by key id; the last one used is
+    /// kept aside, since nearly every value of a column is under one key.
+    final class KeyedPrimitives<Primitive> {
+        private var last: (keyID: UInt32, primitive: Primitive)?
+        private var byKeyID: [UInt32: Primitive] = [:]
+
+        func contains(_ keyID: UInt32) -> Bool {
+            last?.keyID == keyID || byKeyID[keyID] != nil
+        }
+
+        /// The primitive for `keyID`, made by `make` the first time.
+        func primitive(_ keyID: UInt32, _ make: () throws(FieldError) -> Primitive) throws(FieldError) -> Primitive {
+            if let last, last.keyID == keyID { return last.primitive }
+            let primitive: Primitive
+            if let known = byKeyID[keyID] {
+                primitive = known
+            } else {
+                primitive = try make()
+                byKeyID[keyID] = primitive
+            }
+            last = (keyID, primitive)
+            return primitive
         }
     }
 
@@ -130,40 +151,32 @@ public final class FieldCipher {
     }
 
     private func aead(_ subkey: Subkey) throws(FieldError) -> AESGCM {
-        if let last = subkey.column.lastAEAD, last.keyID == subkey.keyID { return last.cipher }
-        if let cipher = subkey.column.aeads[subkey.keyID] {
-            subkey.column.lastAEAD = (subkey.keyID, cipher)
-            return cipher
+        try subkey.column.aeads.primitive(subkey.keyID) { () throws(FieldError) in
+            try Self.making { try AESGCM(key: derive(.aead, subkey, byteCount: AESGCM.keyByteCount)) }
         }
-        do {
-            let cipher = try AESGCM(key: derive(.aead, subkey, byteCount: AESGCM.keyByteCount))
-            subkey.column.aeads[subkey.keyID] = cipher
-            subkey.column.lastAEAD = (subkey.keyID, cipher)
-            return cipher
-        } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
     }
 
     private func siv(_ subkey: Subkey) throws(FieldError) -> AESSIV {
-        if let last = subkey.column.lastSIV, last.keyID == subkey.keyID { return last.cipher }
-        if let cipher = subkey.column.sivs[subkey.keyID] {
-            subkey.column.lastSIV = (subkey.keyID, cipher)
-            return cipher
+        try subkey.column.sivs.primitive(subkey.keyID) { () throws(FieldError) in
+            try Self.making { try AESSIV(key: derive(.siv, subkey, byteCount: AESSIV.keyByteCount)) }
         }
-        do {
-            let cipher = try AESSIV(key: derive(.siv, subkey, byteCount: AESSIV.keyByteCount))
-            subkey.column.sivs[subkey.keyID] = cipher
-            subkey.column.lastSIV = (subkey.keyID, cipher)
-            return cipher
-        } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
     }
 
     private func index(_ subkey: Subkey) throws(FieldError) -> HMACSHA256 {
-        if let mac = subkey.column.indexes[subkey.keyID] { return mac }
+        try subkey.column.indexes.primitive(subkey.keyID) { () throws(FieldError) in
+            try Self.making { try HMACSHA256(key: derive(.blindIndex, subkey, byteCount: HMACSHA256.byteCount)) }
+        }
+    }
+
+    /// A primitive's constructor, its `CryptoError` as a keyring error.
+    private static func making<P>(_ make: () throws -> P) throws(FieldError) -> P {
         do {
-            let mac = try HMACSHA256(key: derive(.blindIndex, subkey, byteCount: HMACSHA256.byteCount))
-            subkey.column.indexes[subkey.keyID] = mac
-            return mac
-        } catch let error as FieldError { throw error } catch { throw FieldError(.keyring, "\(error)") }
+            return try make()
+        } catch let error as FieldError {
+            throw error
+        } catch {
+            throw FieldError(.keyring, "\(error)")
+        }
     }
 
     // MARK: Sealing
@@ -276,7 +289,7 @@ public final class FieldCipher {
             throw FieldError(.tampered, "\(place) holds a \(algorithm == .aes256SIV ? "deterministic" : "randomized") envelope where the column is sealed \(mode.rawValue): it was put there from elsewhere.", table: table, column: column, row: row)
         }
         let keyID = UInt32(bytes[2]) << 24 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 8 | UInt32(bytes[5])
-        let known = (algorithm == .aes256GCM ? names.aeads[keyID] != nil : names.sivs[keyID] != nil) || keyring.key(keyID) != nil
+        let known = (algorithm == .aes256GCM ? names.aeads.contains(keyID) : names.sivs.contains(keyID)) || keyring.key(keyID) != nil
         guard known else {
             throw FieldError(.unknownKeyID, "\(place) was sealed under key \(keyID), which this keyring does not hold (it has \(keyring.keyIDs.map(String.init).joined(separator: ", "))); use the keyring it was sealed with.", table: table, column: column, row: row)
         }
