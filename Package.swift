@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
 import PackageDescription
 
 // Layers, bottom to top:
@@ -6,7 +7,10 @@ import PackageDescription
 //   StrongroomCrypto         secret bytes, randomness, key derivation, digests; knows no SQL
 //   Strongroom               connections, statements, rows, transactions, queue, pool, keys
 //   StrongroomFields         sealed columns: field keyring, envelope format, field cipher (over Strongroom)
-//   StrongroomMigrations     the migration runner: history, checksums, verify, rebuilds, fleet
+//   StrongroomMigrations     the migration runner: history, checksums, verify, rebuilds, fleet;
+//                            the model (table definitions, schema SQL, validation, diff)
+//   StrongroomMacros         `@Table` and its attributes (the plugin, StrongroomMacrosPlugin,
+//                            is the only target that needs swift-syntax)
 //   StrongroomCLI            the `strongroom` command, a thin client of the public API
 let package = Package(
     name: "Strongroom",
@@ -16,11 +20,14 @@ let package = Package(
         .library(name: "StrongroomCrypto", targets: ["StrongroomCrypto"]),
         .library(name: "StrongroomMigrations", targets: ["StrongroomMigrations"]),
         .library(name: "StrongroomFields", targets: ["StrongroomFields"]),
+        .library(name: "StrongroomMacros", targets: ["StrongroomMacros"]),
         .executable(name: "strongroom", targets: ["StrongroomCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The `@Table` macro's plugin only; the `strongroom` command does not depend on it.
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         // `make docs`: builds the DocC archives (a plugin only; nothing links it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -60,8 +67,23 @@ let package = Package(
             dependencies: [
                 "Strongroom",
                 "StrongroomCrypto",
+                "StrongroomFields",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .macro(
+            name: "StrongroomMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(
+            name: "StrongroomMacros",
+            dependencies: ["Strongroom", "StrongroomFields", "StrongroomMigrations", "StrongroomMacrosPlugin"]
         ),
         .executableTarget(
             name: "StrongroomCLI",
@@ -138,6 +160,17 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             dependencies: ["movies", "photos", "StrongroomTestSupport"]
+        ),
+        // The macro's expansions and diagnostics (no compiler needed), and
+        // records declared with it, read and written for real.
+        .testTarget(
+            name: "StrongroomMacrosTests",
+            dependencies: [
+                "StrongroomMacros",
+                "StrongroomMacrosPlugin",
+                "StrongroomTestSupport",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
         ),
         .testTarget(
             name: "StrongroomCLITests",

@@ -86,9 +86,16 @@ extension Connection {
         } catch {
             throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: path)
         }
+        try insert(columns: sink.keys, values: sink.values, into: table, through: transform)
+    }
+
+    /// Inserts one row of `values` through `transform`, in one savepoint,
+    /// so a primary key the transform assigns and the row that uses it are
+    /// written together.
+    func insert(columns: [String], values: [DatabaseValue], into table: String, through transform: any ColumnTransform) throws(StrongroomError) {
         do {
             try inSavepoint { db in
-                var columns = sink.keys, values = sink.values
+                var columns = columns, values = values
                 try transform.prepareInsert(into: table, columns: &columns, values: &values, connection: db)
                 let cacheKey = ([table] + columns).map(ExactText.init)
                 let statement: Statement

@@ -44,6 +44,8 @@ public final class Connection {
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
     /// INSERT statements of transformed rows, by table and column list.
     var transformedInsertCache: [[ExactText]: Statement] = [:]
+    /// INSERT statements of ``TableRecord`` types, by type.
+    var recordInsertCache: [ObjectIdentifier: Statement] = [:]
     var savepointDepth = 0
     /// The statement trace handler, if any (see `traceStatements`).
     var traceBox: TraceBox?
@@ -56,9 +58,7 @@ public final class Connection {
     /// ``Configuration/prepareConnection(_:)``.
     public var columnTransform: (any ColumnTransform)? {
         didSet {
-            statementCache.removeAll()
-            insertStatementCache.removeAll()
-            transformedInsertCache.removeAll()
+            clearStatementCaches()
         }
     }
 
@@ -321,12 +321,17 @@ public final class Connection {
         closeHandle()
     }
 
-    /// Releases the statements this connection caches, and returns how many
-    /// prepared statements are still alive (held elsewhere).
-    func releaseCachedStatements() -> Int {
+    func clearStatementCaches() {
         statementCache.removeAll()
         insertStatementCache.removeAll()
         transformedInsertCache.removeAll()
+        recordInsertCache.removeAll()
+    }
+
+    /// Releases the statements this connection caches, and returns how many
+    /// prepared statements are still alive (held elsewhere).
+    func releaseCachedStatements() -> Int {
+        clearStatementCaches()
         var count = 0
         var statement = sqlite3_next_stmt(handle, nil)
         while let current = statement {
@@ -346,9 +351,7 @@ public final class Connection {
     private func closeHandle() {
         guard !isClosed else { return }
         isClosed = true
-        statementCache.removeAll()
-        insertStatementCache.removeAll()
-        transformedInsertCache.removeAll()
+        clearStatementCaches()
         if traceBox != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
         if transactionHooks != nil {
             sqlite3_commit_hook(handle, nil, nil)

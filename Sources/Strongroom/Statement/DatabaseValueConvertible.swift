@@ -224,3 +224,21 @@ enum DateStorage {
         return Date(timeIntervalSince1970: TimeInterval(seconds) + fraction)
     }
 }
+
+/// An enum with raw values is stored as its raw value: declare the
+/// conformance, with nothing to implement.
+///
+/// ```swift
+/// enum Genre: String, DatabaseValueConvertible { case rock, jazz }
+/// ```
+///
+/// A stored value that is no case reads as a conversion error.
+extension DatabaseValueConvertible where Self: RawRepresentable, RawValue: DatabaseValueConvertible {
+    /// The raw value's ``DatabaseValue``.
+    public var databaseValue: DatabaseValue { rawValue.databaseValue }
+
+    /// The case whose raw value is stored, or nil.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        RawValue.fromDatabaseValue(value).flatMap(Self.init(rawValue:))
+    }
+}

@@ -83,6 +83,9 @@ public final class Statement {
     /// (``Connection/insert(_:into:)``): the parameter of each coding key,
     /// which may be no valid parameter name (`first-name`).
     var parametersByKey: [String: Int32]?
+    /// For ``TableRecord`` reads: the record type last read, and where each
+    /// of its properties is among the columns (nil: in order).
+    var recordColumns: (type: ObjectIdentifier, columnOfProperty: [Int32]?)?
 
     convenience init(connection: Connection, sql: String) throws(StrongroomError) {
         let (handle, tail) = try Self.prepareHandle(connection: connection, sql: sql)
@@ -122,6 +125,7 @@ public final class Statement {
         rowLayout = RowLayout(columnNames: columnNames)
         decodingKeys.forget()
         openingPlanState = nil
+        recordColumns = nil
     }
 
     /// Which result columns the connection's ``ColumnTransform`` opens, with
@@ -341,13 +345,22 @@ public final class Statement {
         return try currentRow()
     }
 
-    /// Runs the statement and calls `body` with each row as it is read.
-    public func forEachRow(arguments: StatementArguments = .none, _ body: (Row) throws -> Void) throws {
+    /// Runs the statement and calls `body` with each row as it is read, in
+    /// place: a ``RowView`` reads its values straight from SQLite, and is
+    /// valid during the call only (``RowView/copy()`` keeps one).
+    ///
+    /// ```swift
+    /// try select.forEachRow { row in
+    ///     let id: Int64 = try row.decode(at: 0)
+    ///     let title: String? = try row.decode(at: 1)
+    /// }
+    /// ```
+    public func forEachRow(arguments: StatementArguments = .none, _ body: (RowView) throws -> Void) throws {
         reset()
         defer { reset() }
         try bind(arguments: arguments)
         while try step() {
-            try body(try currentRow())
+            try body(try rowView())
         }
     }
 

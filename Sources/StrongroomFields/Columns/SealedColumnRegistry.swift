@@ -10,15 +10,16 @@ public import Strongroom
 /// ```
 public enum SealedColumnRegistry {
     package static let table = "strongroom_sealed_columns"
+    package static let createTableSQL = """
+        CREATE TABLE IF NOT EXISTS \(table) (
+          table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT,
+          PRIMARY KEY (table_name, column_name))
+        """
 
     /// Records `columns` (replacing what was recorded for the same table
     /// and column). Call it inside the write transaction that seals them.
     public static func record(_ columns: [SealedColumn], in db: Connection) throws(StrongroomError) {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS \(table) (
-              table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT,
-              PRIMARY KEY (table_name, column_name))
-            """)
+        try db.execute(sql: createTableSQL)
         for column in columns {
             try db.execute(sql: "INSERT OR REPLACE INTO \(table)(table_name, column_name, mode, index_column) VALUES (?, ?, ?, ?)",
                            arguments: [column.table, column.column, column.mode.rawValue, column.indexColumn])

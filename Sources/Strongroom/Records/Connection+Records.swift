@@ -1,0 +1,69 @@
+/// Reading and inserting ``TableRecord`` values.
+extension Connection {
+    /// Every row of `T`'s table.
+    ///
+    /// ```swift
+    /// let artists = try db.fetchAll(Artist.self)
+    /// ```
+    public func fetchAll<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> [T] {
+        try cachedStatement(sql: Self.selectSQL(T.self)).fetchAll(type)
+    }
+
+    /// Every row of a query read into `T`.
+    public func fetchAll<T: TableRecord>(_ type: T.Type, sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> [T] {
+        try cachedStatement(sql: sql).fetchAll(type, arguments: arguments)
+    }
+
+    /// The first row of a query read into `T`, or nil.
+    public func fetchOne<T: TableRecord>(_ type: T.Type, sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
+        try cachedStatement(sql: sql).fetchOne(type, arguments: arguments)
+    }
+
+    /// Every row of a query read into `T`, by position (for a type that is
+    /// also `Decodable`).
+    public func fetchAll<T: TableRecord & Decodable>(_ type: T.Type, sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> [T] {
+        try cachedStatement(sql: sql).fetchAll(type, arguments: arguments)
+    }
+
+    /// The first row of a query read into `T`, by position, or nil (for a
+    /// type that is also `Decodable`).
+    public func fetchOne<T: TableRecord & Decodable>(_ type: T.Type, sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
+        try cachedStatement(sql: sql).fetchOne(type, arguments: arguments)
+    }
+
+    /// Inserts `record` into its table.
+    ///
+    /// ```swift
+    /// try db.insert(Artist(id: 1, name: "AC/DC"))
+    /// ```
+    ///
+    /// Binds each property straight to a cached INSERT statement; a table
+    /// with sealed columns goes through the connection's ``ColumnTransform``.
+    public func insert<T: TableRecord>(_ record: T) throws(StrongroomError) {
+        if let transform = columnTransform, transform.transformsInserts(into: T.databaseTableName) {
+            var binder = RecordBinder(collecting: T.databaseColumnNames.count)
+            try record.encode(to: &binder)
+            try insert(columns: T.databaseColumnNames, values: binder.values, into: T.databaseTableName, through: transform)
+            return
+        }
+        let statement: Statement
+        if let cached = recordInsertCache[ObjectIdentifier(T.self)] {
+            statement = cached
+        } else {
+            let names = T.databaseColumnNames
+            let columns = names.map(SQLScript.quotedIdentifier).joined(separator: ", ")
+            let parameters = names.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+            statement = try prepare(sql: "INSERT INTO \(SQLScript.quotedIdentifier(T.databaseTableName)) (\(columns)) VALUES (\(parameters))")
+            recordInsertCache[ObjectIdentifier(T.self)] = statement
+        }
+        statement.reset()
+        var binder = RecordBinder(statement: statement)
+        try record.encode(to: &binder)
+        while try statement.step() {}
+    }
+
+    /// `SELECT "a", "b", … FROM "table"` for `T`.
+    static func selectSQL<T: TableRecord>(_ type: T.Type) -> String {
+        "SELECT \(T.databaseColumnNames.map(SQLScript.quotedIdentifier).joined(separator: ", ")) FROM \(SQLScript.quotedIdentifier(T.databaseTableName))"
+    }
+}

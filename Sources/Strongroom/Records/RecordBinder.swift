@@ -1,0 +1,133 @@
+internal import CSQLCipher
+public import Foundation
+
+/// Where a ``TableRecord`` puts its values on the way into the database:
+/// bound straight to a prepared INSERT, or collected for a
+/// ``ColumnTransform`` that seals some of them first.
+///
+/// ```swift
+/// func encode(to binder: inout RecordBinder) throws(StrongroomError) {
+///     try binder.bind(id, at: 0)
+///     try binder.bind(name, at: 1)
+/// }
+/// ```
+///
+/// Property *n* (in ``TableRecord/databaseColumnNames`` order) is bound at
+/// `n`. `Int`, `Int64`, `Double`, `Bool`, `String`, `Data` and their
+/// optionals bind with one SQLite call; any other
+/// ``DatabaseValueConvertible`` through its ``DatabaseValue``.
+public struct RecordBinder {
+    private let statement: Statement?
+    /// The values, when collecting.
+    private(set) var values: [DatabaseValue]
+
+    init(statement: Statement) {
+        self.statement = statement
+        self.values = []
+    }
+
+    init(collecting count: Int) {
+        self.statement = nil
+        self.values = Array(repeating: .null, count: count)
+    }
+
+    /// Binds any value that converts to a ``DatabaseValue``.
+    public mutating func bind<T: DatabaseValueConvertible>(_ value: T, at index: Int) throws(StrongroomError) {
+        if let statement {
+            try statement.bind(value.databaseValue, at: Int32(index + 1))
+        } else {
+            values[index] = value.databaseValue
+        }
+    }
+
+    /// Binds an `Int64`.
+    public mutating func bind(_ value: Int64, at index: Int) throws(StrongroomError) {
+        try bind(index, .integer(value)) { sqlite3_bind_int64($0, $1, value) }
+    }
+
+    /// Binds an `Int`.
+    public mutating func bind(_ value: Int, at index: Int) throws(StrongroomError) {
+        try bind(Int64(value), at: index)
+    }
+
+    /// Binds a `Bool` as 0 or 1.
+    public mutating func bind(_ value: Bool, at index: Int) throws(StrongroomError) {
+        try bind(Int64(value ? 1 : 0), at: index)
+    }
+
+    /// Binds a `Double`.
+    public mutating func bind(_ value: Double, at index: Int) throws(StrongroomError) {
+        try bind(index, .real(value)) { sqlite3_bind_double($0, $1, value) }
+    }
+
+    /// Binds a `String` as TEXT.
+    public mutating func bind(_ value: String, at index: Int) throws(StrongroomError) {
+        guard statement != nil else { return values[index] = .text(value) }
+        var text = value
+        try bind(index, .null) { handle, parameter in
+            text.withUTF8 { utf8 in
+                sqlite3_bind_text(handle, parameter, utf8.baseAddress, Int32(utf8.count), strongroom_sqlite_transient())
+            }
+        }
+    }
+
+    /// Binds `Data` as a BLOB.
+    public mutating func bind(_ value: Data, at index: Int) throws(StrongroomError) {
+        guard statement != nil else { return values[index] = .blob([UInt8](value)) }
+        try bind(index, .null) { handle, parameter in
+            value.withUnsafeBytes { raw in
+                // A zero-length blob must not be bound as NULL.
+                sqlite3_bind_blob(handle, parameter, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), strongroom_sqlite_transient())
+            }
+        }
+    }
+
+    /// Binds an optional `Int64`: nil is NULL.
+    public mutating func bind(_ value: Int64?, at index: Int) throws(StrongroomError) {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    /// Binds an optional `Int`: nil is NULL.
+    public mutating func bind(_ value: Int?, at index: Int) throws(StrongroomError) {
+        if let value { try bind(Int64(value), at: index) } else { try bindNull(at: index) }
+    }
+
+    /// Binds an optional `Bool`: nil is NULL.
+    public mutating func bind(_ value: Bool?, at index: Int) throws(StrongroomError) {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    /// Binds an optional `Double`: nil is NULL.
+    public mutating func bind(_ value: Double?, at index: Int) throws(StrongroomError) {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    /// Binds an optional `String`: nil is NULL.
+    public mutating func bind(_ value: String?, at index: Int) throws(StrongroomError) {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    /// Binds optional `Data`: nil is NULL.
+    public mutating func bind(_ value: Data?, at index: Int) throws(StrongroomError) {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    /// Binds NULL.
+    public mutating func bindNull(at index: Int) throws(StrongroomError) {
+        try bind(index, .null) { sqlite3_bind_null($0, $1) }
+    }
+
+    /// Runs `call` on the statement's parameter `index + 1`, or stores
+    /// `collected` when collecting.
+    @inline(__always)
+    private mutating func bind(_ index: Int, _ collected: DatabaseValue, _ call: (OpaquePointer, Int32) -> Int32) throws(StrongroomError) {
+        guard let statement else {
+            values[index] = collected
+            return
+        }
+        let status = call(statement.handle, Int32(index + 1))
+        if status != SQLITE_OK {
+            throw statement.connection.lastError(status, sql: statement.sql)
+        }
+    }
+}

@@ -1,0 +1,133 @@
+/// A type stored as the rows of one table, read and written by column
+/// position: no `Codable` containers, no lookup of a column by name per row.
+///
+/// The `@Table` macro (module `StrongroomMacros`) writes the conformance
+/// from a plain struct; it can also be written by hand:
+///
+/// ```swift
+/// struct Artist: TableRecord {
+///     var id: Int64
+///     var name: String?
+///
+///     static let databaseTableName = "artist"
+///     static let databaseColumnNames = ["id", "name"]
+///
+///     init(row: RowView) throws(StrongroomError) {
+///         id = try row.decode(at: 0)
+///         name = try row.decode(at: 1)
+///     }
+///
+///     func encode(to binder: inout RecordBinder) throws(StrongroomError) {
+///         try binder.bind(id, at: 0)
+///         try binder.bind(name, at: 1)
+///     }
+/// }
+///
+/// try db.insert(Artist(id: 1, name: "AC/DC"))
+/// let artists = try db.fetchAll(Artist.self)                       // every row of the table
+/// let some = try db.fetchAll(Artist.self, sql: "SELECT * FROM artist WHERE name LIKE ?", arguments: ["A%"])
+/// ```
+///
+/// `init(row:)` reads property number *n* (in ``databaseColumnNames``
+/// order) with `row.decode(at: n)`: when a query selects the columns in
+/// another order, or more of them, the statement works out once where each
+/// one is. Columns sealed through a ``ColumnTransform`` are opened on the
+/// way out and sealed on the way in, as for every other read and insert.
+public protocol TableRecord {
+    /// The table's name.
+    static var databaseTableName: String { get }
+    /// The column of each stored property, in the order `init(row:)` reads
+    /// them and `encode(to:)` binds them.
+    static var databaseColumnNames: [String] { get }
+    /// Reads a record from the current row; property *n* is at `row.decode(at: n)`.
+    init(row: RowView) throws(StrongroomError)
+    /// Binds property *n* with `binder.bind(value, at: n)`.
+    func encode(to binder: inout RecordBinder) throws(StrongroomError)
+}
+
+extension Statement {
+    /// Where each property of `T` is among this statement's columns: nil
+    /// when they come first and in order (`SELECT *` from its table, or
+    /// the columns listed in order). Worked out once per statement.
+    func columnOfProperty<T: TableRecord>(for type: T.Type) throws(StrongroomError) -> [Int32]? {
+        let id = ObjectIdentifier(T.self)
+        if let recordColumns, recordColumns.type == id { return recordColumns.columnOfProperty }
+        let names = T.databaseColumnNames
+        var columns: [Int32] = []
+        columns.reserveCapacity(names.count)
+        for name in names {
+            guard let index = rowLayout.index(of: name) else {
+                throw StrongroomError(.misuse, "The query selects no column \(name) for \(T.self); select every column of \(T.databaseTableName) (SELECT * or \(names.joined(separator: ", "))).",
+                                      path: connection.path, sql: sql)
+            }
+            columns.append(Int32(index))
+        }
+        let inOrder = columns.enumerated().allSatisfy { Int($1) == $0 }
+        let result = inOrder ? nil : columns
+        recordColumns = (id, result)
+        return result
+    }
+
+    /// The current row as a `T`.
+    @inline(__always)
+    func decodeRecord<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> T {
+        try T(row: rowView(columnOfProperty: columnOfProperty(for: T.self)))
+    }
+
+    /// Runs the statement and reads every row into a `T`.
+    public func fetchAll<T: TableRecord>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> [T] {
+        try allRecords(type, arguments: arguments)
+    }
+
+    /// Runs the statement and reads the first row into a `T`, or returns nil.
+    public func fetchOne<T: TableRecord>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
+        try firstRecord(type, arguments: arguments)
+    }
+
+    /// Runs the statement and calls `body` with each row read into a `T`,
+    /// without keeping them all in memory.
+    public func forEach<T: TableRecord>(_ type: T.Type, arguments: StatementArguments = .none, _ body: (T) throws(StrongroomError) -> Void) throws(StrongroomError) {
+        try forEachRecord(type, arguments: arguments, body)
+    }
+
+    // A type both TableRecord and Decodable reads by position: these
+    // overloads are more specific than either protocol's.
+
+    /// Runs the statement and reads every row into a `T`, by position.
+    public func fetchAll<T: TableRecord & Decodable>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> [T] {
+        try allRecords(type, arguments: arguments)
+    }
+
+    /// Runs the statement and reads the first row into a `T`, by position, or returns nil.
+    public func fetchOne<T: TableRecord & Decodable>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
+        try firstRecord(type, arguments: arguments)
+    }
+
+    /// Runs the statement and calls `body` with each row read into a `T`, by position.
+    public func forEach<T: TableRecord & Decodable>(_ type: T.Type, arguments: StatementArguments = .none, _ body: (T) throws(StrongroomError) -> Void) throws(StrongroomError) {
+        try forEachRecord(type, arguments: arguments, body)
+    }
+
+    private func allRecords<T: TableRecord>(_ type: T.Type, arguments: StatementArguments) throws(StrongroomError) -> [T] {
+        var records: [T] = []
+        try forEachRecord(type, arguments: arguments) { records.append($0) }
+        return records
+    }
+
+    private func firstRecord<T: TableRecord>(_ type: T.Type, arguments: StatementArguments) throws(StrongroomError) -> T? {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        guard try step() else { return nil }
+        return try decodeRecord(T.self)
+    }
+
+    private func forEachRecord<T: TableRecord>(_ type: T.Type, arguments: StatementArguments, _ body: (T) throws(StrongroomError) -> Void) throws(StrongroomError) {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        while try step() {
+            try body(try decodeRecord(T.self))
+        }
+    }
+}

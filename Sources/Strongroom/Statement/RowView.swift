@@ -1,0 +1,208 @@
+internal import CSQLCipher
+public import Foundation
+
+/// The current row of a statement as it steps, read in place: no copy of
+/// the row, one SQLite call per value read.
+///
+/// ```swift
+/// let select = try db.cachedStatement(sql: "SELECT id, title, year FROM movie")
+/// var total = 0
+/// try select.forEachRow { row in
+///     let id: Int64 = try row.decode(at: 0)
+///     let title = try row.decode(String.self, at: 1)
+///     let year: Int? = try row.decode(at: 2)
+///     total += Int(id) + title.count + (year ?? 0)
+/// }
+/// ```
+///
+/// A row view is valid inside the closure that gave it: the statement moves
+/// on to the next row afterwards. Keep a row with ``copy()``.
+///
+/// Values convert under the connection's ``ValueConversion`` policy, as
+/// ``Row/decode(_:at:)`` does; `Int`, `Int64`, `Double`, `Bool`, `String`,
+/// `Data` and their optionals read straight from SQLite when stored in the
+/// class they read directly. Columns sealed through a ``ColumnTransform``
+/// are opened once per row.
+public struct RowView {
+    let statement: Statement
+    /// Set when the connection's ``ColumnTransform`` opens some columns.
+    let opened: OpeningColumnReader?
+    /// For a record: the column of each of its properties, when the query
+    /// does not select them in the record's order.
+    let columnOfProperty: [Int32]?
+
+    init(statement: Statement, opened: OpeningColumnReader?, columnOfProperty: [Int32]?) {
+        self.statement = statement
+        self.opened = opened
+        self.columnOfProperty = columnOfProperty
+    }
+
+    /// The number of columns.
+    public var count: Int { statement.columnCount }
+
+    /// The column names, in order.
+    public var columnNames: [String] { statement.columnNames }
+
+    /// The value at `index`, as stored (opened, for a sealed column).
+    public subscript(index: Int) -> DatabaseValue {
+        guard let column = try? column(index) else { return .null }
+        return value(at: column)
+    }
+
+    /// The value of the column named `name` (case-insensitive), or nil when
+    /// there is no such column.
+    public subscript(name: String) -> DatabaseValue? {
+        statement.rowLayout.index(of: name).map { value(at: Int32($0)) }
+    }
+
+    /// A ``Row`` holding this row's values, to keep after the closure returns.
+    public func copy() throws(StrongroomError) -> Row {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(count)
+        for i in 0..<Int32(count) { values.append(value(at: i)) }
+        return Row(layout: statement.rowLayout, values: values, conversion: statement.connection.configuration.valueConversion)
+    }
+
+    // MARK: Reading by position
+
+    /// The value at `index` converted to `T`.
+    ///
+    /// - Throws: ``StrongroomError/Code/conversion`` when the value does not
+    ///   convert (NULL converts only to an `Optional`), naming the column.
+    public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, at index: Int) throws(StrongroomError) -> T {
+        try converted(T.self, at: column(index))
+    }
+
+    /// The value of the column named `name` (case-insensitive) converted to `T`.
+    public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, column name: String) throws(StrongroomError) -> T {
+        guard let index = statement.rowLayout.index(of: name) else {
+            throw StrongroomError(.misuse, "Row has no column named \(name); it has \(columnNames.joined(separator: ", ")).", path: statement.connection.path, sql: statement.sql)
+        }
+        return try converted(T.self, at: Int32(index))
+    }
+
+    // The fast paths: the types a record is mostly made of, read with one
+    // SQLite call when stored in the class they read directly.
+
+    /// The value at `index` as an `Int64`.
+    public func decode(_ type: Int64.Type = Int64.self, at index: Int) throws(StrongroomError) -> Int64 {
+        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? sqlite3_column_int64(handle, i) : nil }
+    }
+
+    /// The value at `index` as an `Int64`, nil for NULL.
+    public func decode(_ type: Int64?.Type = Int64?.self, at index: Int) throws(StrongroomError) -> Int64? {
+        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? sqlite3_column_int64(handle, i) : nil }
+    }
+
+    /// The value at `index` as an `Int`.
+    public func decode(_ type: Int.Type = Int.self, at index: Int) throws(StrongroomError) -> Int {
+        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? Int(exactly: sqlite3_column_int64(handle, i)) : nil }
+    }
+
+    /// The value at `index` as an `Int`, nil for NULL.
+    public func decode(_ type: Int?.Type = Int?.self, at index: Int) throws(StrongroomError) -> Int? {
+        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? Int(exactly: sqlite3_column_int64(handle, i)) : nil }
+    }
+
+    /// The value at `index` as a `Bool` (0 is false).
+    public func decode(_ type: Bool.Type = Bool.self, at index: Int) throws(StrongroomError) -> Bool {
+        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? sqlite3_column_int64(handle, i) != 0 : nil }
+    }
+
+    /// The value at `index` as a `Bool`, nil for NULL.
+    public func decode(_ type: Bool?.Type = Bool?.self, at index: Int) throws(StrongroomError) -> Bool? {
+        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? sqlite3_column_int64(handle, i) != 0 : nil }
+    }
+
+    /// The value at `index` as a `Double`.
+    public func decode(_ type: Double.Type = Double.self, at index: Int) throws(StrongroomError) -> Double {
+        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_FLOAT ? sqlite3_column_double(handle, i) : nil }
+    }
+
+    /// The value at `index` as a `Double`, nil for NULL.
+    public func decode(_ type: Double?.Type = Double?.self, at index: Int) throws(StrongroomError) -> Double? {
+        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_FLOAT ? sqlite3_column_double(handle, i) : nil }
+    }
+
+    /// The value at `index` as a `String`.
+    public func decode(_ type: String.Type = String.self, at index: Int) throws(StrongroomError) -> String {
+        let statement = self.statement
+        return try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_TEXT ? statement.text(at: i) : nil }
+    }
+
+    /// The value at `index` as a `String`, nil for NULL.
+    public func decode(_ type: String?.Type = String?.self, at index: Int) throws(StrongroomError) -> String? {
+        let statement = self.statement
+        return try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_TEXT ? statement.text(at: i) : nil }
+    }
+
+    /// The value at `index` as `Data`.
+    public func decode(_ type: Data.Type = Data.self, at index: Int) throws(StrongroomError) -> Data {
+        let statement = self.statement
+        return try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_BLOB ? statement.withBlobBytes(at: i) { Data($0) } : nil }
+    }
+
+    /// The value at `index` as `Data`, nil for NULL.
+    public func decode(_ type: Data?.Type = Data?.self, at index: Int) throws(StrongroomError) -> Data? {
+        let statement = self.statement
+        return try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_BLOB ? statement.withBlobBytes(at: i) { Data($0) } : nil }
+    }
+
+    // MARK: Internals
+
+    /// The statement column of `index` (a record's property, when the
+    /// record's columns were selected in another order).
+    @inline(__always)
+    func column(_ index: Int) throws(StrongroomError) -> Int32 {
+        let column = columnOfProperty.map { index < $0.count ? Int($0[index]) : -1 } ?? index
+        guard column >= 0 && column < statement.columnCount else {
+            throw StrongroomError(.misuse, "Row has \(statement.columnCount) column(s); there is no column \(index).", path: statement.connection.path, sql: statement.sql)
+        }
+        return Int32(column)
+    }
+
+    /// `fast` reads a value stored in the class its type reads directly,
+    /// else returns nil; everything else (NULL, other classes, sealed
+    /// columns) goes through the conversion policy.
+    @inline(__always)
+    private func read<T: DatabaseValueConvertible>(_ index: Int, _ fast: (OpaquePointer, Int32) -> T?) throws(StrongroomError) -> T {
+        let column = try column(index)
+        if opened == nil, let value = fast(statement.handle, column) { return value }
+        return try converted(T.self, at: column)
+    }
+
+    @inline(__always)
+    private func readOptional<T: DatabaseValueConvertible>(_ index: Int, _ fast: (OpaquePointer, Int32) -> T?) throws(StrongroomError) -> T? {
+        let column = try column(index)
+        if opened == nil {
+            if let value = fast(statement.handle, column) { return value }
+            if sqlite3_column_type(statement.handle, column) == SQLITE_NULL { return nil }
+        }
+        return try converted(T?.self, at: column)
+    }
+
+    func value(at column: Int32) -> DatabaseValue {
+        opened?.databaseValue(at: column) ?? statement.databaseValue(at: column)
+    }
+
+    func converted<T: DatabaseValueConvertible>(_ type: T.Type, at column: Int32) throws(StrongroomError) -> T {
+        let value = value(at: column)
+        let conversion = statement.connection.configuration.valueConversion
+        guard let result = value.converted(to: T.self, conversion) else {
+            throw StrongroomError(.conversion, value.conversionAdvice(column: statement.columnNames[Int(column)], to: T.self, policy: conversion),
+                                  path: statement.connection.path, sql: statement.sql)
+        }
+        return result as! T
+    }
+}
+
+extension Statement {
+    /// The current row, read in place. `columnOfProperty` maps a record's
+    /// properties to the statement's columns, when they differ.
+    func rowView(columnOfProperty: [Int32]? = nil) throws(StrongroomError) -> RowView {
+        guard try openingPlan() != nil else {
+            return RowView(statement: self, opened: nil, columnOfProperty: columnOfProperty)
+        }
+        return RowView(statement: self, opened: try rowReader() as? OpeningColumnReader, columnOfProperty: columnOfProperty)
+    }
+}

@@ -1,0 +1,99 @@
+@_exported public import Strongroom
+@_exported public import StrongroomFields
+@_exported public import StrongroomMigrations
+
+/// Declares a struct as the rows of one table: it becomes a
+/// ``Strongroom/TableRecord`` (read and written by column position, with
+/// no `Codable` containers) and a ``StrongroomMigrations/TableModel`` (its
+/// table's definition, for the schema file, validation and `strongroom diff`).
+///
+/// ```swift
+/// import StrongroomMacros
+///
+/// @Table("customer")
+/// struct Customer {
+///     @PrimaryKey var id: Int64
+///     @Column(unique: true) var name: String
+///     @Sealed(.indexed) var email: String
+///     @Column("support_rep_id", references: "employee", onDelete: .setNull) var supportRepID: Int64?
+///     @Indexed var country: String?
+///     var joined: Date
+/// }
+///
+/// try db.insert(Customer(id: 1, name: "Ada", email: "ada@example.com", supportRepID: nil, country: "UK", joined: .now))
+/// let customers = try db.fetchAll(Customer.self)
+/// ```
+///
+/// Every stored property is a column, named as the property unless
+/// `@Column("name")` says otherwise; an optional property is nullable,
+/// any other `NOT NULL`. The SQL type comes from the Swift type (`Int…`,
+/// `Bool`: INTEGER; `Double`, `Float`: REAL; `String`, `Date`, `UUID`: TEXT;
+/// `Data`, `[UInt8]`: BLOB); any other type, such as an enum with raw
+/// values that conforms to ``Strongroom/DatabaseValueConvertible``, names
+/// its type with `@Column(type: "TEXT")`. `@Ignored` leaves a property out.
+///
+/// - Parameters:
+///   - name: The table's name; by default the type's name with its first
+///     letter lowercased (`Customer` → `customer`).
+///   - primaryKey: A primary key of several columns (one column: mark its
+///     property `@PrimaryKey`).
+///   - unique: UNIQUE constraints over several columns.
+@attached(extension, conformances: TableRecord, TableModel,
+          names: named(databaseTableName), named(databaseColumnNames), named(init(row:)), named(encode(to:)), named(tableDefinition))
+public macro Table(_ name: String? = nil, primaryKey: [String] = [], unique: [[String]] = []) =
+    #externalMacro(module: "StrongroomMacrosPlugin", type: "TableMacro")
+
+/// Marks the property holding the table's primary key (a single column).
+/// An `Int64` or `Int` key is SQLite's rowid (`INTEGER PRIMARY KEY`).
+@attached(peer)
+public macro PrimaryKey() = #externalMacro(module: "StrongroomMacrosPlugin", type: "MarkerMacro")
+
+/// Describes the property's column.
+///
+/// ```swift
+/// @Column("album_id", references: "album", onDelete: .cascade) var albumID: Int64
+/// @Column(type: "TEXT", default: "'draft'") var status: Status
+/// ```
+///
+/// - Parameters:
+///   - name: The column's name, if not the property's.
+///   - type: The declared SQL type, if not the one the Swift type gives.
+///   - unique: Whether the column is UNIQUE.
+///   - default: The `DEFAULT` expression, as SQL (`"0"`, `"'draft'"`, `"CURRENT_TIMESTAMP"`).
+///   - references: The table a foreign key on this column references.
+///   - column: The referenced column (default: that table's primary key).
+///   - onDelete: What deleting the referenced row does.
+///   - onUpdate: What changing the referenced key does.
+@attached(peer)
+public macro Column(_ name: String? = nil, type: String? = nil, unique: Bool = false, default: String? = nil,
+                    references: String? = nil, column: String? = nil,
+                    onDelete: ForeignKeyAction = .noAction, onUpdate: ForeignKeyAction = .noAction) =
+    #externalMacro(module: "StrongroomMacrosPlugin", type: "MarkerMacro")
+
+/// Seals the property's column (field encryption): the value is stored as
+/// an envelope that only the field keyring opens. Inserts seal it and
+/// reads open it on a connection configured with the table's sealed
+/// columns (`configuration.seal(Customer.tableDefinition.sealedColumns, keyring: keyring)`).
+///
+/// - Parameters:
+///   - mode: How it is sealed (randomized by default).
+///   - indexColumn: For ``StrongroomFields/SealingMode/indexed``: the
+///     companion column of the blind index (default: the column's name
+///     followed by `_index`), which the table gets, with an index.
+@attached(peer)
+public macro Sealed(_ mode: SealingMode = .randomized, indexColumn: String? = nil) =
+    #externalMacro(module: "StrongroomMacrosPlugin", type: "MarkerMacro")
+
+/// Indexes the property's column (`CREATE INDEX table_column ON table(column)`).
+///
+/// - Parameters:
+///   - name: The index's name, if not `table_column`.
+///   - unique: Whether it is a UNIQUE index.
+@attached(peer)
+public macro Indexed(_ name: String? = nil, unique: Bool = false) =
+    #externalMacro(module: "StrongroomMacrosPlugin", type: "MarkerMacro")
+
+/// Leaves a stored property out of the table: it is not read or written,
+/// and keeps its initial value in records read from the database.
+@attached(peer)
+public macro Ignored() = #externalMacro(module: "StrongroomMacrosPlugin", type: "MarkerMacro")

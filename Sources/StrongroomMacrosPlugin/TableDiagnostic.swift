@@ -1,0 +1,52 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// What `@Table` refuses, each with a sentence that says what to do.
+enum TableDiagnostic: DiagnosticMessage {
+    case notAStruct
+    case missingType(String)
+    case unsupportedType(property: String, type: String)
+    case unknownSQLType(property: String, type: String)
+    case letWithValue(String)
+    case ignoredWithoutValue(String)
+    case twoPrimaryKeys(String)
+    case sealedPrimaryKey(String)
+    case sealedWithoutPrimaryKey(String)
+    case notALiteral(String)
+    case unknownColumn(String)
+
+    var message: String {
+        switch self {
+        case .notAStruct:
+            return "@Table applies to a struct"
+        case .missingType(let property):
+            return "@Table needs the type of '\(property)' written out; add a type annotation"
+        case .unsupportedType(let property, let type):
+            return "'\(property)' has type '\(type)', which no column can hold; mark it @Ignored or store it as Data"
+        case .unknownSQLType(let property, let type):
+            return "@Table cannot tell the SQL type of '\(property)' (\(type)); write it with @Column(type: \"TEXT\") (or INTEGER, REAL, BLOB), and make \(type) DatabaseValueConvertible"
+        case .letWithValue(let property):
+            return "'\(property)' is a 'let' with an initial value, so a row cannot set it; make it 'var', or mark it @Ignored"
+        case .ignoredWithoutValue(let property):
+            return "@Ignored '\(property)' needs an initial value: records read from the database get it"
+        case .twoPrimaryKeys(let property):
+            return "a second @PrimaryKey on '\(property)'; for a key of several columns, write @Table(primaryKey: [\"a\", \"b\"])"
+        case .sealedPrimaryKey(let property):
+            return "'\(property)' is the primary key, which sealed values are bound to: it cannot be sealed itself"
+        case .sealedWithoutPrimaryKey(let property):
+            return "'\(property)' is sealed randomized, which binds each value to its row's primary key; declare a @PrimaryKey, or seal it .deterministic"
+        case .notALiteral(let argument):
+            return "@Table reads '\(argument)' when it compiles: write it as a literal"
+        case .unknownColumn(let column):
+            return "@Table(primaryKey:/unique:) names '\(column)', which is no column of this table"
+        }
+    }
+
+    var diagnosticID: MessageID { MessageID(domain: "StrongroomMacros", id: "\(self)".prefix { $0 != "(" }.description) }
+    var severity: DiagnosticSeverity { .error }
+}
+
+struct TableFixIt: FixItMessage {
+    let message: String
+    var fixItID: MessageID { MessageID(domain: "StrongroomMacros", id: message) }
+}

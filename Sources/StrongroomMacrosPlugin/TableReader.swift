@@ -1,0 +1,256 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// Reads a struct and its attributes into a ``TableShape``, diagnosing
+/// what cannot be stored.
+struct TableReader<Context: MacroExpansionContext> {
+    let context: Context
+    private(set) var failed = false
+
+    init(context: Context) { self.context = context }
+
+    static var sqlTypes: [String: String] {
+        [
+            "Int": "INTEGER", "Int8": "INTEGER", "Int16": "INTEGER", "Int32": "INTEGER", "Int64": "INTEGER",
+            "UInt8": "INTEGER", "UInt16": "INTEGER", "UInt32": "INTEGER", "Bool": "INTEGER",
+            "Double": "REAL", "Float": "REAL",
+            "String": "TEXT", "Date": "TEXT", "UUID": "TEXT",
+            "Data": "BLOB",
+        ]
+    }
+
+    mutating func diagnose(_ node: some SyntaxProtocol, _ message: TableDiagnostic, fixIts: [FixIt] = []) {
+        failed = true
+        context.diagnose(Diagnostic(node: node, message: message, fixIts: fixIts))
+    }
+
+    mutating func read(_ structDecl: StructDeclSyntax, attribute: AttributeSyntax) -> TableShape? {
+        let arguments = Self.arguments(of: attribute)
+        let typeName = structDecl.name.text
+        var tableName = typeName.prefix(1).lowercased() + typeName.dropFirst()
+        if let nameArgument = arguments.first(where: { $0.label == nil }) {
+            guard let name = string(nameArgument.expression, "the table's name") else { return nil }
+            tableName = name
+        }
+        let access = structDecl.modifiers.contains { ["public", "package"].contains($0.name.text) }
+            ? structDecl.modifiers.first { ["public", "package"].contains($0.name.text) }!.name.text + " " : ""
+        var table = TableShape(access: access, name: tableName)
+        var primaryKeyAttribute: AttributeSyntax?
+
+        for item in structDecl.memberBlock.members {
+            guard let variable = item.decl.as(VariableDeclSyntax.self) else { continue }
+            if variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) }) { continue }
+            let attributes = Self.attributes(of: variable)
+            for binding in variable.bindings {
+                guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
+                if let accessors = binding.accessorBlock, Self.isComputed(accessors) { continue }
+                let name = pattern.identifier.text
+                let bare = name.filter { $0 != "`" }
+                if let ignored = attributes["Ignored"] {
+                    if binding.initializer == nil && !(binding.typeAnnotation.map { Self.unwrapOptional($0.type) != nil } ?? false) {
+                        diagnose(ignored, .ignoredWithoutValue(bare))
+                    }
+                    continue
+                }
+                if variable.bindingSpecifier.tokenKind == .keyword(.let), binding.initializer != nil {
+                    let fix = FixIt(message: TableFixIt(message: "make it 'var'"), changes: [
+                        .replace(oldNode: Syntax(variable.bindingSpecifier), newNode: Syntax(TokenSyntax.keyword(.var, leadingTrivia: variable.bindingSpecifier.leadingTrivia, trailingTrivia: variable.bindingSpecifier.trailingTrivia))),
+                    ])
+                    diagnose(variable.bindingSpecifier, .letWithValue(bare), fixIts: [fix])
+                    continue
+                }
+                guard let type = binding.typeAnnotation?.type else {
+                    diagnose(pattern, .missingType(bare))
+                    continue
+                }
+                let wrapped = Self.unwrapOptional(type)
+                let base = wrapped ?? type
+                var column: [(label: String?, expression: ExprSyntax)] = []
+                if let attribute = attributes["Column"] { column = Self.arguments(of: attribute) }
+                var columnName = bare
+                if let argument = column.first(where: { $0.label == nil }) {
+                    guard let value = string(argument.expression, "the column's name") else { continue }
+                    columnName = value
+                }
+                if Self.isUnstorable(base) {
+                    let fix = FixIt(message: TableFixIt(message: "mark it @Ignored"), changes: [
+                        .replace(oldNode: Syntax(variable.attributes), newNode: Syntax(variable.attributes + [.attribute("@Ignored ")])),
+                    ])
+                    diagnose(type, .unsupportedType(property: bare, type: base.trimmedDescription), fixIts: [fix])
+                    continue
+                }
+                var sqlType = Self.sqlTypes[Self.baseName(base)] ?? (Self.isByteArray(base) ? "BLOB" : nil)
+                if let argument = column.first(where: { $0.label == "type" }) {
+                    guard let value = string(argument.expression, "type") else { continue }
+                    sqlType = value
+                }
+                guard let sqlType else {
+                    let fix = FixIt(message: TableFixIt(message: "add @Column(type: \"TEXT\")"), changes: [
+                        .replace(oldNode: Syntax(variable.attributes), newNode: Syntax(variable.attributes + [.attribute("@Column(type: \"TEXT\") ")])),
+                    ])
+                    diagnose(type, .unknownSQLType(property: bare, type: base.trimmedDescription), fixIts: [fix])
+                    continue
+                }
+                var defaultSQL: String?
+                if let argument = column.first(where: { $0.label == "default" }) {
+                    defaultSQL = string(argument.expression, "default")
+                }
+                if let argument = column.first(where: { $0.label == "unique" }), boolean(argument.expression, "unique") == true {
+                    table.uniqueKeys.append([columnName])
+                }
+                if let argument = column.first(where: { $0.label == "references" }), let referenced = string(argument.expression, "references") {
+                    let referencedColumn = column.first { $0.label == "column" }.flatMap { string($0.expression, "column") }
+                    let onDelete = column.first { $0.label == "onDelete" }.flatMap { member($0.expression, "onDelete") } ?? "noAction"
+                    let onUpdate = column.first { $0.label == "onUpdate" }.flatMap { member($0.expression, "onUpdate") } ?? "noAction"
+                    table.foreignKeys.append(.init(column: columnName, table: referenced, referenced: referencedColumn, onDelete: onDelete, onUpdate: onUpdate))
+                }
+                if let primary = attributes["PrimaryKey"] {
+                    if primaryKeyAttribute != nil {
+                        let fix = FixIt(message: TableFixIt(message: "remove this @PrimaryKey"), changes: [
+                            .replace(oldNode: Syntax(variable.attributes), newNode: Syntax(variable.attributes.filter { Syntax($0) != Syntax(primary) })),
+                        ])
+                        diagnose(primary, .twoPrimaryKeys(bare), fixIts: [fix])
+                    }
+                    primaryKeyAttribute = primary
+                    table.primaryKey = [columnName]
+                }
+                if let indexed = attributes["Indexed"] {
+                    let indexArguments = Self.arguments(of: indexed)
+                    let indexName = indexArguments.first { $0.label == nil }.flatMap { string($0.expression, "the index's name") } ?? "\(tableName)_\(columnName)"
+                    let unique = indexArguments.first { $0.label == "unique" }.flatMap { boolean($0.expression, "unique") } ?? false
+                    table.indexes.append(.init(name: indexName, columns: [columnName], unique: unique))
+                }
+                var sealing: String?
+                var indexColumn: String?
+                if let sealed = attributes["Sealed"] {
+                    let sealedArguments = Self.arguments(of: sealed)
+                    sealing = sealedArguments.first { $0.label == nil }.flatMap { member($0.expression, "mode") } ?? "randomized"
+                    if sealing == "indexed" {
+                        indexColumn = sealedArguments.first { $0.label == "indexColumn" }.flatMap { string($0.expression, "indexColumn") } ?? "\(columnName)_index"
+                        table.indexes.append(.init(name: "\(tableName)_\(indexColumn!)", columns: [indexColumn!], unique: false))
+                    }
+                }
+                table.properties.append(.init(name: name, column: columnName, sqlType: sqlType, optional: wrapped != nil,
+                                              defaultSQL: defaultSQL, sealing: sealing, indexColumn: indexColumn))
+            }
+        }
+
+        // Keys over several columns, from @Table's arguments.
+        let columnNames = Set(table.properties.map { $0.column.lowercased() })
+        if let argument = arguments.first(where: { $0.label == "primaryKey" }) {
+            let names = strings(argument.expression, "primaryKey")
+            if let primaryKeyAttribute, !names.isEmpty {
+                diagnose(primaryKeyAttribute, .twoPrimaryKeys(table.primaryKey.first ?? ""))
+            }
+            for name in names where !columnNames.contains(name.lowercased()) { diagnose(argument.expression, .unknownColumn(name)) }
+            if !names.isEmpty { table.primaryKey = names }
+        }
+        if let argument = arguments.first(where: { $0.label == "unique" }), let array = argument.expression.as(ArrayExprSyntax.self) {
+            for element in array.elements {
+                let names = strings(element.expression, "unique")
+                for name in names where !columnNames.contains(name.lowercased()) { diagnose(argument.expression, .unknownColumn(name)) }
+                table.uniqueKeys.append(names)
+            }
+        }
+        // Sealed values are bound to the primary key.
+        let keyColumns = Set(table.primaryKey.map { $0.lowercased() })
+        for property in table.properties where property.sealing != nil {
+            if keyColumns.contains(property.column.lowercased()) {
+                diagnose(structDecl.name, .sealedPrimaryKey(property.column))
+            } else if keyColumns.isEmpty && property.sealing != "deterministic" {
+                diagnose(structDecl.name, .sealedWithoutPrimaryKey(property.column))
+            }
+        }
+        return table
+    }
+
+    // MARK: Attribute arguments
+
+    static func attributes(of variable: VariableDeclSyntax) -> [String: AttributeSyntax] {
+        var found: [String: AttributeSyntax] = [:]
+        for element in variable.attributes {
+            guard let attribute = element.as(AttributeSyntax.self) else { continue }
+            let name = attribute.attributeName.trimmedDescription.split(separator: ".").last.map(String.init) ?? ""
+            found[name] = attribute
+        }
+        return found
+    }
+
+    static func arguments(of attribute: AttributeSyntax) -> [(label: String?, expression: ExprSyntax)] {
+        guard case .argumentList(let list) = attribute.arguments else { return [] }
+        return list.map { ($0.label?.text, $0.expression) }
+    }
+
+    mutating func string(_ expression: ExprSyntax, _ what: String) -> String? {
+        if expression.is(NilLiteralExprSyntax.self) { return nil }
+        guard let literal = expression.as(StringLiteralExprSyntax.self), literal.segments.count == 1,
+              case .stringSegment(let segment) = literal.segments.first! else {
+            diagnose(expression, .notALiteral(what))
+            return nil
+        }
+        return segment.content.text
+    }
+
+    mutating func strings(_ expression: ExprSyntax, _ what: String) -> [String] {
+        guard let array = expression.as(ArrayExprSyntax.self) else {
+            diagnose(expression, .notALiteral(what))
+            return []
+        }
+        return array.elements.compactMap { string($0.expression, what) }
+    }
+
+    mutating func boolean(_ expression: ExprSyntax, _ what: String) -> Bool? {
+        guard let literal = expression.as(BooleanLiteralExprSyntax.self) else {
+            diagnose(expression, .notALiteral(what))
+            return nil
+        }
+        return literal.literal.tokenKind == .keyword(.true)
+    }
+
+    mutating func member(_ expression: ExprSyntax, _ what: String) -> String? {
+        guard let access = expression.as(MemberAccessExprSyntax.self) else {
+            diagnose(expression, .notALiteral(what))
+            return nil
+        }
+        return access.declName.baseName.text
+    }
+
+    // MARK: Types
+
+    static func isComputed(_ accessors: AccessorBlockSyntax) -> Bool {
+        switch accessors.accessors {
+        case .getter: return true
+        case .accessors(let list): return list.contains { ["get", "_read", "unsafeAddress"].contains($0.accessorSpecifier.text) }
+        }
+    }
+
+    /// The wrapped type of `T?`, `T!` or `Optional<T>`, else nil.
+    static func unwrapOptional(_ type: TypeSyntax) -> TypeSyntax? {
+        if let optional = type.as(OptionalTypeSyntax.self) { return optional.wrappedType }
+        if let optional = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return optional.wrappedType }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
+           let argument = identifier.genericArgumentClause?.arguments.first {
+            return TypeSyntax(fromProtocol: argument.argument.as(TypeSyntax.self) ?? TypeSyntax(stringLiteral: argument.argument.trimmedDescription))
+        }
+        return nil
+    }
+
+    static func baseName(_ type: TypeSyntax) -> String {
+        if let member = type.as(MemberTypeSyntax.self) { return member.name.text }
+        if let identifier = type.as(IdentifierTypeSyntax.self) { return identifier.name.text }
+        return type.trimmedDescription
+    }
+
+    static func isByteArray(_ type: TypeSyntax) -> Bool {
+        type.as(ArrayTypeSyntax.self).map { baseName($0.element) == "UInt8" } ?? false
+    }
+
+    /// Tuples, functions, dictionaries and arrays (but `[UInt8]`) hold no column value.
+    static func isUnstorable(_ type: TypeSyntax) -> Bool {
+        if type.is(TupleTypeSyntax.self) || type.is(FunctionTypeSyntax.self) || type.is(DictionaryTypeSyntax.self) { return true }
+        if type.is(ArrayTypeSyntax.self) { return !isByteArray(type) }
+        if let attributed = type.as(AttributedTypeSyntax.self) { return isUnstorable(attributed.baseType) }
+        return false
+    }
+}

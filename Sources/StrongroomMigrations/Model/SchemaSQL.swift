@@ -1,0 +1,82 @@
+import Strongroom
+import StrongroomFields
+import Foundation
+
+extension TableDefinition {
+    /// `CREATE TABLE` for this table. A single-column primary key is
+    /// declared on its column, so that an `INTEGER PRIMARY KEY` is the rowid.
+    public var createTableSQL: String {
+        var lines = columns.map { column in
+            var line = "  " + SQLScript.quotedIdentifier(column.name)
+            if !column.type.isEmpty { line += " " + column.type }
+            if column.notNull { line += " NOT NULL" }
+            if primaryKey.count == 1, primaryKey[0].sqliteFolded == column.name.sqliteFolded { line += " PRIMARY KEY" }
+            if let defaultSQL = column.defaultSQL { line += " DEFAULT " + Self.defaultClause(defaultSQL) }
+            return line
+        }
+        if primaryKey.count > 1 { lines.append("  PRIMARY KEY (\(Self.list(primaryKey)))") }
+        for unique in uniqueKeys { lines.append("  UNIQUE (\(Self.list(unique)))") }
+        for key in foreignKeys {
+            var line = "  FOREIGN KEY (\(Self.list(key.columns))) REFERENCES \(SQLScript.quotedIdentifier(key.table))"
+            if !key.referencedColumns.isEmpty { line += " (\(Self.list(key.referencedColumns)))" }
+            if key.onDelete != .noAction { line += " ON DELETE " + key.onDelete.rawValue }
+            if key.onUpdate != .noAction { line += " ON UPDATE " + key.onUpdate.rawValue }
+            lines.append(line)
+        }
+        return "CREATE TABLE \(SQLScript.quotedIdentifier(name)) (\n\(lines.joined(separator: ",\n"))\n)"
+    }
+
+    /// `CREATE INDEX` for each of the table's indexes.
+    public var createIndexSQL: [String] {
+        indexes.map { index in
+            "CREATE \(index.unique ? "UNIQUE " : "")INDEX \(SQLScript.quotedIdentifier(index.name)) ON \(SQLScript.quotedIdentifier(name)) (\(Self.list(index.columns)))"
+        }
+    }
+
+    static func list(_ names: [String]) -> String {
+        names.map(SQLScript.quotedIdentifier).joined(separator: ", ")
+    }
+
+    /// A default as SQLite takes it after `DEFAULT`: a literal, a signed
+    /// number or a keyword as it is, any other expression in parentheses.
+    static func defaultClause(_ sql: String) -> String {
+        let trimmed = sql.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("(") || trimmed.hasPrefix("'") || trimmed.hasPrefix("x'") || trimmed.hasPrefix("X'") { return trimmed }
+        if Double(trimmed) != nil || Int64(trimmed) != nil { return trimmed }
+        if ["NULL", "TRUE", "FALSE", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP"].contains(trimmed.uppercased()) { return trimmed }
+        return "(\(trimmed))"
+    }
+}
+
+extension DatabaseSchema {
+    /// The schema as SQL: each table's `CREATE TABLE` and `CREATE INDEX`,
+    /// then the sealed columns' registry, so that running the file gives a
+    /// database whose ``read(from:)`` is this schema again.
+    ///
+    /// It is the file `strongroom diff` compares the migrations with
+    /// (`Migrations/schema.sql`): regenerate it whenever the model changes,
+    /// and let a test fail when the checked-in file is stale
+    /// (``checkSchemaFile(at:)``).
+    public var sql: String {
+        var out = "-- The model's schema, written by Strongroom from the app's table definitions.\n"
+        out += "-- Do not edit: regenerate it from the model. `strongroom diff` writes the next migration from it.\n"
+        for table in tables {
+            out += "\n" + table.createTableSQL + ";\n"
+            for index in table.createIndexSQL { out += index + ";\n" }
+        }
+        let sealed = sealedColumns
+        if !sealed.isEmpty {
+            out += "\n-- Sealed columns (field encryption reads them from this table).\n"
+            out += SealedColumnRegistry.createTableSQL + ";\n"
+            for column in sealed {
+                let index = column.indexColumn.map(Self.literal) ?? "NULL"
+                out += "INSERT INTO \(SealedColumnRegistry.table) (table_name, column_name, mode, index_column) VALUES (\(Self.literal(column.table)), \(Self.literal(column.column)), \(Self.literal(column.mode.rawValue)), \(index));\n"
+            }
+        }
+        return out
+    }
+
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}

@@ -1,0 +1,249 @@
+public import Foundation
+public import Strongroom
+public import StrongroomFields
+
+/// One way a database's schema differs from the model.
+public enum SchemaDifference: Sendable, Hashable, CustomStringConvertible {
+    /// The model's table is not in the database.
+    case missingTable(String)
+    /// The database has a table the model does not declare.
+    case extraTable(String)
+    /// The model's column is not in the table.
+    case missingColumn(table: String, column: String)
+    /// The table has a column the model does not declare.
+    case extraColumn(table: String, column: String)
+    /// The column's declared type differs.
+    case columnType(table: String, column: String, expected: String, found: String)
+    /// The column is `NOT NULL` in one and not the other.
+    case columnNullability(table: String, column: String, expectedNotNull: Bool)
+    /// The column's default differs (SQL as written; nil for none).
+    case columnDefault(table: String, column: String, expected: String?, found: String?)
+    /// The primary key's columns differ.
+    case primaryKey(table: String, expected: [String], found: [String])
+    /// A UNIQUE constraint of the model is missing.
+    case missingUniqueKey(table: String, columns: [String])
+    /// The table has a UNIQUE constraint the model does not declare.
+    case extraUniqueKey(table: String, columns: [String])
+    /// A foreign key of the model is missing (or differs).
+    case missingForeignKey(table: String, ForeignKeyDefinition)
+    /// The table has a foreign key the model does not declare (or one that differs).
+    case extraForeignKey(table: String, ForeignKeyDefinition)
+    /// An index of the model is missing (or differs).
+    case missingIndex(table: String, IndexDefinition)
+    /// The table has an index the model does not declare (or one that differs).
+    case extraIndex(table: String, IndexDefinition)
+    /// The model seals the column; the database does not record it sealed,
+    /// or holds plaintext values in it.
+    case columnNotSealed(table: String, column: String, mode: SealingMode, plaintextValues: Int)
+    /// The database records the column sealed, the model does not.
+    case columnSealed(table: String, column: String)
+    /// The column is sealed in another mode.
+    case sealingMode(table: String, column: String, expected: SealingMode, found: SealingMode)
+
+    /// One line: what differs, as expected against found.
+    public var description: String {
+        func list(_ names: [String]) -> String { "(" + names.joined(separator: ", ") + ")" }
+        func key(_ key: ForeignKeyDefinition) -> String {
+            var text = "\(list(key.columns)) REFERENCES \(key.table)"
+            if !key.referencedColumns.isEmpty { text += list(key.referencedColumns) }
+            if key.onDelete != .noAction { text += " ON DELETE \(key.onDelete.rawValue)" }
+            if key.onUpdate != .noAction { text += " ON UPDATE \(key.onUpdate.rawValue)" }
+            return text
+        }
+        func index(_ index: IndexDefinition) -> String { "\(index.unique ? "unique " : "")index \(index.name) on \(list(index.columns))" }
+        switch self {
+        case .missingTable(let table): return "table \(table): missing"
+        case .extraTable(let table): return "table \(table): not in the model"
+        case .missingColumn(let table, let column): return "\(table).\(column): missing"
+        case .extraColumn(let table, let column): return "\(table).\(column): not in the model"
+        case .columnType(let table, let column, let expected, let found): return "\(table).\(column): type \(expected.isEmpty ? "(none)" : expected) expected, \(found.isEmpty ? "(none)" : found) found"
+        case .columnNullability(let table, let column, let expectedNotNull): return "\(table).\(column): \(expectedNotNull ? "NOT NULL" : "nullable") expected, \(expectedNotNull ? "nullable" : "NOT NULL") found"
+        case .columnDefault(let table, let column, let expected, let found): return "\(table).\(column): default \(expected ?? "(none)") expected, \(found ?? "(none)") found"
+        case .primaryKey(let table, let expected, let found): return "\(table): primary key \(expected.isEmpty ? "(rowid)" : list(expected)) expected, \(found.isEmpty ? "(rowid)" : list(found)) found"
+        case .missingUniqueKey(let table, let columns): return "\(table): UNIQUE \(list(columns)) missing"
+        case .extraUniqueKey(let table, let columns): return "\(table): UNIQUE \(list(columns)) not in the model"
+        case .missingForeignKey(let table, let foreignKey): return "\(table): foreign key \(key(foreignKey)) missing"
+        case .extraForeignKey(let table, let foreignKey): return "\(table): foreign key \(key(foreignKey)) not in the model"
+        case .missingIndex(let table, let definition): return "\(table): \(index(definition)) missing"
+        case .extraIndex(let table, let definition): return "\(table): \(index(definition)) not in the model"
+        case .columnNotSealed(let table, let column, let mode, let plaintextValues):
+            return plaintextValues > 0 ? "\(table).\(column): sealed (\(mode.rawValue)) expected, \(plaintextValues) plaintext value(s) found"
+                : "\(table).\(column): sealed (\(mode.rawValue)) expected, not recorded as sealed"
+        case .columnSealed(let table, let column): return "\(table).\(column): plaintext expected, sealed found"
+        case .sealingMode(let table, let column, let expected, let found): return "\(table).\(column): sealed \(expected.rawValue) expected, \(found.rawValue) found"
+        }
+    }
+}
+
+/// The database's schema is not the model's: every difference, listed.
+///
+/// ```swift
+/// do {
+///     try model.validate(db)
+/// } catch let mismatch as SchemaMismatch {
+///     for difference in mismatch.differences { logger.error("\(difference)") }
+/// }
+/// ```
+public struct SchemaMismatch: Error, Sendable, CustomStringConvertible {
+    /// A stable code to match: `schema_mismatch`.
+    public let code = "schema_mismatch"
+    /// The database's file (nil in memory).
+    public let path: String?
+    /// Every difference, model first: what is missing or differs, then what is extra.
+    public let differences: [SchemaDifference]
+
+    /// What differs, one line each, and what to do.
+    public var description: String {
+        "The database's schema is not the model's (\(differences.count) difference\(differences.count == 1 ? "" : "s")); write a migration that brings it there (`strongroom diff` writes one):\n"
+            + differences.map { "  - \($0)" }.joined(separator: "\n")
+    }
+}
+
+extension SchemaMismatch: LocalizedError {
+    /// The ``description``.
+    public var errorDescription: String? { description }
+}
+
+extension DatabaseSchema {
+    /// Checks that the main database of `db` holds exactly this schema:
+    /// tables, columns (type, NULL-ness, default), primary keys, UNIQUE
+    /// constraints, foreign keys, indexes and sealed columns. Run it after
+    /// migrating.
+    ///
+    /// ```swift
+    /// try migrator.migrate(queue)
+    /// try queue.read { db in try DatabaseSchema(Artist.self, Album.self).validate(db) }
+    /// ```
+    ///
+    /// - Throws: ``SchemaMismatch`` listing every difference; a
+    ///   `StrongroomError` when the database cannot be read.
+    public func validate(_ db: Connection) throws {
+        let found = try DatabaseSchema.read(from: db)
+        var differences = differences(from: found)
+        // A column the model seals and the database records sealed may
+        // still hold plaintext (written around the transform).
+        for table in tables {
+            guard let foundTable = found.table(table.name) else { continue }
+            for column in table.columns where column.sealing != nil {
+                guard let foundColumn = foundTable.column(column.name), foundColumn.sealing == column.sealing else { continue }
+                let plaintext = try db.fetchOne(Int.self, sql: """
+                    SELECT count(*) FROM \(SQLScript.quotedIdentifier(table.name))
+                    WHERE \(SQLScript.quotedIdentifier(column.name)) IS NOT NULL AND typeof(\(SQLScript.quotedIdentifier(column.name))) <> 'blob'
+                    """) ?? 0
+                if plaintext > 0 {
+                    differences.append(.columnNotSealed(table: table.name, column: column.name, mode: column.sealing!, plaintextValues: plaintext))
+                }
+            }
+        }
+        if !differences.isEmpty {
+            throw SchemaMismatch(path: db.path, differences: differences)
+        }
+    }
+
+    /// How `other` (a database's schema) differs from this one (the model):
+    /// empty when they are the same.
+    public func differences(from other: DatabaseSchema) -> [SchemaDifference] {
+        var differences: [SchemaDifference] = []
+        for table in tables {
+            guard let found = other.table(table.name) else {
+                differences.append(.missingTable(table.name))
+                continue
+            }
+            differences += table.differences(from: found)
+        }
+        for table in other.tables where self.table(table.name) == nil {
+            differences.append(.extraTable(table.name))
+        }
+        return differences
+    }
+}
+
+extension TableDefinition {
+    func differences(from found: TableDefinition) -> [SchemaDifference] {
+        var differences: [SchemaDifference] = []
+        let name = self.name
+        for column in columns {
+            guard let other = found.column(column.name) else {
+                differences.append(.missingColumn(table: name, column: column.name))
+                continue
+            }
+            if Self.normalizedType(column.type) != Self.normalizedType(other.type) {
+                differences.append(.columnType(table: name, column: column.name, expected: column.type, found: other.type))
+            }
+            if column.notNull != other.notNull {
+                differences.append(.columnNullability(table: name, column: column.name, expectedNotNull: column.notNull))
+            }
+            if column.defaultSQL.map(Self.normalizedDefault) != other.defaultSQL.map(Self.normalizedDefault) {
+                differences.append(.columnDefault(table: name, column: column.name, expected: column.defaultSQL, found: other.defaultSQL))
+            }
+            switch (column.sealing, other.sealing) {
+            case (let expected?, nil): differences.append(.columnNotSealed(table: name, column: column.name, mode: expected, plaintextValues: 0))
+            case (nil, _?): differences.append(.columnSealed(table: name, column: column.name))
+            case (let expected?, let found?) where expected != found: differences.append(.sealingMode(table: name, column: column.name, expected: expected, found: found))
+            default: break
+            }
+        }
+        for column in found.columns where self.column(column.name) == nil {
+            differences.append(.extraColumn(table: name, column: column.name))
+        }
+        if primaryKey.map(\.sqliteFolded) != found.primaryKey.map(\.sqliteFolded) {
+            differences.append(.primaryKey(table: name, expected: primaryKey, found: found.primaryKey))
+        }
+        let foundUniques = Set(found.uniqueKeys.map { $0.map(\.sqliteFolded) })
+        let uniques = Set(uniqueKeys.map { $0.map(\.sqliteFolded) })
+        for key in uniqueKeys where !foundUniques.contains(key.map(\.sqliteFolded)) {
+            differences.append(.missingUniqueKey(table: name, columns: key))
+        }
+        for key in found.uniqueKeys where !uniques.contains(key.map(\.sqliteFolded)) {
+            differences.append(.extraUniqueKey(table: name, columns: key))
+        }
+        let foundKeys = Set(found.foreignKeys.map { $0.folded(referencedPrimaryKey: nil) })
+        let keys = Set(foreignKeys.map { $0.folded(referencedPrimaryKey: nil) })
+        for key in foreignKeys where !foundKeys.contains(key.folded(referencedPrimaryKey: nil)) {
+            differences.append(.missingForeignKey(table: name, key))
+        }
+        for key in found.foreignKeys where !keys.contains(key.folded(referencedPrimaryKey: nil)) {
+            differences.append(.extraForeignKey(table: name, key))
+        }
+        let foundIndexes = Set(found.indexes.map(\.folded))
+        let indexes = Set(self.indexes.map(\.folded))
+        for index in self.indexes where !foundIndexes.contains(index.folded) {
+            differences.append(.missingIndex(table: name, index))
+        }
+        for index in found.indexes where !indexes.contains(index.folded) {
+            differences.append(.extraIndex(table: name, index))
+        }
+        return differences
+    }
+
+    /// A declared type as SQLite compares nothing but we do: case and runs
+    /// of spaces do not count (`varchar(20)` is `VARCHAR(20)`).
+    static func normalizedType(_ type: String) -> String {
+        type.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// A default's SQL without the parentheses SQLite may keep around it.
+    static func normalizedDefault(_ sql: String) -> String {
+        var text = sql.trimmingCharacters(in: .whitespacesAndNewlines)
+        while text.hasPrefix("("), text.hasSuffix(")") { text = String(text.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces) }
+        return text
+    }
+}
+
+extension ForeignKeyDefinition {
+    struct Folded: Hashable {
+        let columns: [FoldedName], table: FoldedName, referenced: [FoldedName], onDelete: ForeignKeyAction, onUpdate: ForeignKeyAction
+    }
+
+    func folded(referencedPrimaryKey: [String]?) -> Folded {
+        Folded(columns: columns.map(\.sqliteFolded), table: table.sqliteFolded, referenced: referencedColumns.map(\.sqliteFolded), onDelete: onDelete, onUpdate: onUpdate)
+    }
+}
+
+extension IndexDefinition {
+    struct Folded: Hashable {
+        let name: FoldedName, columns: [FoldedName], unique: Bool
+    }
+
+    var folded: Folded { Folded(name: name.sqliteFolded, columns: columns.map(\.sqliteFolded), unique: unique) }
+}

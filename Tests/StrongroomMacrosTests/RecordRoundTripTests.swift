@@ -1,0 +1,188 @@
+import Foundation
+import StrongroomMacros
+import StrongroomTestSupport
+import Testing
+
+enum Genre: String, DatabaseValueConvertible, Equatable { case rock, jazz, métal }
+enum Level: Int, DatabaseValueConvertible, Equatable { case low = 1, high = 9 }
+
+/// Every supported kind of property, optional and not.
+@Table("track")
+struct Track: Equatable {
+    @PrimaryKey var id: Int64
+    var name: String
+    var composer: String?
+    var milliseconds: Int
+    var plays: Int?
+    var price: Double
+    var discount: Double?
+    var explicit: Bool
+    var live: Bool?
+    var small: Int32
+    var tiny: UInt8?
+    var rating: Float?
+    var added: Date
+    var removed: Date?
+    var uuid: UUID
+    var cover: Data?
+    var bytes: [UInt8]
+    @Column(type: "TEXT") var genre: Genre
+    @Column(type: "TEXT") var mood: Genre?
+    @Column(type: "INTEGER") var level: Level
+    @Ignored var cached: [String] = []
+}
+
+@Table("album")
+struct Album: Equatable {
+    @PrimaryKey var albumID: Int64
+    @Column("title", unique: true) var name: String
+}
+
+/// A table with a foreign key, an index and a default.
+@Table
+struct Song: Equatable {
+    @PrimaryKey var id: Int64?
+    @Column("album_id", references: "album", column: "albumID", onDelete: .cascade) var albumID: Int64
+    @Indexed var title: String
+    @Column(default: "0") var plays: Int
+}
+
+/// Sealed properties, in each mode.
+@Table("customer")
+struct Customer: Equatable {
+    @PrimaryKey var id: Int64
+    @Sealed var phone: String?
+    @Sealed(.deterministic) var country: String
+    @Sealed(.indexed) var email: String
+    var score: Double
+}
+
+@Suite("@Table records, read and written")
+struct RecordRoundTripTests {
+    let dir = TemporaryDirectory()
+
+    static let date = Date(timeIntervalSince1970: 1_700_000_000.125)
+
+    static let tracks = [
+        Track(id: 1, name: "Thunderstruck", composer: "Young", milliseconds: 292_000, plays: 7, price: 0.99, discount: 0.5, explicit: false, live: true,
+              small: -3, tiny: 255, rating: 4.5, added: date, removed: date.addingTimeInterval(60), uuid: UUID(), cover: Data([0, 1, 2]),
+              bytes: [9, 8], genre: .rock, mood: .jazz, level: .high),
+        Track(id: 2, name: "", composer: nil, milliseconds: 0, plays: nil, price: -1e300, discount: nil, explicit: true, live: nil,
+              small: Int32.min, tiny: nil, rating: nil, added: date, removed: nil, uuid: UUID(), cover: nil,
+              bytes: [], genre: .métal, mood: nil, level: .low),
+        Track(id: Int64.max, name: "Zoë ✓ \u{0}nul", composer: "", milliseconds: Int.min, plays: 0, price: 0, discount: 0, explicit: false, live: false,
+              small: Int32.max, tiny: 0, rating: -0.25, added: Date(timeIntervalSince1970: 0), removed: nil, uuid: UUID(), cover: Data(),
+              bytes: [0], genre: .jazz, mood: .rock, level: .high),
+    ]
+
+    func open() throws -> Connection {
+        try Connection(path: dir.file("tracks.db"), configuration: Configuration(key: .generate()))
+    }
+
+    @Test func everySupportedTypeRoundTrips() throws {
+        let db = try open()
+        try db.execute(sql: Track.tableDefinition.createTableSQL)
+        for track in Self.tracks { try db.insert(track) }
+        #expect(try db.fetchAll(Track.self) == Self.tracks.sorted { $0.id < $1.id })
+        // By position through user SQL, and through a statement.
+        #expect(try db.fetchOne(Track.self, sql: "SELECT * FROM track WHERE id = ?", arguments: [2]) == Self.tracks[1])
+        #expect(try db.fetchOne(Track.self, sql: "SELECT * FROM track WHERE id = 42") == nil)
+    }
+
+    @Test func columnsInAnotherOrderOrWithMoreAreFoundOncePerStatement() throws {
+        let db = try open()
+        try db.execute(sql: Album.tableDefinition.createTableSQL)
+        try db.insert(Album(albumID: 1, name: "Back in Black"))
+        try db.insert(Album(albumID: 2, name: "Kind of Blue"))
+        let statement = try db.prepare(sql: "SELECT length(title) AS n, title, albumID FROM album ORDER BY albumID")
+        #expect(try statement.fetchAll(Album.self) == [Album(albumID: 1, name: "Back in Black"), Album(albumID: 2, name: "Kind of Blue")])
+        #expect(try statement.fetchAll(Album.self).count == 2)
+        // A column the record needs and the query lacks: a misuse error naming it.
+        let error = #expect(throws: StrongroomError.self) { try db.fetchAll(Album.self, sql: "SELECT albumID FROM album") }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("title") == true)
+    }
+
+    @Test func aValueThatDoesNotConvertNamesItsColumn() throws {
+        let db = try open()
+        try db.execute(sql: Album.tableDefinition.createTableSQL)
+        try db.execute(sql: "CREATE TABLE loose(albumID, title)")
+        try db.execute(sql: "INSERT INTO loose VALUES ('abc', 'x'), (2, NULL)")
+        let error = #expect(throws: StrongroomError.self) { try db.fetchAll(Album.self, sql: "SELECT * FROM loose WHERE rowid = 1") }
+        #expect(error?.code == .conversion)
+        #expect(error?.message.contains("albumID") == true)
+        let null = #expect(throws: StrongroomError.self) { try db.fetchAll(Album.self, sql: "SELECT * FROM loose WHERE rowid = 2") }
+        #expect(null?.code == .conversion)
+        #expect(null?.message.contains("title") == true)
+        // An enum raw value that is no case.
+        try db.execute(sql: Track.tableDefinition.createTableSQL)
+        try db.insert(Self.tracks[0])
+        try db.execute(sql: "UPDATE track SET genre = 'polka'")
+        let polka = #expect(throws: StrongroomError.self) { try db.fetchAll(Track.self) }
+        #expect(polka?.message.contains("genre") == true)
+    }
+
+    @Test func foreignKeysIndexesAndDefaultsAreDeclared() throws {
+        let db = try open()
+        try db.execute(sql: "PRAGMA foreign_keys = ON")
+        let schema = DatabaseSchema(Album.self, Song.self)
+        try db.execute(sql: schema.sql)
+        try db.insert(Album(albumID: 1, name: "Back in Black"))
+        try db.insert(Song(id: nil, albumID: 1, title: "Hells Bells", plays: 3))
+        #expect(try db.fetchAll(Song.self) == [Song(id: 1, albumID: 1, title: "Hells Bells", plays: 3)], "a nil INTEGER PRIMARY KEY is assigned")
+        try db.execute(sql: "INSERT INTO song(album_id, title) VALUES (1, 'Shoot to Thrill')")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT plays FROM song WHERE id = 2") == 0)
+        try db.execute(sql: "DELETE FROM album")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM song") == 0, "ON DELETE CASCADE")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'song_title'") == 1)
+        #expect(throws: StrongroomError.self) {
+            try db.insert(Album(albumID: 5, name: "x"))
+            try db.insert(Album(albumID: 6, name: "x"))
+        }
+        try schema.validate(db)
+    }
+
+    @Test func sealedPropertiesAreSealedOnTheWayInAndOpenedOnTheWayOut() throws {
+        let path = dir.file("sealed.db")
+        let key = DatabaseKey.generate()
+        let keyring = FieldKeyring.generate()
+        var configuration = Configuration(key: key)
+        configuration.seal(Customer.tableDefinition.sealedColumns, keyring: keyring)
+        let customers = [
+            Customer(id: 1, phone: "+44 20 7946 0000", country: "UK", email: "ada@example.com", score: 9.5),
+            Customer(id: 2, phone: nil, country: "FR", email: "bob@example.com", score: 7),
+        ]
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in
+            try db.execute(sql: DatabaseSchema(Customer.self).sql)
+            for customer in customers { try db.insert(customer) }
+        }
+        #expect(try queue.read { try $0.fetchAll(Customer.self) } == customers)
+        let found = try queue.read { db in
+            try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')", arguments: ["bob@example.com"])
+        }
+        #expect(found == customers[1])
+        // With the database key alone: envelopes, not the values.
+        let raw = try Connection(path: path, configuration: Configuration(key: key))
+        for row in try raw.fetchAll(sql: "SELECT phone, country, email, email_index FROM customer WHERE id = 1") {
+            for value in row.values {
+                guard case .blob(let bytes) = value else { Issue.record("a sealed column holds \(value.storageClassName)"); continue }
+                #expect(!String(decoding: bytes, as: UTF8.self).contains("ada"))
+                #expect(!String(decoding: bytes, as: UTF8.self).contains("UK"))
+            }
+        }
+        try queue.read { db in try DatabaseSchema(Customer.self).validate(db) }
+    }
+}
+
+extension DatabaseValue {
+    var storageClassName: String {
+        switch self {
+        case .null: "NULL"
+        case .integer: "INTEGER"
+        case .real: "REAL"
+        case .text: "TEXT"
+        case .blob: "BLOB"
+        }
+    }
+}
