@@ -170,6 +170,7 @@ let package = Package(
                 "StrongroomMacrosPlugin",
                 "StrongroomTestSupport",
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ]
         ),
         .testTarget(

@@ -75,7 +75,7 @@ struct TableReader<Context: MacroExpansionContext> {
                 }
                 if Self.isUnstorable(base) {
                     let fix = FixIt(message: TableFixIt(message: "mark it @Ignored"), changes: [
-                        .replace(oldNode: Syntax(variable.attributes), newNode: Syntax(variable.attributes + [.attribute("@Ignored ")])),
+                        .replace(oldNode: Syntax(variable), newNode: Syntax(Self.adding("@Ignored", to: variable))),
                     ])
                     diagnose(type, .unsupportedType(property: bare, type: base.trimmedDescription), fixIts: [fix])
                     continue
@@ -87,7 +87,7 @@ struct TableReader<Context: MacroExpansionContext> {
                 }
                 guard let sqlType else {
                     let fix = FixIt(message: TableFixIt(message: "add @Column(type: \"TEXT\")"), changes: [
-                        .replace(oldNode: Syntax(variable.attributes), newNode: Syntax(variable.attributes + [.attribute("@Column(type: \"TEXT\") ")])),
+                        .replace(oldNode: Syntax(variable), newNode: Syntax(Self.adding("@Column(type: \"TEXT\")", to: variable))),
                     ])
                     diagnose(type, .unknownSQLType(property: bare, type: base.trimmedDescription), fixIts: [fix])
                     continue
@@ -108,7 +108,8 @@ struct TableReader<Context: MacroExpansionContext> {
                 if let primary = attributes["PrimaryKey"] {
                     if primaryKeyAttribute != nil {
                         let fix = FixIt(message: TableFixIt(message: "remove this @PrimaryKey"), changes: [
-                            .replace(oldNode: Syntax(variable.attributes), newNode: Syntax(variable.attributes.filter { Syntax($0) != Syntax(primary) })),
+                            .replace(oldNode: Syntax(variable), newNode: Syntax(variable.with(\.attributes, variable.attributes.filter { Syntax($0) != Syntax(primary) })
+                                .with(\.leadingTrivia, variable.leadingTrivia))),
                         ])
                         diagnose(primary, .twoPrimaryKeys(bare), fixIts: [fix])
                     }
@@ -166,6 +167,13 @@ struct TableReader<Context: MacroExpansionContext> {
     }
 
     // MARK: Attribute arguments
+
+    /// `variable` with `attribute` written first, on the same line.
+    static func adding(_ attribute: String, to variable: VariableDeclSyntax) -> VariableDeclSyntax {
+        let added = AttributeSyntax(stringLiteral: attribute).with(\.leadingTrivia, variable.leadingTrivia).with(\.trailingTrivia, .space)
+        let rest = variable.with(\.leadingTrivia, [])
+        return rest.with(\.attributes, AttributeListSyntax([.attribute(added)] + Array(rest.attributes)))
+    }
 
     static func attributes(of variable: VariableDeclSyntax) -> [String: AttributeSyntax] {
         var found: [String: AttributeSyntax] = [:]

@@ -1,0 +1,368 @@
+import StrongroomMacrosPlugin
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosGenericTestSupport
+import Foundation
+import Testing
+
+/// What `@Table` writes for each attribute, and what it refuses.
+@Suite("@Table expansion and diagnostics")
+struct TableMacroExpansionTests {
+    static let specs: [String: MacroSpec] = [
+        "Table": MacroSpec(type: TableMacro.self, conformances: ["TableRecord", "TableModel"]),
+        "PrimaryKey": MacroSpec(type: MarkerMacro.self),
+        "Column": MacroSpec(type: MarkerMacro.self),
+        "Sealed": MacroSpec(type: MarkerMacro.self),
+        "Indexed": MacroSpec(type: MarkerMacro.self),
+        "Ignored": MacroSpec(type: MarkerMacro.self),
+    ]
+
+    func expand(_ source: String, _ expanded: String, diagnostics: [DiagnosticSpec] = [], applyFixIts: [String]? = nil, fixedSource: String? = nil,
+                sourceLocation: SourceLocation = #_sourceLocation) {
+        assertMacroExpansion(source, expandedSource: expanded, diagnostics: diagnostics, macroSpecs: Self.specs,
+                             applyFixIts: applyFixIts, fixedSource: fixedSource, indentationWidth: .spaces(4)) { failure in
+            Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func plainColumnsPrimaryKeyAndOptionals() {
+        expand("""
+            @Table("artist")
+            public struct Artist {
+                @PrimaryKey var id: Int64
+                var name: String?
+                var born: Date
+                static var count = 0
+                var display: String { name ?? "" }
+            }
+            """, """
+            public struct Artist {
+                var id: Int64
+                var name: String?
+                var born: Date
+                static var count = 0
+                var display: String { name ?? "" }
+            }
+
+            extension Artist: Strongroom.TableRecord, StrongroomMigrations.TableModel {
+                public static let databaseTableName = "artist"
+
+                public static let databaseColumnNames: [String] = ["id", "name", "born"]
+
+                public init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                    self.id = try row.decode(at: 0)
+                    self.name = try row.decode(at: 1)
+                    self.born = try row.decode(at: 2)
+                }
+
+                public func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
+                    try binder.bind(self.id, at: 0)
+                    try binder.bind(self.name, at: 1)
+                    try binder.bind(self.born, at: 2)
+                }
+
+                public static let tableDefinition = StrongroomMigrations.TableDefinition(
+                    "artist",
+                    columns: [
+                        StrongroomMigrations.ColumnDefinition("id", type: "INTEGER", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("name", type: "TEXT"),
+                        StrongroomMigrations.ColumnDefinition("born", type: "TEXT", notNull: true),
+                    ],
+                    primaryKey: ["id"]
+                )
+            }
+            """)
+    }
+
+    @Test func everyAttribute() {
+        expand("""
+            @Table("customer", unique: [["first", "last"]])
+            struct Customer {
+                @PrimaryKey var id: Int64?
+                var first: String
+                var last: String
+                @Column("support_rep_id", references: "employee", column: "id", onDelete: .setNull, onUpdate: .cascade) var supportRep: Int64?
+                @Column(unique: true, default: "'none'") var code: String
+                @Indexed var country: String?
+                @Indexed("by_city", unique: true) var city: String
+                @Sealed var phone: String?
+                @Sealed(.deterministic) var region: String
+                @Sealed(.indexed) var email: String
+                @Sealed(.indexed, indexColumn: "fax_bidx") var fax: Data?
+                @Column(type: "TEXT") var tier: Tier
+                var photo: [UInt8]
+                @Ignored var cache: [String: Int] = [:]
+            }
+            """, """
+            struct Customer {
+                var id: Int64?
+                var first: String
+                var last: String
+                var supportRep: Int64?
+                var code: String
+                var country: String?
+                var city: String
+                var phone: String?
+                var region: String
+                var email: String
+                var fax: Data?
+                var tier: Tier
+                var photo: [UInt8]
+                var cache: [String: Int] = [:]
+            }
+
+            extension Customer: Strongroom.TableRecord, StrongroomMigrations.TableModel {
+                static let databaseTableName = "customer"
+
+                static let databaseColumnNames: [String] = ["id", "first", "last", "support_rep_id", "code", "country", "city", "phone", "region", "email", "fax", "tier", "photo"]
+
+                init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                    self.id = try row.decode(at: 0)
+                    self.first = try row.decode(at: 1)
+                    self.last = try row.decode(at: 2)
+                    self.supportRep = try row.decode(at: 3)
+                    self.code = try row.decode(at: 4)
+                    self.country = try row.decode(at: 5)
+                    self.city = try row.decode(at: 6)
+                    self.phone = try row.decode(at: 7)
+                    self.region = try row.decode(at: 8)
+                    self.email = try row.decode(at: 9)
+                    self.fax = try row.decode(at: 10)
+                    self.tier = try row.decode(at: 11)
+                    self.photo = try row.decode(at: 12)
+                }
+
+                func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
+                    try binder.bind(self.id, at: 0)
+                    try binder.bind(self.first, at: 1)
+                    try binder.bind(self.last, at: 2)
+                    try binder.bind(self.supportRep, at: 3)
+                    try binder.bind(self.code, at: 4)
+                    try binder.bind(self.country, at: 5)
+                    try binder.bind(self.city, at: 6)
+                    try binder.bind(self.phone, at: 7)
+                    try binder.bind(self.region, at: 8)
+                    try binder.bind(self.email, at: 9)
+                    try binder.bind(self.fax, at: 10)
+                    try binder.bind(self.tier, at: 11)
+                    try binder.bind(self.photo, at: 12)
+                }
+
+                static let tableDefinition = StrongroomMigrations.TableDefinition(
+                    "customer",
+                    columns: [
+                        StrongroomMigrations.ColumnDefinition("id", type: "INTEGER"),
+                        StrongroomMigrations.ColumnDefinition("first", type: "TEXT", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("last", type: "TEXT", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("support_rep_id", type: "INTEGER"),
+                        StrongroomMigrations.ColumnDefinition("code", type: "TEXT", notNull: true, defaultSQL: "'none'"),
+                        StrongroomMigrations.ColumnDefinition("country", type: "TEXT"),
+                        StrongroomMigrations.ColumnDefinition("city", type: "TEXT", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("phone", type: "TEXT", sealing: .randomized),
+                        StrongroomMigrations.ColumnDefinition("region", type: "TEXT", notNull: true, sealing: .deterministic),
+                        StrongroomMigrations.ColumnDefinition("email", type: "TEXT", notNull: true, sealing: .indexed, sealedIndexColumn: "email_index"),
+                        StrongroomMigrations.ColumnDefinition("fax", type: "BLOB", sealing: .indexed, sealedIndexColumn: "fax_bidx"),
+                        StrongroomMigrations.ColumnDefinition("tier", type: "TEXT", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("photo", type: "BLOB", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("email_index", type: "BLOB"),
+                        StrongroomMigrations.ColumnDefinition("fax_bidx", type: "BLOB"),
+                    ],
+                    primaryKey: ["id"],
+                    uniqueKeys: [["code"], ["first", "last"]],
+                    foreignKeys: [StrongroomMigrations.ForeignKeyDefinition(["support_rep_id"], references: "employee", columns: ["id"], onDelete: .setNull, onUpdate: .cascade)],
+                    indexes: [StrongroomMigrations.IndexDefinition("customer_country", columns: ["country"]), StrongroomMigrations.IndexDefinition("by_city", columns: ["city"], unique: true), StrongroomMigrations.IndexDefinition("customer_email_index", columns: ["email_index"]), StrongroomMigrations.IndexDefinition("customer_fax_bidx", columns: ["fax_bidx"])]
+                )
+            }
+            """)
+    }
+
+    @Test func compositePrimaryKeyAndDefaultName() {
+        expand("""
+            @Table(primaryKey: ["playlist_id", "track_id"])
+            struct PlaylistTrack {
+                @Column("playlist_id") var playlist: Int
+                @Column("track_id") var track: Int
+            }
+            """, """
+            struct PlaylistTrack {
+                var playlist: Int
+                var track: Int
+            }
+
+            extension PlaylistTrack: Strongroom.TableRecord, StrongroomMigrations.TableModel {
+                static let databaseTableName = "playlistTrack"
+
+                static let databaseColumnNames: [String] = ["playlist_id", "track_id"]
+
+                init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                    self.playlist = try row.decode(at: 0)
+                    self.track = try row.decode(at: 1)
+                }
+
+                func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
+                    try binder.bind(self.playlist, at: 0)
+                    try binder.bind(self.track, at: 1)
+                }
+
+                static let tableDefinition = StrongroomMigrations.TableDefinition(
+                    "playlistTrack",
+                    columns: [
+                        StrongroomMigrations.ColumnDefinition("playlist_id", type: "INTEGER", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("track_id", type: "INTEGER", notNull: true),
+                    ],
+                    primaryKey: ["playlist_id", "track_id"]
+                )
+            }
+            """)
+    }
+
+    @Test func refusesWhatCannotBeStored() {
+        expand("""
+            @Table
+            enum Nope {}
+            """, """
+            enum Nope {}
+            """, diagnostics: [DiagnosticSpec(message: "@Table applies to a struct", line: 1, column: 1)])
+    }
+
+    /// The source with the attributes gone, as the compiler would see it
+    /// when `@Table` writes nothing.
+    static func stripped(_ source: String) -> String {
+        source.split(separator: "\n", omittingEmptySubsequences: false).compactMap { line -> String? in
+            if line.trimmingCharacters(in: .whitespaces).hasPrefix("@Table") { return nil }
+            var text = String(line)
+            for marker in ["@PrimaryKey ", "@Sealed ", "@Ignored ", "@Column(type: \"TEXT\") "] { text = text.replacingOccurrences(of: marker, with: "") }
+            return text
+        }.joined(separator: "\n")
+    }
+
+    func refuses(_ source: String, _ message: String, line: Int, column: Int, fixIt: String? = nil, fixed: String? = nil,
+                 sourceLocation: SourceLocation = #_sourceLocation) {
+        expand(source, Self.stripped(source),
+               diagnostics: [DiagnosticSpec(message: message, line: line, column: column, fixIts: fixIt.map { [FixItSpec(message: $0)] } ?? [])],
+               applyFixIts: fixIt.map { [$0] }, fixedSource: fixed, sourceLocation: sourceLocation)
+    }
+
+    @Test func aPropertyWithoutAType() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var name = "x"
+            }
+            """, "@Table needs the type of 'name' written out; add a type annotation", line: 4, column: 9)
+    }
+
+    @Test func twoPrimaryKeysWithAFixIt() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                @PrimaryKey var code: String
+            }
+            """, "a second @PrimaryKey on 'code'; for a key of several columns, write @Table(primaryKey: [\"a\", \"b\"])", line: 4, column: 5,
+                fixIt: "remove this @PrimaryKey", fixed: """
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var code: String
+            }
+            """)
+    }
+
+    @Test func aTypeNoColumnHoldsWithAFixIt() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var tags: [String]
+            }
+            """, "'tags' has type '[String]', which no column can hold; mark it @Ignored or store it as Data", line: 4, column: 15,
+                fixIt: "mark it @Ignored", fixed: """
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                @Ignored var tags: [String]
+            }
+            """)
+    }
+
+    @Test func aTypeWithoutAKnownSQLTypeWithAFixIt() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var genre: Genre
+            }
+            """, "@Table cannot tell the SQL type of 'genre' (Genre); write it with @Column(type: \"TEXT\") (or INTEGER, REAL, BLOB), and make Genre DatabaseValueConvertible",
+                line: 4, column: 16, fixIt: "add @Column(type: \"TEXT\")", fixed: """
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                @Column(type: "TEXT") var genre: Genre
+            }
+            """)
+    }
+
+    @Test func aLetWithAValueWithAFixIt() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                let kind: String = "a"
+            }
+            """, "'kind' is a 'let' with an initial value, so a row cannot set it; make it 'var', or mark it @Ignored", line: 4, column: 5,
+                fixIt: "make it 'var'", fixed: """
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var kind: String = "a"
+            }
+            """)
+    }
+
+    @Test func anIgnoredPropertyWithoutAValue() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                @Ignored var scratch: String
+            }
+            """, "@Ignored 'scratch' needs an initial value: records read from the database get it", line: 4, column: 5)
+    }
+
+    @Test func aSealedPrimaryKey() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey @Sealed var id: Int64
+            }
+            """, "'id' is the primary key, which sealed values are bound to: it cannot be sealed itself", line: 2, column: 8)
+    }
+
+    @Test func aRandomizedSealedColumnWithoutAPrimaryKey() {
+        refuses("""
+            @Table
+            struct T {
+                @Sealed var phone: String
+            }
+            """, "'phone' is sealed randomized, which binds each value to its row's primary key; declare a @PrimaryKey, or seal it .deterministic", line: 2, column: 8)
+    }
+
+    @Test func argumentsMustBeLiterals() {
+        refuses("""
+            @Table(tableName)
+            struct T {
+                @PrimaryKey var id: Int64
+            }
+            """, "@Table reads 'the table's name' when it compiles: write it as a literal", line: 1, column: 8)
+    }
+
+    @Test func keysMustNameColumns() {
+        refuses("""
+            @Table(primaryKey: ["a", "b"])
+            struct T {
+                var a: Int
+            }
+            """, "@Table(primaryKey:/unique:) names 'b', which is no column of this table", line: 1, column: 20)
+    }
+}
