@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "Strongroom", package: "Strongroom"),
                 .product(name: "StrongroomMigrations", package: "Strongroom"),
                 .product(name: "StrongroomFields", package: "Strongroom"),
+                .product(name: "StrongroomMacros", package: "Strongroom"),
             ]
         ),
     ]

@@ -32,8 +32,8 @@ print("Strongroom benchmarks: \(options.rows) rows of 5 columns, best of \(optio
 print("SQLCipher \(try Connection.inMemory(configuration: Configuration(key: key)).cipherVersion); settings: cache 64 MiB, WAL, synchronous NORMAL, temp_store MEMORY\n")
 
 var results: [ScenarioResult] = []
-var cInsert = Timing(), statementInsert = Timing(), encodableInsert = Timing()
-var cRead = Timing(), decodableRead = Timing()
+var cInsert = Timing(), statementInsert = Timing(), encodableInsert = Timing(), recordInsert = Timing()
+var cRead = Timing(), decodableRead = Timing(), recordRead = Timing(), positionalRead = Timing()
 // Each timed run starts with dirty pages flushed (`sync`), and the order of
 // the insert scenarios rotates per round, so no side inherits the other's
 // write-back or a warmer machine.
@@ -43,6 +43,7 @@ for round in 0..<options.rounds {
         { sync(); cInsert.add(try Scenarios.cInsert(path: "\(prefix)-c.db", keyHex: keyHex, rows: options.rows, data: data)) },
         { sync(); statementInsert.add(try Scenarios.statementInsert(path: "\(prefix)-stmt.db", key: key, rows: options.rows, data: data)) },
         { sync(); encodableInsert.add(try Scenarios.encodableInsert(path: "\(prefix)-enc.db", key: key, rows: options.rows, data: data)) },
+        { sync(); recordInsert.add(try RecordScenarios.recordInsert(path: "\(prefix)-rec.db", key: key, rows: options.rows, data: data)) },
     ]
     for i in 0..<inserts.count {
         try inserts[(i + round) % inserts.count]()
@@ -50,13 +51,18 @@ for round in 0..<options.rounds {
     sync()
     cRead.add(try Scenarios.cRead(path: "\(prefix)-c.db", keyHex: keyHex))
     decodableRead.add(try Scenarios.decodableRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows))
-    for suffix in ["-c.db", "-stmt.db", "-enc.db"] {
+    recordRead.add(try RecordScenarios.recordRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows))
+    positionalRead.add(try RecordScenarios.positionalRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows))
+    for suffix in ["-c.db", "-stmt.db", "-enc.db", "-rec.db"] {
         for extra in ["", "-wal", "-shm"] { unlink("\(prefix)\(suffix)\(extra)") }
     }
 }
 results.append(ScenarioResult(name: "insert, prepared statement, 1 transaction", ours: statementInsert, baseline: cInsert, baselineName: "C", target: 1.15))
 results.append(ScenarioResult(name: "insert, Encodable record", ours: encodableInsert, baseline: cInsert, baselineName: "C", target: 1.5))
+results.append(ScenarioResult(name: "insert, @Table record", ours: recordInsert, baseline: cInsert, baselineName: "C", target: 1.15))
 results.append(ScenarioResult(name: "read into Decodable struct", ours: decodableRead, baseline: cRead, baselineName: "C", target: 1.5))
+results.append(ScenarioResult(name: "read into @Table struct", ours: recordRead, baseline: cRead, baselineName: "C", target: 1.2))
+results.append(ScenarioResult(name: "read rows by position (RowView)", ours: positionalRead, baseline: cRead, baselineName: "C", target: 1.15))
 
 let poolOpen = try Scenarios.poolReaderOpen(directory: workDirectory, samples: options.poolSamples)
 results.append(poolOpen)

@@ -2,8 +2,11 @@ import Foundation
 
 /// Reads `NNNN_description.sql` files from a directory.
 enum MigrationDirectory {
-    /// The migrations in `path`, by version. Files not ending in `.sql` and
-    /// hidden files are ignored; a `.sql` file with a malformed name, or two
+    /// The model's schema file, which sits beside the migrations and is none.
+    static let schemaFileName = "schema.sql"
+
+    /// The migrations in `path`, by version. Files not ending in `.sql`,
+    /// hidden files and the model's `schema.sql` are ignored; a `.sql` file with a malformed name, or two
     /// files with one version, is an error naming the file.
     static func load(_ path: String) throws(MigrationError) -> [Migration] {
         let names: [String]
@@ -14,7 +17,7 @@ enum MigrationDirectory {
         }
         var migrations: [Migration] = []
         var fileByVersion: [Int: String] = [:]
-        for name in names.sorted() where name.hasSuffix(".sql") && !name.hasPrefix(".") {
+        for name in names.sorted() where name.hasSuffix(".sql") && !name.hasPrefix(".") && name != schemaFileName {
             let (version, description) = try parse(name: name)
             if let other = fileByVersion[version] {
                 throw MigrationError(.duplicateVersion, "Migrations \(other) and \(name) both have version \(version); give each file its own number.", version: version, file: name)

@@ -91,10 +91,19 @@ public struct SchemaMismatch: Error, Sendable, CustomStringConvertible {
     public let path: String?
     /// Every difference, model first: what is missing or differs, then what is extra.
     public let differences: [SchemaDifference]
+    /// What to do about it.
+    public let remedy: String
+
+    init(path: String?, differences: [SchemaDifference],
+         remedy: String = "the database's schema is not the model's; write a migration that brings it there (`strongroom diff` writes one)") {
+        self.path = path
+        self.differences = differences
+        self.remedy = remedy
+    }
 
     /// What differs, one line each, and what to do.
     public var description: String {
-        "The database's schema is not the model's (\(differences.count) difference\(differences.count == 1 ? "" : "s")); write a migration that brings it there (`strongroom diff` writes one):\n"
+        remedy.prefix(1).uppercased() + remedy.dropFirst() + " (\(differences.count) difference\(differences.count == 1 ? "" : "s")):\n"
             + differences.map { "  - \($0)" }.joined(separator: "\n")
     }
 }

@@ -1,0 +1,66 @@
+import Foundation
+import StrongroomMacros
+
+/// The benchmark's `person` table as a `@Table` struct (issue 10): read by
+/// column position, bound without `Encodable`.
+@Table("person")
+struct PersonRecord {
+    @PrimaryKey var id: Int64
+    var name: String
+    var email: String?
+    var score: Double
+    var active: Bool
+}
+
+/// `@Table` records and rows read in place, against the same loops in C.
+enum RecordScenarios {
+    static func recordInsert(path: String, key: DatabaseKey, rows: Int, data: SampleData) throws -> Double {
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        try db.execute(sql: Scenarios.createTable)
+        let poolSize = data.names.count
+        return try seconds {
+            try db.inTransaction(.immediate) { db in
+                for i in 0..<rows {
+                    try db.insert(PersonRecord(id: Int64(i + 1), name: data.names[i % poolSize], email: data.emails[i % poolSize],
+                                               score: Double(i) * 0.5, active: i & 1 == 1))
+                }
+            }
+        }
+    }
+
+    static func recordRead(path: String, key: DatabaseKey, expectedRows: Int) throws -> Double {
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        var count = 0
+        var checksum = 0.0
+        let elapsed = try seconds {
+            let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person")
+            try select.forEach(PersonRecord.self) { person in
+                count += 1
+                checksum += Double(person.id) + person.score + Double(person.name.utf8.count + (person.email?.utf8.count ?? 0)) + (person.active ? 1 : 0)
+            }
+        }
+        guard count == expectedRows, checksum > 0 else { throw BenchmarkError("read \(count) records, expected \(expectedRows)") }
+        return elapsed
+    }
+
+    /// Rows by position, without a model: `forEachRow` and `RowView`.
+    static func positionalRead(path: String, key: DatabaseKey, expectedRows: Int) throws -> Double {
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        var count = 0
+        var checksum = 0.0
+        let elapsed = try seconds {
+            let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person")
+            try select.forEachRow { row in
+                count += 1
+                let id: Int64 = try row.decode(at: 0)
+                let name: String = try row.decode(at: 1)
+                let email: String? = try row.decode(at: 2)
+                let score: Double = try row.decode(at: 3)
+                let active: Bool = try row.decode(at: 4)
+                checksum += Double(id) + score + Double(name.utf8.count + (email?.utf8.count ?? 0)) + (active ? 1 : 0)
+            }
+        }
+        guard count == expectedRows, checksum > 0 else { throw BenchmarkError("read \(count) rows, expected \(expectedRows)") }
+        return elapsed
+    }
+}

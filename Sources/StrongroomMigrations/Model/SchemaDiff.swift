@@ -1,0 +1,302 @@
+import Strongroom
+import StrongroomFields
+
+/// The migration that takes one schema to another: what `strongroom diff`
+/// writes.
+///
+/// ```swift
+/// let current = try DatabaseSchema.read(from: replayed)   // what the migrations give
+/// let plan = SchemaDiff.plan(from: current, to: model, renames: [.table(from: "artist", to: "performer")])
+/// if !plan.destructiveSteps.isEmpty && !allowDestructive { … refuse … }
+/// try plan.sql.write(toFile: "Migrations/0007_model.sql", atomically: true, encoding: .utf8)
+/// ```
+///
+/// Steps, in order: table renames, column renames, indexes dropped, tables
+/// created, columns added (`ALTER TABLE … ADD COLUMN` where SQLite allows
+/// it, else the runner's rebuild, `-- strongroom: rebuild`), tables
+/// dropped, indexes created, then columns sealed or opened with the SQL
+/// functions of field encryption (the migration then runs with the field
+/// keyring: `strongroom migrate --field-keys`).
+public struct SchemaDiff: Sendable {
+    /// A rename the diff cannot tell from a drop and an add.
+    public enum Rename: Sendable, Hashable {
+        /// A table renamed.
+        case table(from: String, to: String)
+        /// A column of `table` (its new name) renamed.
+        case column(table: String, from: String, to: String)
+    }
+
+    /// One statement of the migration.
+    public struct Step: Sendable, Hashable {
+        /// The SQL, without a final semicolon (a rebuild's includes its directive line).
+        public let sql: String
+        /// Why it loses data, when it does (a dropped table or column, a new
+        /// `NOT NULL` column without a default, a narrowed type, a column
+        /// opened); nil when it does not.
+        public let destructive: String?
+    }
+
+    /// The steps, in order; empty when the schemas are the same.
+    public let steps: [Step]
+
+    /// The steps that lose data.
+    public var destructiveSteps: [Step] { steps.filter { $0.destructive != nil } }
+
+    /// The migration file: each step, a destructive one preceded by a
+    /// comment that says what it loses.
+    public var sql: String {
+        var out = "-- Written by `strongroom diff` from the model's schema. Read it before applying it.\n"
+        if steps.contains(where: { $0.sql.contains("strongroom_seal(") || $0.sql.contains("strongroom_open(") }) {
+            out += "-- It seals or opens columns: run it with the field keyring (strongroom migrate --field-keys PATH).\n"
+        }
+        for step in steps {
+            out += "\n"
+            if let destructive = step.destructive { out += "-- DESTRUCTIVE: \(destructive)\n" }
+            out += step.sql + ";\n"
+        }
+        return out
+    }
+
+    /// The migration from `current` to `desired`.
+    public static func plan(from current: DatabaseSchema, to desired: DatabaseSchema, renames: [Rename] = []) -> SchemaDiff {
+        var planner = Planner(current: current, desired: desired, renames: renames)
+        planner.run()
+        return SchemaDiff(steps: planner.steps)
+    }
+}
+
+private struct Planner {
+    let desired: DatabaseSchema
+    let renames: [SchemaDiff.Rename]
+    /// The current schema, renames applied.
+    var current: DatabaseSchema
+    var steps: [SchemaDiff.Step] = []
+
+    init(current: DatabaseSchema, desired: DatabaseSchema, renames: [SchemaDiff.Rename]) {
+        self.current = current
+        self.desired = desired
+        self.renames = renames
+    }
+
+    mutating func add(_ sql: String, destructive: String? = nil) {
+        steps.append(.init(sql: sql, destructive: destructive))
+    }
+
+    func q(_ name: String) -> String { SQLScript.quotedIdentifier(name) }
+
+    mutating func run() {
+        applyRenames()
+        let currentByName = Dictionary(current.tables.map { ($0.name.sqliteFolded, $0) }, uniquingKeysWith: { a, _ in a })
+        let desiredByName = Dictionary(desired.tables.map { ($0.name.sqliteFolded, $0) }, uniquingKeysWith: { a, _ in a })
+
+        // Indexes that go or change: dropped first, so a rebuild does not recreate them.
+        for table in current.tables {
+            guard let target = desiredByName[table.name.sqliteFolded] else { continue }
+            let wanted = Set(target.indexes.map(\.folded))
+            for index in table.indexes where !wanted.contains(index.folded) {
+                add("DROP INDEX \(q(index.name))")
+            }
+        }
+        // New tables.
+        for table in desired.tables where currentByName[table.name.sqliteFolded] == nil {
+            add(table.createTableSQL)
+        }
+        // Changed tables.
+        for table in desired.tables {
+            guard let old = currentByName[table.name.sqliteFolded] else { continue }
+            alter(old, to: table)
+        }
+        // Dropped tables.
+        for table in current.tables where desiredByName[table.name.sqliteFolded] == nil {
+            add("DROP TABLE \(q(table.name))", destructive: "drops table \(table.name) and its rows")
+        }
+        // Indexes that are new or changed (all of a new table's).
+        for table in desired.tables {
+            let existing = Set((currentByName[table.name.sqliteFolded]?.indexes ?? []).map(\.folded))
+            for (index, sql) in zip(table.indexes, table.createIndexSQL) where !existing.contains(index.folded) {
+                add(sql)
+            }
+        }
+        seal()
+    }
+
+    /// Renames first, so the rest of the plan compares like with like.
+    mutating func applyRenames() {
+        var tables = current.tables
+        for rename in renames {
+            switch rename {
+            case .table(let from, let to):
+                guard let i = tables.firstIndex(where: { $0.name.sqliteFolded == from.sqliteFolded }) else { continue }
+                add("ALTER TABLE \(q(tables[i].name)) RENAME TO \(q(to))")
+                tables[i].name = to
+                // Other tables' REFERENCES to it are left as they were: SQLite
+                // before 3.26 rewrites them only with foreign keys on, which
+                // the runner turns off. Those tables are then rebuilt below
+                // (on a newer SQLite, to the definition they already have).
+            case .column(let table, let from, let to):
+                guard let i = tables.firstIndex(where: { $0.name.sqliteFolded == table.sqliteFolded }),
+                      let c = tables[i].columns.firstIndex(where: { $0.name.sqliteFolded == from.sqliteFolded }) else { continue }
+                add("ALTER TABLE \(q(tables[i].name)) RENAME COLUMN \(q(tables[i].columns[c].name)) TO \(q(to))")
+                func renamed(_ names: [String]) -> [String] { names.map { $0.sqliteFolded == from.sqliteFolded ? to : $0 } }
+                tables[i].columns[c].name = to
+                tables[i].primaryKey = renamed(tables[i].primaryKey)
+                tables[i].uniqueKeys = tables[i].uniqueKeys.map(renamed)
+                for k in tables[i].indexes.indices { tables[i].indexes[k].columns = renamed(tables[i].indexes[k].columns) }
+                for k in tables[i].foreignKeys.indices { tables[i].foreignKeys[k].columns = renamed(tables[i].foreignKeys[k].columns) }
+                for j in tables.indices {
+                    for k in tables[j].foreignKeys.indices where tables[j].foreignKeys[k].table.sqliteFolded == table.sqliteFolded {
+                        tables[j].foreignKeys[k].referencedColumns = renamed(tables[j].foreignKeys[k].referencedColumns)
+                    }
+                }
+            }
+        }
+        current = DatabaseSchema(tables: tables)
+    }
+
+    /// Columns added, dropped or changed, and constraints changed.
+    mutating func alter(_ old: TableDefinition, to new: TableDefinition) {
+        let name = new.name
+        let added = new.columns.filter { old.column($0.name) == nil }
+        let dropped = old.columns.filter { new.column($0.name) == nil }
+        let changed = new.columns.filter { column in
+            guard let before = old.column(column.name) else { return false }
+            return TableDefinition.normalizedType(before.type) != TableDefinition.normalizedType(column.type) || before.notNull != column.notNull
+                || before.defaultSQL.map(TableDefinition.normalizedDefault) != column.defaultSQL.map(TableDefinition.normalizedDefault)
+        }
+        // A foreign key on one added column goes in its ADD COLUMN.
+        let addedNames = Set(added.map(\.name.sqliteFolded))
+        let newKeys = new.foreignKeys.filter { !($0.columns.count == 1 && addedNames.contains($0.columns[0].sqliteFolded)) }
+        let constraintsChanged = old.primaryKey.map(\.sqliteFolded) != new.primaryKey.map(\.sqliteFolded)
+            || Set(old.uniqueKeys.map { $0.map(\.sqliteFolded) }) != Set(new.uniqueKeys.map { $0.map(\.sqliteFolded) })
+            || Set(old.foreignKeys.map { $0.folded(referencedPrimaryKey: nil) }) != Set(newKeys.map { $0.folded(referencedPrimaryKey: nil) })
+        // What each change loses.
+        var losses: [String] = dropped.map { "drops column \(name).\($0.name) and its values" }
+        for column in changed {
+            let before = old.column(column.name)!
+            if Affinity(before.type).narrows(to: Affinity(column.type)) {
+                losses.append("narrows \(name).\(column.name) from \(before.type.isEmpty ? "(no type)" : before.type) to \(column.type): values that do not fit are changed")
+            }
+            if column.notNull && !before.notNull {
+                losses.append("makes \(name).\(column.name) NOT NULL: the migration fails on a row where it is NULL")
+            }
+        }
+        for column in added where column.notNull && column.defaultSQL == nil {
+            losses.append("adds \(name).\(column.name) NOT NULL without a default: the migration fails on a table with rows")
+        }
+        let needsRebuild = !dropped.isEmpty || !changed.isEmpty || constraintsChanged
+            || added.contains { !Self.canAddColumn($0, of: new) }
+        if needsRebuild {
+            add("-- strongroom: rebuild\n" + new.createTableSQL, destructive: losses.isEmpty ? nil : losses.joined(separator: "; "))
+            return
+        }
+        for column in added {
+            var line = "ALTER TABLE \(q(name)) ADD COLUMN \(q(column.name))"
+            if !column.type.isEmpty { line += " " + column.type }
+            if column.notNull { line += " NOT NULL" }
+            if let defaultSQL = column.defaultSQL { line += " DEFAULT " + TableDefinition.defaultClause(defaultSQL) }
+            if let key = new.foreignKeys.first(where: { $0.columns.count == 1 && $0.columns[0].sqliteFolded == column.name.sqliteFolded }) {
+                line += " REFERENCES \(q(key.table))"
+                if !key.referencedColumns.isEmpty { line += " (\(TableDefinition.list(key.referencedColumns)))" }
+                if key.onDelete != .noAction { line += " ON DELETE " + key.onDelete.rawValue }
+                if key.onUpdate != .noAction { line += " ON UPDATE " + key.onUpdate.rawValue }
+            }
+            add(line, destructive: column.notNull && column.defaultSQL == nil ? "adds \(name).\(column.name) NOT NULL without a default: the migration fails on a table with rows" : nil)
+        }
+    }
+
+    /// What `ALTER TABLE … ADD COLUMN` accepts (https://sqlite.org/lang_altertable.html):
+    /// not a key or UNIQUE, NOT NULL only with a default, a constant default
+    /// (no CURRENT_TIME… nor expression in parentheses), a foreign key only
+    /// on a single column with a NULL default. The column goes last: the
+    /// model does not compare column order.
+    static func canAddColumn(_ column: ColumnDefinition, of table: TableDefinition) -> Bool {
+        let folded = column.name.sqliteFolded
+        if table.primaryKey.contains(where: { $0.sqliteFolded == folded }) { return false }
+        if table.uniqueKeys.contains(where: { $0.contains { $0.sqliteFolded == folded } }) { return false }
+        if column.notNull && column.defaultSQL == nil { return false }
+        if let defaultSQL = column.defaultSQL {
+            let text = TableDefinition.defaultClause(defaultSQL)
+            if text.hasPrefix("(") || text.uppercased().hasPrefix("CURRENT_") { return false }
+        }
+        let keys = table.foreignKeys.filter { $0.columns.contains { $0.sqliteFolded == folded } }
+        if keys.contains(where: { $0.columns.count > 1 }) { return false }
+        if !keys.isEmpty, let defaultSQL = column.defaultSQL, defaultSQL.uppercased() != "NULL" { return false }
+        return true
+    }
+
+    /// Columns that became sealed or plain, with the SQL functions of field
+    /// encryption, and the sealed columns' registry kept in step.
+    mutating func seal() {
+        var recorded: [SealedColumn] = []
+        var forgotten: [(table: String, column: String)] = []
+        for table in desired.tables {
+            let old = current.table(table.name)
+            for column in table.columns {
+                let before = old?.column(column.name)
+                let wasSealed = before?.sealing
+                guard column.sealing != wasSealed else { continue }
+                let t = q(table.name), c = q(column.name)
+                let tableLiteral = DatabaseSchema.literal(table.name), columnLiteral = DatabaseSchema.literal(column.name)
+                let key = table.primaryKey.map(q).joined(separator: ", ")
+                if let before = wasSealed {
+                    let oldKey = (old?.primaryKey ?? []).map(q).joined(separator: ", ")
+                    add("UPDATE \(t) SET \(c) = strongroom_open(\(c), \(tableLiteral), \(columnLiteral)\(before == .deterministic || oldKey.isEmpty ? "" : ", " + oldKey)) WHERE \(c) IS NOT NULL",
+                        destructive: column.sealing == nil ? "opens \(table.name).\(column.name): its values are stored as plaintext" : nil)
+                    forgotten.append((table.name, column.name))
+                }
+                if let mode = column.sealing {
+                    // A column that existed holds plaintext to seal; a new one holds nothing yet.
+                    if before != nil {
+                        var assignments: [String] = []
+                        if mode == .indexed, let indexColumn = column.sealedIndexColumn {
+                            assignments.append("\(q(indexColumn)) = strongroom_blind_index(\(c), \(tableLiteral), \(columnLiteral))")
+                        }
+                        assignments.append("\(c) = strongroom_seal(\(c), \(tableLiteral), \(columnLiteral), '\(mode.rawValue)'\(mode == .deterministic || key.isEmpty ? "" : ", " + key))")
+                        add("UPDATE \(t) SET \(assignments.joined(separator: ", ")) WHERE \(c) IS NOT NULL")
+                    }
+                    recorded.append(SealedColumn(table: table.name, column: column.name, mode: mode, indexColumn: column.sealedIndexColumn))
+                }
+            }
+        }
+        // Sealed columns that are gone, with their table or alone.
+        for table in current.tables {
+            for column in table.columns where column.sealing != nil && desired.table(table.name)?.column(column.name) == nil {
+                forgotten.append((table.name, column.name))
+            }
+        }
+        guard !recorded.isEmpty || !forgotten.isEmpty else { return }
+        add(SealedColumnRegistry.createTableSQL)
+        for (table, column) in forgotten where !recorded.contains(where: { $0.table == table && $0.column == column }) {
+            add("DELETE FROM \(SealedColumnRegistry.table) WHERE table_name = \(DatabaseSchema.literal(table)) AND column_name = \(DatabaseSchema.literal(column))")
+        }
+        for column in recorded {
+            add("INSERT OR REPLACE INTO \(SealedColumnRegistry.table) (table_name, column_name, mode, index_column) VALUES (\(DatabaseSchema.literal(column.table)), \(DatabaseSchema.literal(column.column)), '\(column.mode.rawValue)', \(column.indexColumn.map(DatabaseSchema.literal) ?? "NULL"))")
+        }
+    }
+}
+
+/// SQLite's type affinity of a declared type (https://sqlite.org/datatype3.html, 3.1).
+enum Affinity {
+    case integer, text, blob, real, numeric
+
+    init(_ declared: String) {
+        let type = declared.uppercased()
+        if type.contains("INT") { self = .integer }
+        else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { self = .text }
+        else if type.contains("BLOB") || type.isEmpty { self = .blob }
+        else if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") { self = .real }
+        else { self = .numeric }
+    }
+
+    /// Whether values stored under `self` may change when copied into a
+    /// column of `other` (TEXT `'abc'` stays, but `'007'` becomes 7; a large
+    /// integer becomes an inexact REAL).
+    func narrows(to other: Affinity) -> Bool {
+        switch (self, other) {
+        case (_, .blob): return false
+        case (let a, let b) where a == b: return false
+        case (.integer, .numeric), (.real, .numeric): return false
+        default: return true
+        }
+    }
+}
