@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strongroom
+import StrongroomFields
 import StrongroomMigrations
 
 struct Migrate: ParsableCommand {
@@ -27,6 +28,8 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("How many databases of a fleet to migrate at once.", valueName: "n"))
     var jobs = 1
 
+    @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring, for migrations that seal or open columns (strongroom_seal, strongroom_open).", valueName: "path"))
+    var fieldKeys: String?
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
@@ -45,8 +48,9 @@ struct Migrate: ParsableCommand {
                 throw StrongroomError(.notFound, "No database matches \(database).")
             }
             let databaseKey = try key.loadKey()
+            let keyring = try fieldKeys.map { path in try FieldKeyring.load(from: path) }
             if paths.count > 1 {
-                try runFleet(paths, migrator: migrator, key: databaseKey)
+                try runFleet(paths, migrator: migrator, key: databaseKey, keyring: keyring)
                 return
             }
             // A single path that does not exist is a new app's first run:
@@ -60,6 +64,7 @@ struct Migrate: ParsableCommand {
             var configuration = KeyOptions.existing(databaseKey, readOnly: dryRun)
             configuration.createIfMissing = creates
             configuration.keepsJournalMode = !creates
+            if let keyring { configuration.addFieldFunctions(keyring: keyring) }
             if creates {
                 let directory = FileSystem.directory(of: database)
                 var isDirectory: ObjCBool = false
@@ -117,11 +122,15 @@ struct Migrate: ParsableCommand {
         }
     }
 
-    private func runFleet(_ paths: [String], migrator: Migrator, key: DatabaseKey) throws {
+    private func runFleet(_ paths: [String], migrator: Migrator, key: DatabaseKey, keyring: FieldKeyring?) throws {
         guard !dryRun else {
             throw StrongroomError(.misuse, "--dry-run takes a single database, not a glob.")
         }
-        let results = MigrationFleet.migrate(paths, with: migrator, to: to, jobs: jobs) { _ in KeyOptions.existing(key) }
+        let results = MigrationFleet.migrate(paths, with: migrator, to: to, jobs: jobs) { _ in
+            var configuration = KeyOptions.existing(key)
+            if let keyring { configuration.addFieldFunctions(keyring: keyring) }
+            return configuration
+        }
         let failed = results.filter { !$0.succeeded }
         if output.json {
             Output.json(FleetSummary(databases: results.count, failed: failed.count, results: results))
