@@ -79,7 +79,7 @@ extension Migrator {
         // Replay what should be there into a fresh in-memory database.
         let replayed: SchemaSnapshot
         do {
-            let scratch = try Connection.inMemory()
+            let scratch = try Self.scratchDatabase()
             var replay = self
             replay.migrations = migrations.filter { $0.version <= current && applied($0.version) }
             try replay.migrate(scratch)

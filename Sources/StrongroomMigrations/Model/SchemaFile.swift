@@ -58,10 +58,17 @@ extension Migrator {
     /// let missing = model.differences(from: migrated)   // empty: the migrations reach the model
     /// ```
     public func replayedSchema() throws -> DatabaseSchema {
-        var configuration = Configuration.plaintext
-        configuration.addFieldFunctions(keyring: FieldKeyring.generate())
-        let db = try Connection.inMemory(configuration: configuration)
+        let db = try Self.scratchDatabase()
         try migrate(db)
         return try DatabaseSchema.read(from: db)
+    }
+
+    /// An empty in-memory database to replay migrations into, with the
+    /// sealed-column functions under a throwaway keyring: a migration that
+    /// seals a column prepares there, and has no rows to seal.
+    static func scratchDatabase() throws(StrongroomError) -> Connection {
+        var configuration = Configuration.plaintext
+        configuration.addFieldFunctions(keyring: FieldKeyring.generate())
+        return try Connection.inMemory(configuration: configuration)
     }
 }
