@@ -1,0 +1,97 @@
+import Foundation
+public import Strongroom
+
+/// An app's upgrade, tested as its users will live it: a database built at
+/// an older version from the migrations, filled with the app's rows,
+/// migrated to the latest version, validated against the model, compared
+/// with a database built from zero, and checked for lost rows.
+///
+/// ```swift
+/// @Test func upgradingFromVersion3KeepsEveryCustomer() throws {
+///     let report = try UpgradeTest(migrator: try Migrator(directory: "Migrations"), model: AppModel.schema)
+///         .run(from: 3) { db in
+///             try db.execute(sql: "INSERT INTO customer(name, email) VALUES (?, ?)", arguments: ["Ada", "ada@example.com"])
+///         }
+///     #expect(report.rowCounts["customer"] == 1)
+/// }
+/// ```
+///
+/// The database is a real encrypted file in a temporary directory, removed
+/// afterwards. `configuration` adds what the migrations need (the field
+/// functions of a migration that seals a column: `addFieldFunctions(keyring:)`).
+public struct UpgradeTest {
+    /// The migrations, all of them.
+    public let migrator: Migrator
+    /// The model the latest version must match.
+    public let model: DatabaseSchema
+    /// The database's configuration, encrypted with a fresh key by default.
+    public var configuration: Configuration
+
+    /// An upgrade test of `migrator`'s migrations against `model`.
+    public init(migrator: Migrator, model: DatabaseSchema, configuration: Configuration = Configuration(key: .generate())) {
+        self.migrator = migrator
+        self.model = model
+        self.configuration = configuration
+    }
+
+    /// What an upgrade did.
+    public struct Report: Sendable {
+        /// The version the database was built at, and the version it reached.
+        public let fromVersion: Int, toVersion: Int
+        /// The rows of each table after filling, and after migrating.
+        public let rowCountsBefore: [String: Int], rowCounts: [String: Int]
+    }
+
+    /// Why an upgrade test failed: a sentence, and the differences or tables concerned.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// `lost_rows` or `differs_from_new`.
+        public let code: String
+        /// What went wrong and what to look at.
+        public let description: String
+    }
+
+    /// Builds a database at `version`, fills it with `fill`, migrates it to
+    /// the latest version, and checks it; then runs `check` on it.
+    ///
+    /// - Throws: ``SchemaMismatch`` when the upgraded schema is not the
+    ///   model; ``Failure`` when it is not what a database built from zero
+    ///   gets (`differs_from_new`), or when a table has fewer rows than
+    ///   before (`lost_rows`); `MigrationError` when a migration fails.
+    @discardableResult
+    public func run(from version: Int, fill: (Connection) throws -> Void, check: (Connection) throws -> Void = { _ in }) throws -> Report {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strongroom-upgrade-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        let db = try Connection(path: directory + "/upgrade.db", configuration: configuration)
+        defer { db.close() }
+        try migrator.migrate(db, to: version)
+        try db.inTransaction { db in try fill(db) }
+        let before = try Self.rowCounts(db)
+        try migrator.migrate(db)
+        try model.validate(db)
+
+        let fresh = try Connection(path: directory + "/new.db", configuration: configuration)
+        defer { fresh.close() }
+        try migrator.migrate(fresh)
+        let differences = try SchemaSnapshot(db).differences(from: SchemaSnapshot(fresh))
+        if !differences.isEmpty {
+            throw Failure(code: "differs_from_new", description: "The database upgraded from version \(version) is not what a new database gets from the same migrations: \(differences.joined(separator: "; ")).")
+        }
+        let after = try Self.rowCounts(db)
+        let lost = before.keys.sorted().filter { table in after[table].map { $0 < before[table]! } ?? false }
+        if !lost.isEmpty {
+            throw Failure(code: "lost_rows", description: "Upgrading from version \(version) lost rows: " + lost.map { "\($0) had \(before[$0]!), has \(after[$0]!)" }.joined(separator: "; ") + ".")
+        }
+        try check(db)
+        return Report(fromVersion: version, toVersion: try migrator.currentVersion(db), rowCountsBefore: before, rowCounts: after)
+    }
+
+    static func rowCounts(_ db: Connection) throws(StrongroomError) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for name in try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND \(SQLScript.isUserObjectName())") {
+            counts[name] = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(SQLScript.quotedIdentifier(name))") ?? 0
+        }
+        return counts
+    }
+}
