@@ -68,7 +68,8 @@ docs: setup
 ## migrations, then sealed columns: personal data unreadable with the database key alone, read by an app
 demo: build
 	swift build -c release --product customer-lookup
-	@bash Examples/demo.sh "$(CURDIR)/$(CLI)"
+	swift build --product chinook-model
+	@bash Examples/demo.sh "$(CURDIR)/$(CLI)" "$(CURDIR)/.build/debug/chinook-model"
 
 ## bench: side-by-side figures against C, the sqlcipher shell, 1 worker and openssl speed (release build)
 bench: setup

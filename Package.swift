@@ -115,6 +115,13 @@ let package = Package(
             dependencies: ["Strongroom"],
             path: "Examples/Movies"
         ),
+        // The Chinook app's model as @Table types: make demo validates the
+        // migrated database against it and writes the next migration from it.
+        .executableTarget(
+            name: "chinook-model",
+            dependencies: ["StrongroomMacros"],
+            path: "Examples/ChinookModel"
+        ),
         .executableTarget(
             name: "photos",
             dependencies: ["Strongroom"],
@@ -159,7 +166,7 @@ let package = Package(
         // Runs the example programs against encrypted databases.
         .testTarget(
             name: "ExampleTests",
-            dependencies: ["movies", "photos", "StrongroomTestSupport"]
+            dependencies: ["movies", "photos", "chinook-model", "StrongroomTestSupport"]
         ),
         // The macro's expansions and diagnostics (no compiler needed), and
         // records declared with it, read and written for real.

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 strongroom="$1"
 lookup="$(dirname "$1")/customer-lookup"
+model="${2:-.build/debug/chinook-model}"
 fields=Keys/demo-fields.keyring
 sealed=demo/sealed.db
 key=Keys/demo.key
@@ -63,7 +64,22 @@ step "10. A new app: migrate creates its encrypted database from Migrations/ and
 rm -f demo/new-app.db demo/new-app.db-wal demo/new-app.db-shm demo/new-app.db-migrate.lock
 "$strongroom" migrate --database demo/new-app.db --key-file "$key"
 "$strongroom" verify --database demo/new-app.db --key-file "$key"
-step "11. Sealed columns: customers' and employees' personal data, under a field keyring kept apart from the database key"
+
+step "11. The app's Swift model (@Table types in Examples/ChinookModel) validates the migrated database and reads it"
+"$model" validate "$db" "$key"
+
+step "12. A model change: the app adds a TrackReview type; strongroom diff writes the migration from it"
+rm -rf demo/Migrations && cp -r Migrations demo/Migrations
+"$model" schema --next demo/Migrations/schema.sql
+if "$strongroom" diff --migrations demo/Migrations --check; then
+  echo "FAIL: diff --check found no change" >&2; exit 1
+fi
+"$strongroom" diff --migrations demo/Migrations --name track_reviews
+sed 's/^/  /' demo/Migrations/0006_track_reviews.sql
+"$strongroom" diff --migrations demo/Migrations --check
+"$strongroom" migrate --database "$db" --key-file "$key" --migrations demo/Migrations
+"$model" validate --next "$db" "$key"
+step "13. Sealed columns: customers' and employees' personal data, under a field keyring kept apart from the database key"
 if [ -f "$fields" ]; then echo "Using the existing field keyring $fields"; else "$strongroom" keygen --field --out "$fields"; fi
 rm -f "$sealed" "$sealed-wal" "$sealed-shm"
 "$strongroom" import --from "$plain" --database "$sealed" --key-file "$key" --field-keys "$fields" \
@@ -71,7 +87,7 @@ rm -f "$sealed" "$sealed-wal" "$sealed-shm"
   --seal Employee.Email:indexed --seal Employee.Phone --seal Employee.Fax --seal Employee.Address --seal Employee.BirthDate
 "$strongroom" status --database "$sealed" --key-file "$key" | grep -E "^sealed"
 
-step "12. Whoever holds the database key but not the keyring sees no personal value"
+step "14. Whoever holds the database key but not the keyring sees no personal value"
 shell_query() { printf "PRAGMA key = \"x'%s'\";\n%s\n" "$(cat "$key")" "$1" | sqlcipher "$sealed"; }
 shell_query "SELECT CustomerId, FirstName, hex(substr(Email, 1, 10)) || '…', typeof(Phone) FROM Customer LIMIT 3;" | sed 's/^/  /'
 leaks=$(shell_query "SELECT count(*) FROM Customer WHERE CAST(Email AS TEXT) LIKE '%@%' OR CAST(Phone AS TEXT) GLOB '*[0-9][0-9][0-9]*';")
@@ -80,10 +96,10 @@ born=$(shell_query "SELECT count(*) FROM Employee WHERE CAST(BirthDate AS TEXT) 
 echo "employee birth dates readable with the database key alone: $born"
 if [ "$leaks" != 0 ] || [ "$born" != 0 ]; then echo "FAIL: a sealed value is readable without the keyring" >&2; exit 1; fi
 
-step "13. The app, with the keyring, finds a customer by e-mail (blind index) and reads the plain values"
+step "15. The app, with the keyring, finds a customer by e-mail (blind index) and reads the plain values"
 "$lookup" "$sealed" "$key" "$fields" luisg@embraer.com.br | sed 's/^/  /'
 
-step "14. Values per field key, per sealed column"
+step "16. Values per field key, per sealed column"
 "$strongroom" fields status --database "$sealed" --key-file "$key"
 echo
 echo "Demo complete: $db is encrypted with $key and at the latest schema version;"

@@ -38,4 +38,18 @@ struct ExampleProgramTests {
         }
         #expect(!Fixtures.bytes(of: dir.file("photos.db")).starts(with: Array("SQLite format 3".utf8)))
     }
+
+    /// The checked-in model file is the Swift model's (issue 10): regenerate
+    /// it with `chinook-model schema Migrations/schema.sql` when the model
+    /// changes. And the migrations reach it.
+    @Test func theChinookModelFileIsCurrentAndTheMigrationsReachIt() throws {
+        let generated = dir.file("schema.sql")
+        let written = try ProcessRunner.run(example("chinook-model"), ["schema", generated])
+        #expect(written.status == 0, "\(written.stderr)")
+        let checkedIn = Fixtures.repositoryRoot + "/Migrations/schema.sql"
+        #expect(try String(contentsOfFile: generated, encoding: .utf8) == String(contentsOfFile: checkedIn, encoding: .utf8),
+                "Migrations/schema.sql is stale: run `swift run chinook-model schema Migrations/schema.sql`")
+        let check = try ProcessRunner.run(Fixtures.strongroomBinary, ["diff", "--check", "--migrations", Fixtures.repositoryRoot + "/Migrations"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+    }
 }
