@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
-    modules=(StrongroomCrypto Strongroom StrongroomFields StrongroomMigrations)
+    modules=(StrongroomCrypto Strongroom StrongroomFields StrongroomMigrations StrongroomMacros)
 fi
 
 # Members a protocol conformance supplies, documented by the protocol.

@@ -38,6 +38,13 @@ struct Album: Equatable {
     @Column("title", unique: true) var name: String
 }
 
+/// A @Table type that is Codable too.
+@Table("label")
+struct Label: Codable, Equatable {
+    @PrimaryKey var id: Int64
+    var text: String
+}
+
 /// A table with a foreign key, an index and a default.
 @Table
 struct Song: Equatable {
@@ -87,6 +94,19 @@ struct RecordRoundTripTests {
         // By position through user SQL, and through a statement.
         #expect(try db.fetchOne(Track.self, sql: "SELECT * FROM track WHERE id = ?", arguments: [2]) == Self.tracks[1])
         #expect(try db.fetchOne(Track.self, sql: "SELECT * FROM track WHERE id = 42") == nil)
+    }
+
+    @Test func aCursorAndACodableRecordReadByPosition() throws {
+        let db = try open()
+        try db.execute(sql: Album.tableDefinition.createTableSQL)
+        for i in 1...3 { try db.insert(Album(albumID: Int64(i), name: "Album \(i)")) }
+        let cursor = try db.makeCursor(sql: "SELECT * FROM album ORDER BY albumID")
+        var read: [Album] = []
+        while let album = try cursor.next(Album.self) { read.append(album) }
+        #expect(read.map(\.name) == ["Album 1", "Album 2", "Album 3"])
+        // A @Table type that is also Codable reads by position (no ambiguity).
+        #expect(try db.fetchAll(Label.self, sql: "SELECT albumID AS id, title AS text FROM album").map(\.text) == ["Album 1", "Album 2", "Album 3"])
+        #expect(try db.fetchOne(Label.self, sql: "SELECT albumID AS id, title AS text FROM album WHERE albumID = 2")?.text == "Album 2")
     }
 
     @Test func columnsInAnotherOrderOrWithMoreAreFoundOncePerStatement() throws {

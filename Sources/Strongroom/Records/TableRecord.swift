@@ -68,24 +68,28 @@ extension Statement {
         return result
     }
 
-    /// The current row as a `T`.
-    @inline(__always)
+    /// The current row as a `T` (a single read: the view is made for it).
     func decodeRecord<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> T {
-        try T(row: rowView(columnOfProperty: columnOfProperty(for: T.self)))
+        let row = try recordRowView(T.self)
+        try row.loadOpenedColumns()
+        return try T(row: row)
     }
 
     /// Runs the statement and reads every row into a `T`.
+    @inlinable
     public func fetchAll<T: TableRecord>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> [T] {
         try allRecords(type, arguments: arguments)
     }
 
     /// Runs the statement and reads the first row into a `T`, or returns nil.
+    @inlinable
     public func fetchOne<T: TableRecord>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
         try firstRecord(type, arguments: arguments)
     }
 
     /// Runs the statement and calls `body` with each row read into a `T`,
     /// without keeping them all in memory.
+    @inlinable
     public func forEach<T: TableRecord>(_ type: T.Type, arguments: StatementArguments = .none, _ body: (T) throws(StrongroomError) -> Void) throws(StrongroomError) {
         try forEachRecord(type, arguments: arguments, body)
     }
@@ -94,40 +98,57 @@ extension Statement {
     // overloads are more specific than either protocol's.
 
     /// Runs the statement and reads every row into a `T`, by position.
+    @inlinable
     public func fetchAll<T: TableRecord & Decodable>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> [T] {
         try allRecords(type, arguments: arguments)
     }
 
     /// Runs the statement and reads the first row into a `T`, by position, or returns nil.
+    @inlinable
     public func fetchOne<T: TableRecord & Decodable>(_ type: T.Type, arguments: StatementArguments = .none) throws(StrongroomError) -> T? {
         try firstRecord(type, arguments: arguments)
     }
 
     /// Runs the statement and calls `body` with each row read into a `T`, by position.
+    @inlinable
     public func forEach<T: TableRecord & Decodable>(_ type: T.Type, arguments: StatementArguments = .none, _ body: (T) throws(StrongroomError) -> Void) throws(StrongroomError) {
         try forEachRecord(type, arguments: arguments, body)
     }
 
-    private func allRecords<T: TableRecord>(_ type: T.Type, arguments: StatementArguments) throws(StrongroomError) -> [T] {
+    // Inlinable, so that they are specialized for each record type in the
+    // app's module: the record is built and handed over without generic
+    // copies, and the view of the rows is made once per run.
+
+    @inlinable
+    func allRecords<T: TableRecord>(_ type: T.Type, arguments: StatementArguments) throws(StrongroomError) -> [T] {
         var records: [T] = []
         try forEachRecord(type, arguments: arguments) { records.append($0) }
         return records
     }
 
-    private func firstRecord<T: TableRecord>(_ type: T.Type, arguments: StatementArguments) throws(StrongroomError) -> T? {
+    @inlinable
+    func firstRecord<T: TableRecord>(_ type: T.Type, arguments: StatementArguments) throws(StrongroomError) -> T? {
         reset()
         defer { reset() }
         try bind(arguments: arguments)
         guard try step() else { return nil }
-        return try decodeRecord(T.self)
+        let row = try recordRowView(T.self)
+        try row.loadOpenedColumns()
+        return try T(row: row)
     }
 
-    private func forEachRecord<T: TableRecord>(_ type: T.Type, arguments: StatementArguments, _ body: (T) throws(StrongroomError) -> Void) throws(StrongroomError) {
+    @inlinable
+    func forEachRecord<T: TableRecord>(_ type: T.Type, arguments: StatementArguments, _ body: (T) throws(StrongroomError) -> Void) throws(StrongroomError) {
         reset()
         defer { reset() }
         try bind(arguments: arguments)
-        while try step() {
-            try body(try decodeRecord(T.self))
-        }
+        guard try step() else { return }
+        // One view for every row: the columns cannot change between rows
+        // of one run (a re-prepare happens at the first step).
+        let row = try recordRowView(T.self)
+        repeat {
+            try row.loadOpenedColumns()
+            try body(try T(row: row))
+        } while try step()
     }
 }

@@ -38,6 +38,18 @@ public final class RowCursor {
         return try statement.decodeRow(type, direct: T.self as? any DatabaseValueConvertible.Type)
     }
 
+    /// The next row read into a ``TableRecord``, by position, or nil after the last one.
+    public func next<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> T? {
+        guard try advance() else { return nil }
+        return try statement.decodeRecord(T.self)
+    }
+
+    /// The next row read into a ``TableRecord`` that is also `Decodable`, by position.
+    public func next<T: TableRecord & Decodable>(_ type: T.Type) throws(StrongroomError) -> T? {
+        guard try advance() else { return nil }
+        return try statement.decodeRecord(T.self)
+    }
+
     /// Steps once; at the end, or on an error (after which SQLite's step
     /// would start the query over), the cursor is done.
     private func advance() throws(StrongroomError) -> Bool {

@@ -25,6 +25,10 @@ public import Foundation
 /// are opened once per row.
 public struct RowView {
     let statement: Statement
+    /// The statement's handle and column count, read once: a `let` here
+    /// costs no exclusivity check per value, as the statement's `var` would.
+    let handle: OpaquePointer
+    let columnCount: Int
     /// Set when the connection's ``ColumnTransform`` opens some columns.
     let opened: OpeningColumnReader?
     /// For a record: the column of each of its properties, when the query
@@ -33,12 +37,14 @@ public struct RowView {
 
     init(statement: Statement, opened: OpeningColumnReader?, columnOfProperty: [Int32]?) {
         self.statement = statement
+        self.handle = statement.handle
+        self.columnCount = statement.columnCount
         self.opened = opened
         self.columnOfProperty = columnOfProperty
     }
 
     /// The number of columns.
-    public var count: Int { statement.columnCount }
+    public var count: Int { columnCount }
 
     /// The column names, in order.
     public var columnNames: [String] { statement.columnNames }
@@ -126,14 +132,12 @@ public struct RowView {
 
     /// The value at `index` as a `String`.
     public func decode(_ type: String.Type = String.self, at index: Int) throws(StrongroomError) -> String {
-        let statement = self.statement
-        return try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_TEXT ? statement.text(at: i) : nil }
+        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_TEXT ? Statement.text(handle, i) : nil }
     }
 
     /// The value at `index` as a `String`, nil for NULL.
     public func decode(_ type: String?.Type = String?.self, at index: Int) throws(StrongroomError) -> String? {
-        let statement = self.statement
-        return try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_TEXT ? statement.text(at: i) : nil }
+        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_TEXT ? Statement.text(handle, i) : nil }
     }
 
     /// The value at `index` as `Data`.
@@ -155,8 +159,8 @@ public struct RowView {
     @inline(__always)
     func column(_ index: Int) throws(StrongroomError) -> Int32 {
         let column = columnOfProperty.map { index < $0.count ? Int($0[index]) : -1 } ?? index
-        guard column >= 0 && column < statement.columnCount else {
-            throw StrongroomError(.misuse, "Row has \(statement.columnCount) column(s); there is no column \(index).", path: statement.connection.path, sql: statement.sql)
+        guard column >= 0 && column < columnCount else {
+            throw StrongroomError(.misuse, "Row has \(columnCount) column(s); there is no column \(index).", path: statement.connection.path, sql: statement.sql)
         }
         return Int32(column)
     }
@@ -167,7 +171,7 @@ public struct RowView {
     @inline(__always)
     private func read<T: DatabaseValueConvertible>(_ index: Int, _ fast: (OpaquePointer, Int32) -> T?) throws(StrongroomError) -> T {
         let column = try column(index)
-        if opened == nil, let value = fast(statement.handle, column) { return value }
+        if opened == nil, let value = fast(handle, column) { return value }
         return try converted(T.self, at: column)
     }
 
@@ -175,8 +179,8 @@ public struct RowView {
     private func readOptional<T: DatabaseValueConvertible>(_ index: Int, _ fast: (OpaquePointer, Int32) -> T?) throws(StrongroomError) -> T? {
         let column = try column(index)
         if opened == nil {
-            if let value = fast(statement.handle, column) { return value }
-            if sqlite3_column_type(statement.handle, column) == SQLITE_NULL { return nil }
+            if let value = fast(handle, column) { return value }
+            if sqlite3_column_type(handle, column) == SQLITE_NULL { return nil }
         }
         return try converted(T?.self, at: column)
     }
@@ -196,13 +200,28 @@ public struct RowView {
     }
 }
 
+extension RowView {
+    /// Opens the sealed (transformed) columns of the statement's current
+    /// row, when it has some: once per row, before reading it.
+    @usableFromInline
+    func loadOpenedColumns() throws(StrongroomError) {
+        if let opened { try opened.load() }
+    }
+}
+
 extension Statement {
-    /// The current row, read in place. `columnOfProperty` maps a record's
-    /// properties to the statement's columns, when they differ.
+    /// A view of the statement's rows, made once per run (after the first
+    /// step), its sealed columns opened for the current row.
+    /// `columnOfProperty` maps a record's properties to the statement's
+    /// columns, when they differ.
+    /// Call ``RowView/loadOpenedColumns()`` on each row before reading it.
     func rowView(columnOfProperty: [Int32]? = nil) throws(StrongroomError) -> RowView {
-        guard try openingPlan() != nil else {
-            return RowView(statement: self, opened: nil, columnOfProperty: columnOfProperty)
-        }
-        return RowView(statement: self, opened: try rowReader() as? OpeningColumnReader, columnOfProperty: columnOfProperty)
+        RowView(statement: self, opened: try openingColumnReader(), columnOfProperty: columnOfProperty)
+    }
+
+    /// The view a ``TableRecord`` of type `T` reads the rows through.
+    @usableFromInline
+    func recordRowView<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> RowView {
+        try rowView(columnOfProperty: columnOfProperty(for: T.self))
     }
 }

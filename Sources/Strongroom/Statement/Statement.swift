@@ -74,10 +74,16 @@ public final class Statement {
     /// or, when the connection's ``ColumnTransform`` opens some columns,
     /// one that opens them first.
     func rowReader() throws(StrongroomError) -> ColumnReader {
-        guard let plan = try openingPlan() else { return columnReader }
+        guard let reader = try openingColumnReader() else { return columnReader }
+        try reader.load()
+        return reader
+    }
+    /// The reader that opens this statement's transformed columns (not yet
+    /// loaded with the current row), or nil when it has none.
+    func openingColumnReader() throws(StrongroomError) -> OpeningColumnReader? {
+        guard let plan = try openingPlan() else { return nil }
         if openingReader?.plan !== plan { openingReader = OpeningColumnReader(base: columnReader, plan: plan) }
-        try openingReader!.load()
-        return openingReader!
+        return openingReader
     }
     /// For a statement Strongroom generated with positional parameters
     /// (``Connection/insert(_:into:)``): the parameter of each coding key,
@@ -236,6 +242,7 @@ public final class Statement {
         return nil
     }
 
+    @usableFromInline
     func bind(arguments: StatementArguments) throws(StrongroomError) {
         switch arguments.storage {
         case .positional(let values):
@@ -359,9 +366,14 @@ public final class Statement {
         reset()
         defer { reset() }
         try bind(arguments: arguments)
-        while try step() {
-            try body(try rowView())
-        }
+        guard try step() else { return }
+        // One view for every row: the statement's columns cannot change
+        // between rows of one run (a re-prepare happens at the first step).
+        let row = try rowView()
+        repeat {
+            try row.loadOpenedColumns()
+            try body(row)
+        } while try step()
     }
 
     func currentRow() throws(StrongroomError) -> Row {
@@ -398,12 +410,19 @@ public final class Statement {
     /// stores whatever bytes it is given as TEXT): never repaired.
     @inline(__always)
     func text(at index: Int32) -> String? {
+        Self.text(handle, index)
+    }
+
+    /// ``text(at:)`` of a statement handle.
+    @inline(__always)
+    static func text(_ handle: OpaquePointer, _ index: Int32) -> String? {
         // sqlite3_column_text then sqlite3_column_bytes, in that order, as the
         // SQLite docs advise, so the byte count is that of the UTF-8 text.
         guard let pointer = sqlite3_column_text(handle, index) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, index))
         // SQLite's text ends with a NUL: without one inside, the C-string
-        // validation (twice as fast as the generic one) reads exactly it.
+        // validation (measured: 37 ns for 22 bytes, against 55 for
+        // String(decoding:) and 106 for String(validating:)) reads exactly it.
         return pointer.withMemoryRebound(to: CChar.self, capacity: count + 1) { text in
             strlen(text) == count ? String(validatingCString: text)
                 : String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
