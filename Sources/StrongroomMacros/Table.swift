@@ -3,8 +3,8 @@
 @_exported public import StrongroomMigrations
 
 /// Declares a struct as the rows of one table: it becomes a
-/// ``Strongroom/TableRecord`` (read and written by column position, with
-/// no `Codable` containers) and a ``StrongroomMigrations/TableModel`` (its
+/// `TableRecord` (read and written by column position, with
+/// no `Codable` containers) and a `TableModel` (its
 /// table's definition, for the schema file, validation and `strongroom diff`).
 ///
 /// ```swift
@@ -29,7 +29,7 @@
 /// any other `NOT NULL`. The SQL type comes from the Swift type (`Int…`,
 /// `Bool`: INTEGER; `Double`, `Float`: REAL; `String`, `Date`, `UUID`: TEXT;
 /// `Data`, `[UInt8]`: BLOB); any other type, such as an enum with raw
-/// values that conforms to ``Strongroom/DatabaseValueConvertible``, names
+/// values that conforms to `DatabaseValueConvertible`, names
 /// its type with `@Column(type: "TEXT")`. `@Ignored` leaves a property out.
 ///
 /// - Parameters:
@@ -77,7 +77,7 @@ public macro Column(_ name: String? = nil, type: String? = nil, unique: Bool = f
 ///
 /// - Parameters:
 ///   - mode: How it is sealed (randomized by default).
-///   - indexColumn: For ``StrongroomFields/SealingMode/indexed``: the
+///   - indexColumn: For `SealingMode.indexed`: the
 ///     companion column of the blind index (default: the column's name
 ///     followed by `_index`), which the table gets, with an index.
 @attached(peer)

@@ -53,7 +53,9 @@ extension Bool: DatabaseValueConvertible {
 public protocol DatabaseIntegerConvertible: FixedWidthInteger, DatabaseValueConvertible {}
 
 extension DatabaseIntegerConvertible {
+    /// The integer as an INTEGER.
     public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    /// An INTEGER in range, or a REAL with an integral value in range; else nil.
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
         switch value {
         case .integer(let n): return Self(exactly: n)

@@ -68,7 +68,7 @@ public struct ColumnDefinition: Sendable, Hashable {
     public var defaultSQL: String?
     /// How the column is sealed, or nil for plaintext.
     public var sealing: SealingMode?
-    /// For ``SealingMode/indexed``: the companion column holding the blind index.
+    /// For the `indexed` sealing mode: the companion column holding the blind index.
     public var sealedIndexColumn: String?
 
     /// A column definition.
@@ -139,7 +139,7 @@ public struct IndexDefinition: Sendable, Hashable {
 }
 
 /// A type whose table the model declares: the `@Table` macro conforms a
-/// struct to it. ``DatabaseSchema/init(_:)-(_)`` collects them.
+/// struct to it. ``DatabaseSchema`` collects them (`DatabaseSchema(Artist.self, Album.self)`).
 public protocol TableModel {
     /// The type's table.
     static var tableDefinition: TableDefinition { get }
