@@ -190,10 +190,7 @@ private struct Planner {
             return
         }
         for column in added {
-            var line = "ALTER TABLE \(q(name)) ADD COLUMN \(q(column.name))"
-            if !column.type.isEmpty { line += " " + column.type }
-            if column.notNull { line += " NOT NULL" }
-            if let defaultSQL = column.defaultSQL { line += " DEFAULT " + TableDefinition.defaultClause(defaultSQL) }
+            var line = "ALTER TABLE \(q(name)) ADD COLUMN " + column.sql()
             if let key = new.foreignKeys.first(where: { $0.columns.count == 1 && $0.columns[0].sqliteFolded == column.name.sqliteFolded }) {
                 line += " REFERENCES \(q(key.table))"
                 if !key.referencedColumns.isEmpty { line += " (\(TableDefinition.list(key.referencedColumns)))" }

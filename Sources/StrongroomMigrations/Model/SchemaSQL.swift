@@ -7,12 +7,7 @@ extension TableDefinition {
     /// declared on its column, so that an `INTEGER PRIMARY KEY` is the rowid.
     public var createTableSQL: String {
         var lines = columns.map { column in
-            var line = "  " + SQLScript.quotedIdentifier(column.name)
-            if !column.type.isEmpty { line += " " + column.type }
-            if column.notNull { line += " NOT NULL" }
-            if primaryKey.count == 1, primaryKey[0].sqliteFolded == column.name.sqliteFolded { line += " PRIMARY KEY" }
-            if let defaultSQL = column.defaultSQL { line += " DEFAULT " + Self.defaultClause(defaultSQL) }
-            return line
+            "  " + column.sql(primaryKey: primaryKey.count == 1 && primaryKey[0].sqliteFolded == column.name.sqliteFolded)
         }
         if primaryKey.count > 1 { lines.append("  PRIMARY KEY (\(Self.list(primaryKey)))") }
         for unique in uniqueKeys { lines.append("  UNIQUE (\(Self.list(unique)))") }
@@ -45,6 +40,19 @@ extension TableDefinition {
         if Double(trimmed) != nil || Int64(trimmed) != nil { return trimmed }
         if ["NULL", "TRUE", "FALSE", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP"].contains(trimmed.uppercased()) { return trimmed }
         return "(\(trimmed))"
+    }
+}
+
+extension ColumnDefinition {
+    /// The column as `CREATE TABLE` and `ADD COLUMN` declare it:
+    /// `"name" TYPE [NOT NULL] [PRIMARY KEY] [DEFAULT …]`.
+    func sql(primaryKey: Bool = false) -> String {
+        var line = SQLScript.quotedIdentifier(name)
+        if !type.isEmpty { line += " " + type }
+        if notNull { line += " NOT NULL" }
+        if primaryKey { line += " PRIMARY KEY" }
+        if let defaultSQL { line += " DEFAULT " + TableDefinition.defaultClause(defaultSQL) }
+        return line
     }
 }
 
