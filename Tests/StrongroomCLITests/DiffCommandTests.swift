@@ -77,7 +77,12 @@ struct DiffCommandTests {
     @Test func badInputIsRefusedWithASentence() throws {
         write("0001_initial.sql", Self.initial)
         let missing = try run(["diff"])
-        #expect(missing.status == 65 && missing.stderr.contains("no model schema file"), "\(missing.stderr)")
+        #expect(missing.status == 66 && missing.stderr.contains("no model schema file"), "\(missing.stderr)")
+        // The schema file runs in memory only: it cannot attach (and so create) a file.
+        write("schema.sql", "ATTACH 'made-by-schema.db' AS other; CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL, fax TEXT);")
+        let attach = try run(["diff", "--check"])
+        #expect(attach.status == 65, "\(attach.stdout)\(attach.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("made-by-schema.db")))
         write("schema.sql", "CREATE TABLE oops(")
         let broken = try run(["diff"])
         #expect(broken.status == 65 && broken.stderr.contains("does not run"), "\(broken.stderr)")

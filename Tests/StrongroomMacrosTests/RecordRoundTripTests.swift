@@ -195,6 +195,21 @@ struct RecordRoundTripTests {
     }
 }
 
+extension RecordRoundTripTests {
+    /// Review finding: inserting a record with sealed properties on a
+    /// connection that does not seal them must fail, not write plaintext.
+    @Test func aSealedRecordIsNotInsertedByAConnectionThatDoesNotSeal() throws {
+        let db = try open()
+        try db.execute(sql: DatabaseSchema(Customer.self).sql)
+        let error = #expect(throws: StrongroomError.self) {
+            try db.insert(Customer(id: 1, phone: "+44 20 7946 0000", country: "UK", email: "ada@example.com", score: 1))
+        }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("seal") == true, "\(error?.message ?? "")")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM customer") == 0)
+    }
+}
+
 extension DatabaseValue {
     var storageClassName: String {
         switch self {

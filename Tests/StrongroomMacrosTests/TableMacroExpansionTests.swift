@@ -365,4 +365,56 @@ struct TableMacroExpansionTests {
             }
             """, "@Table(primaryKey:/unique:) names 'b', which is no column of this table", line: 1, column: 20)
     }
+
+    /// Review finding: string arguments are read as their values, escapes resolved.
+    @Test func escapedStringArgumentsAreTheirValues() {
+        expand(#"""
+            @Table("odd\"table")
+            struct T {
+                @PrimaryKey @Column("a\"b") var a: Int64
+                @Column(default: "'c:\\dir'") var path: String
+            }
+            """#, #"""
+            struct T {
+                var a: Int64
+                var path: String
+            }
+
+            extension T: Strongroom.TableRecord, StrongroomMigrations.TableModel {
+                static let databaseTableName = "odd\"table"
+
+                static let databaseColumnNames: [String] = ["a\"b", "path"]
+
+                init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                    self.a = try row.decode(at: 0)
+                    self.path = try row.decode(at: 1)
+                }
+
+                func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
+                    try binder.bind(self.a, at: 0)
+                    try binder.bind(self.path, at: 1)
+                }
+
+                static let tableDefinition = StrongroomMigrations.TableDefinition(
+                    "odd\"table",
+                    columns: [
+                        StrongroomMigrations.ColumnDefinition("a\"b", type: "INTEGER", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("path", type: "TEXT", notNull: true, defaultSQL: "'c:\\dir'"),
+                    ],
+                    primaryKey: ["a\"b"]
+                )
+            }
+            """#)
+    }
+
+    /// Review finding: a default on a sealed column would be stored as plaintext.
+    @Test func aSealedColumnWithADefault() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                @Sealed @Column(default: "'none'") var phone: String
+            }
+            """, "'phone' is sealed, so a default would be stored as plaintext by any INSERT that omits it; drop the default", line: 4, column: 13)
+    }
 }
