@@ -39,7 +39,8 @@
 ///     property `@PrimaryKey`).
 ///   - unique: UNIQUE constraints over several columns.
 @attached(extension, conformances: TableRecord, TableModel,
-          names: named(databaseTableName), named(databaseColumnNames), named(init(row:)), named(encode(to:)), named(tableDefinition))
+          names: named(databaseTableName), named(databaseColumnNames), named(init(row:)), named(encode(to:)), named(databaseSealedColumns),
+          named(tableDefinition))
 public macro Table(_ name: String? = nil, primaryKey: [String] = [], unique: [[String]] = []) =
     #externalMacro(module: "StrongroomMacrosPlugin", type: "TableMacro")
 

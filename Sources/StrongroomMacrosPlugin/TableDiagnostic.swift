@@ -12,6 +12,7 @@ enum TableDiagnostic: DiagnosticMessage {
     case twoPrimaryKeys(String)
     case sealedPrimaryKey(String)
     case sealedWithoutPrimaryKey(String)
+    case sealedDefault(String)
     case notALiteral(String)
     case unknownColumn(String)
 
@@ -35,6 +36,8 @@ enum TableDiagnostic: DiagnosticMessage {
             return "'\(property)' is the primary key, which sealed values are bound to: it cannot be sealed itself"
         case .sealedWithoutPrimaryKey(let property):
             return "'\(property)' is sealed randomized, which binds each value to its row's primary key; declare a @PrimaryKey, or seal it .deterministic"
+        case .sealedDefault(let property):
+            return "'\(property)' is sealed, so a default would be stored as plaintext by any INSERT that omits it; drop the default"
         case .notALiteral(let argument):
             return "@Table reads '\(argument)' when it compiles: write it as a literal"
         case .unknownColumn(let column):

@@ -80,6 +80,8 @@ struct TableShape {
         let indexes = self.indexes.map { index in
             "StrongroomMigrations.IndexDefinition(\(literal(index.name)), columns: [\(index.columns.map(literal).joined(separator: ", "))]\(index.unique ? ", unique: true" : ""))"
         }
+        let sealed = properties.filter { $0.sealing != nil }.map { literal($0.column) }
+        let sealedColumns = sealed.isEmpty ? "" : "\n\n    \(access)static let databaseSealedColumns: [String] = [\(sealed.joined(separator: ", "))]"
         var tableArguments = ""
         if !primaryKey.isEmpty { tableArguments += ",\n        primaryKey: [\(primaryKey.map(literal).joined(separator: ", "))]" }
         if !uniqueKeys.isEmpty { tableArguments += ",\n        uniqueKeys: [\(uniqueKeys.map { "[" + $0.map(literal).joined(separator: ", ") + "]" }.joined(separator: ", "))]" }
@@ -95,7 +97,7 @@ struct TableShape {
             \(reads)    }
 
                 \(access)func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
-            \(binds)    }
+            \(binds)    }\(sealedColumns)
 
                 \(access)static let tableDefinition = StrongroomMigrations.TableDefinition(
                     \(literal(name)),

@@ -124,6 +124,10 @@ struct TableReader<Context: MacroExpansionContext> {
                 }
                 var sealing: String?
                 var indexColumn: String?
+                if let sealed = attributes["Sealed"], let argument = column.first(where: { $0.label == "default" }) {
+                    diagnose(argument.expression, .sealedDefault(bare))
+                    _ = sealed
+                }
                 if let sealed = attributes["Sealed"] {
                     let sealedArguments = Self.arguments(of: sealed)
                     sealing = sealedArguments.first { $0.label == nil }.flatMap { member($0.expression, "mode") } ?? "randomized"
@@ -192,12 +196,13 @@ struct TableReader<Context: MacroExpansionContext> {
 
     mutating func string(_ expression: ExprSyntax, _ what: String) -> String? {
         if expression.is(NilLiteralExprSyntax.self) { return nil }
-        guard let literal = expression.as(StringLiteralExprSyntax.self), literal.segments.count == 1,
-              case .stringSegment(let segment) = literal.segments.first! else {
+        // The literal's value, escapes resolved (`"a\"b"` is a"b); an
+        // interpolation has none.
+        guard let literal = expression.as(StringLiteralExprSyntax.self), let value = literal.representedLiteralValue else {
             diagnose(expression, .notALiteral(what))
             return nil
         }
-        return segment.content.text
+        return value
     }
 
     mutating func strings(_ expression: ExprSyntax, _ what: String) -> [String] {

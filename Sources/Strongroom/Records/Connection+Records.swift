@@ -40,6 +40,10 @@ extension Connection {
     /// Binds each property straight to a cached INSERT statement; a table
     /// with sealed columns goes through the connection's ``ColumnTransform``.
     public func insert<T: TableRecord>(_ record: T) throws(StrongroomError) {
+        let sealed = T.databaseSealedColumns
+        if !sealed.isEmpty, !(columnTransform?.transformsInserts(into: T.databaseTableName) ?? false) {
+            throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(sealed.joined(separator: ", "))) but this connection does not seal \(T.databaseTableName): configure it with configuration.seal(…, keyring:) for them, or nothing would be sealed.", path: path)
+        }
         if let transform = columnTransform, transform.transformsInserts(into: T.databaseTableName) {
             var binder = RecordBinder(collecting: T.databaseColumnNames.count)
             try record.encode(to: &binder)

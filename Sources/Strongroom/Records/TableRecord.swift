@@ -43,6 +43,15 @@ public protocol TableRecord {
     init(row: RowView) throws(StrongroomError)
     /// Binds property *n* with `binder.bind(value, at: n)`.
     func encode(to binder: inout RecordBinder) throws(StrongroomError)
+    /// The columns the record's table keeps sealed (field encryption): an
+    /// insert through a connection that does not seal them is refused
+    /// rather than written as plaintext. None by default.
+    static var databaseSealedColumns: [String] { get }
+}
+
+extension TableRecord {
+    /// No sealed column.
+    public static var databaseSealedColumns: [String] { [] }
 }
 
 extension Statement {

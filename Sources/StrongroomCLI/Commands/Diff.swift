@@ -16,7 +16,9 @@ struct Diff: ParsableCommand {
 
         Data-losing steps (a dropped table or column, a NOT NULL column without a default, \
         a narrowed type, a sealed column opened) are refused unless --allow-destructive, \
-        and marked in the file. A rename is a drop and an add unless you say it is one: \
+        and marked in the file. Changes it cannot write safely (a primary key changed or a \
+        rename under sealed values, a rebuild that would drop CHECK, COLLATE, AUTOINCREMENT \
+        or WITHOUT ROWID) are refused: write those by hand. A rename is a drop and an add unless you say it is one: \
         --rename old=new for a table, --rename table.old=new for a column (the table's new name).
 
         With --check nothing is written: exit 0 when the migrations reach the model, 1 \
@@ -63,10 +65,10 @@ struct Diff: ParsableCommand {
         }
     }
 
-    /// One sentence on stderr, and exit 65 (EX_DATAERR): nothing was written.
-    func fail(_ message: String) -> Never {
+    /// One sentence on stderr, and exit 65 (EX_DATAERR, or `status`): nothing was written.
+    func fail(_ message: String, status: Int32 = 65) -> Never {
         Output.error("strongroom: \(message)")
-        Self.exit(withError: ExitCode(65))
+        Self.exit(withError: ExitCode(status))
     }
 
     func run() throws {
@@ -74,7 +76,7 @@ struct Diff: ParsableCommand {
             let directory = migrationOptions.migrations
             let modelPath = model ?? directory + "/schema.sql"
             guard FileManager.default.fileExists(atPath: modelPath) else {
-                fail("There is no model schema file at \(modelPath); write it from the app's model (DatabaseSchema.writeSchemaFile(to:)), or name it with --model.")
+                fail("There is no model schema file at \(modelPath); write it from the app's model (DatabaseSchema.writeSchemaFile(to:)), or name it with --model.", status: 66)
             }
             let migrator = try Migrator(directory: directory)
             let current = try migrator.replayedSchema()
@@ -99,6 +101,11 @@ struct Diff: ParsableCommand {
             guard !plan.steps.isEmpty else {
                 print("The migrations in \(directory) already reach the model: nothing to write.")
                 return
+            }
+            if !plan.refusals.isEmpty {
+                print("The next migration cannot be written from the model; nothing was written:")
+                for refusal in plan.refusals { print("  - \(refusal)") }
+                throw ExitCode(1)
             }
             if !plan.destructiveSteps.isEmpty && !allowDestructive {
                 print("The next migration would lose data; nothing was written:")

@@ -13,6 +13,16 @@ public import StrongroomFields
 public struct DatabaseSchema: Sendable, Hashable {
     /// The tables, sorted by name.
     public private(set) var tables: [TableDefinition]
+    /// For a schema read from a database: each table's `CREATE TABLE` as
+    /// SQLite keeps it, by folded name, so a plan can tell what a rebuild
+    /// from the model would drop. Not part of equality.
+    var createTableSQL: [FoldedName: String] = [:]
+
+    /// Schemas are equal when their tables are.
+    public static func == (a: DatabaseSchema, b: DatabaseSchema) -> Bool { a.tables == b.tables }
+
+    /// Hashes the tables.
+    public func hash(into hasher: inout Hasher) { hasher.combine(tables) }
 
     /// A schema of `tables`.
     public init(tables: [TableDefinition]) {
@@ -50,10 +60,14 @@ extension DatabaseSchema {
             """)
         let sealed = try SealedColumnRegistry.columns(in: db)
         var tables: [TableDefinition] = []
+        var sql: [FoldedName: String] = [:]
         for name in names {
             tables.append(try readTable(name, sealed: sealed.filter { $0.table.sqliteFolded == name.sqliteFolded }, db: db))
+            sql[name.sqliteFolded] = try db.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [name])
         }
-        return DatabaseSchema(tables: tables)
+        var schema = DatabaseSchema(tables: tables)
+        schema.createTableSQL = sql
+        return schema
     }
 
     private static func readTable(_ name: String, sealed: [SealedColumn], db: Connection) throws(StrongroomError) -> TableDefinition {

@@ -39,6 +39,14 @@ public struct SchemaDiff: Sendable {
     /// The steps, in order; empty when the schemas are the same.
     public let steps: [Step]
 
+    /// Changes the diff cannot write safely, each a sentence: a primary key
+    /// changed or a table or column renamed under sealed values (bound to
+    /// them), a rebuild that would drop what the model cannot express
+    /// (`CHECK`, `COLLATE`, `AUTOINCREMENT`, `WITHOUT ROWID`, …). Write
+    /// those migrations by hand; `strongroom diff` writes nothing while
+    /// there are any.
+    public let refusals: [String]
+
     /// The steps that lose data.
     public var destructiveSteps: [Step] { steps.filter { $0.destructive != nil } }
 
@@ -61,7 +69,7 @@ public struct SchemaDiff: Sendable {
     public static func plan(from current: DatabaseSchema, to desired: DatabaseSchema, renames: [Rename] = []) -> SchemaDiff {
         var planner = Planner(current: current, desired: desired, renames: renames)
         planner.run()
-        return SchemaDiff(steps: planner.steps)
+        return SchemaDiff(steps: planner.steps, refusals: planner.refusals)
     }
 }
 
@@ -71,6 +79,7 @@ private struct Planner {
     /// The current schema, renames applied.
     var current: DatabaseSchema
     var steps: [SchemaDiff.Step] = []
+    var refusals: [String] = []
 
     init(current: DatabaseSchema, desired: DatabaseSchema, renames: [SchemaDiff.Rename]) {
         self.current = current
@@ -127,6 +136,10 @@ private struct Planner {
             switch rename {
             case .table(let from, let to):
                 guard let i = tables.firstIndex(where: { $0.name.sqliteFolded == from.sqliteFolded }) else { continue }
+                let sealed = tables[i].columns.filter { $0.sealing != nil }.map { "\(tables[i].name).\($0.name)" }
+                if !sealed.isEmpty {
+                    refusals.append("Renaming \(tables[i].name) to \(to): the sealed values of \(sealed.joined(separator: ", ")) are bound to the table's name. Open them (strongroom_open), rename, and seal them again, in a migration written by hand.")
+                }
                 add("ALTER TABLE \(q(tables[i].name)) RENAME TO \(q(to))")
                 tables[i].name = to
                 // Other tables' REFERENCES to it are left as they were: SQLite
@@ -136,6 +149,9 @@ private struct Planner {
             case .column(let table, let from, let to):
                 guard let i = tables.firstIndex(where: { $0.name.sqliteFolded == table.sqliteFolded }),
                       let c = tables[i].columns.firstIndex(where: { $0.name.sqliteFolded == from.sqliteFolded }) else { continue }
+                if tables[i].columns[c].sealing != nil {
+                    refusals.append("Renaming \(tables[i].name).\(tables[i].columns[c].name) to \(to): its sealed values are bound to the column's name. Open them (strongroom_open), rename, and seal them again, in a migration written by hand.")
+                }
                 add("ALTER TABLE \(q(tables[i].name)) RENAME COLUMN \(q(tables[i].columns[c].name)) TO \(q(to))")
                 func renamed(_ names: [String]) -> [String] { names.map { $0.sqliteFolded == from.sqliteFolded ? to : $0 } }
                 tables[i].columns[c].name = to
@@ -150,7 +166,12 @@ private struct Planner {
                 }
             }
         }
-        current = DatabaseSchema(tables: tables)
+        var renamed = DatabaseSchema(tables: tables)
+        renamed.createTableSQL = current.createTableSQL
+        for case .table(let from, let to) in renames {
+            renamed.createTableSQL[to.sqliteFolded] = current.createTableSQL[from.sqliteFolded]
+        }
+        current = renamed
     }
 
     /// Columns added, dropped or changed, and constraints changed.
@@ -160,7 +181,8 @@ private struct Planner {
         let dropped = old.columns.filter { new.column($0.name) == nil }
         let changed = new.columns.filter { column in
             guard let before = old.column(column.name) else { return false }
-            return TableDefinition.normalizedType(before.type) != TableDefinition.normalizedType(column.type) || before.notNull != column.notNull
+            return TableDefinition.normalizedType(before.type) != TableDefinition.normalizedType(column.type)
+                || old.enforcesNotNull(before) != new.enforcesNotNull(column)
                 || before.defaultSQL.map(TableDefinition.normalizedDefault) != column.defaultSQL.map(TableDefinition.normalizedDefault)
         }
         // A foreign key on one added column goes in its ADD COLUMN.
@@ -168,7 +190,7 @@ private struct Planner {
         let newKeys = new.foreignKeys.filter { !($0.columns.count == 1 && addedNames.contains($0.columns[0].sqliteFolded)) }
         let constraintsChanged = old.primaryKey.map(\.sqliteFolded) != new.primaryKey.map(\.sqliteFolded)
             || Set(old.uniqueKeys.map { $0.map(\.sqliteFolded) }) != Set(new.uniqueKeys.map { $0.map(\.sqliteFolded) })
-            || Set(old.foreignKeys.map { $0.folded(referencedPrimaryKey: nil) }) != Set(newKeys.map { $0.folded(referencedPrimaryKey: nil) })
+            || Set(old.foreignKeys.map { $0.folded(in: current) }) != Set(newKeys.map { $0.folded(in: desired) })
         // What each change loses.
         var losses: [String] = dropped.map { "drops column \(name).\($0.name) and its values" }
         for column in changed {
@@ -176,7 +198,7 @@ private struct Planner {
             if Affinity(before.type).narrows(to: Affinity(column.type)) {
                 losses.append("narrows \(name).\(column.name) from \(before.type.isEmpty ? "(no type)" : before.type) to \(column.type): values that do not fit are changed")
             }
-            if column.notNull && !before.notNull {
+            if new.enforcesNotNull(column) && !old.enforcesNotNull(before) {
                 losses.append("makes \(name).\(column.name) NOT NULL: the migration fails on a row where it is NULL")
             }
         }
@@ -185,7 +207,17 @@ private struct Planner {
         }
         let needsRebuild = !dropped.isEmpty || !changed.isEmpty || constraintsChanged
             || added.contains { !Self.canAddColumn($0, of: new) }
+        if old.primaryKey.map(\.sqliteFolded) != new.primaryKey.map(\.sqliteFolded) {
+            let bound = old.columns.filter { $0.sealing != nil && $0.sealing != .deterministic }.map { "\(name).\($0.name)" }
+            if !bound.isEmpty {
+                refusals.append("Changing the primary key of \(name): the sealed values of \(bound.joined(separator: ", ")) are bound to it. Open them, change the key and seal them again, in a migration written by hand.")
+            }
+        }
         if needsRebuild {
+            let unmodeled = Self.unmodeledFeatures(current.createTableSQL[old.name.sqliteFolded] ?? "")
+            if !unmodeled.isEmpty {
+                refusals.append("Rebuilding \(name) from the model would drop its \(unmodeled.joined(separator: ", ")), which the model cannot express. Write this change by hand (`-- strongroom: rebuild` with the full CREATE TABLE).")
+            }
             add("-- strongroom: rebuild\n" + new.createTableSQL, destructive: losses.isEmpty ? nil : losses.joined(separator: "; "))
             return
         }
@@ -199,6 +231,22 @@ private struct Planner {
             }
             add(line, destructive: column.notNull && column.defaultSQL == nil ? "adds \(name).\(column.name) NOT NULL without a default: the migration fails on a table with rows" : nil)
         }
+    }
+
+    /// What a table's `CREATE TABLE` says that a ``TableDefinition`` does not
+    /// hold, and a rebuild from the model would drop.
+    static func unmodeledFeatures(_ sql: String) -> [String] {
+        let tokens = SQLTokenizer.tokenize(sql)
+        var found: [String] = []
+        for (keyword, label) in [("CHECK", "CHECK constraints"), ("COLLATE", "COLLATE clauses"), ("AUTOINCREMENT", "AUTOINCREMENT"),
+                                 ("WITHOUT", "WITHOUT ROWID"), ("DEFERRABLE", "DEFERRABLE foreign keys"), ("GENERATED", "generated columns"),
+                                 ("ASC", "PRIMARY KEY ASC/DESC"), ("DESC", "PRIMARY KEY ASC/DESC"), ("ON", "ON CONFLICT clauses")] {
+            guard tokens.contains(where: { $0.isKeyword(keyword) }) else { continue }
+            // ON is also the ON DELETE / ON UPDATE of a foreign key, which the model holds.
+            if keyword == "ON", !tokens.indices.contains(where: { tokens[$0].isKeyword("ON") && $0 + 1 < tokens.count && tokens[$0 + 1].isKeyword("CONFLICT") }) { continue }
+            if !found.contains(label) { found.append(label) }
+        }
+        return found
     }
 
     /// What `ALTER TABLE … ADD COLUMN` accepts (https://sqlite.org/lang_altertable.html):
@@ -221,6 +269,17 @@ private struct Planner {
         return true
     }
 
+    /// `column = strongroom_seal(value, …)`, and its blind index for an indexed column.
+    func sealingAssignments(_ column: ColumnDefinition, mode: SealingMode, value: String, table: String, key: String) -> [String] {
+        let tableLiteral = DatabaseSchema.literal(table), columnLiteral = DatabaseSchema.literal(column.name)
+        var assignments: [String] = []
+        if mode == .indexed, let indexColumn = column.sealedIndexColumn {
+            assignments.append("\(q(indexColumn)) = strongroom_blind_index(\(value), \(tableLiteral), \(columnLiteral))")
+        }
+        assignments.append("\(q(column.name)) = strongroom_seal(\(value), \(tableLiteral), \(columnLiteral), '\(mode.rawValue)'\(mode == .deterministic || key.isEmpty ? "" : ", " + key))")
+        return assignments
+    }
+
     /// Columns that became sealed or plain, with the SQL functions of field
     /// encryption, and the sealed columns' registry kept in step.
     mutating func seal() {
@@ -235,21 +294,23 @@ private struct Planner {
                 let t = q(table.name), c = q(column.name)
                 let tableLiteral = DatabaseSchema.literal(table.name), columnLiteral = DatabaseSchema.literal(column.name)
                 let key = table.primaryKey.map(q).joined(separator: ", ")
-                if let before = wasSealed {
+                if let before = wasSealed, let mode = column.sealing {
+                    // Another mode: opened and sealed again in one statement,
+                    // so the plaintext is never written.
+                    let oldKey = (old?.primaryKey ?? []).map(q).joined(separator: ", ")
+                    let opened = "strongroom_open(\(c), \(tableLiteral), \(columnLiteral)\(before == .deterministic || oldKey.isEmpty ? "" : ", " + oldKey))"
+                    add("UPDATE \(t) SET \(sealingAssignments(column, mode: mode, value: opened, table: table.name, key: key).joined(separator: ", ")) WHERE \(c) IS NOT NULL")
+                    recorded.append(SealedColumn(table: table.name, column: column.name, mode: mode, indexColumn: column.sealedIndexColumn))
+                } else if let before = wasSealed {
                     let oldKey = (old?.primaryKey ?? []).map(q).joined(separator: ", ")
                     add("UPDATE \(t) SET \(c) = strongroom_open(\(c), \(tableLiteral), \(columnLiteral)\(before == .deterministic || oldKey.isEmpty ? "" : ", " + oldKey)) WHERE \(c) IS NOT NULL",
-                        destructive: column.sealing == nil ? "opens \(table.name).\(column.name): its values are stored as plaintext" : nil)
+                        destructive: "opens \(table.name).\(column.name): its values are stored as plaintext")
                     forgotten.append((table.name, column.name))
-                }
-                if let mode = column.sealing {
-                    // A column that existed holds plaintext to seal; a new one holds nothing yet.
-                    if before != nil {
-                        var assignments: [String] = []
-                        if mode == .indexed, let indexColumn = column.sealedIndexColumn {
-                            assignments.append("\(q(indexColumn)) = strongroom_blind_index(\(c), \(tableLiteral), \(columnLiteral))")
-                        }
-                        assignments.append("\(c) = strongroom_seal(\(c), \(tableLiteral), \(columnLiteral), '\(mode.rawValue)'\(mode == .deterministic || key.isEmpty ? "" : ", " + key))")
-                        add("UPDATE \(t) SET \(assignments.joined(separator: ", ")) WHERE \(c) IS NOT NULL")
+                } else if let mode = column.sealing {
+                    // A column that existed holds plaintext to seal; so does a
+                    // new one with a default (ADD COLUMN wrote it in every row).
+                    if old != nil && (before != nil || column.defaultSQL != nil) {
+                        add("UPDATE \(t) SET \(sealingAssignments(column, mode: mode, value: c, table: table.name, key: key).joined(separator: ", ")) WHERE \(c) IS NOT NULL")
                     }
                     recorded.append(SealedColumn(table: table.name, column: column.name, mode: mode, indexColumn: column.sealedIndexColumn))
                 }

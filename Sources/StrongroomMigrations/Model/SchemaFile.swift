@@ -6,8 +6,11 @@ import StrongroomFields
 /// the schema the migrations produce: the two sides `strongroom diff` compares.
 extension DatabaseSchema {
     /// The schema that running `sql` (a schema file) gives.
+    /// It runs in memory, where it cannot attach (and so create or change)
+    /// a file, nor set a key.
     public static func read(sql: String) throws(StrongroomError) -> DatabaseSchema {
         let db = try Connection.inMemory()
+        db.refuseKeyChangesAndPlaintextCopies()
         try db.execute(sql: sql)
         return try read(from: db)
     }

@@ -32,13 +32,26 @@ extension TableDefinition {
         names.map(SQLScript.quotedIdentifier).joined(separator: ", ")
     }
 
-    /// A default as SQLite takes it after `DEFAULT`: a literal, a signed
-    /// number or a keyword as it is, any other expression in parentheses.
+    /// A default as SQLite takes it after `DEFAULT`. `PRAGMA table_info`
+    /// reports an expression without the parentheses it was given in, so
+    /// anything but one literal (a string, a number, possibly signed, a blob,
+    /// NULL, CURRENT_TIME/DATE/TIMESTAMP) goes back in parentheses. TRUE and
+    /// FALSE are 1 and 0 (before SQLite 3.23 they are identifiers, which a
+    /// default reads as strings).
     static func defaultClause(_ sql: String) -> String {
         let trimmed = sql.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.hasPrefix("(") || trimmed.hasPrefix("'") || trimmed.hasPrefix("x'") || trimmed.hasPrefix("X'") { return trimmed }
-        if Double(trimmed) != nil || Int64(trimmed) != nil { return trimmed }
-        if ["NULL", "TRUE", "FALSE", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP"].contains(trimmed.uppercased()) { return trimmed }
+        let tokens = SQLTokenizer.tokenize(trimmed)
+        if tokens.count == 1 {
+            let token = tokens[0]
+            switch token.kind {
+            case .string, .number, .blob: return trimmed
+            case .word where token.isKeyword("TRUE"): return "1"
+            case .word where token.isKeyword("FALSE"): return "0"
+            case .word where ["NULL", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP"].contains(token.text.uppercased()): return trimmed
+            default: break
+            }
+        }
+        if tokens.count == 2, ["+", "-"].contains(tokens[0].text), tokens[1].kind == .number { return trimmed }
         return "(\(trimmed))"
     }
 }

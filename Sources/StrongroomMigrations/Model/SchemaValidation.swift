@@ -39,6 +39,8 @@ public enum SchemaDifference: Sendable, Hashable, CustomStringConvertible {
     case columnSealed(table: String, column: String)
     /// The column is sealed in another mode.
     case sealingMode(table: String, column: String, expected: SealingMode, found: SealingMode)
+    /// The indexed sealed column keeps its blind index in another column.
+    case blindIndexColumn(table: String, column: String, expected: String?, found: String?)
 
     /// One line: what differs, as expected against found.
     public var description: String {
@@ -71,6 +73,7 @@ public enum SchemaDifference: Sendable, Hashable, CustomStringConvertible {
                 : "\(table).\(column): sealed (\(mode.rawValue)) expected, not recorded as sealed"
         case .columnSealed(let table, let column): return "\(table).\(column): plaintext expected, sealed found"
         case .sealingMode(let table, let column, let expected, let found): return "\(table).\(column): sealed \(expected.rawValue) expected, \(found.rawValue) found"
+        case .blindIndexColumn(let table, let column, let expected, let found): return "\(table).\(column): blind index in \(expected ?? "(none)") expected, \(found ?? "(none)") found"
         }
     }
 }
@@ -135,9 +138,14 @@ extension DatabaseSchema {
             guard let foundTable = found.table(table.name) else { continue }
             for column in table.columns where column.sealing != nil {
                 guard let foundColumn = foundTable.column(column.name), foundColumn.sealing == column.sealing else { continue }
+                // An envelope is a BLOB that starts with format version 1 and
+                // an algorithm (1: AES-GCM, 2: AES-SIV), and is longer than
+                // the shortest one; anything else is plaintext.
+                let c = SQLScript.quotedIdentifier(column.name)
                 let plaintext = try db.fetchOne(Int.self, sql: """
                     SELECT count(*) FROM \(SQLScript.quotedIdentifier(table.name))
-                    WHERE \(SQLScript.quotedIdentifier(column.name)) IS NOT NULL AND typeof(\(SQLScript.quotedIdentifier(column.name))) <> 'blob'
+                    WHERE \(c) IS NOT NULL AND (typeof(\(c)) <> 'blob' OR length(\(c)) < 23
+                      OR substr(\(c), 1, 1) <> x'01' OR substr(\(c), 2, 1) NOT IN (x'01', x'02'))
                     """) ?? 0
                 if plaintext > 0 {
                     differences.append(.columnNotSealed(table: table.name, column: column.name, mode: column.sealing!, plaintextValues: plaintext))
@@ -158,7 +166,7 @@ extension DatabaseSchema {
                 differences.append(.missingTable(table.name))
                 continue
             }
-            differences += table.differences(from: found)
+            differences += table.differences(from: found, model: self, other: other)
         }
         for table in other.tables where self.table(table.name) == nil {
             differences.append(.extraTable(table.name))
@@ -168,7 +176,10 @@ extension DatabaseSchema {
 }
 
 extension TableDefinition {
-    func differences(from found: TableDefinition) -> [SchemaDifference] {
+    /// How `found` differs from this table; `model` and `other` (the
+    /// schemas they belong to) resolve a foreign key that names no column
+    /// to the referenced table's primary key.
+    func differences(from found: TableDefinition, model: DatabaseSchema, other: DatabaseSchema) -> [SchemaDifference] {
         var differences: [SchemaDifference] = []
         let name = self.name
         for column in columns {
@@ -179,7 +190,7 @@ extension TableDefinition {
             if Self.normalizedType(column.type) != Self.normalizedType(other.type) {
                 differences.append(.columnType(table: name, column: column.name, expected: column.type, found: other.type))
             }
-            if column.notNull != other.notNull {
+            if enforcesNotNull(column) != found.enforcesNotNull(other) {
                 differences.append(.columnNullability(table: name, column: column.name, expectedNotNull: column.notNull))
             }
             if column.defaultSQL.map(Self.normalizedDefault) != other.defaultSQL.map(Self.normalizedDefault) {
@@ -189,6 +200,8 @@ extension TableDefinition {
             case (let expected?, nil): differences.append(.columnNotSealed(table: name, column: column.name, mode: expected, plaintextValues: 0))
             case (nil, _?): differences.append(.columnSealed(table: name, column: column.name))
             case (let expected?, let found?) where expected != found: differences.append(.sealingMode(table: name, column: column.name, expected: expected, found: found))
+            case (.indexed?, .indexed?) where column.sealedIndexColumn?.sqliteFolded != other.sealedIndexColumn?.sqliteFolded:
+                differences.append(.blindIndexColumn(table: name, column: column.name, expected: column.sealedIndexColumn, found: other.sealedIndexColumn))
             default: break
             }
         }
@@ -206,12 +219,12 @@ extension TableDefinition {
         for key in found.uniqueKeys where !uniques.contains(key.map(\.sqliteFolded)) {
             differences.append(.extraUniqueKey(table: name, columns: key))
         }
-        let foundKeys = Set(found.foreignKeys.map { $0.folded(referencedPrimaryKey: nil) })
-        let keys = Set(foreignKeys.map { $0.folded(referencedPrimaryKey: nil) })
-        for key in foreignKeys where !foundKeys.contains(key.folded(referencedPrimaryKey: nil)) {
+        let foundKeys = Set(found.foreignKeys.map { $0.folded(in: other) })
+        let keys = Set(foreignKeys.map { $0.folded(in: model) })
+        for key in foreignKeys where !foundKeys.contains(key.folded(in: model)) {
             differences.append(.missingForeignKey(table: name, key))
         }
-        for key in found.foreignKeys where !keys.contains(key.folded(referencedPrimaryKey: nil)) {
+        for key in found.foreignKeys where !keys.contains(key.folded(in: other)) {
             differences.append(.extraForeignKey(table: name, key))
         }
         let foundIndexes = Set(found.indexes.map(\.folded))
@@ -231,11 +244,12 @@ extension TableDefinition {
         type.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
-    /// A default's SQL without the parentheses SQLite may keep around it.
+    /// A default as compared: the clause SQLite is given (``defaultClause(_:)``),
+    /// without the parentheses it strips when it reports the default.
     static func normalizedDefault(_ sql: String) -> String {
-        var text = sql.trimmingCharacters(in: .whitespacesAndNewlines)
-        while text.hasPrefix("("), text.hasSuffix(")") { text = String(text.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces) }
-        return text
+        var text = defaultClause(sql)
+        if text.hasPrefix("("), text.hasSuffix(")") { text = String(text.dropFirst().dropLast()) }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 
@@ -244,8 +258,12 @@ extension ForeignKeyDefinition {
         let columns: [FoldedName], table: FoldedName, referenced: [FoldedName], onDelete: ForeignKeyAction, onUpdate: ForeignKeyAction
     }
 
-    func folded(referencedPrimaryKey: [String]?) -> Folded {
-        Folded(columns: columns.map(\.sqliteFolded), table: table.sqliteFolded, referenced: referencedColumns.map(\.sqliteFolded), onDelete: onDelete, onUpdate: onUpdate)
+    /// The key as compared: names folded, and a key that names no column
+    /// (`REFERENCES artist`) read as naming the referenced table's primary
+    /// key in `schema`.
+    func folded(in schema: DatabaseSchema) -> Folded {
+        let referenced = referencedColumns.isEmpty ? (schema.table(table)?.primaryKey ?? []) : referencedColumns
+        return Folded(columns: columns.map(\.sqliteFolded), table: table.sqliteFolded, referenced: referenced.map(\.sqliteFolded), onDelete: onDelete, onUpdate: onUpdate)
     }
 }
 

@@ -45,6 +45,15 @@ public struct TableDefinition: Sendable, Hashable {
         columns.first { $0.name.sqliteFolded == name.sqliteFolded }
     }
 
+    /// Whether `column` is the table's rowid (a lone `INTEGER PRIMARY KEY`),
+    /// which can never be NULL whatever `NOT NULL` says.
+    func isRowid(_ column: ColumnDefinition) -> Bool {
+        primaryKey.count == 1 && primaryKey[0].sqliteFolded == column.name.sqliteFolded && column.type.uppercased() == "INTEGER"
+    }
+
+    /// NOT NULL as SQLite enforces it.
+    func enforcesNotNull(_ column: ColumnDefinition) -> Bool { column.notNull || isRowid(column) }
+
     /// The sealed columns, as the field-encryption layer takes them
     /// (`configuration.seal(table.sealedColumns, keyring: keyring)`).
     public var sealedColumns: [SealedColumn] {
