@@ -1,3 +1,4 @@
+import CBenchmarkLoops
 import Foundation
 import StrongroomMacros
 
@@ -14,6 +15,13 @@ struct PersonRecord {
 
 /// `@Table` records and rows read in place, against the same loops in C.
 enum RecordScenarios {
+    static func cReadOwned(path: String, keyHex: String) throws -> Double {
+        var checksum: Int64 = 0
+        let elapsed = c_read_rows_owned(path, keyHex, &checksum)
+        guard elapsed >= 0, checksum != 0 else { throw BenchmarkError("the C read loop (owned text) failed") }
+        return elapsed
+    }
+
     static func recordInsert(path: String, key: DatabaseKey, rows: Int, data: SampleData) throws -> Double {
         let db = try Connection(path: path, configuration: Configuration(key: key))
         try db.execute(sql: Scenarios.createTable)

@@ -158,7 +158,12 @@ public struct RowView {
     /// record's columns were selected in another order).
     @inline(__always)
     func column(_ index: Int) throws(StrongroomError) -> Int32 {
-        let column = columnOfProperty.map { index < $0.count ? Int($0[index]) : -1 } ?? index
+        // Borrowed in place: `columnOfProperty.map { … }` would retain and
+        // release the array for every value read.
+        var column = index
+        if columnOfProperty != nil {
+            column = index < columnOfProperty!.count ? Int(columnOfProperty![index]) : -1
+        }
         guard column >= 0 && column < columnCount else {
             throw StrongroomError(.misuse, "Row has \(columnCount) column(s); there is no column \(index).", path: statement.connection.path, sql: statement.sql)
         }

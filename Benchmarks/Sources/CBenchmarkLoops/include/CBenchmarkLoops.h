@@ -17,4 +17,8 @@ double c_insert_rows(const char *path, const char *key_hex, int64_t rows,
 /// `checksum` receives a value derived from the data, so nothing is optimised away.
 double c_read_rows(const char *path, const char *key_hex, int64_t *checksum);
 
+/// The same read into a struct that owns its text, as a Swift String does:
+/// each text value copied to the heap (malloc, memcpy) and freed after use.
+double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksum);
+
 #endif
