@@ -93,7 +93,7 @@ struct TableShape {
 
                 \(access)static let databaseColumnNames: [String] = [\(columns)]
 
-                \(access)init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                \(access)init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
             \(reads)    }
 
                 \(access)func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {

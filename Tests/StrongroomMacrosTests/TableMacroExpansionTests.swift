@@ -48,7 +48,7 @@ struct TableMacroExpansionTests {
 
                 public static let databaseColumnNames: [String] = ["id", "name", "born"]
 
-                public init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                public init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
                     self.id = try row.decode(at: 0)
                     self.name = try row.decode(at: 1)
                     self.born = try row.decode(at: 2)
@@ -115,7 +115,7 @@ struct TableMacroExpansionTests {
 
                 static let databaseColumnNames: [String] = ["id", "first", "last", "support_rep_id", "code", "country", "city", "phone", "region", "email", "fax", "tier", "photo"]
 
-                init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
                     self.id = try row.decode(at: 0)
                     self.first = try row.decode(at: 1)
                     self.last = try row.decode(at: 2)
@@ -195,7 +195,7 @@ struct TableMacroExpansionTests {
 
                 static let databaseColumnNames: [String] = ["playlist_id", "track_id"]
 
-                init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
                     self.playlist = try row.decode(at: 0)
                     self.track = try row.decode(at: 1)
                 }
@@ -387,7 +387,7 @@ struct TableMacroExpansionTests {
 
                 static let databaseColumnNames: [String] = ["a\"b", "path"]
 
-                init(row: Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
                     self.a = try row.decode(at: 0)
                     self.path = try row.decode(at: 1)
                 }

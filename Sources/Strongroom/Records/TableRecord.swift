@@ -12,7 +12,7 @@
 ///     static let databaseTableName = "artist"
 ///     static let databaseColumnNames = ["id", "name"]
 ///
-///     init(row: RowView) throws(StrongroomError) {
+///     init(row: borrowing RowView) throws(StrongroomError) {
 ///         id = try row.decode(at: 0)
 ///         name = try row.decode(at: 1)
 ///     }
@@ -40,7 +40,9 @@ public protocol TableRecord {
     /// them and `encode(to:)` binds them.
     static var databaseColumnNames: [String] { get }
     /// Reads a record from the current row; property *n* is at `row.decode(at: n)`.
-    init(row: RowView) throws(StrongroomError)
+    /// The row is borrowed: an initializer would otherwise take (retain and
+    /// release) it for every record.
+    init(row: borrowing RowView) throws(StrongroomError)
     /// Binds property *n* with `binder.bind(value, at: n)`.
     func encode(to binder: inout RecordBinder) throws(StrongroomError)
     /// The columns the record's table keeps sealed (field encryption): an
