@@ -423,10 +423,11 @@ public final class Statement {
         // SQLite's text ends with a NUL: without one inside, the C-string
         // validation (measured: 37 ns for 22 bytes, against 55 for
         // String(decoding:) and 106 for String(validating:)) reads exactly it.
-        return pointer.withMemoryRebound(to: CChar.self, capacity: count + 1) { text in
-            strlen(text) == count ? String(validatingCString: text)
-                : String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
-        }
+        // A NUL inside shows as a shorter string (the C string stops at it):
+        // then the whole text is validated.
+        let cString = pointer.withMemoryRebound(to: CChar.self, capacity: count + 1) { String(validatingCString: $0) }
+        if let cString, cString.utf8.count == count { return cString }
+        return String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     /// The BLOB at `index` as SQLite's own bytes, valid during `body` only.
