@@ -124,9 +124,8 @@ struct TableReader<Context: MacroExpansionContext> {
                 }
                 var sealing: String?
                 var indexColumn: String?
-                if let sealed = attributes["Sealed"], let argument = column.first(where: { $0.label == "default" }) {
+                if attributes["Sealed"] != nil, let argument = column.first(where: { $0.label == "default" }) {
                     diagnose(argument.expression, .sealedDefault(bare))
-                    _ = sealed
                 }
                 if let sealed = attributes["Sealed"] {
                     let sealedArguments = Self.arguments(of: sealed)
