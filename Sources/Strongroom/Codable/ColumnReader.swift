@@ -1,3 +1,5 @@
+internal import CSQLCipher
+
 /// Where a ``RowDecoder`` reads columns from: a statement positioned on a row
 /// (the fast path) or a materialized ``Row``.
 ///
@@ -60,18 +62,22 @@ final class StatementColumnReader: ColumnReader {
     }
     override func storageClass(at index: Int32) -> StorageClass { statement.storageClass(at: index) }
     override func isNull(at index: Int32) -> Bool { statement.isNull(at: index) }
+    // One lookup of the column (its sqlite3_value) per value, as RowView does.
     override func int64(at index: Int32) -> Int64? {
-        statement.storageClass(at: index) == .integer ? statement.int64(at: index) : nil
+        guard let value = sqlite3_column_value(statement.handle, index), sqlite3_value_type(value) == SQLITE_INTEGER else { return nil }
+        return sqlite3_value_int64(value)
     }
     override func double(at index: Int32) -> Double? {
-        switch statement.storageClass(at: index) {
-        case .real: statement.double(at: index)
-        case .integer: Double(exactly: statement.int64(at: index))
-        default: nil
+        guard let value = sqlite3_column_value(statement.handle, index) else { return nil }
+        switch sqlite3_value_type(value) {
+        case SQLITE_FLOAT: return sqlite3_value_double(value)
+        case SQLITE_INTEGER: return Double(exactly: sqlite3_value_int64(value))
+        default: return nil
         }
     }
     override func text(at index: Int32) -> String? {
-        statement.storageClass(at: index) == .text ? statement.text(at: index) : nil
+        guard let value = sqlite3_column_value(statement.handle, index), sqlite3_value_type(value) == SQLITE_TEXT else { return nil }
+        return Statement.text(value: value)
     }
     override func databaseValue(at index: Int32) -> DatabaseValue { statement.databaseValue(at: index) }
     override var columnCount: Int { statement.columnCount }

@@ -92,64 +92,62 @@ public struct RowView {
 
     /// The value at `index` as an `Int64`.
     public func decode(_ type: Int64.Type = Int64.self, at index: Int) throws(StrongroomError) -> Int64 {
-        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? sqlite3_column_int64(handle, i) : nil }
+        try read(index) { value, type in type == SQLITE_INTEGER ? sqlite3_value_int64(value) : nil }
     }
 
     /// The value at `index` as an `Int64`, nil for NULL.
     public func decode(_ type: Int64?.Type = Int64?.self, at index: Int) throws(StrongroomError) -> Int64? {
-        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? sqlite3_column_int64(handle, i) : nil }
+        try readOptional(index) { value, type in type == SQLITE_INTEGER ? sqlite3_value_int64(value) : nil }
     }
 
     /// The value at `index` as an `Int`.
     public func decode(_ type: Int.Type = Int.self, at index: Int) throws(StrongroomError) -> Int {
-        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? Int(exactly: sqlite3_column_int64(handle, i)) : nil }
+        try read(index) { value, type in type == SQLITE_INTEGER ? Int(exactly: sqlite3_value_int64(value)) : nil }
     }
 
     /// The value at `index` as an `Int`, nil for NULL.
     public func decode(_ type: Int?.Type = Int?.self, at index: Int) throws(StrongroomError) -> Int? {
-        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? Int(exactly: sqlite3_column_int64(handle, i)) : nil }
+        try readOptional(index) { value, type in type == SQLITE_INTEGER ? Int(exactly: sqlite3_value_int64(value)) : nil }
     }
 
     /// The value at `index` as a `Bool` (0 is false).
     public func decode(_ type: Bool.Type = Bool.self, at index: Int) throws(StrongroomError) -> Bool {
-        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? sqlite3_column_int64(handle, i) != 0 : nil }
+        try read(index) { value, type in type == SQLITE_INTEGER ? sqlite3_value_int64(value) != 0 : nil }
     }
 
     /// The value at `index` as a `Bool`, nil for NULL.
     public func decode(_ type: Bool?.Type = Bool?.self, at index: Int) throws(StrongroomError) -> Bool? {
-        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_INTEGER ? sqlite3_column_int64(handle, i) != 0 : nil }
+        try readOptional(index) { value, type in type == SQLITE_INTEGER ? sqlite3_value_int64(value) != 0 : nil }
     }
 
     /// The value at `index` as a `Double`.
     public func decode(_ type: Double.Type = Double.self, at index: Int) throws(StrongroomError) -> Double {
-        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_FLOAT ? sqlite3_column_double(handle, i) : nil }
+        try read(index) { value, type in type == SQLITE_FLOAT ? sqlite3_value_double(value) : nil }
     }
 
     /// The value at `index` as a `Double`, nil for NULL.
     public func decode(_ type: Double?.Type = Double?.self, at index: Int) throws(StrongroomError) -> Double? {
-        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_FLOAT ? sqlite3_column_double(handle, i) : nil }
+        try readOptional(index) { value, type in type == SQLITE_FLOAT ? sqlite3_value_double(value) : nil }
     }
 
     /// The value at `index` as a `String`.
     public func decode(_ type: String.Type = String.self, at index: Int) throws(StrongroomError) -> String {
-        try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_TEXT ? Statement.text(handle, i) : nil }
+        try read(index) { value, type in type == SQLITE_TEXT ? Statement.text(value: value) : nil }
     }
 
     /// The value at `index` as a `String`, nil for NULL.
     public func decode(_ type: String?.Type = String?.self, at index: Int) throws(StrongroomError) -> String? {
-        try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_TEXT ? Statement.text(handle, i) : nil }
+        try readOptional(index) { value, type in type == SQLITE_TEXT ? Statement.text(value: value) : nil }
     }
 
     /// The value at `index` as `Data`.
     public func decode(_ type: Data.Type = Data.self, at index: Int) throws(StrongroomError) -> Data {
-        let statement = self.statement
-        return try read(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_BLOB ? statement.withBlobBytes(at: i) { Data($0) } : nil }
+        try read(index) { value, type in type == SQLITE_BLOB ? Self.blobData(value) : nil }
     }
 
     /// The value at `index` as `Data`, nil for NULL.
     public func decode(_ type: Data?.Type = Data?.self, at index: Int) throws(StrongroomError) -> Data? {
-        let statement = self.statement
-        return try readOptional(index) { handle, i in sqlite3_column_type(handle, i) == SQLITE_BLOB ? statement.withBlobBytes(at: i) { Data($0) } : nil }
+        try readOptional(index) { value, type in type == SQLITE_BLOB ? Self.blobData(value) : nil }
     }
 
     // MARK: Internals
@@ -173,21 +171,37 @@ public struct RowView {
     /// `fast` reads a value stored in the class its type reads directly,
     /// else returns nil; everything else (NULL, other classes, sealed
     /// columns) goes through the conversion policy.
+    ///
+    /// It is given the column's `sqlite3_value` and storage class: one
+    /// lookup of the column instead of one per `sqlite3_column_*` call. The
+    /// value is "unprotected" in SQLite's terms, which only matters to
+    /// threads sharing the connection; a connection here is used by one
+    /// thread at a time (it is opened `SQLITE_OPEN_NOMUTEX`).
     @inline(__always)
     private func read<T: DatabaseValueConvertible>(_ index: Int, _ fast: (OpaquePointer, Int32) -> T?) throws(StrongroomError) -> T {
         let column = try column(index)
-        if opened == nil, let value = fast(handle, column) { return value }
+        if opened == nil, let value = sqlite3_column_value(handle, column), let result = fast(value, sqlite3_value_type(value)) { return result }
         return try converted(T.self, at: column)
     }
 
     @inline(__always)
     private func readOptional<T: DatabaseValueConvertible>(_ index: Int, _ fast: (OpaquePointer, Int32) -> T?) throws(StrongroomError) -> T? {
         let column = try column(index)
-        if opened == nil {
-            if let value = fast(handle, column) { return value }
-            if sqlite3_column_type(handle, column) == SQLITE_NULL { return nil }
+        if opened == nil, let value = sqlite3_column_value(handle, column) {
+            let type = sqlite3_value_type(value)
+            if type == SQLITE_NULL { return nil }
+            if let result = fast(value, type) { return result }
         }
         return try converted(T?.self, at: column)
+    }
+
+    /// A BLOB `sqlite3_value` as `Data`.
+    @inline(__always)
+    static func blobData(_ value: OpaquePointer) -> Data {
+        let pointer = sqlite3_value_blob(value)
+        let count = Int(sqlite3_value_bytes(value))
+        guard let pointer, count > 0 else { return Data() }
+        return Data(bytes: pointer, count: count)
     }
 
     func value(at column: Int32) -> DatabaseValue {

@@ -419,12 +419,25 @@ public final class Statement {
         // sqlite3_column_text then sqlite3_column_bytes, in that order, as the
         // SQLite docs advise, so the byte count is that of the UTF-8 text.
         guard let pointer = sqlite3_column_text(handle, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        // SQLite's text ends with a NUL: without one inside, the C-string
-        // validation (measured: 37 ns for 22 bytes, against 55 for
-        // String(decoding:) and 106 for String(validating:)) reads exactly it.
-        // A NUL inside shows as a shorter string (the C string stops at it):
-        // then the whole text is validated.
+        return text(pointer, count: Int(sqlite3_column_bytes(handle, index)))
+    }
+
+    /// ``text(at:)`` of a column's `sqlite3_value` (see ``RowView``).
+    @inline(__always)
+    static func text(value: OpaquePointer) -> String? {
+        guard let pointer = sqlite3_value_text(value) else { return "" }
+        return text(pointer, count: Int(sqlite3_value_bytes(value)))
+    }
+
+    /// SQLite's text (`count` bytes, then a NUL) as a String, or nil when it
+    /// is not valid UTF-8: never repaired.
+    @inline(__always)
+    static func text(_ pointer: UnsafePointer<UInt8>, count: Int) -> String? {
+        // SQLite's text ends with a NUL: the C-string validation (measured:
+        // 37 ns for 22 bytes, against 55 for String(decoding:) and 106 for
+        // String(validating:)) reads up to it. A NUL inside shows as a
+        // shorter string (the C string stops there): then the whole text is
+        // validated.
         let cString = pointer.withMemoryRebound(to: CChar.self, capacity: count + 1) { String(validatingCString: $0) }
         if let cString, cString.utf8.count == count { return cString }
         return String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
