@@ -39,31 +39,55 @@ extension Connection {
     ///
     /// Binds each property straight to a cached INSERT statement; a table
     /// with sealed columns goes through the connection's ``ColumnTransform``.
+    @inlinable
     public func insert<T: TableRecord>(_ record: T) throws(StrongroomError) {
-        let sealed = T.databaseSealedColumns
-        if !sealed.isEmpty, !(columnTransform?.transformsInserts(into: T.databaseTableName) ?? false) {
-            throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(sealed.joined(separator: ", "))) but this connection does not seal \(T.databaseTableName): configure it with configuration.seal(…, keyring:) for them, or nothing would be sealed.", path: path)
-        }
-        if let transform = columnTransform, transform.transformsInserts(into: T.databaseTableName) {
-            var binder = RecordBinder(collecting: T.databaseColumnNames.count)
-            try record.encode(to: &binder)
-            try insert(columns: T.databaseColumnNames, values: binder.values, into: T.databaseTableName, through: transform)
+        // Inlinable, so that binding is specialized for the record type.
+        guard let statement = try recordInsertStatement(T.self) else {
+            try insertThroughTransform(record)
             return
         }
+        statement.reset()
+        var binder = RecordBinder(statement: statement)
+        try record.encode(to: &binder)
+        while try statement.step() {}
+    }
+
+    /// The cached INSERT of `T`, or nil when the connection's transform
+    /// handles inserts into its table (sealed columns). A record with
+    /// sealed columns on a connection that does not seal them is refused.
+    @usableFromInline
+    func recordInsertStatement<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Statement? {
+        let id = ObjectIdentifier(T.self)
+        if let last = lastRecordInsert, last.type == id { return last.statement }
+        let sealed = T.databaseSealedColumns
+        let transformed = columnTransform?.transformsInserts(into: T.databaseTableName) ?? false
+        if !sealed.isEmpty, !transformed {
+            throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(sealed.joined(separator: ", "))) but this connection does not seal \(T.databaseTableName): configure it with configuration.seal(…, keyring:) for them, or nothing would be sealed.", path: path)
+        }
+        if transformed { return nil }
         let statement: Statement
-        if let cached = recordInsertCache[ObjectIdentifier(T.self)] {
+        if let cached = recordInsertCache[id] {
             statement = cached
         } else {
             let names = T.databaseColumnNames
             let columns = names.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             let parameters = names.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
             statement = try prepare(sql: "INSERT INTO \(SQLScript.quotedIdentifier(T.databaseTableName)) (\(columns)) VALUES (\(parameters))")
-            recordInsertCache[ObjectIdentifier(T.self)] = statement
+            recordInsertCache[id] = statement
         }
-        statement.reset()
-        var binder = RecordBinder(statement: statement)
+        lastRecordInsert = (id, statement)
+        return statement
+    }
+
+    /// An insert of a record whose table the connection's transform handles.
+    @usableFromInline
+    func insertThroughTransform<T: TableRecord>(_ record: T) throws(StrongroomError) {
+        guard let transform = columnTransform else {
+            throw StrongroomError(.misuse, "No column transform handles inserts into \(T.databaseTableName).", path: path)
+        }
+        var binder = RecordBinder(collecting: T.databaseColumnNames.count)
         try record.encode(to: &binder)
-        while try statement.step() {}
+        try insert(columns: T.databaseColumnNames, values: binder.values, into: T.databaseTableName, through: transform)
     }
 
     /// `SELECT "a", "b", … FROM "table"` for `T`.

@@ -21,6 +21,7 @@ public struct RecordBinder {
     /// The values, when collecting.
     private(set) var values: [DatabaseValue]
 
+    @usableFromInline
     init(statement: Statement) {
         self.statement = statement
         self.values = []
