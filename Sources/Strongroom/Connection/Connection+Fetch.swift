@@ -66,9 +66,7 @@ extension Connection {
             }
             // Positional parameters: a coding key need not be a valid
             // parameter name (`first-name`); the statement maps keys to them.
-            let columns = sink.keys.map(SQLScript.quotedIdentifier).joined(separator: ", ")
-            let parameters = sink.keys.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
-            statement = try prepare(sql: "INSERT INTO \(SQLScript.quotedIdentifier(table)) (\(columns)) VALUES (\(parameters))")
+            statement = try prepare(sql: Self.insertSQL(into: table, columns: sink.keys))
             statement.parametersByKey = Dictionary(sink.keys.enumerated().map { ($1, Int32($0 + 1)) }, uniquingKeysWith: { first, _ in first })
             insertStatementCache[cacheKey] = statement
         }
@@ -102,9 +100,7 @@ extension Connection {
                 if let cached = db.transformedInsertCache[cacheKey] {
                     statement = cached
                 } else {
-                    let names = columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")
-                    let parameters = columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
-                    statement = try db.prepare(sql: "INSERT INTO \(SQLScript.quotedIdentifier(table)) (\(names)) VALUES (\(parameters))")
+                    statement = try db.prepare(sql: Self.insertSQL(into: table, columns: columns))
                     db.transformedInsertCache[cacheKey] = statement
                 }
                 try statement.execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
@@ -114,5 +110,13 @@ extension Connection {
         } catch {
             throw StrongroomError(.sealedValue, "\(error)", path: path)
         }
+    }
+
+    /// `INSERT INTO "table" ("a", "b") VALUES (?1, ?2)`: positional
+    /// parameters, as a column name need not be a valid parameter name.
+    static func insertSQL(into table: String, columns: [String]) -> String {
+        let names = columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")
+        let parameters = columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+        return "INSERT INTO \(SQLScript.quotedIdentifier(table)) (\(names)) VALUES (\(parameters))"
     }
 }

@@ -46,9 +46,6 @@ public final class Connection {
     var transformedInsertCache: [[ExactText]: Statement] = [:]
     /// INSERT statements of ``TableRecord`` types, by type.
     var recordInsertCache: [ObjectIdentifier: Statement] = [:]
-    /// The last record type inserted and its statement: a run of inserts of
-    /// one type skips the dictionary.
-    var lastRecordInsert: (type: ObjectIdentifier, statement: Statement)?
     var savepointDepth = 0
     /// The statement trace handler, if any (see `traceStatements`).
     var traceBox: TraceBox?
@@ -329,7 +326,6 @@ public final class Connection {
         insertStatementCache.removeAll()
         transformedInsertCache.removeAll()
         recordInsertCache.removeAll()
-        lastRecordInsert = nil
     }
 
     /// Releases the statements this connection caches, and returns how many

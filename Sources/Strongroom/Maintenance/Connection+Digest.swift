@@ -3,13 +3,13 @@ import StrongroomCrypto
 
 extension Connection {
     /// The user tables of `schema` (`main` or an attached name), by name.
-    func tableNames(schema: String = "main") throws(StrongroomError) -> [String] {
+    package func tableNames(schema: String = "main") throws(StrongroomError) -> [String] {
         try fetchAll(String.self, sql: "SELECT name FROM \(SQLScript.quotedIdentifier(schema)).sqlite_master WHERE type = 'table' AND \(SQLScript.isUserObjectName()) ORDER BY name")
     }
 
     /// Every user table and its row count, in name order (status, and the
-    /// check of a backup).
-    func tableRowCounts() throws(StrongroomError) -> [DatabaseStatus.Table] {
+    /// check of a backup, upgrade tests).
+    package func tableRowCounts() throws(StrongroomError) -> [DatabaseStatus.Table] {
         try tableNames().map { name throws(StrongroomError) in
             DatabaseStatus.Table(name: name, rowCount: try fetchOne(Int.self, sql: "SELECT count(*) FROM \(SQLScript.quotedIdentifier(name))") ?? 0)
         }

@@ -57,8 +57,6 @@ extension Connection {
     /// sealed columns on a connection that does not seal them is refused.
     @usableFromInline
     func recordInsertStatement<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Statement? {
-        let id = ObjectIdentifier(T.self)
-        if let last = lastRecordInsert, last.type == id { return last.statement }
         let sealed = T.databaseSealedColumns
         let transformed = columnTransform?.transformsInserts(into: T.databaseTableName) ?? false
         if !sealed.isEmpty, !transformed {
@@ -66,16 +64,13 @@ extension Connection {
         }
         if transformed { return nil }
         let statement: Statement
+        let id = ObjectIdentifier(T.self)
         if let cached = recordInsertCache[id] {
             statement = cached
         } else {
-            let names = T.databaseColumnNames
-            let columns = names.map(SQLScript.quotedIdentifier).joined(separator: ", ")
-            let parameters = names.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
-            statement = try prepare(sql: "INSERT INTO \(SQLScript.quotedIdentifier(T.databaseTableName)) (\(columns)) VALUES (\(parameters))")
+            statement = try prepare(sql: Self.insertSQL(into: T.databaseTableName, columns: T.databaseColumnNames))
             recordInsertCache[id] = statement
         }
-        lastRecordInsert = (id, statement)
         return statement
     }
 

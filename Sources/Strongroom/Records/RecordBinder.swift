@@ -1,4 +1,3 @@
-internal import CSQLCipher
 public import Foundation
 
 /// Where a ``TableRecord`` puts its values on the way into the database:
@@ -43,7 +42,8 @@ public struct RecordBinder {
 
     /// Binds an `Int64`.
     public mutating func bind(_ value: Int64, at index: Int) throws(StrongroomError) {
-        try bind(index, .integer(value)) { sqlite3_bind_int64($0, $1, value) }
+        guard let statement else { return values[index] = .integer(value) }
+        try statement.bindInt64(value, at: Int32(index + 1))
     }
 
     /// Binds an `Int`.
@@ -58,29 +58,20 @@ public struct RecordBinder {
 
     /// Binds a `Double`.
     public mutating func bind(_ value: Double, at index: Int) throws(StrongroomError) {
-        try bind(index, .real(value)) { sqlite3_bind_double($0, $1, value) }
+        guard let statement else { return values[index] = .real(value) }
+        try statement.bindDouble(value, at: Int32(index + 1))
     }
 
     /// Binds a `String` as TEXT.
     public mutating func bind(_ value: String, at index: Int) throws(StrongroomError) {
-        guard statement != nil else { return values[index] = .text(value) }
-        var text = value
-        try bind(index, .null) { handle, parameter in
-            text.withUTF8 { utf8 in
-                sqlite3_bind_text(handle, parameter, utf8.baseAddress, Int32(utf8.count), strongroom_sqlite_transient())
-            }
-        }
+        guard let statement else { return values[index] = .text(value) }
+        try statement.bindText(value, at: Int32(index + 1))
     }
 
     /// Binds `Data` as a BLOB.
     public mutating func bind(_ value: Data, at index: Int) throws(StrongroomError) {
-        guard statement != nil else { return values[index] = .blob([UInt8](value)) }
-        try bind(index, .null) { handle, parameter in
-            value.withUnsafeBytes { raw in
-                // A zero-length blob must not be bound as NULL.
-                sqlite3_bind_blob(handle, parameter, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), strongroom_sqlite_transient())
-            }
-        }
+        guard let statement else { return values[index] = .blob([UInt8](value)) }
+        try statement.bindBlob(value, at: Int32(index + 1))
     }
 
     /// Binds an optional `Int64`: nil is NULL.
@@ -115,20 +106,7 @@ public struct RecordBinder {
 
     /// Binds NULL.
     public mutating func bindNull(at index: Int) throws(StrongroomError) {
-        try bind(index, .null) { sqlite3_bind_null($0, $1) }
-    }
-
-    /// Runs `call` on the statement's parameter `index + 1`, or stores
-    /// `collected` when collecting.
-    @inline(__always)
-    private mutating func bind(_ index: Int, _ collected: DatabaseValue, _ call: (OpaquePointer, Int32) -> Int32) throws(StrongroomError) {
-        guard let statement else {
-            values[index] = collected
-            return
-        }
-        let status = call(statement.handle, Int32(index + 1))
-        if status != SQLITE_OK {
-            throw statement.connection.lastError(status, sql: statement.sql)
-        }
+        guard let statement else { return values[index] = .null }
+        try statement.bindNull(at: Int32(index + 1))
     }
 }

@@ -69,10 +69,7 @@ public struct Row: Sendable {
         guard index >= 0 && index < values.count else {
             throw StrongroomError(.misuse, "Row has \(values.count) column(s); there is no column \(index).")
         }
-        guard let value = values[index].converted(to: T.self, conversion) else {
-            throw StrongroomError(.conversion, values[index].conversionAdvice(column: columnNames[index], to: T.self, policy: conversion))
-        }
-        return value as! T
+        return try values[index].convert(to: T.self, conversion, column: columnNames[index])
     }
 
     /// The value of the column named `name` converted to `T`.

@@ -209,13 +209,8 @@ public struct RowView {
     }
 
     func converted<T: DatabaseValueConvertible>(_ type: T.Type, at column: Int32) throws(StrongroomError) -> T {
-        let value = value(at: column)
-        let conversion = statement.connection.configuration.valueConversion
-        guard let result = value.converted(to: T.self, conversion) else {
-            throw StrongroomError(.conversion, value.conversionAdvice(column: statement.columnNames[Int(column)], to: T.self, policy: conversion),
-                                  path: statement.connection.path, sql: statement.sql)
-        }
-        return result as! T
+        try value(at: column).convert(to: T.self, statement.connection.configuration.valueConversion, column: statement.columnNames[Int(column)],
+                                      path: statement.connection.path, sql: statement.sql)
     }
 }
 

@@ -1,4 +1,5 @@
 internal import CSQLCipher
+import Foundation
 import StrongroomCrypto
 #if canImport(Glibc)
 import Glibc
@@ -207,25 +208,46 @@ public final class Statement {
 
     @usableFromInline
     func bind(_ value: DatabaseValue, at index: Int32) throws(StrongroomError) {
-        let status: Int32
         switch value {
-        case .null:
-            status = sqlite3_bind_null(handle, index)
-        case .integer(let n):
-            status = sqlite3_bind_int64(handle, index, n)
-        case .real(let d):
-            status = sqlite3_bind_double(handle, index, d)
-        case .text(var s):
-            // SQLITE_TRANSIENT: SQLite copies the bytes before returning.
-            status = s.withUTF8 { utf8 in
-                sqlite3_bind_text(handle, index, utf8.baseAddress, Int32(utf8.count), strongroom_sqlite_transient())
-            }
-        case .blob(let bytes):
-            status = bytes.withUnsafeBytes { raw in
-                // A zero-length blob must not be bound as NULL.
-                sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), strongroom_sqlite_transient())
-            }
+        case .null: try bindNull(at: index)
+        case .integer(let n): try bindInt64(n, at: index)
+        case .real(let d): try bindDouble(d, at: index)
+        case .text(let s): try bindText(s, at: index)
+        case .blob(let bytes): try bindBlob(bytes, at: index)
         }
+    }
+
+    // One SQLite call per value, for DatabaseValue and RecordBinder alike.
+
+    func bindNull(at index: Int32) throws(StrongroomError) {
+        try check(sqlite3_bind_null(handle, index))
+    }
+
+    func bindInt64(_ value: Int64, at index: Int32) throws(StrongroomError) {
+        try check(sqlite3_bind_int64(handle, index, value))
+    }
+
+    func bindDouble(_ value: Double, at index: Int32) throws(StrongroomError) {
+        try check(sqlite3_bind_double(handle, index, value))
+    }
+
+    func bindText(_ value: String, at index: Int32) throws(StrongroomError) {
+        var text = value
+        // SQLITE_TRANSIENT: SQLite copies the bytes before returning.
+        try check(text.withUTF8 { utf8 in
+            sqlite3_bind_text(handle, index, utf8.baseAddress, Int32(utf8.count), strongroom_sqlite_transient())
+        })
+    }
+
+    func bindBlob(_ bytes: some ContiguousBytes, at index: Int32) throws(StrongroomError) {
+        try check(bytes.withUnsafeBytes { raw in
+            // A zero-length blob must not be bound as NULL.
+            sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), strongroom_sqlite_transient())
+        })
+    }
+
+    @inline(__always)
+    private func check(_ status: Int32) throws(StrongroomError) {
         if status != SQLITE_OK {
             throw connection.lastError(status, sql: sql)
         }

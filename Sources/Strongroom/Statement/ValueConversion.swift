@@ -51,6 +51,16 @@ extension DatabaseValue {
         return nil
     }
 
+    /// `self` as a `T` under `policy`, or a conversion error that names
+    /// `column` and says how to convert (never the value).
+    func convert<T: DatabaseValueConvertible>(to type: T.Type, _ policy: ValueConversion, column: String,
+                                              path: String? = nil, sql: String? = nil) throws(StrongroomError) -> T {
+        guard let result = converted(to: T.self, policy) else {
+            throw StrongroomError(.conversion, conversionAdvice(column: column, to: T.self, policy: policy), path: path, sql: sql)
+        }
+        return result as! T
+    }
+
     /// Whether ``ValueConversion/lossless`` converts `self` to `type`.
     func convertsLosslessly(to type: any DatabaseValueConvertible.Type) -> Bool {
         converted(to: type, .lossless) != nil

@@ -65,18 +65,12 @@ struct Diff: ParsableCommand {
         }
     }
 
-    /// One sentence on stderr, and exit 65 (EX_DATAERR, or `status`): nothing was written.
-    func fail(_ message: String, status: Int32 = 65) -> Never {
-        Output.error("strongroom: \(message)")
-        Self.exit(withError: ExitCode(status))
-    }
-
     func run() throws {
         try CommandFailure.reporting(json: false) {
             let directory = migrationOptions.migrations
             let modelPath = model ?? directory + "/schema.sql"
             guard FileManager.default.fileExists(atPath: modelPath) else {
-                fail("There is no model schema file at \(modelPath); write it from the app's model (DatabaseSchema.writeSchemaFile(to:)), or name it with --model.", status: 66)
+                throw StrongroomError(.notFound, "There is no model schema file at \(modelPath); write it from the app's model (DatabaseSchema.writeSchemaFile(to:)), or name it with --model.", path: modelPath)
             }
             let migrator = try Migrator(directory: directory)
             let current = try migrator.replayedSchema()
@@ -84,7 +78,7 @@ struct Diff: ParsableCommand {
             do {
                 desired = try DatabaseSchema.read(file: modelPath)
             } catch {
-                fail("The model schema file \(modelPath) does not run: \(error). Regenerate it from the app's model.")
+                CommandFailure.fail(code: "invalid_model", message: "The model schema file \(modelPath) does not run: \(error). Regenerate it from the app's model.", status: 65, json: false)
             }
             if check {
                 let differences = desired.differences(from: current)
@@ -120,11 +114,11 @@ struct Diff: ParsableCommand {
             try next.register(Migration(version: version, description: name, sql: plan.sql, file: file))
             let reached = desired.differences(from: try next.replayedSchema())
             guard reached.isEmpty else {
-                fail("The migration written from the model would not reach it (\(reached.map(\.description).joined(separator: "; "))); nothing was written. Write this change by hand.")
+                CommandFailure.fail(code: "unreachable_model", message: "The migration written from the model would not reach it (\(reached.map(\.description).joined(separator: "; "))); nothing was written. Write this change by hand.", status: 65, json: false)
             }
             let path = directory + "/" + file
             guard !FileManager.default.fileExists(atPath: path) else {
-                fail("\(path) exists already; nothing was written.")
+                throw StrongroomError(.outputExists, "\(path) exists already; nothing was written.", path: path)
             }
             try plan.sql.write(toFile: path, atomically: true, encoding: .utf8)
             print("Wrote \(path): \(plan.steps.count) step(s)\(plan.destructiveSteps.isEmpty ? "" : ", \(plan.destructiveSteps.count) destructive (marked)").")

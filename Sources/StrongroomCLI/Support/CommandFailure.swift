@@ -60,7 +60,8 @@ enum CommandFailure {
         }
     }
 
-    private static func fail(code: String, message: String, status: Int32, json: Bool) -> Never {
+    /// One sentence on stderr (and the JSON report), then exit with `status`.
+    static func fail(code: String, message: String, status: Int32, json: Bool) -> Never {
         Output.error("strongroom: \(message)")
         if json {
             Output.json(ErrorReport(error: .init(code: code, message: message, exitCode: status)))

@@ -54,10 +54,7 @@ extension DatabaseSchema {
     /// `foreign_key_list`), and which columns are sealed (from the sealed
     /// columns' registry). Strongroom's own tables are left out.
     public static func read(from db: Connection) throws(StrongroomError) -> DatabaseSchema {
-        let names = try db.fetchAll(String.self, sql: """
-            SELECT name FROM sqlite_master WHERE type = 'table' AND \(SQLScript.isUserObjectName())
-              AND lower(substr(name, 1, 11)) <> 'strongroom_' ORDER BY name
-            """)
+        let names = try db.tableNames().filter { !$0.lowercased().hasPrefix("strongroom_") }
         let sealed = try SealedColumnRegistry.columns(in: db)
         var tables: [TableDefinition] = []
         var sql: [FoldedName: String] = [:]

@@ -177,22 +177,33 @@ private struct Planner {
     /// Columns added, dropped or changed, and constraints changed.
     mutating func alter(_ old: TableDefinition, to new: TableDefinition) {
         let name = new.name
-        let added = new.columns.filter { old.column($0.name) == nil }
-        let dropped = old.columns.filter { new.column($0.name) == nil }
-        let changed = new.columns.filter { column in
-            guard let before = old.column(column.name) else { return false }
-            return TableDefinition.normalizedType(before.type) != TableDefinition.normalizedType(column.type)
-                || old.enforcesNotNull(before) != new.enforcesNotNull(column)
-                || before.defaultSQL.map(TableDefinition.normalizedDefault) != column.defaultSQL.map(TableDefinition.normalizedDefault)
+        // What differs is what validation would report; the plan follows from it.
+        let differences = new.differences(from: old, model: desired, other: current)
+        let added = differences.compactMap { difference -> ColumnDefinition? in
+            if case .missingColumn(_, let column) = difference { return new.column(column) }
+            return nil
         }
-        // A foreign key on one added column goes in its ADD COLUMN.
         let addedNames = Set(added.map(\.name.sqliteFolded))
-        let newKeys = new.foreignKeys.filter { !($0.columns.count == 1 && addedNames.contains($0.columns[0].sqliteFolded)) }
-        let constraintsChanged = old.primaryKey.map(\.sqliteFolded) != new.primaryKey.map(\.sqliteFolded)
-            || Set(old.uniqueKeys.map { $0.map(\.sqliteFolded) }) != Set(new.uniqueKeys.map { $0.map(\.sqliteFolded) })
-            || Set(old.foreignKeys.map { $0.folded(in: current) }) != Set(newKeys.map { $0.folded(in: desired) })
+        var dropped: [String] = []
+        var changedNames: Set<FoldedName> = []
+        var constraintsChanged = false
+        for difference in differences {
+            switch difference {
+            case .extraColumn(_, let column): dropped.append(column)
+            case .columnType(_, let column, _, _), .columnNullability(_, let column, _), .columnDefault(_, let column, _, _):
+                changedNames.insert(column.sqliteFolded)
+            case .primaryKey, .missingUniqueKey, .extraUniqueKey, .extraForeignKey:
+                constraintsChanged = true
+            case .missingForeignKey(_, let key):
+                // A foreign key on one added column goes in its ADD COLUMN.
+                if !(key.columns.count == 1 && addedNames.contains(key.columns[0].sqliteFolded)) { constraintsChanged = true }
+            default:
+                break   // indexes and sealing have steps of their own
+            }
+        }
+        let changed = new.columns.filter { changedNames.contains($0.name.sqliteFolded) }
         // What each change loses.
-        var losses: [String] = dropped.map { "drops column \(name).\($0.name) and its values" }
+        var losses: [String] = dropped.map { "drops column \(name).\($0) and its values" }
         for column in changed {
             let before = old.column(column.name)!
             if Affinity(before.type).narrows(to: Affinity(column.type)) {
@@ -292,27 +303,30 @@ private struct Planner {
                 let wasSealed = before?.sealing
                 guard column.sealing != wasSealed else { continue }
                 let t = q(table.name), c = q(column.name)
-                let tableLiteral = DatabaseSchema.literal(table.name), columnLiteral = DatabaseSchema.literal(column.name)
                 let key = table.primaryKey.map(q).joined(separator: ", ")
-                if let before = wasSealed, let mode = column.sealing {
+                // The stored value opened, under the table's old key.
+                let opened = wasSealed.map { before in
+                    let oldKey = (old?.primaryKey ?? []).map(q).joined(separator: ", ")
+                    return "strongroom_open(\(c), \(DatabaseSchema.literal(table.name)), \(DatabaseSchema.literal(column.name))\(before == .deterministic || oldKey.isEmpty ? "" : ", " + oldKey))"
+                }
+                switch (opened, column.sealing) {
+                case (let opened?, let mode?):
                     // Another mode: opened and sealed again in one statement,
                     // so the plaintext is never written.
-                    let oldKey = (old?.primaryKey ?? []).map(q).joined(separator: ", ")
-                    let opened = "strongroom_open(\(c), \(tableLiteral), \(columnLiteral)\(before == .deterministic || oldKey.isEmpty ? "" : ", " + oldKey))"
                     add("UPDATE \(t) SET \(sealingAssignments(column, mode: mode, value: opened, table: table.name, key: key).joined(separator: ", ")) WHERE \(c) IS NOT NULL")
                     recorded.append(SealedColumn(table: table.name, column: column.name, mode: mode, indexColumn: column.sealedIndexColumn))
-                } else if let before = wasSealed {
-                    let oldKey = (old?.primaryKey ?? []).map(q).joined(separator: ", ")
-                    add("UPDATE \(t) SET \(c) = strongroom_open(\(c), \(tableLiteral), \(columnLiteral)\(before == .deterministic || oldKey.isEmpty ? "" : ", " + oldKey)) WHERE \(c) IS NOT NULL",
-                        destructive: "opens \(table.name).\(column.name): its values are stored as plaintext")
+                case (let opened?, nil):
+                    add("UPDATE \(t) SET \(c) = \(opened) WHERE \(c) IS NOT NULL", destructive: "opens \(table.name).\(column.name): its values are stored as plaintext")
                     forgotten.append((table.name, column.name))
-                } else if let mode = column.sealing {
+                case (nil, let mode?):
                     // A column that existed holds plaintext to seal; so does a
                     // new one with a default (ADD COLUMN wrote it in every row).
                     if old != nil && (before != nil || column.defaultSQL != nil) {
                         add("UPDATE \(t) SET \(sealingAssignments(column, mode: mode, value: c, table: table.name, key: key).joined(separator: ", ")) WHERE \(c) IS NOT NULL")
                     }
                     recorded.append(SealedColumn(table: table.name, column: column.name, mode: mode, indexColumn: column.sealedIndexColumn))
+                case (nil, nil):
+                    break   // not reached: the guard above
                 }
             }
         }
@@ -324,7 +338,7 @@ private struct Planner {
         }
         guard !recorded.isEmpty || !forgotten.isEmpty else { return }
         add(SealedColumnRegistry.createTableSQL)
-        for (table, column) in forgotten where !recorded.contains(where: { $0.table == table && $0.column == column }) {
+        for (table, column) in forgotten {
             add("DELETE FROM \(SealedColumnRegistry.table) WHERE table_name = \(DatabaseSchema.literal(table)) AND column_name = \(DatabaseSchema.literal(column))")
         }
         for column in recorded {

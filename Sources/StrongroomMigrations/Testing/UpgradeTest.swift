@@ -94,10 +94,6 @@ public struct UpgradeTest {
     }
 
     static func rowCounts(_ db: Connection) throws(StrongroomError) -> [String: Int] {
-        var counts: [String: Int] = [:]
-        for name in try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND \(SQLScript.isUserObjectName())") {
-            counts[name] = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(SQLScript.quotedIdentifier(name))") ?? 0
-        }
-        return counts
+        Dictionary(uniqueKeysWithValues: try db.tableRowCounts().map { ($0.name, $0.rowCount) })
     }
 }
