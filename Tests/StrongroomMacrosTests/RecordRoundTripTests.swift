@@ -210,6 +210,50 @@ extension RecordRoundTripTests {
     }
 }
 
+/// A hand-written record whose encode binds `note` only when it has one.
+struct Memo: TableRecord, Equatable {
+    var id: Int64
+    var note: String?
+    static let databaseTableName = "memo"
+    static let databaseColumnNames = ["id", "note"]
+    init(id: Int64, note: String?) { self.id = id; self.note = note }
+    init(row: borrowing RowView) throws(StrongroomError) {
+        id = try row.decode(at: 0)
+        note = try row.decode(at: 1)
+    }
+    func encode(to binder: inout RecordBinder) throws(StrongroomError) {
+        try binder.bind(id, at: 0)
+        if let note { try binder.bind(note, at: 1) }
+    }
+}
+
+extension RecordRoundTripTests {
+    /// Review finding: the cached INSERT kept the previous record's bindings,
+    /// so a parameter a record leaves unbound took the last record's value.
+    @Test func aParameterARecordLeavesUnboundIsNull() throws {
+        let db = try open()
+        try db.execute(sql: "CREATE TABLE memo(id INTEGER PRIMARY KEY, note TEXT)")
+        try db.insert(Memo(id: 1, note: "secret of row 1"))
+        try db.insert(Memo(id: 2, note: nil))
+        #expect(try db.fetchAll(Memo.self, sql: "SELECT * FROM memo ORDER BY id") == [Memo(id: 1, note: "secret of row 1"), Memo(id: 2, note: nil)])
+    }
+
+    /// Review finding: a connection that seals some columns of the table,
+    /// but not one the record marks sealed, wrote that one as plaintext.
+    @Test func aSealedPropertyTheConnectionDoesNotSealIsRefused() throws {
+        var configuration = Configuration(key: .generate())
+        configuration.seal([.randomized("phone", in: "customer")], keyring: FieldKeyring.generate())
+        let db = try Connection(path: dir.file("partly.db"), configuration: configuration)
+        try db.execute(sql: DatabaseSchema(Customer.self).sql)
+        let error = #expect(throws: StrongroomError.self) {
+            try db.insert(Customer(id: 1, phone: "+44 1", country: "UK", email: "ada@example.com", score: 1))
+        }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("country") == true && error?.message.contains("email") == true, "\(error?.message ?? "")")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM customer") == 0)
+    }
+}
+
 extension DatabaseValue {
     var storageClassName: String {
         switch self {
