@@ -103,6 +103,8 @@ double c_read_rows(const char *path, const char *key_hex, int64_t *checksum) {
 /// cannot elide the malloc/free pair.
 static void *volatile owned_sink;
 
+/// As c_read_rows, but a text of more than 15 bytes is copied to the heap and
+/// freed after use, as a Swift String does (up to 15 bytes it is inline).
 double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksum) {
     sqlite3 *db = open_keyed(path, key_hex);
     if (!db) return -1;
@@ -112,18 +114,19 @@ double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksu
         sqlite3_close(db);
         return -1;
     }
+    char inline_name[16], inline_email[16];
     int64_t sum = 0;
     while (sqlite3_step(stmt) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(stmt, 0);
         const unsigned char *n = sqlite3_column_text(stmt, 1);
         int nlen = sqlite3_column_bytes(stmt, 1);
-        char *name = malloc((size_t)nlen + 1);
+        char *name = nlen > 15 ? malloc((size_t)nlen + 1) : inline_name;
         memcpy(name, n, (size_t)nlen + 1);
         const unsigned char *e = sqlite3_column_text(stmt, 2);
         int elen = sqlite3_column_bytes(stmt, 2);
         char *email = NULL;
         if (e) {
-            email = malloc((size_t)elen + 1);
+            email = elen > 15 ? malloc((size_t)elen + 1) : inline_email;
             memcpy(email, e, (size_t)elen + 1);
         }
         double score = sqlite3_column_double(stmt, 3);
@@ -131,8 +134,8 @@ double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksu
         sum += id + nlen + elen + (int64_t)score + active + name[0] + (email ? email[0] : 0);
         owned_sink = name;
         owned_sink = email;
-        free(name);
-        free(email);
+        if (nlen > 15) free(name);
+        if (e && elen > 15) free(email);
     }
     double elapsed = now() - start;
     sqlite3_finalize(stmt);

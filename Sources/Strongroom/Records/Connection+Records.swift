@@ -47,6 +47,8 @@ extension Connection {
             return
         }
         statement.reset()
+        // A parameter the record leaves unbound is NULL, not the last record's value.
+        statement.clearBindings()
         var binder = RecordBinder(statement: statement)
         try record.encode(to: &binder)
         while try statement.step() {}
@@ -57,10 +59,13 @@ extension Connection {
     /// sealed columns on a connection that does not seal them is refused.
     @usableFromInline
     func recordInsertStatement<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Statement? {
-        let sealed = T.databaseSealedColumns
-        let transformed = columnTransform?.transformsInserts(into: T.databaseTableName) ?? false
-        if !sealed.isEmpty, !transformed {
-            throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(sealed.joined(separator: ", "))) but this connection does not seal \(T.databaseTableName): configure it with configuration.seal(…, keyring:) for them, or nothing would be sealed.", path: path)
+        let table = T.databaseTableName
+        let transformed = columnTransform?.transformsInserts(into: table) ?? false
+        // Every column the record seals must be one the connection seals
+        // (opens on reading), or it would be written as plaintext.
+        let unsealed = T.databaseSealedColumns.filter { columnTransform?.contextColumns(forReading: $0, of: table) == nil || !transformed }
+        if !unsealed.isEmpty {
+            throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(unsealed.joined(separator: ", "))) that this connection does not seal in \(table): configure it with configuration.seal(…, keyring:) for them, or they would be written as plaintext.", path: path)
         }
         if transformed { return nil }
         let statement: Statement

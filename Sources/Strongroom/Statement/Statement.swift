@@ -447,7 +447,9 @@ public final class Statement {
     /// ``text(at:)`` of a column's `sqlite3_value` (see ``RowView``).
     @inline(__always)
     static func text(value: OpaquePointer) -> String? {
-        guard let pointer = sqlite3_value_text(value) else { return "" }
+        // NULL here is SQLite out of memory: nil sends the read to the slow
+        // path, whose sqlite3_column_text records the failure for the next step.
+        guard let pointer = sqlite3_value_text(value) else { return nil }
         return text(pointer, count: Int(sqlite3_value_bytes(value)))
     }
 
@@ -524,6 +526,7 @@ public final class Statement {
     }
 
     /// Clears every binding to NULL.
+    @usableFromInline
     func clearBindings() { sqlite3_clear_bindings(handle) }
 }
 
