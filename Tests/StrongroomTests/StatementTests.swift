@@ -178,6 +178,35 @@ struct StatementTests {
         #expect(conversion?.message.contains("Row") == false) // the value itself is never quoted
     }
 
+    /// `withTextBytes` reads TEXT in place, bytes as stored (a NUL inside
+    /// included), nil for NULL, and anything else as `decode(String?)`
+    /// would, under the same conversion policy.
+    @Test func textBytesAreReadInPlace() throws {
+        try db.execute(sql: "INSERT INTO person(id, name, email, score, avatar) VALUES (1, 'Zoë', NULL, 2.5, x'41'), (2, 'a' || char(0) || 'b', 'x@y', 1, NULL)")
+        let select = try db.prepare(sql: "SELECT name, email, id, score, avatar FROM person ORDER BY id")
+        var names: [[UInt8]] = [], emails: [[UInt8]?] = [], others: [[UInt8]?] = []
+        var conversionErrors: [StrongroomError.Code] = []
+        try select.forEachRow { row in
+            names.append(try row.withTextBytes(at: 0) { Array(try #require($0)) })
+            emails.append(try row.withTextBytes(at: 1) { $0.map(Array.init) })
+            for column in 2...4 {
+                let viaString: String?
+                do { viaString = try row.decode(String?.self, at: column) } catch let error as StrongroomError {
+                    let bytes = #expect(throws: StrongroomError.self) { try row.withTextBytes(at: column) { _ in } }
+                    conversionErrors.append(try #require(bytes?.code))
+                    #expect(bytes?.code == error.code)
+                    continue
+                }
+                others.append(try row.withTextBytes(at: column) { $0.map(Array.init) })
+                #expect(others.last! == viaString.map { Array($0.utf8) })
+            }
+        }
+        #expect(names == [Array("Zoë".utf8), [0x61, 0, 0x62]])
+        #expect(emails == [nil, Array("x@y".utf8)])
+        #expect(others.count + conversionErrors.count == 6)
+        #expect(throws: StrongroomError.self) { try select.forEachRow { row in try row.withTextBytes(at: 5) { _ in } } }
+    }
+
     @Test func recordPropertiesTheStatementDoesNotNameAreIgnored() throws {
         let insert = try db.cachedStatement(sql: "INSERT INTO person(id, name, score) VALUES (:id, :name, :score)")
         for id in 1...3 {

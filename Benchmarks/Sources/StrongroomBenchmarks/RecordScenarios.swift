@@ -71,4 +71,44 @@ enum RecordScenarios {
         guard count == expectedRows, checksum > 0 else { throw BenchmarkError("read \(count) rows, expected \(expectedRows)") }
         return elapsed
     }
+
+    /// As `positionalRead`, the texts read in place as the C loop reads
+    /// them (`withTextBytes`: no String made): the same work on both sides.
+    static func positionalReadInPlace(path: String, key: DatabaseKey, expectedRows: Int) throws -> Double {
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        var count = 0
+        var checksum = 0.0
+        let elapsed = try seconds {
+            let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person")
+            try select.forEachRow { row in
+                count += 1
+                let id: Int64 = try row.decode(at: 0)
+                let nameBytes = try row.withTextBytes(at: 1) { Int($0?.count ?? 0) + Int($0?.first ?? 0) }
+                let emailBytes = try row.withTextBytes(at: 2) { Int($0?.count ?? 0) + Int($0?.first ?? 0) }
+                let score: Double = try row.decode(at: 3)
+                let active: Bool = try row.decode(at: 4)
+                checksum += Double(id) + score + Double(nameBytes + emailBytes) + (active ? 1 : 0)
+            }
+        }
+        guard count == expectedRows, checksum > 0 else { throw BenchmarkError("read \(count) rows, expected \(expectedRows)") }
+        return elapsed
+    }
+
+    /// What making a row's two Strings costs alone, with no SQLite: the
+    /// same texts, made the way the library makes them (a checked C string,
+    /// heap storage for the 22-byte email). The floor under any read into
+    /// `String` properties, which the C loop does not pay.
+    static func stringFloor(rows: Int, data: SampleData) throws -> Double {
+        var total = 0
+        let poolSize = data.cNames.count
+        let elapsed = seconds {
+            for i in 0..<rows {
+                let name = String(validatingCString: data.cNames[i % poolSize]!)
+                let email = String(validatingCString: data.cEmails[i % poolSize]!)
+                total &+= (name?.utf8.count ?? 0) &+ (email?.utf8.count ?? 0)
+            }
+        }
+        guard total > 0 else { throw BenchmarkError("made no strings") }
+        return elapsed
+    }
 }

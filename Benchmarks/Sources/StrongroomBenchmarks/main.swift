@@ -31,9 +31,33 @@ let data = SampleData(poolSize: 1000)
 print("Strongroom benchmarks: \(options.rows) rows of 5 columns, best of \(options.rounds) rounds, raw 256-bit key")
 print("SQLCipher \(try Connection.inMemory(configuration: Configuration(key: key)).cipherVersion); settings: cache 64 MiB, WAL, synchronous NORMAL, temp_store MEMORY\n")
 
+// --profile-read c|c-owned|record|positional|in-place|decodable|insert-c|insert-statement|insert-record: only that read, 5 times,
+// for `perf stat` / `perf record` (instruction counts do not drift as times do).
+if let at = CommandLine.arguments.firstIndex(of: "--profile-read"), at + 1 < CommandLine.arguments.count {
+    let path = "\(workDirectory)/profile.db"
+    _ = try Scenarios.cInsert(path: path, keyHex: keyHex, rows: options.rows, data: data)
+    for round in 0..<5 {
+        let insertPath = "\(workDirectory)/profile-insert-\(round).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(insertPath + suffix) } }
+        switch CommandLine.arguments[at + 1] {
+        case "insert-c": _ = try Scenarios.cInsert(path: insertPath, keyHex: keyHex, rows: options.rows, data: data)
+        case "insert-statement": _ = try Scenarios.statementInsert(path: insertPath, key: key, rows: options.rows, data: data)
+        case "insert-record": _ = try RecordScenarios.recordInsert(path: insertPath, key: key, rows: options.rows, data: data)
+        case "c": _ = try Scenarios.cRead(path: path, keyHex: keyHex)
+        case "c-owned": _ = try RecordScenarios.cReadOwned(path: path, keyHex: keyHex)
+        case "record": _ = try RecordScenarios.recordRead(path: path, key: key, expectedRows: options.rows)
+        case "positional": _ = try RecordScenarios.positionalRead(path: path, key: key, expectedRows: options.rows)
+        case "in-place": _ = try RecordScenarios.positionalReadInPlace(path: path, key: key, expectedRows: options.rows)
+        case "decodable": _ = try Scenarios.decodableRead(path: path, key: key, expectedRows: options.rows)
+        default: throw BenchmarkError("--profile-read c|c-owned|record|positional|in-place|decodable|insert-c|insert-statement|insert-record")
+        }
+    }
+    exit(0)
+}
+
 var results: [ScenarioResult] = []
 var cInsert = Timing(), statementInsert = Timing(), encodableInsert = Timing(), recordInsert = Timing()
-var cRead = Timing(), cReadOwned = Timing(), decodableRead = Timing(), recordRead = Timing(), positionalRead = Timing()
+var cRead = Timing(), cReadOwned = Timing(), decodableRead = Timing(), recordRead = Timing(), positionalRead = Timing(), inPlaceRead = Timing(), stringFloor = Timing()
 // Each timed run starts with dirty pages flushed (`sync`), and the order of
 // the insert scenarios rotates per round, so no side inherits the other's
 // write-back or a warmer machine.
@@ -58,6 +82,8 @@ for round in 0..<options.rounds {
         { decodableRead.add(try Scenarios.decodableRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows)) },
         { recordRead.add(try RecordScenarios.recordRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows)) },
         { positionalRead.add(try RecordScenarios.positionalRead(path: "\(prefix)-c.db", key: key, expectedRows: options.rows)) },
+        { stringFloor.add(try RecordScenarios.stringFloor(rows: options.rows, data: data)) },
+        { inPlaceRead.add(try RecordScenarios.positionalReadInPlace(path: "\(prefix)-c.db", key: key, expectedRows: options.rows)) },
     ]
     for pass in 0..<3 {
         for i in 0..<reads.count { try reads[(i + pass + round) % reads.count]() }
@@ -72,10 +98,16 @@ results.append(ScenarioResult(name: "insert, @Table record", ours: recordInsert,
 results.append(ScenarioResult(name: "read into Decodable struct", ours: decodableRead, baseline: cRead, baselineName: "C", target: 1.5))
 results.append(ScenarioResult(name: "read into @Table struct", ours: recordRead, baseline: cRead, baselineName: "C", target: 1.2))
 results.append(ScenarioResult(name: "read rows by position (RowView)", ours: positionalRead, baseline: cRead, baselineName: "C", target: 1.15))
+results.append(ScenarioResult(name: "by position, text in place (as C)", ours: inPlaceRead, baseline: cRead, baselineName: "C", target: 1.15))
 // The same two reads against C that also owns its text as a Swift String
 // does (malloc + memcpy for a text over 15 bytes, inline below).
 results.append(ScenarioResult(name: "@Table struct vs C owning text", ours: recordRead, baseline: cReadOwned, baselineName: "C+malloc", target: 1.2))
 results.append(ScenarioResult(name: "RowView vs C owning text", ours: positionalRead, baseline: cReadOwned, baselineName: "C+malloc", target: 1.15))
+
+var memoryLines: [String] = []
+memoryLines.append(String(format: "making a row's 2 Strings alone (11 and 22 bytes, no SQLite): %.0f ns a row, %.0f%% of C's whole read of a row; " +
+                          "@Table read less that: %.2fx of C", stringFloor.best / Double(options.rows) * 1e9, stringFloor.best / cRead.best * 100,
+                          (recordRead.best - stringFloor.best) / cRead.best))
 
 let poolOpen = try Scenarios.poolReaderOpen(directory: workDirectory, samples: options.poolSamples)
 results.append(poolOpen)
@@ -96,7 +128,6 @@ if options.migrations {
     }
 }
 
-var memoryLines: [String] = []
 if options.conversion {
     let figures = try ConversionScenarios.run(directory: workDirectory, keyHex: keyHex, rows: options.conversionRows, rounds: options.rounds)
     results.append(ScenarioResult(name: "import \(options.conversionRows) rows, verified", ours: figures.importOurs.timing, baseline: figures.importShell.timing, baselineName: "shell export", target: 1.5))

@@ -38,14 +38,22 @@ public final class Connection {
     let logger: Logger
     private var statementCache: [ExactText: Statement] = [:]
     private let statementCacheCapacity: Int
-    private(set) var isClosed = false
+    /// Shared with the connection's statements, which check it on every
+    /// step without retaining the connection.
+    let state = ConnectionState()
+    /// True once the handle is closed.
+    var isClosed: Bool { state.isClosed }
     /// Why the connection was closed, when the library closed it.
     private var closedReason: String?
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
     /// INSERT statements of transformed rows, by table and column list.
     var transformedInsertCache: [[ExactText]: Statement] = [:]
     /// INSERT statements of ``TableRecord`` types, by type.
-    var recordInsertCache: [ObjectIdentifier: Statement] = [:]
+    /// nil: the type's rows go through the column transform.
+    var recordInsertCache: [ObjectIdentifier: Statement?] = [:]
+    /// The entry of `recordInsertCache` used last, looked up without
+    /// hashing or exclusivity checks on every insert of a loop.
+    @exclusivity(unchecked) var lastRecordInsert: (type: ObjectIdentifier, statement: Statement?)?
     var savepointDepth = 0
     /// The statement trace handler, if any (see `traceStatements`).
     var traceBox: TraceBox?
@@ -326,6 +334,7 @@ public final class Connection {
         insertStatementCache.removeAll()
         transformedInsertCache.removeAll()
         recordInsertCache.removeAll()
+        lastRecordInsert = nil
     }
 
     /// Releases the statements this connection caches, and returns how many
@@ -350,7 +359,7 @@ public final class Connection {
 
     private func closeHandle() {
         guard !isClosed else { return }
-        isClosed = true
+        state.isClosed = true
         clearStatementCaches()
         if traceBox != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
         if transactionHooks != nil {

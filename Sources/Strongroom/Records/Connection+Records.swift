@@ -59,6 +59,24 @@ extension Connection {
     /// sealed columns on a connection that does not seal them is refused.
     @usableFromInline
     func recordInsertStatement<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Statement? {
+        // The type inserted last is checked first: no hashing in a loop of inserts.
+        let id = ObjectIdentifier(T.self)
+        if let last = lastRecordInsert, last.type == id { return last.statement }
+        let statement: Statement?
+        if let cached = recordInsertCache[id] {
+            statement = cached
+        } else {
+            statement = try makeRecordInsertStatement(T.self)
+            recordInsertCache[id] = statement
+        }
+        lastRecordInsert = (id, statement)
+        return statement
+    }
+
+    /// The INSERT of a record type, or nil when its rows go through the
+    /// column transform: worked out once per type, as the caches that keep
+    /// it are emptied whenever ``columnTransform`` changes.
+    private func makeRecordInsertStatement<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Statement? {
         let table = T.databaseTableName
         let transformed = columnTransform?.transformsInserts(into: table) ?? false
         // Every column the record seals must be one the connection seals
@@ -68,18 +86,9 @@ extension Connection {
             throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(unsealed.joined(separator: ", "))) that this connection does not seal in \(table): configure it with configuration.seal(…, keyring:) for them, or they would be written as plaintext.", path: path)
         }
         if transformed { return nil }
-        let statement: Statement
-        let id = ObjectIdentifier(T.self)
-        if let cached = recordInsertCache[id] {
-            statement = cached
-        } else {
-            statement = try prepare(sql: Self.insertSQL(into: T.databaseTableName, columns: T.databaseColumnNames))
-            recordInsertCache[id] = statement
-        }
-        return statement
+        return try prepare(sql: Self.insertSQL(into: table, columns: T.databaseColumnNames))
     }
 
-    /// An insert of a record whose table the connection's transform handles.
     @usableFromInline
     func insertThroughTransform<T: TableRecord>(_ record: T) throws(StrongroomError) {
         guard let transform = columnTransform else {

@@ -16,9 +16,11 @@ public import Foundation
 /// optionals bind with one SQLite call; any other
 /// ``DatabaseValueConvertible`` through its ``DatabaseValue``.
 public struct RecordBinder {
-    private let statement: Statement?
+    // Usable from inline: the binds inline into a record's generated
+    // `encode(to:)`, which then holds the statement once for all its values.
+    @usableFromInline let statement: Statement?
     /// The values, when collecting.
-    private(set) var values: [DatabaseValue]
+    @usableFromInline var values: [DatabaseValue]
 
     @usableFromInline
     init(statement: Statement) {
@@ -32,6 +34,7 @@ public struct RecordBinder {
     }
 
     /// Binds any value that converts to a ``DatabaseValue``.
+    @inlinable
     public mutating func bind<T: DatabaseValueConvertible>(_ value: T, at index: Int) throws(StrongroomError) {
         if let statement {
             try statement.bind(value.databaseValue, at: Int32(index + 1))
@@ -41,28 +44,33 @@ public struct RecordBinder {
     }
 
     /// Binds an `Int64`.
+    @inlinable
     public mutating func bind(_ value: Int64, at index: Int) throws(StrongroomError) {
         guard let statement else { return values[index] = .integer(value) }
         try statement.bindInt64(value, at: Int32(index + 1))
     }
 
     /// Binds an `Int`.
+    @inlinable
     public mutating func bind(_ value: Int, at index: Int) throws(StrongroomError) {
         try bind(Int64(value), at: index)
     }
 
     /// Binds a `Bool` as 0 or 1.
+    @inlinable
     public mutating func bind(_ value: Bool, at index: Int) throws(StrongroomError) {
         try bind(Int64(value ? 1 : 0), at: index)
     }
 
     /// Binds a `Double`.
+    @inlinable
     public mutating func bind(_ value: Double, at index: Int) throws(StrongroomError) {
         guard let statement else { return values[index] = .real(value) }
         try statement.bindDouble(value, at: Int32(index + 1))
     }
 
     /// Binds a `String` as TEXT.
+    @inlinable
     public mutating func bind(_ value: String, at index: Int) throws(StrongroomError) {
         guard let statement else { return values[index] = .text(value) }
         try statement.bindText(value, at: Int32(index + 1))
@@ -75,26 +83,31 @@ public struct RecordBinder {
     }
 
     /// Binds an optional `Int64`: nil is NULL.
+    @inlinable
     public mutating func bind(_ value: Int64?, at index: Int) throws(StrongroomError) {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
     }
 
     /// Binds an optional `Int`: nil is NULL.
+    @inlinable
     public mutating func bind(_ value: Int?, at index: Int) throws(StrongroomError) {
         if let value { try bind(Int64(value), at: index) } else { try bindNull(at: index) }
     }
 
     /// Binds an optional `Bool`: nil is NULL.
+    @inlinable
     public mutating func bind(_ value: Bool?, at index: Int) throws(StrongroomError) {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
     }
 
     /// Binds an optional `Double`: nil is NULL.
+    @inlinable
     public mutating func bind(_ value: Double?, at index: Int) throws(StrongroomError) {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
     }
 
     /// Binds an optional `String`: nil is NULL.
+    @inlinable
     public mutating func bind(_ value: String?, at index: Int) throws(StrongroomError) {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
     }
@@ -105,6 +118,7 @@ public struct RecordBinder {
     }
 
     /// Binds NULL.
+    @inlinable
     public mutating func bindNull(at index: Int) throws(StrongroomError) {
         guard let statement else { return values[index] = .null }
         try statement.bindNull(at: Int32(index + 1))

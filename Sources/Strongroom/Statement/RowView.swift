@@ -31,6 +31,9 @@ public struct RowView {
     let columnCount: Int
     /// Set when the connection's ``ColumnTransform`` opens some columns.
     let opened: OpeningColumnReader?
+    /// `opened != nil`, readable from inlinable code: the per-row check
+    /// inlines into the caller's loop.
+    @usableFromInline let opensColumns: Bool
     /// For a record: the column of each of its properties, when the query
     /// does not select them in the record's order.
     let columnOfProperty: [Int32]?
@@ -40,6 +43,7 @@ public struct RowView {
         self.handle = statement.handle
         self.columnCount = statement.columnCount
         self.opened = opened
+        self.opensColumns = opened != nil
         self.columnOfProperty = columnOfProperty
     }
 
@@ -150,6 +154,51 @@ public struct RowView {
         try readOptional(index) { value, type in type == SQLITE_BLOB ? Self.blobData(value) : nil }
     }
 
+    // MARK: Text in place
+
+    /// Calls `body` with the bytes of the text at `index`, read in place:
+    /// no `String` is made and nothing is copied. The bytes are valid
+    /// during `body` only, and `nil` stands for NULL.
+    ///
+    /// Making a `String` costs a check of the UTF-8 and, for a text over
+    /// 15 bytes, a heap allocation: this is the way to compare, hash or
+    /// parse text row by row without either.
+    ///
+    /// ```swift
+    /// var domains: [String: Int] = [:]
+    /// try select.forEachRow { row in
+    ///     try row.withTextBytes(at: 0) { email in
+    ///         guard let email, let at = email.firstIndex(of: UInt8(ascii: "@")) else { return }
+    ///         domains[String(decoding: email[(at + 1)...], as: UTF8.self), default: 0] += 1
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// A TEXT value gives the bytes SQLite holds, which SQLite does not
+    /// check to be UTF-8 (decoding a `String` does). Any other value
+    /// (and a sealed column's opened value) is read as a `String?` under
+    /// the connection's ``ValueConversion`` policy first, then given as
+    /// its UTF-8.
+    ///
+    /// - Throws: ``StrongroomError/Code/conversion`` when the value does not
+    ///   convert to text, or what `body` throws.
+    public func withTextBytes<Result>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> Result) throws -> Result {
+        let column = try column(index)
+        if opened == nil, let value = sqlite3_column_value(handle, column) {
+            switch sqlite3_value_type(value) {
+            case SQLITE_NULL: return try body(nil)
+            case SQLITE_TEXT:
+                // text, then bytes: the byte count is that of the text form.
+                if let pointer = sqlite3_value_text(value) {
+                    return try body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value))))
+                }
+            default: break
+            }
+        }
+        guard var text = try converted(String?.self, at: column) else { return try body(nil) }
+        return try text.withUTF8 { try body($0) }
+    }
+
     // MARK: Internals
 
     /// The statement column of `index` (a record's property, when the
@@ -162,10 +211,14 @@ public struct RowView {
         if columnOfProperty != nil {
             column = index < columnOfProperty!.count ? Int(columnOfProperty![index]) : -1
         }
-        guard column >= 0 && column < columnCount else {
-            throw StrongroomError(.misuse, "Row has \(columnCount) column(s); there is no column \(index).", path: statement.connection.path, sql: statement.sql)
-        }
-        return Int32(column)
+        guard column >= 0 && column < columnCount else { throw noSuchColumn(index) }
+        return Int32(truncatingIfNeeded: column)
+    }
+
+    /// Out of line, so that the reads that may throw it stay small.
+    @inline(never)
+    func noSuchColumn(_ index: Int) -> StrongroomError {
+        StrongroomError(.misuse, "Row has \(columnCount) column(s); there is no column \(index).", path: statement.connection.path, sql: statement.sql)
     }
 
     /// `fast` reads a value stored in the class its type reads directly,
@@ -217,9 +270,14 @@ public struct RowView {
 extension RowView {
     /// Opens the sealed (transformed) columns of the statement's current
     /// row, when it has some: once per row, before reading it.
-    @usableFromInline
+    @inlinable
     func loadOpenedColumns() throws(StrongroomError) {
-        if let opened { try opened.load() }
+        if opensColumns { try loadOpened() }
+    }
+
+    @usableFromInline
+    func loadOpened() throws(StrongroomError) {
+        try opened?.load()
     }
 }
 

@@ -24,12 +24,15 @@ import Darwin
 public final class Statement {
     let handle: OpaquePointer
     unowned let connection: Connection
+    /// The connection's closed flag, held strongly: read on every step
+    /// without the retain and release that `unowned` costs.
+    let connectionState: ConnectionState
     /// The SQL text of this statement.
     public let sql: String
     /// The number of parameters (`?`, `:name`) the statement takes.
     public let parameterCount: Int
     /// The number of columns a row of this statement has.
-    public private(set) var columnCount: Int
+    @exclusivity(unchecked) public private(set) var columnCount: Int
     /// True when the statement does not write to the database file
     /// (`sqlite3_stmt_readonly`): a `SELECT` or `BEGIN`, but not an `INSERT`.
     /// SQLite counts a `PRAGMA` that changes only this connection's settings
@@ -54,7 +57,9 @@ public final class Statement {
     /// the new name cannot reuse the old address.)
     private var columnsMarker: UnsafePointer<CChar>?
     /// Set by `reset`: the next row checks the columns are still the same.
-    @usableFromInline var checksColumns = false
+    /// Read on every step without exclusivity checks (a runtime call per
+    /// row): a statement is used by one thread at a time, never reentrantly.
+    @exclusivity(unchecked) @usableFromInline var checksColumns = false
     /// Key-to-column (decoding) and key-to-parameter (encoding) lookups,
     /// remembered in the order a record's keys arrive.
     let decodingKeys = KeyIndexCache()
@@ -110,6 +115,7 @@ public final class Statement {
     private init(handle: OpaquePointer, connection: Connection, sql: String) {
         self.handle = handle
         self.connection = connection
+        self.connectionState = connection.state
         self.sql = sql
         self.parameterCount = Int(sqlite3_bind_parameter_count(handle))
         self.columnCount = Int(sqlite3_column_count(handle))
@@ -219,18 +225,22 @@ public final class Statement {
 
     // One SQLite call per value, for DatabaseValue and RecordBinder alike.
 
+    @usableFromInline
     func bindNull(at index: Int32) throws(StrongroomError) {
         try check(sqlite3_bind_null(handle, index))
     }
 
+    @usableFromInline
     func bindInt64(_ value: Int64, at index: Int32) throws(StrongroomError) {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
+    @usableFromInline
     func bindDouble(_ value: Double, at index: Int32) throws(StrongroomError) {
         try check(sqlite3_bind_double(handle, index, value))
     }
 
+    @usableFromInline
     func bindText(_ value: String, at index: Int32) throws(StrongroomError) {
         var text = value
         // SQLITE_TRANSIENT: SQLite copies the bytes before returning.
@@ -301,7 +311,7 @@ public final class Statement {
         // A statement kept past its connection's close must not run on the
         // closed handle (after a failed rekey, it would write pages under a
         // half-switched key).
-        if connection.isClosed { try connection.checkOpen(sql: sql) }
+        if connectionState.isClosed { try connection.checkOpen(sql: sql) }
         let status = sqlite3_step(handle)
         switch status {
         case SQLITE_ROW:
