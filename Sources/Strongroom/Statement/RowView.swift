@@ -18,6 +18,9 @@ public import Foundation
 /// A row view is valid inside the closure that gave it: the statement moves
 /// on to the next row afterwards. Keep a row with ``copy()``.
 ///
+/// Reading text into a `String` checks its UTF-8 and, over 15 bytes,
+/// allocates; ``withTextBytes(at:_:)`` reads it in place instead.
+///
 /// Values convert under the connection's ``ValueConversion`` policy, as
 /// ``Row/decode(_:at:)`` does; `Int`, `Int64`, `Double`, `Bool`, `String`,
 /// `Data` and their optionals read straight from SQLite when stored in the
