@@ -265,3 +265,56 @@ extension DatabaseValue {
         }
     }
 }
+
+/// A transform that starts sealing `memo.note` when told to: a transform
+/// whose answers change while it is installed.
+final class ToggledNoteSealing: ColumnTransform {
+    var seals = false
+    func transformsInserts(into table: String) -> Bool { seals && table == "memo" }
+    func contextColumns(forReading column: String, of table: String) -> [String]? { seals && table == "memo" && column == "note" ? [] : nil }
+    func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
+        guard case .blob(let bytes) = stored else { return stored }
+        return .text(String(decoding: bytes.reversed(), as: UTF8.self))
+    }
+    func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
+        for (i, column) in columns.enumerated() where column == "note" {
+            if case .text(let text) = values[i] { values[i] = .blob(Array(text.utf8).reversed()) }
+        }
+    }
+}
+
+extension RecordRoundTripTests {
+    /// Review finding (record INSERT cache): the decision to insert a type
+    /// through the transform was made once per type, so a transform that
+    /// started transforming a table had its rows written untransformed.
+    @Test func aTransformThatChangesItsAnswerIsAskedAgain() throws {
+        let db = try open()
+        let transform = ToggledNoteSealing()
+        db.columnTransform = transform
+        try db.execute(sql: "CREATE TABLE memo(id INTEGER PRIMARY KEY, note TEXT)")
+        try db.insert(Memo(id: 1, note: "plain"))
+        transform.seals = true
+        try db.insert(Memo(id: 2, note: "turned"))
+        #expect(try db.fetchOne(String.self, sql: "SELECT typeof(note) FROM memo WHERE id = 2") == "blob")
+        #expect(try db.fetchAll(Memo.self, sql: "SELECT * FROM memo WHERE id = 2") == [Memo(id: 2, note: "turned")])
+    }
+
+    /// Review finding (withTextBytes): a TEXT column read in place unless
+    /// that column is opened, whatever else the query selects.
+    @Test func textBytesAreReadInPlaceBesideASealedColumn() throws {
+        var configuration = Configuration(key: .generate())
+        configuration.seal([.randomized("phone", in: "customer")], keyring: FieldKeyring.generate())
+        let db = try Connection(path: dir.file("bytes.db"), configuration: configuration)
+        try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, phone TEXT, note TEXT)")
+        struct Phone: Codable { var id: Int; var phone: String }
+        try db.insert(Phone(id: 1, phone: "+44 1"), into: "customer")
+        try db.execute(sql: "UPDATE customer SET note = CAST(x'ff41' AS TEXT)")
+        var phones: [[UInt8]?] = [], notes: [[UInt8]?] = []
+        try db.prepare(sql: "SELECT id, phone, note FROM customer").forEachRow { row in
+            phones.append(try row.withTextBytes(at: 1) { $0.map(Array.init) })
+            notes.append(try row.withTextBytes(at: 2) { $0.map(Array.init) })
+        }
+        #expect(phones == [Array("+44 1".utf8)]) // the opened value, never the envelope
+        #expect(notes == [[0xff, 0x41]])          // the bytes SQLite holds
+    }
+}
