@@ -136,6 +136,9 @@ final class OpeningColumnReader: ColumnReader {
         }
     }
 
+    /// True when `index` is a column this reader opens (after `load`).
+    func opens(_ index: Int32) -> Bool { opened[Int(index)] != nil }
+
     override func columnIndex(forKey key: String) -> Int32? { base.columnIndex(forKey: key) }
     override func storageClass(at index: Int32) -> StorageClass { opened[Int(index)]?.storageClass ?? base.storageClass(at: index) }
     override func isNull(at index: Int32) -> Bool { opened[Int(index)]?.isNull ?? base.isNull(at: index) }

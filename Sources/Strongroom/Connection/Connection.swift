@@ -49,11 +49,11 @@ public final class Connection {
     /// INSERT statements of transformed rows, by table and column list.
     var transformedInsertCache: [[ExactText]: Statement] = [:]
     /// INSERT statements of ``TableRecord`` types, by type.
-    /// nil: the type's rows go through the column transform.
-    var recordInsertCache: [ObjectIdentifier: Statement?] = [:]
-    /// The entry of `recordInsertCache` used last, looked up without
-    /// hashing or exclusivity checks on every insert of a loop.
-    @exclusivity(unchecked) var lastRecordInsert: (type: ObjectIdentifier, statement: Statement?)?
+    var recordInsertCache: [ObjectIdentifier: Statement] = [:]
+    /// The entry of `recordInsertCache` used last while no transform is
+    /// installed, looked up without hashing or exclusivity checks on every
+    /// insert of a loop.
+    @exclusivity(unchecked) var lastRecordInsert: (type: ObjectIdentifier, statement: Statement)?
     var savepointDepth = 0
     /// The statement trace handler, if any (see `traceStatements`).
     var traceBox: TraceBox?

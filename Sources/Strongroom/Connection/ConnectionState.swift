@@ -3,9 +3,10 @@
 /// statement's `unowned` reference to its connection costs a retain and a
 /// release on every access).
 ///
-/// Its flag is written once, on the connection's thread, when the handle
-/// closes; it is read without exclusivity checks, which would cost a
-/// runtime call per row (a connection is used by one thread at a time).
+/// Its flag is written once, when the handle closes (by `close()` or the
+/// connection's deinit, on whichever thread runs it); it is read without
+/// runtime exclusivity checks, which would cost a call per row: every
+/// access is a single load or store, and statements are not `Sendable`.
 final class ConnectionState {
     @exclusivity(unchecked) var isClosed = false
 }

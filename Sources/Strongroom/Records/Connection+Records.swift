@@ -59,24 +59,28 @@ extension Connection {
     /// sealed columns on a connection that does not seal them is refused.
     @usableFromInline
     func recordInsertStatement<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Statement? {
-        // The type inserted last is checked first: no hashing in a loop of inserts.
+        // The type inserted last on a connection without a transform is
+        // checked first: no hashing in a loop of inserts. (Set only when no
+        // transform is installed; installing one empties it.)
         let id = ObjectIdentifier(T.self)
         if let last = lastRecordInsert, last.type == id { return last.statement }
-        let statement: Statement?
+        // A transform's answers may change while it is installed: they are
+        // asked on every insert, as `insert(_:into:)` does.
+        if try insertsThroughTransform(T.self) { return nil }
+        let statement: Statement
         if let cached = recordInsertCache[id] {
             statement = cached
         } else {
-            statement = try makeRecordInsertStatement(T.self)
+            statement = try prepare(sql: Self.insertSQL(into: T.databaseTableName, columns: T.databaseColumnNames))
             recordInsertCache[id] = statement
         }
-        lastRecordInsert = (id, statement)
+        if columnTransform == nil { lastRecordInsert = (id, statement) }
         return statement
     }
 
-    /// The INSERT of a record type, or nil when its rows go through the
-    /// column transform: worked out once per type, as the caches that keep
-    /// it are emptied whenever ``columnTransform`` changes.
-    private func makeRecordInsertStatement<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Statement? {
+    /// True when a record of type `T` goes through the column transform;
+    /// throws when the record seals a column the connection does not seal.
+    private func insertsThroughTransform<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Bool {
         let table = T.databaseTableName
         let transformed = columnTransform?.transformsInserts(into: table) ?? false
         // Every column the record seals must be one the connection seals
@@ -85,10 +89,11 @@ extension Connection {
         if !unsealed.isEmpty {
             throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(unsealed.joined(separator: ", "))) that this connection does not seal in \(table): configure it with configuration.seal(…, keyring:) for them, or they would be written as plaintext.", path: path)
         }
-        if transformed { return nil }
-        return try prepare(sql: Self.insertSQL(into: table, columns: T.databaseColumnNames))
+        return transformed
     }
 
+    /// Inserts a record whose table the column transform handles: its
+    /// values are collected, then go through the transform's insert.
     @usableFromInline
     func insertThroughTransform<T: TableRecord>(_ record: T) throws(StrongroomError) {
         guard let transform = columnTransform else {

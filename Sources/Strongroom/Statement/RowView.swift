@@ -28,8 +28,7 @@ public import Foundation
 /// are opened once per row.
 public struct RowView {
     let statement: Statement
-    /// The statement's handle and column count, read once: a `let` here
-    /// costs no exclusivity check per value, as the statement's `var` would.
+    /// The statement's handle and column count, read once per run.
     let handle: OpaquePointer
     let columnCount: Int
     /// Set when the connection's ``ColumnTransform`` opens some columns.
@@ -178,16 +177,17 @@ public struct RowView {
     /// ```
     ///
     /// A TEXT value gives the bytes SQLite holds, which SQLite does not
-    /// check to be UTF-8 (decoding a `String` does). Any other value
-    /// (and a sealed column's opened value) is read as a `String?` under
-    /// the connection's ``ValueConversion`` policy first, then given as
-    /// its UTF-8.
+    /// check to be UTF-8 (decoding a `String` does). A sealed column gives
+    /// its opened value, never the envelope. Any other value (and an opened
+    /// value) is read as a `String?` under the connection's
+    /// ``ValueConversion`` policy first, then given as its UTF-8.
     ///
     /// - Throws: ``StrongroomError/Code/conversion`` when the value does not
     ///   convert to text, or what `body` throws.
     public func withTextBytes<Result>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> Result) throws -> Result {
         let column = try column(index)
-        if opened == nil, let value = sqlite3_column_value(handle, column) {
+        // In place unless this very column is one the transform opens.
+        if opened?.opens(column) != true, let value = sqlite3_column_value(handle, column) {
             switch sqlite3_value_type(value) {
             case SQLITE_NULL: return try body(nil)
             case SQLITE_TEXT:

@@ -57,8 +57,10 @@ public final class Statement {
     /// the new name cannot reuse the old address.)
     private var columnsMarker: UnsafePointer<CChar>?
     /// Set by `reset`: the next row checks the columns are still the same.
-    /// Read on every step without exclusivity checks (a runtime call per
-    /// row): a statement is used by one thread at a time, never reentrantly.
+    /// Read on every step without runtime exclusivity checks (a call per
+    /// row): every access is a single load or store, which such a check
+    /// could never find overlapping another, and a statement is used by one
+    /// thread at a time.
     @exclusivity(unchecked) @usableFromInline var checksColumns = false
     /// Key-to-column (decoding) and key-to-parameter (encoding) lookups,
     /// remembered in the order a record's keys arrive.
