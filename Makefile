@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
-TEST_PACKAGES := sqlite3 python3 python3-pip python3-cryptography strace
+TEST_PACKAGES := sqlite3 libsqlite3-dev python3 python3-pip python3-cryptography strace
 PYTHON_TEST_VERSION := 0.6.0
 PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
@@ -55,6 +55,8 @@ install-check: setup
 ## the documentation must build (make docs), and what make install lays down must check out (make install-check)
 test: setup test-setup
 	swift build --package-path Benchmarks
+	swift build --package-path Benchmarks/GRDBPeer
+	cd Benchmarks && .build/debug/StrongroomBenchmarks --quick --out .build/quick-report --grdb-peer GRDBPeer/.build/debug/GRDBPeer
 	swift test $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory install-check
@@ -71,9 +73,15 @@ demo: build
 	swift build --product chinook-model
 	@bash Examples/demo.sh "$(CURDIR)/$(CLI)" "$(CURDIR)/.build/debug/chinook-model"
 
-## bench: side-by-side figures against C, the sqlcipher shell, 1 worker and openssl speed (release build)
+## bench: every workload against C, GRDB (its own package and process, plaintext system SQLite), the sqlcipher
+## shell and openssl speed (release builds); writes Benchmarks/report/ (report.json, report.md, report.svg).
+## QUICK=1: every workload at a tiny size in seconds; CHECK=1: fail when a ratio to C is >15% worse than
+## Benchmarks/baseline.json; OUT=DIR: the report elsewhere; ARGS: more options (--help lists them)
 bench: setup
-	cd Benchmarks && swift run -c release StrongroomBenchmarks --settings --migrations --conversion --fields
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev"
+	swift build -c release --package-path Benchmarks/GRDBPeer
+	cd Benchmarks && swift run -c release StrongroomBenchmarks --out $(or $(OUT),report) \
+	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(QUICK),--quick) $(if $(CHECK),--check) $(ARGS)
 
 clean:
-	rm -rf .build Benchmarks/.build demo
+	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo

@@ -8,6 +8,9 @@ let package = Package(
     name: "StrongroomBenchmarks",
     dependencies: [
         .package(name: "Strongroom", path: ".."),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Percentiles of the pool's latencies.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
     ],
     targets: [
         .target(
@@ -19,6 +22,8 @@ let package = Package(
             name: "StrongroomBenchmarks",
             dependencies: [
                 "CBenchmarkLoops",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Strongroom", package: "Strongroom"),
                 .product(name: "StrongroomMigrations", package: "Strongroom"),
                 .product(name: "StrongroomFields", package: "Strongroom"),

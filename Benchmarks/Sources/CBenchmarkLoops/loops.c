@@ -143,3 +143,46 @@ double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksu
     *checksum = sum;
     return elapsed;
 }
+
+static uint64_t splitmix64(uint64_t *state) {
+    *state += 0x9E3779B97F4A7C15ULL;
+    uint64_t z = *state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+double c_point_lookups(const char *path, const char *key_hex, int64_t rows, int64_t lookups, uint64_t seed, int64_t *checksum) {
+    sqlite3 *db = open_keyed(path, key_hex);
+    if (!db) return -1;
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id, name, email, score, active FROM person WHERE id = ?", -1, &stmt, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    char name[256], email[256];
+    int64_t sum = 0;
+    uint64_t state = seed;
+    double start = now();
+    for (int64_t i = 0; i < lookups; i++) {
+        sqlite3_bind_int64(stmt, 1, (int64_t)(splitmix64(&state) % (uint64_t)rows) + 1);
+        if (sqlite3_step(stmt) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(stmt, 0);
+            const unsigned char *n = sqlite3_column_text(stmt, 1);
+            int nlen = sqlite3_column_bytes(stmt, 1);
+            memcpy(name, n, (size_t)(nlen < 255 ? nlen : 255));
+            const unsigned char *e = sqlite3_column_text(stmt, 2);
+            int elen = sqlite3_column_bytes(stmt, 2);
+            if (e) memcpy(email, e, (size_t)(elen < 255 ? elen : 255));
+            double score = sqlite3_column_double(stmt, 3);
+            int64_t active = sqlite3_column_int64(stmt, 4);
+            sum += id + nlen + elen + (int64_t)score + active + name[0] + email[0];
+        }
+        sqlite3_reset(stmt);
+    }
+    double elapsed = now() - start;
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    *checksum = sum;
+    return elapsed;
+}

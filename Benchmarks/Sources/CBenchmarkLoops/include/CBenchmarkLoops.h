@@ -22,4 +22,8 @@ double c_read_rows(const char *path, const char *key_hex, int64_t *checksum);
 /// freed after use; up to 15 bytes, kept inline.
 double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksum);
 
+/// `lookups` reads of one row by a random primary key (SplitMix64 from
+/// `seed`, ids 1…`rows`), all 5 columns, on one connection.
+double c_point_lookups(const char *path, const char *key_hex, int64_t rows, int64_t lookups, uint64_t seed, int64_t *checksum);
+
 #endif

@@ -111,4 +111,21 @@ enum RecordScenarios {
         guard total > 0 else { throw BenchmarkError("made no strings") }
         return elapsed
     }
+
+    /// `lookups` reads of one record by a random primary key (the C loop's
+    /// ids: SplitMix64 from seed 7), on one connection.
+    static func pointLookups(path: String, key: DatabaseKey, rows: Int, lookups: Int) throws -> Double {
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person WHERE id = ?")
+        var generator = SplitMix64(seed: 7)
+        var checksum = 0
+        let elapsed = try seconds {
+            for _ in 0..<lookups {
+                let id = Int64(generator.next() % UInt64(rows)) + 1
+                if let person = try select.fetchOne(PersonRecord.self, arguments: [id]) { checksum &+= person.name.utf8.count }
+            }
+        }
+        guard checksum > 0 else { throw BenchmarkError("no lookup found its row") }
+        return elapsed
+    }
 }

@@ -1,0 +1,100 @@
+import ArgumentParser
+import CBenchmarkLoops
+import Foundation
+import Strongroom
+import StrongroomCrypto
+
+/// `make bench`: every workload side by side with the same loop in C and
+/// with GRDB (its own process), written as a report folder.
+@main
+struct BenchmarkCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "StrongroomBenchmarks",
+        abstract: "Strongroom against C, GRDB and the tools people use, in one run, with a report.")
+
+    @Option(help: "Where report.json, report.md and report.svg go.")
+    var out = "report"
+    @Flag(help: "Every workload at a tiny size, in a few seconds (make test runs it).")
+    var quick = false
+    @Flag(help: "Also 10M rows for insert and decode.")
+    var large = false
+    @Option(help: "Recorded rounds per workload (after one warm-up round).")
+    var rounds = 5
+    @Option(parsing: .upToNextOption, help: "Workload groups to run (default: all): core, encryption, open, pool, fields, migrations, conversion.")
+    var only: [String] = []
+    @Option(help: "The GRDB peer's executable (default: GRDBPeer/.build/{release,debug}/GRDBPeer).")
+    var grdbPeer: String?
+    @Flag(help: "Fail when a ratio to C is more than 15% worse than the committed baseline.")
+    var check = false
+    @Option(help: "The committed baseline of ratios.")
+    var baseline = "baseline.json"
+    @Flag(help: "Write the baseline from this run's ratios.")
+    var writeBaseline = false
+    @Option(help: "Only this read, five times, for perf: c, c-owned, record, positional, in-place, decodable, insert-c, insert-statement, insert-record.")
+    var profile: String?
+
+    static func main() {
+        // Helper processes of the harness itself (see ConversionScenarios).
+        let arguments = CommandLine.arguments
+        if let at = arguments.firstIndex(of: "--measure-child") { ChildProcess.measure(Array(arguments[(at + 1)...])) }
+        if let at = arguments.firstIndex(of: "--conversion-child") {
+            do { try ConversionScenarios.child(Array(arguments[(at + 1)...])); Foundation.exit(0) } catch { Foundation.exit(1) }
+        }
+        do {
+            var command = try parseAsRoot() as! BenchmarkCommand
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    func run() throws {
+        // STRONGROOM_BENCH_DIR puts the files elsewhere (another filesystem, tmpfs).
+        let workBase = ProcessInfo.processInfo.environment["STRONGROOM_BENCH_DIR"] ?? FileManager.default.temporaryDirectory.path
+        let work = "\(workBase)/strongroom-bench-\(getpid())"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+
+        let keyBytes = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        let context = WorkloadContext(directory: work, key: try DatabaseKey.raw(keyBytes), keyHex: Hex.encode(keyBytes),
+                                      data: SampleData(poolSize: 1000), peer: GRDBPeer.locate(grdbPeer), quick: quick)
+        if let profile {
+            try context.profile(profile)
+            return
+        }
+        guard context.peer != nil else {
+            throw ValidationError("The GRDB peer is not built: run `swift build -c release --package-path GRDBPeer` (make bench does), or pass --grdb-peer.")
+        }
+        let sizes = quick ? [1000] : [10_000, 100_000, 1_000_000] + (large ? [10_000_000] : [])
+        var runner = Runner(rounds: quick ? 2 : rounds, warmUp: true)
+        let groups = Set(only.isEmpty ? ["core", "encryption", "open", "pool", "fields", "migrations", "conversion"] : only)
+        let environment = Environment.read(workDirectory: work)
+        runner.progress("Strongroom benchmarks: \(environment.cpuModel), \(environment.cores) cores; SQLCipher \(environment.sqlcipher); sizes \(sizes.map(formattedSize).joined(separator: ", "))")
+        if groups.contains("core") { try context.core(&runner, sizes: sizes) }
+        let oneSize = quick ? 1000 : 1_000_000
+        if groups.contains("encryption") { try context.encryptionCost(&runner, rows: oneSize) }
+        if groups.contains("open") { try context.openCost(&runner) }
+        if groups.contains("pool") { try context.poolLoad(&runner, seconds: quick ? 1 : 5) }
+        if groups.contains("fields") { try context.fields(&runner, rounds: quick ? 1 : 3) }
+        if groups.contains("migrations") { try context.migrations(&runner, rows: oneSize, fleet: quick ? 10 : 1000, rounds: quick ? 1 : 3) }
+        if groups.contains("conversion") { try context.conversion(&runner, rows: quick ? 2000 : 2_000_000, rounds: quick ? 1 : 3) }
+
+        let report = Report(environment: environment,
+                            settings: ["rounds": String(runner.rounds), "quick": String(quick), "sizes": sizes.map(formattedSize).joined(separator: " ")],
+                            workloads: runner.results)
+        try report.write(to: out)
+        print(MarkdownReport(report: report).targetsTable)
+        if quick { print("(quick run, debug-sized: the targets are shown, not met or missed in earnest)") }
+        print("\nReport: \(out)/report.md, report.json, report.svg")
+        if writeBaseline {
+            try Baseline(report: report).write(to: baseline)
+            print("Baseline written: \(baseline)")
+        }
+        if check {
+            let failures = try Baseline.read(from: baseline).regressions(in: report, tolerance: 0.15)
+            for failure in failures { print("REGRESSION: \(failure)") }
+            if !failures.isEmpty { throw ExitCode(1) }
+            print("No ratio to C is more than 15% worse than \(baseline).")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// The samples of one contender in one workload, in seconds (or in the
+/// workload's unit), with their median, minimum and maximum.
+struct Samples: Codable, Sendable {
+    private(set) var values: [Double] = []
+
+    mutating func add(_ value: Double) { values.append(value) }
+
+    var median: Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+    var minimum: Double { values.min() ?? .nan }
+    var maximum: Double { values.max() ?? .nan }
+
+    enum CodingKeys: String, CodingKey { case values, median, minimum, maximum }
+    init() {}
+    init(from decoder: any Decoder) throws {
+        values = try decoder.container(keyedBy: CodingKeys.self).decode([Double].self, forKey: .values)
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(values, forKey: .values)
+        try container.encode(median, forKey: .median)
+        try container.encode(minimum, forKey: .minimum)
+        try container.encode(maximum, forKey: .maximum)
+    }
+}
+
+/// Who runs a workload: the same loop in C, Strongroom, the peer library,
+/// or another tool (the `sqlcipher` shell, `openssl speed`, a variant).
+enum Role: String, Codable, Sendable {
+    case c = "C"
+    case ours = "Strongroom"
+    case peer = "GRDB"
+    case tool
+}
+
+/// One contender of a workload: a name and a run that returns its measure.
+struct Contender {
+    let name: String
+    let role: Role
+    let run: () throws -> Double
+}
+
+/// A target a workload's figures must meet.
+struct Target: Codable, Sendable {
+    enum Kind: String, Codable, Sendable {
+        /// `contender / against` (medians) at most `limit`.
+        case ratioAtMost
+        /// `against / contender` (medians) at least `limit`: a speed-up.
+        case speedUpAtLeast
+        /// `contender`'s median at most `limit` (in the workload's unit).
+        case valueAtMost
+    }
+    let kind: Kind
+    let contender: String
+    let against: String?
+    let limit: Double
+    /// Filled when the report is made.
+    var achieved: Double = .nan
+    var met = false
+
+    static func ratio(_ contender: String, to against: String, atMost limit: Double) -> Target {
+        Target(kind: .ratioAtMost, contender: contender, against: against, limit: limit)
+    }
+    static func speedUp(_ contender: String, over against: String, atLeast limit: Double) -> Target {
+        Target(kind: .speedUpAtLeast, contender: contender, against: against, limit: limit)
+    }
+    static func value(_ contender: String, atMost limit: Double) -> Target {
+        Target(kind: .valueAtMost, contender: contender, against: nil, limit: limit)
+    }
+
+    var summary: String {
+        switch kind {
+        case .ratioAtMost: String(format: "%@ ≤ %.2fx of %@", contender, limit, against ?? "")
+        case .speedUpAtLeast: String(format: "%@ ≥ %.1fx faster than %@", contender, limit, against ?? "")
+        case .valueAtMost: String(format: "%@ ≤ %g", contender, limit)
+        }
+    }
+}
+
+/// What one contender measured.
+struct ContenderResult: Codable, Sendable {
+    let name: String
+    let role: Role
+    var samples: Samples
+}
+
+/// One workload at one size: every contender's samples, the ratios to C
+/// and to the peer, and the targets.
+struct WorkloadResult: Codable, Sendable {
+    let name: String
+    /// Workloads that share a group are charted together.
+    let group: String
+    /// Rows (or values, files, seconds) the workload handles.
+    let size: Int
+    /// "s" unless stated (e.g. "ms", "tx/s").
+    var unit = "s"
+    /// Lower is better (times), or higher (throughput).
+    var lowerIsBetter = true
+    var contenders: [ContenderResult]
+    var targets: [Target] = []
+    /// Figures that are not samples (counts of lost writes, percentiles).
+    var figures: [String: Double] = [:]
+    var notes: [String] = []
+
+    func contender(_ name: String) -> ContenderResult? { contenders.first { $0.name == name } }
+
+    /// `name`'s median over `other`'s median.
+    func ratio(_ name: String, to other: String) -> Double? {
+        guard let a = contender(name)?.samples.median, let b = contender(other)?.samples.median, b > 0 else { return nil }
+        return a / b
+    }
+
+    /// Evaluates the targets on the medians.
+    mutating func evaluateTargets() {
+        for i in targets.indices {
+            let target = targets[i]
+            switch target.kind {
+            case .ratioAtMost:
+                let r = ratio(target.contender, to: target.against ?? "") ?? .nan
+                targets[i].achieved = r
+                targets[i].met = r <= target.limit
+            case .speedUpAtLeast:
+                let r = ratio(target.against ?? "", to: target.contender) ?? .nan
+                targets[i].achieved = r
+                targets[i].met = r >= target.limit
+            case .valueAtMost:
+                let v = figures[target.contender] ?? contender(target.contender)?.samples.median ?? .nan
+                targets[i].achieved = v
+                targets[i].met = v <= target.limit
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// `report.md`: the machine, then a table per workload (median, minimum,
+/// maximum of every contender, ratios to C and to GRDB), then the targets.
+struct MarkdownReport {
+    let report: Report
+
+    var text: String {
+        var lines: [String] = []
+        let e = report.environment
+        lines.append("# Strongroom benchmark report")
+        lines.append("")
+        lines.append("Run of \(e.date) on \(e.host): \(e.cpuModel), \(e.cores) cores, \(e.memoryGiB) GiB, files on \(e.diskKind), Linux \(e.kernel).")
+        lines.append("\(e.swift). SQLCipher \(e.sqlcipher) on SQLite \(e.sqlcipherSQLite) (ours and C); system SQLite \(e.systemSQLite) (GRDB); \(e.openssl).")
+        lines.append("Settings: " + report.settings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".")
+        lines.append("Each workload: one warm-up round, then rounds in which every contender runs once, in an order rotated each round. Ratios are of medians.")
+        lines.append("")
+        lines.append("![Strongroom benchmark report](report.svg)")
+        lines.append("")
+        lines.append("## Targets")
+        lines.append("")
+        lines.append("| workload | size | target | achieved | |")
+        lines.append("|---|---|---|---|---|")
+        for w in report.workloads {
+            for t in w.targets {
+                let achieved = w.formattedAchievement(t)
+                lines.append("| \(w.name) | \(formattedSize(w.size)) | \(t.summary) | \(achieved) | \(t.met ? "✓" : "✗ missed") |")
+            }
+        }
+        lines.append("")
+        lines.append("## Workloads")
+        for w in report.workloads {
+            lines.append("")
+            lines.append("### \(w.name), \(formattedSize(w.size))")
+            lines.append("")
+            let hasC = w.contenders.contains { $0.role == .c }
+            let peer = w.contenders.first { $0.role == .peer }
+            var header = "| contender | median | min | max |"
+            var rule = "|---|---|---|---|"
+            if hasC { header += " vs C |"; rule += "---|" }
+            if peer != nil { header += " vs GRDB |"; rule += "---|" }
+            lines.append(header)
+            lines.append(rule)
+            let c = w.contenders.first { $0.role == .c }
+            for r in w.contenders {
+                var line = "| \(r.name) | \(formatted(r.samples.median, unit: w.unit)) | \(formatted(r.samples.minimum, unit: w.unit)) | \(formatted(r.samples.maximum, unit: w.unit)) |"
+                if let c { line += String(format: " %.2fx |", r.samples.median / c.samples.median) }
+                if let peer { line += peer.name == r.name || r.role == .peer ? " |" : String(format: " %.2fx |", r.samples.median / w.peerMedian(like: r)) }
+                lines.append(line)
+            }
+            for (key, value) in w.figures.sorted(by: { $0.key < $1.key }) {
+                lines.append("")
+                lines.append("- \(key): \(value.rounded() == value ? String(Int(value)) : String(format: "%.3f", value))")
+            }
+            for note in w.notes {
+                lines.append("")
+                lines.append(note)
+            }
+        }
+        lines.append("")
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension MarkdownReport {
+    /// The targets alone, for the terminal.
+    var targetsTable: String {
+        var lines = ["target                                                                 achieved   "]
+        for w in report.workloads {
+            for t in w.targets {
+                let achieved = w.formattedAchievement(t)
+                let name = "\(w.name) \(formattedSize(w.size)): \(t.summary)"
+                lines.append("\(name.padding(toLength: 70, withPad: " ", startingAt: 0))  \(achieved.padding(toLength: 9, withPad: " ", startingAt: 0))  \(t.met ? "ok" : "MISSED")")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension WorkloadResult {
+    /// A target's achieved figure: a ratio, a count, or a measure in the workload's unit.
+    func formattedAchievement(_ t: Target) -> String {
+        if t.kind != .valueAtMost { return String(format: "%.2fx", t.achieved) }
+        if figures[t.contender] != nil { return t.achieved.rounded() == t.achieved ? String(Int(t.achieved)) : String(format: "%.2f", t.achieved) }
+        return formatted(t.achieved, unit: unit)
+    }
+
+    /// The GRDB contender doing the same kind of work as `contender`
+    /// ("Strongroom Codable" → "GRDB Codable"), else the first GRDB one.
+    func peerMedian(like contender: ContenderResult) -> Double {
+        let words = contender.name.split(separator: " ")
+        let kind = words.count > 1 ? words[1] : ""
+        let peers = contenders.filter { $0.role == .peer }
+        return (peers.first { $0.name.split(separator: " ").dropFirst().first == kind } ?? peers.first)?.samples.median ?? .nan
+    }
+}

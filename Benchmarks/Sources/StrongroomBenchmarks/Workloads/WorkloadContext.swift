@@ -1,0 +1,173 @@
+import CBenchmarkLoops
+import Foundation
+import Strongroom
+
+/// What every workload needs: the scratch directory, the raw key (as a
+/// key and as hex for C and the shell), the sample values, the GRDB peer.
+struct WorkloadContext {
+    let directory: String
+    let key: DatabaseKey
+    let keyHex: String
+    let data: SampleData
+    let peer: GRDBPeer?
+    let quick: Bool
+
+    func fresh(_ name: String) -> String {
+        let path = "\(directory)/\(name).db"
+        remove(path)
+        return path
+    }
+
+    func remove(_ path: String) { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) } }
+
+    /// Insert, decode and point lookups, three ways each, against C and
+    /// GRDB, at every size.
+    func core(_ runner: inout Runner, sizes: [Int]) throws {
+        let peer = try peer.orThrow()
+        let targetSize = sizes.max() ?? 0
+        for rows in sizes {
+            let targets: [Target] = rows == targetSize && !quick ? [
+                .ratio("Strongroom statement", to: "C", atMost: 1.15),
+                .ratio("Strongroom record (@Table)", to: "C", atMost: 1.15),
+                .ratio("Strongroom Codable", to: "C", atMost: 1.5),
+                .speedUp("Strongroom Codable", over: "GRDB Codable", atLeast: 3),
+            ] : []
+            func timed(_ name: String, _ body: @escaping (String) throws -> Double) -> () throws -> Double {
+                { let path = fresh(name); defer { remove(path) }; return try body(path) }
+            }
+            try runner.measure("insert", group: "insert", size: rows, targets: targets, [
+                Contender(name: "C", role: .c, run: timed("c") { try Scenarios.cInsert(path: $0, keyHex: keyHex, rows: rows, data: data) }),
+                Contender(name: "Strongroom statement", role: .ours, run: timed("stmt") { try Scenarios.statementInsert(path: $0, key: key, rows: rows, data: data) }),
+                Contender(name: "Strongroom Codable", role: .ours, run: timed("enc") { try Scenarios.encodableInsert(path: $0, key: key, rows: rows, data: data) }),
+                Contender(name: "Strongroom record (@Table)", role: .ours, run: timed("rec") { try RecordScenarios.recordInsert(path: $0, key: key, rows: rows, data: data) }),
+                Contender(name: "GRDB statement", role: .peer, run: timed("grdb-stmt") { try peer.run("insert-statement", path: $0, rows: rows) }),
+                Contender(name: "GRDB Codable", role: .peer, run: timed("grdb-enc") { try peer.run("insert-codable", path: $0, rows: rows) }),
+                Contender(name: "GRDB record (init(row:))", role: .peer, run: timed("grdb-rec") { try peer.run("insert-record", path: $0, rows: rows) }),
+            ])
+
+            // The files the reads share: encrypted (C's insert) and plaintext (GRDB's).
+            let encrypted = fresh("read-\(rows)"), plaintext = fresh("read-plain-\(rows)")
+            defer { remove(encrypted); remove(plaintext) }
+            _ = try Scenarios.cInsert(path: encrypted, keyHex: keyHex, rows: rows, data: data)
+            _ = try peer.run("insert-statement", path: plaintext, rows: rows)
+            let readTargets: [Target] = rows == targetSize && !quick ? [
+                .ratio("Strongroom record (@Table)", to: "C", atMost: 1.2),
+                .ratio("Strongroom Codable", to: "C", atMost: 1.5),
+                .speedUp("Strongroom Codable", over: "GRDB Codable", atLeast: 2.5),
+            ] : []
+            try runner.measure("decode", group: "decode", size: rows, targets: readTargets, notes: [
+                "Strongroom statement reads by position through `RowView` and makes `String`s; \"text in place\" reads the texts' bytes as the C loop does (`withTextBytes`).",
+            ], [
+                Contender(name: "C", role: .c) { try Scenarios.cRead(path: encrypted, keyHex: keyHex) },
+                Contender(name: "Strongroom statement", role: .ours) { try RecordScenarios.positionalRead(path: encrypted, key: key, expectedRows: rows) },
+                Contender(name: "Strongroom text in place", role: .ours) { try RecordScenarios.positionalReadInPlace(path: encrypted, key: key, expectedRows: rows) },
+                Contender(name: "Strongroom Codable", role: .ours) { try Scenarios.decodableRead(path: encrypted, key: key, expectedRows: rows) },
+                Contender(name: "Strongroom record (@Table)", role: .ours) { try RecordScenarios.recordRead(path: encrypted, key: key, expectedRows: rows) },
+                Contender(name: "GRDB statement", role: .peer) { try peer.run("decode-statement", path: plaintext, rows: rows) },
+                Contender(name: "GRDB Codable", role: .peer) { try peer.run("decode-codable", path: plaintext, rows: rows) },
+                Contender(name: "GRDB record (init(row:))", role: .peer) { try peer.run("decode-record", path: plaintext, rows: rows) },
+            ])
+
+            let lookups = quick ? 1000 : 100_000
+            try runner.measure("\(formattedSize(lookups)) point lookups by primary key", group: "lookups", size: rows, [
+                Contender(name: "C", role: .c) {
+                    var checksum: Int64 = 0
+                    let elapsed = c_point_lookups(encrypted, keyHex, Int64(rows), Int64(lookups), 7, &checksum)
+                    guard elapsed >= 0, checksum != 0 else { throw BenchmarkError("the C lookup loop failed") }
+                    return elapsed
+                },
+                Contender(name: "Strongroom record (@Table)", role: .ours) { try RecordScenarios.pointLookups(path: encrypted, key: key, rows: rows, lookups: lookups) },
+                Contender(name: "GRDB record (init(row:))", role: .peer) { try peer.run("lookups", path: plaintext, rows: rows, lookups: lookups) },
+            ])
+        }
+    }
+
+    /// What encryption costs on our own engine: the same statement insert
+    /// and a cold full scan (a new connection: SQLite's cache empty, the
+    /// kernel's page cache warm) with a raw key, a passphrase, and none.
+    func encryptionCost(_ runner: inout Runner, rows: Int) throws {
+        let passphrase = try DatabaseKey.passphrase("benchmark passphrase")
+        let configurations: [(String, Configuration)] = [
+            ("Strongroom raw key", Configuration(key: key)),
+            ("Strongroom passphrase", Configuration(key: passphrase)),
+            ("Strongroom plaintext", .plaintext),
+        ]
+        try runner.measure("insert, encrypted vs plaintext", group: "encryption", size: rows,
+                           targets: quick ? [] : [.ratio("Strongroom raw key", to: "Strongroom plaintext", atMost: 1.25)],
+                           configurations.map { name, configuration in
+            Contender(name: name, role: .ours) {
+                let path = fresh("cost"); defer { remove(path) }
+                return try Scenarios.statementInsert(path: path, configuration: configuration, rows: rows, data: data)
+            }
+        })
+        var paths: [String] = []
+        defer { paths.forEach(remove) }
+        var contenders: [Contender] = []
+        for (i, (name, configuration)) in configurations.enumerated() {
+            let path = fresh("scan-\(i)")
+            paths.append(path)
+            _ = try Scenarios.statementInsert(path: path, configuration: configuration, rows: rows, data: data)
+            contenders.append(Contender(name: name, role: .ours) {
+                try seconds { _ = try SettingsScenario.fullScan(path: path, configuration: configuration, rows: rows) }
+            })
+        }
+        try runner.measure("cold full scan, encrypted vs plaintext", group: "encryption", size: rows,
+                           targets: quick ? [] : [.ratio("Strongroom raw key", to: "Strongroom plaintext", atMost: 2)],
+                           notes: ["Cold: a new connection for each scan (its page cache empty, the kernel's warm); it includes opening, and the passphrase's key derivation."],
+                           contenders)
+    }
+
+    /// Opening: a connection with a raw key, with a passphrase, and a new
+    /// reader of a passphrase-keyed pool; each up to its first read.
+    func openCost(_ runner: inout Runner) throws {
+        let path = fresh("open")
+        defer { remove(path) }
+        let passphrase = try DatabaseKey.passphrase("benchmark passphrase")
+        let pool = try DatabasePool(path: path, configuration: Configuration(key: passphrase))
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+        let rawPath = fresh("open-raw")
+        defer { remove(rawPath) }
+        try Connection(path: rawPath, configuration: Configuration(key: key)).execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        try runner.measure("open, up to the first read", group: "open", size: 1, unit: "s", targets: [.value("Strongroom pool reader (passphrase pool)", atMost: 0.002)],
+                           rounds: quick ? 3 : 20, [
+            Contender(name: "Strongroom raw key", role: .ours) {
+                try seconds { _ = try Connection(path: rawPath, configuration: Configuration(key: key)).fetchOne(Int.self, sql: "SELECT x FROM t") }
+            },
+            Contender(name: "Strongroom passphrase", role: .ours) {
+                try seconds { _ = try Connection(path: path, configuration: Configuration(key: passphrase)).fetchOne(Int.self, sql: "SELECT x FROM t") }
+            },
+            Contender(name: "Strongroom pool reader (passphrase pool)", role: .ours) {
+                // A new pool each time (its key derived outside the timing), so the read opens a reader.
+                let fresh = try DatabasePool(path: path, configuration: Configuration(key: passphrase))
+                return try seconds { _ = try fresh.read { try $0.fetchOne(Int.self, sql: "SELECT x FROM t") } }
+            },
+        ])
+    }
+
+    func poolLoad(_ runner: inout Runner, seconds duration: Double) throws {
+        let f = try PoolLoad.run(directory: directory, key: key, seconds: duration)
+        var writes = Samples(), reads = Samples()
+        writes.add(Double(f.writes) / duration)
+        reads.add(Double(f.reads) / duration)
+        var result = WorkloadResult(name: "pool, 1 writer + 4 readers", group: "pool", size: Int(duration), unit: "tx/s", lowerIsBetter: false,
+                                    contenders: [ContenderResult(name: "Strongroom writer", role: .ours, samples: writes),
+                                                 ContenderResult(name: "Strongroom readers", role: .ours, samples: reads)],
+                                    targets: [.value("lost writes", atMost: 0), .value("busy errors reaching the caller", atMost: 0),
+                                              .value("reads that saw a partial transaction", atMost: 0), .value("other errors", atMost: 0)])
+        result.figures = [
+            "lost writes": Double(f.lostWrites), "busy errors reaching the caller": Double(f.busyErrors),
+            "reads that saw a partial transaction": Double(f.partialReads), "other errors": Double(f.otherErrors),
+            "write latency p50 (µs)": Double(f.write.valueAtPercentile(50)), "write latency p99 (µs)": Double(f.write.valueAtPercentile(99)),
+            "read latency p50 (µs)": Double(f.read.valueAtPercentile(50)), "read latency p99 (µs)": Double(f.read.valueAtPercentile(99)),
+        ]
+        result.notes = ["\(Int(duration)) s; latencies from HdrHistogram, in microseconds."]
+        runner.record(result)
+    }
+}
+
+extension Optional where Wrapped == GRDBPeer {
+    func orThrow() throws -> GRDBPeer {
+        guard let self else { throw BenchmarkError("the GRDB peer is not built") }
+        return self
+    }
+}
