@@ -69,6 +69,25 @@ double c_insert_rows(const char *path, const char *key_hex, int64_t rows,
     return elapsed;
 }
 
+/// Reads the 5 columns of the current row, copying the texts out (into
+/// stack buffers) as an app would; returns a checksum of them. (The
+/// benchmark's texts are never empty nor NULL, so their first byte is set.)
+/// Always inlined: as a plain call the loop ran ~16 more instructions a row
+/// than the loop written inline, which would flatter every ratio to C.
+static inline __attribute__((always_inline)) int64_t read_row(sqlite3_stmt *stmt) {
+    char name[256], email[256];
+    int64_t id = sqlite3_column_int64(stmt, 0);
+    const unsigned char *n = sqlite3_column_text(stmt, 1);
+    int nlen = sqlite3_column_bytes(stmt, 1);
+    memcpy(name, n, (size_t)(nlen < 255 ? nlen : 255));
+    const unsigned char *e = sqlite3_column_text(stmt, 2);
+    int elen = sqlite3_column_bytes(stmt, 2);
+    if (e) memcpy(email, e, (size_t)(elen < 255 ? elen : 255));
+    double score = sqlite3_column_double(stmt, 3);
+    int64_t active = sqlite3_column_int64(stmt, 4);
+    return id + nlen + elen + (int64_t)score + active + name[0] + email[0];
+}
+
 double c_read_rows(const char *path, const char *key_hex, int64_t *checksum) {
     sqlite3 *db = open_keyed(path, key_hex);
     if (!db) return -1;
@@ -78,20 +97,8 @@ double c_read_rows(const char *path, const char *key_hex, int64_t *checksum) {
         sqlite3_close(db);
         return -1;
     }
-    char name[256], email[256];
     int64_t sum = 0;
-    while (sqlite3_step(stmt) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(stmt, 0);
-        const unsigned char *n = sqlite3_column_text(stmt, 1);
-        int nlen = sqlite3_column_bytes(stmt, 1);
-        memcpy(name, n, (size_t)(nlen < 255 ? nlen : 255));
-        const unsigned char *e = sqlite3_column_text(stmt, 2);
-        int elen = sqlite3_column_bytes(stmt, 2);
-        if (e) memcpy(email, e, (size_t)(elen < 255 ? elen : 255));
-        double score = sqlite3_column_double(stmt, 3);
-        int64_t active = sqlite3_column_int64(stmt, 4);
-        sum += id + nlen + elen + (int64_t)score + active + name[0] + email[0];
-    }
+    while (sqlite3_step(stmt) == SQLITE_ROW) sum += read_row(stmt);
     double elapsed = now() - start;
     sqlite3_finalize(stmt);
     sqlite3_close(db);
@@ -160,24 +167,12 @@ double c_point_lookups(const char *path, const char *key_hex, int64_t rows, int6
         sqlite3_close(db);
         return -1;
     }
-    char name[256], email[256];
     int64_t sum = 0;
     uint64_t state = seed;
     double start = now();
     for (int64_t i = 0; i < lookups; i++) {
         sqlite3_bind_int64(stmt, 1, (int64_t)(splitmix64(&state) % (uint64_t)rows) + 1);
-        if (sqlite3_step(stmt) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(stmt, 0);
-            const unsigned char *n = sqlite3_column_text(stmt, 1);
-            int nlen = sqlite3_column_bytes(stmt, 1);
-            memcpy(name, n, (size_t)(nlen < 255 ? nlen : 255));
-            const unsigned char *e = sqlite3_column_text(stmt, 2);
-            int elen = sqlite3_column_bytes(stmt, 2);
-            if (e) memcpy(email, e, (size_t)(elen < 255 ? elen : 255));
-            double score = sqlite3_column_double(stmt, 3);
-            int64_t active = sqlite3_column_int64(stmt, 4);
-            sum += id + nlen + elen + (int64_t)score + active + name[0] + email[0];
-        }
+        if (sqlite3_step(stmt) == SQLITE_ROW) sum += read_row(stmt);
         sqlite3_reset(stmt);
     }
     double elapsed = now() - start;

@@ -11,8 +11,28 @@ import GRDB
 // created; PATH must not exist), decode-statement, decode-codable,
 // decode-record, lookups (PATH holds ROWS rows).
 
+/// The columns of a row of `person`, for the checksum of a decode.
+protocol PersonColumns {
+    var id: Int64 { get }
+    var name: String { get }
+    var email: String? { get }
+    var score: Double { get }
+    var active: Bool { get }
+}
+
+/// Reads every row of `person` into a `T` through a cursor, and returns a
+/// checksum of them (the harness's own reads add up the same).
+func decodeAll<T: FetchableRecord & PersonColumns>(_ type: T.Type, _ db: Database) throws -> Int {
+    var checksum = 0
+    let cursor = try T.fetchCursor(db, sql: "SELECT id, name, email, score, active FROM person")
+    while let p = try cursor.next() {
+        checksum &+= Int(p.id) + p.name.utf8.count + (p.email?.utf8.count ?? 0) + Int(p.score) + (p.active ? 1 : 0)
+    }
+    return checksum
+}
+
 /// A `Codable` record: GRDB synthesizes its coding.
-struct CodablePerson: Codable, FetchableRecord, PersistableRecord {
+struct CodablePerson: Codable, FetchableRecord, PersistableRecord, PersonColumns {
     static let databaseTableName = "person"
     var id: Int64
     var name: String
@@ -22,7 +42,7 @@ struct CodablePerson: Codable, FetchableRecord, PersistableRecord {
 }
 
 /// GRDB's fast path: `init(row:)` and `encode(to:)` written by hand.
-struct Person: FetchableRecord, PersistableRecord {
+struct Person: FetchableRecord, PersistableRecord, PersonColumns {
     static let databaseTableName = "person"
     var id: Int64
     var name: String
@@ -118,30 +138,16 @@ do {
             }
         }
     case "decode-codable":
-        elapsed = try seconds {
-            try queue.read { db in
-                let cursor = try CodablePerson.fetchCursor(db, sql: "SELECT id, name, email, score, active FROM person")
-                while let p = try cursor.next() {
-                    checksum &+= Int(p.id) + p.name.utf8.count + (p.email?.utf8.count ?? 0) + Int(p.score) + (p.active ? 1 : 0)
-                }
-            }
-        }
+        elapsed = try seconds { checksum = try queue.read { try decodeAll(CodablePerson.self, $0) } }
     case "decode-record":
-        elapsed = try seconds {
-            try queue.read { db in
-                let cursor = try Person.fetchCursor(db, sql: "SELECT id, name, email, score, active FROM person")
-                while let p = try cursor.next() {
-                    checksum &+= Int(p.id) + p.name.utf8.count + (p.email?.utf8.count ?? 0) + Int(p.score) + (p.active ? 1 : 0)
-                }
-            }
-        }
+        elapsed = try seconds { checksum = try queue.read { try decodeAll(Person.self, $0) } }
     case "lookups":
-        var generator = SplitMix64(seed: 42)
-        let ids = (0..<lookups).map { _ in Int64(generator.next() % UInt64(rows)) + 1 }
+        // The ids of the C loop and of ours: SplitMix64 from seed 7, drawn inside the loop as theirs are.
+        var generator = SplitMix64(seed: 7)
         elapsed = try seconds {
             try queue.read { db in
-                for id in ids {
-                    if let p = try Person.fetchOne(db, key: id) { checksum &+= p.name.utf8.count }
+                for _ in 0..<lookups {
+                    if let p = try Person.fetchOne(db, key: Int64(generator.next() % UInt64(rows)) + 1) { checksum &+= p.name.utf8.count }
                 }
             }
         }
@@ -155,7 +161,9 @@ do {
     exit(1)
 }
 
-/// The same random ids as the harness's lookups (seeded SplitMix64).
+/// The same random ids as the harness's lookups (seeded SplitMix64). A
+/// copy of the harness's own: this package must not depend on the
+/// harness, which links SQLCipher.
 struct SplitMix64 {
     var state: UInt64
     init(seed: UInt64) { state = seed }

@@ -45,7 +45,7 @@ struct MarkdownReport {
             for r in w.contenders {
                 var line = "| \(r.name) | \(formatted(r.samples.median, unit: w.unit)) | \(formatted(r.samples.minimum, unit: w.unit)) | \(formatted(r.samples.maximum, unit: w.unit)) |"
                 if let c { line += String(format: " %.2fx |", r.samples.median / c.samples.median) }
-                if let peer { line += peer.name == r.name || r.role == .peer ? " |" : String(format: " %.2fx |", r.samples.median / w.peerMedian(like: r)) }
+                if peer != nil { line += r.role != .ours ? " |" : String(format: " %.2fx |", r.samples.median / w.peerMedian(like: r)) }
                 lines.append(line)
             }
             for (key, value) in w.figures.sorted(by: { $0.key < $1.key }) {

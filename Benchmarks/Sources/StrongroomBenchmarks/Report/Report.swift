@@ -18,16 +18,6 @@ struct Report: Codable, Sendable {
         try Data(MarkdownReport(report: self).text.utf8).write(to: URL(fileURLWithPath: "\(directory)/report.md"))
         try Data(SVGReport(report: self).text.utf8).write(to: URL(fileURLWithPath: "\(directory)/report.svg"))
     }
-
-    static func read(from directory: String) throws -> Report {
-        let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return try decoder.decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: "\(directory)/report.json")))
-    }
-
-    var missedTargets: [(workload: WorkloadResult, target: Target)] {
-        workloads.flatMap { w in w.targets.filter { !$0.met }.map { (w, $0) } }
-    }
 }
 
 /// Formats a measure in its unit.

@@ -9,8 +9,23 @@ struct SVGReport {
     private static let width = 980.0
     private static let labelWidth = 250.0
     private static let barSpace = 420.0
-    private static let palette = ["#1f5fa8", "#4f8fd8", "#86b6ea", "#0b3d73", "#9fc5f0", "#2a7abf"]
-    private static let peerPalette = ["#d9822b", "#f0a85a", "#b35c00"]
+
+    /// A colour per contender: grey for C, blues for ours, oranges for
+    /// GRDB, green for tools, in the order they come.
+    private struct Colors {
+        static let ours = ["#1f5fa8", "#4f8fd8", "#86b6ea", "#0b3d73", "#9fc5f0", "#2a7abf"]
+        static let peers = ["#d9822b", "#f0a85a", "#b35c00"]
+        var oursUsed = 0, peersUsed = 0
+
+        mutating func next(for role: Role) -> String {
+            switch role {
+            case .c: return "#777"
+            case .tool: return "#4a9a5a"
+            case .peer: defer { peersUsed += 1 }; return Self.peers[peersUsed % Self.peers.count]
+            case .ours: defer { oursUsed += 1 }; return Self.ours[oursUsed % Self.ours.count]
+            }
+        }
+    }
 
     var text: String {
         var body: [String] = []
@@ -34,16 +49,10 @@ struct SVGReport {
             body.append(text(10, y, "\(w.name) (\(formattedSize(w.size)))", size: 12, weight: "bold"))
             let scale = w.contenders.map { $0.samples.median }.filter(\.isFinite).max() ?? 1
             let c = w.contenders.first { $0.role == .c }
-            var ours = 0, peers = 0
+            var colors = Colors()
             for r in w.contenders {
                 y += 16
-                let color: String
-                switch r.role {
-                case .c: color = "#777"
-                case .peer: color = Self.peerPalette[peers % Self.peerPalette.count]; peers += 1
-                case .tool: color = "#4a9a5a"
-                case .ours: color = Self.palette[ours % Self.palette.count]; ours += 1
-                }
+                let color = colors.next(for: r.role)
                 let length = r.samples.median.isFinite && scale > 0 ? max(1, r.samples.median / scale * Self.barSpace) : 1
                 body.append(text(Self.labelWidth - 6, y, r.name, size: 11, anchor: "end"))
                 body.append("<rect x=\"\(Self.labelWidth)\" y=\"\(y - 10)\" width=\"\(String(format: "%.1f", length))\" height=\"12\" fill=\"\(color)\"/>")
@@ -109,15 +118,9 @@ struct SVGReport {
         for size in Set(runs.map(\.size)).sorted() {
             out.append(text(px(Double(size)), y + height + 4, formattedSize(size), size: 9, anchor: "middle", fill: "#555"))
         }
-        var ours = 0, peers = 0
+        var colors = Colors()
         for (i, n) in names.enumerated() {
-            let color: String
-            switch roles[n] ?? .ours {
-            case .c: color = "#777"
-            case .peer: color = Self.peerPalette[peers % Self.peerPalette.count]; peers += 1
-            case .tool: color = "#4a9a5a"
-            case .ours: color = Self.palette[ours % Self.palette.count]; ours += 1
-            }
+            let color = colors.next(for: roles[n] ?? .ours)
             let points = (series[n] ?? []).map { String(format: "%.1f,%.1f", px($0.0), py($0.1)) }.joined(separator: " ")
             out.append("<polyline points=\"\(points)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"/>")
             out.append(text(x + 46, y + 32 + Double(i) * 11, n, size: 9, fill: color))

@@ -15,6 +15,22 @@ enum PoolLoad {
         var write = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         var read = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         var lostWrites = 0, busyErrors = 0, otherErrors = 0, partialReads = 0
+
+        /// Runs one transaction and records its latency (in `histogram`);
+        /// a busy error, or any other, is counted instead.
+        mutating func attempt(_ histogram: WritableKeyPath<Figures, Histogram<UInt64>>, _ body: () throws -> Void) -> Bool {
+            let start = DispatchTime.now().uptimeNanoseconds
+            do {
+                try body()
+                _ = self[keyPath: histogram].record((DispatchTime.now().uptimeNanoseconds - start) / 1000)
+                return true
+            } catch let error as StrongroomError where error.code == .busy {
+                busyErrors += 1
+            } catch {
+                otherErrors += 1
+            }
+            return false
+        }
     }
 
     /// Results shared by the threads, under a lock.
@@ -48,20 +64,14 @@ enum PoolLoad {
             var generator = SplitMix64(seed: 1)
             while DispatchTime.now().uptimeNanoseconds < deadline {
                 let from = Int(generator.next() % 100) + 1, to = Int(generator.next() % 100) + 1, amount = Int(generator.next() % 1000)
-                let start = DispatchTime.now().uptimeNanoseconds
-                do {
+                let moved = local.attempt(\.write) {
                     try pool.write { db in
                         try db.execute(sql: "UPDATE account SET balance = balance - ? WHERE id = ?", arguments: [amount, from])
                         try db.execute(sql: "UPDATE account SET balance = balance + ? WHERE id = ?", arguments: [amount, to])
                         try db.execute(sql: "UPDATE moves SET n = n + 1")
                     }
-                    local.writes += 1
-                    _ = local.write.record((DispatchTime.now().uptimeNanoseconds - start) / 1000)
-                } catch let error as StrongroomError where error.code == .busy {
-                    local.busyErrors += 1
-                } catch {
-                    local.otherErrors += 1
                 }
+                if moved { local.writes += 1 }
             }
             shared.merge { f in
                 f.writes = local.writes; f.write = local.write
@@ -73,21 +83,17 @@ enum PoolLoad {
                 var local = Figures()
                 var lastMoves = 0
                 while DispatchTime.now().uptimeNanoseconds < deadline {
-                    let start = DispatchTime.now().uptimeNanoseconds
-                    do {
-                        let (sum, moves) = try pool.read { db in
+                    var sum = 0, moves = 0
+                    let read = local.attempt(\.read) {
+                        (sum, moves) = try pool.read { db in
                             (try db.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account") ?? -1,
                              try db.fetchOne(Int.self, sql: "SELECT n FROM moves") ?? -1)
                         }
-                        if sum != 0 || moves < lastMoves { local.partialReads += 1 }
-                        lastMoves = moves
-                        local.reads += 1
-                        _ = local.read.record((DispatchTime.now().uptimeNanoseconds - start) / 1000)
-                    } catch let error as StrongroomError where error.code == .busy {
-                        local.busyErrors += 1
-                    } catch {
-                        local.otherErrors += 1
                     }
+                    guard read else { continue }
+                    if sum != 0 || moves < lastMoves { local.partialReads += 1 }
+                    lastMoves = moves
+                    local.reads += 1
                 }
                 shared.merge { f in
                     f.reads += local.reads; f.read.add(local.read)

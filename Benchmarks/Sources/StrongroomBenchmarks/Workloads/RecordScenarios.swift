@@ -37,49 +37,34 @@ enum RecordScenarios {
     }
 
     static func recordRead(path: String, key: DatabaseKey, expectedRows: Int) throws -> Double {
-        let db = try Connection(path: path, configuration: Configuration(key: key))
-        var count = 0
-        var checksum = 0.0
-        let elapsed = try seconds {
-            let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person")
-            try select.forEach(PersonRecord.self) { person in
+        try Scenarios.timedRead(path: path, key: key, expectedRows: expectedRows) { select in
+            var count = 0, checksum = 0.0
+            try select.forEach(PersonRecord.self) { p in
                 count += 1
-                checksum += Double(person.id) + person.score + Double(person.name.utf8.count + (person.email?.utf8.count ?? 0)) + (person.active ? 1 : 0)
+                checksum += Scenarios.rowChecksum(p.id, p.name, p.email, p.score, p.active)
             }
+            return (count, checksum)
         }
-        guard count == expectedRows, checksum > 0 else { throw BenchmarkError("read \(count) records, expected \(expectedRows)") }
-        return elapsed
     }
 
     /// Rows by position, without a model: `forEachRow` and `RowView`.
     static func positionalRead(path: String, key: DatabaseKey, expectedRows: Int) throws -> Double {
-        let db = try Connection(path: path, configuration: Configuration(key: key))
-        var count = 0
-        var checksum = 0.0
-        let elapsed = try seconds {
-            let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person")
+        try Scenarios.timedRead(path: path, key: key, expectedRows: expectedRows) { select in
+            var count = 0, checksum = 0.0
             try select.forEachRow { row in
                 count += 1
-                let id: Int64 = try row.decode(at: 0)
-                let name: String = try row.decode(at: 1)
-                let email: String? = try row.decode(at: 2)
-                let score: Double = try row.decode(at: 3)
-                let active: Bool = try row.decode(at: 4)
-                checksum += Double(id) + score + Double(name.utf8.count + (email?.utf8.count ?? 0)) + (active ? 1 : 0)
+                checksum += Scenarios.rowChecksum(try row.decode(at: 0), try row.decode(at: 1), try row.decode(at: 2),
+                                                  try row.decode(at: 3), try row.decode(at: 4))
             }
+            return (count, checksum)
         }
-        guard count == expectedRows, checksum > 0 else { throw BenchmarkError("read \(count) rows, expected \(expectedRows)") }
-        return elapsed
     }
 
     /// As `positionalRead`, the texts read in place as the C loop reads
     /// them (`withTextBytes`: no String made): the same work on both sides.
     static func positionalReadInPlace(path: String, key: DatabaseKey, expectedRows: Int) throws -> Double {
-        let db = try Connection(path: path, configuration: Configuration(key: key))
-        var count = 0
-        var checksum = 0.0
-        let elapsed = try seconds {
-            let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person")
+        try Scenarios.timedRead(path: path, key: key, expectedRows: expectedRows) { select in
+            var count = 0, checksum = 0.0
             try select.forEachRow { row in
                 count += 1
                 let id: Int64 = try row.decode(at: 0)
@@ -89,9 +74,8 @@ enum RecordScenarios {
                 let active: Bool = try row.decode(at: 4)
                 checksum += Double(id) + score + Double(nameBytes + emailBytes) + (active ? 1 : 0)
             }
+            return (count, checksum)
         }
-        guard count == expectedRows, checksum > 0 else { throw BenchmarkError("read \(count) rows, expected \(expectedRows)") }
-        return elapsed
     }
 
     /// What making a row's two Strings costs alone, with no SQLite: the
@@ -116,7 +100,7 @@ enum RecordScenarios {
     /// ids: SplitMix64 from seed 7), on one connection.
     static func pointLookups(path: String, key: DatabaseKey, rows: Int, lookups: Int) throws -> Double {
         let db = try Connection(path: path, configuration: Configuration(key: key))
-        let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person WHERE id = ?")
+        let select = try db.cachedStatement(sql: Scenarios.selectAll + " WHERE id = ?")
         var generator = SplitMix64(seed: 7)
         var checksum = 0
         let elapsed = try seconds {

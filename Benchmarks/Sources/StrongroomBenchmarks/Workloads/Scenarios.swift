@@ -87,18 +87,34 @@ enum Scenarios {
     }
 
     static func decodableRead(path: String, key: DatabaseKey, expectedRows: Int) throws -> Double {
-        let db = try Connection(path: path, configuration: Configuration(key: key))
-        var count = 0
-        var checksum = 0.0
-        let elapsed = try seconds {
-            let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person")
-            try select.forEach(Person.self) { person in
+        try timedRead(path: path, key: key, expectedRows: expectedRows) { select in
+            var count = 0, checksum = 0.0
+            try select.forEach(Person.self) { p in
                 count += 1
-                checksum += Double(person.id) + person.score + Double(person.name.utf8.count + (person.email?.utf8.count ?? 0)) + (person.active ? 1 : 0)
+                checksum += rowChecksum(p.id, p.name, p.email, p.score, p.active)
             }
+            return (count, checksum)
         }
-        guard count == expectedRows, checksum > 0 else { throw BenchmarkError("decoded \(count) rows, expected \(expectedRows)") }
+    }
+
+    static let selectAll = "SELECT id, name, email, score, active FROM person"
+
+    /// Opens `path` and times `read` on the statement that selects every
+    /// row; `read` returns how many rows it read (must be `expectedRows`)
+    /// and a checksum of them (so that nothing is optimized away).
+    static func timedRead(path: String, key: DatabaseKey, expectedRows: Int,
+                          _ read: (Statement) throws -> (rows: Int, checksum: Double)) throws -> Double {
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        var result = (rows: 0, checksum: 0.0)
+        let elapsed = try seconds { result = try read(try db.cachedStatement(sql: selectAll)) }
+        guard result.rows == expectedRows, result.checksum > 0 else { throw BenchmarkError("read \(result.rows) rows, expected \(expectedRows)") }
         return elapsed
+    }
+
+    /// What every Swift read adds up per row.
+    @inline(__always)
+    static func rowChecksum(_ id: Int64, _ name: String, _ email: String?, _ score: Double, _ active: Bool) -> Double {
+        Double(id) + score + Double(name.utf8.count + (email?.utf8.count ?? 0)) + (active ? 1 : 0)
     }
 }
 

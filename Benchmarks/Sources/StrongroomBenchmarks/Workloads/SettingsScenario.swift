@@ -75,7 +75,7 @@ enum SettingsScenario {
         let db = try Connection(path: path, configuration: configuration)
         var count = 0
         let elapsed = try seconds {
-            try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person").forEach(Person.self) { _ in count += 1 }
+            try db.cachedStatement(sql: Scenarios.selectAll).forEach(Person.self) { _ in count += 1 }
         }
         guard count == rows else { throw BenchmarkError("scanned \(count) rows, expected \(rows)") }
         return elapsed
