@@ -20,7 +20,7 @@ static sqlite3 *open_keyed(const char *path, const char *key_hex) {
     char key[70];
     snprintf(key, sizeof key, "x'%s'", key_hex);
     sqlite3_key_v2(db, "main", key, (int)strlen(key));
-    memset(key, 0, sizeof key);
+    explicit_bzero(key, sizeof key); // memset of a dead buffer may be optimized away
     const char *settings =
         "SELECT count(*) FROM sqlite_master;"
         "PRAGMA temp_store = MEMORY;"

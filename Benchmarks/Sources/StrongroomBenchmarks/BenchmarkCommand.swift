@@ -57,17 +57,21 @@ struct BenchmarkCommand: ParsableCommand {
 
         let keyBytes = (0..<32).map { _ in UInt8.random(in: 0...255) }
         let context = WorkloadContext(directory: work, key: try DatabaseKey.raw(keyBytes), keyHex: Hex.encode(keyBytes),
-                                      data: SampleData(poolSize: 1000), peer: GRDBPeer.locate(grdbPeer), quick: quick)
+                                      data: SampleData(poolSize: 1000), peer: GRDBPeer.locate(grdbPeer, allowDebug: quick), quick: quick)
         if let profile {
             try context.profile(profile)
             return
         }
         guard context.peer != nil else {
-            throw ValidationError("The GRDB peer is not built: run `swift build -c release --package-path GRDBPeer` (make bench does), or pass --grdb-peer.")
+            throw ValidationError("The GRDB peer is not built (release): run `swift build -c release --package-path GRDBPeer` (make bench does), or pass --grdb-peer.")
         }
         let sizes = quick ? [1000] : [10_000, 100_000, 1_000_000] + (large ? [10_000_000] : [])
         var runner = Runner(rounds: quick ? 2 : rounds, warmUp: true)
-        let groups = Set(only.isEmpty ? ["core", "encryption", "open", "pool", "fields", "migrations", "conversion"] : only)
+        let allGroups = ["core", "encryption", "open", "pool", "fields", "migrations", "conversion"]
+        if let unknown = only.first(where: { !allGroups.contains($0) }) {
+            throw ValidationError("Unknown workload group \(unknown): choose among \(allGroups.joined(separator: ", ")).")
+        }
+        let groups = Set(only.isEmpty ? allGroups : only)
         let environment = Environment.read(workDirectory: work)
         runner.progress("Strongroom benchmarks: \(environment.cpuModel), \(environment.cores) cores; SQLCipher \(environment.sqlcipher); sizes \(sizes.map(formattedSize).joined(separator: ", "))")
         if groups.contains("core") { try context.core(&runner, sizes: sizes) }

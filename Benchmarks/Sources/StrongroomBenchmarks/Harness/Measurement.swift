@@ -110,6 +110,10 @@ struct WorkloadResult: Codable, Sendable {
 
     func contender(_ name: String) -> ContenderResult? { contenders.first { $0.name == name } }
 
+    /// The same loop in C that ratios are given against (other C variants,
+    /// such as "C owning text", are contenders like any other).
+    var c: ContenderResult? { contender("C") }
+
     /// `name`'s median over `other`'s median.
     func ratio(_ name: String, to other: String) -> Double? {
         guard let a = contender(name)?.samples.median, let b = contender(other)?.samples.median, b > 0 else { return nil }

@@ -2,9 +2,9 @@ import Foundation
 
 /// Runs workloads the same way for every contender: one warm-up round
 /// (not recorded), then `rounds` rounds in which every contender runs once,
-/// in an order rotated each round (A B C, B C A, …), so that no contender
-/// always runs first, last, or after the same neighbour. Progress goes to
-/// standard error.
+/// in an order rotated each round and reversed every other round (A B C,
+/// C B A, B C A, B A C, …), so that no contender always runs first, last,
+/// or after the same neighbour. Progress goes to standard error.
 struct Runner {
     let rounds: Int
     let warmUp: Bool
@@ -28,7 +28,8 @@ struct Runner {
         let count = rounds ?? self.rounds
         for round in 0..<count {
             for i in 0..<contenders.count {
-                let index = (i + round) % contenders.count
+                let rotated = (i + round / 2) % contenders.count
+                let index = round % 2 == 0 ? rotated : contenders.count - 1 - rotated
                 results[index].samples.add(try contenders[index].run())
             }
         }

@@ -13,7 +13,7 @@ struct MarkdownReport {
         lines.append("Run of \(e.date) on \(e.host): \(e.cpuModel), \(e.cores) cores, \(e.memoryGiB) GiB, files on \(e.diskKind), Linux \(e.kernel).")
         lines.append("\(e.swift). SQLCipher \(e.sqlcipher) on SQLite \(e.sqlcipherSQLite) (ours and C); system SQLite \(e.systemSQLite) (GRDB); \(e.openssl).")
         lines.append("Settings: " + report.settings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".")
-        lines.append("Each workload: one warm-up round, then rounds in which every contender runs once, in an order rotated each round. Ratios are of medians.")
+        lines.append("Workloads measured by the runner: one warm-up round, then rounds in which every contender runs once, the order rotated and reversed from round to round (GRDB runs in a new process each time, so its warm-up warms only the kernel's page cache). Ratios are of medians. Page sizes: SQLCipher 3's default of 1024 bytes for encrypted files (C and Strongroom), SQLite's default of 4096 for plaintext files (GRDB, and Strongroom plaintext): each side's defaults.")
         lines.append("")
         lines.append("![Strongroom benchmark report](report.svg)")
         lines.append("")
@@ -33,7 +33,7 @@ struct MarkdownReport {
             lines.append("")
             lines.append("### \(w.name), \(formattedSize(w.size))")
             lines.append("")
-            let hasC = w.contenders.contains { $0.role == .c }
+            let hasC = w.c != nil
             let peer = w.contenders.first { $0.role == .peer }
             var header = "| contender | median | min | max |"
             var rule = "|---|---|---|---|"
@@ -41,7 +41,7 @@ struct MarkdownReport {
             if peer != nil { header += " vs GRDB |"; rule += "---|" }
             lines.append(header)
             lines.append(rule)
-            let c = w.contenders.first { $0.role == .c }
+            let c = w.c
             for r in w.contenders {
                 var line = "| \(r.name) | \(formatted(r.samples.median, unit: w.unit)) | \(formatted(r.samples.minimum, unit: w.unit)) | \(formatted(r.samples.maximum, unit: w.unit)) |"
                 if let c { line += String(format: " %.2fx |", r.samples.median / c.samples.median) }
@@ -50,7 +50,7 @@ struct MarkdownReport {
             }
             for (key, value) in w.figures.sorted(by: { $0.key < $1.key }) {
                 lines.append("")
-                lines.append("- \(key): \(value.rounded() == value ? String(Int(value)) : String(format: "%.3f", value))")
+                lines.append("- \(key): \(value.isFinite && value.rounded() == value ? String(Int(value)) : String(format: "%.3f", value))")
             }
             for note in w.notes {
                 lines.append("")
@@ -81,7 +81,7 @@ extension WorkloadResult {
     /// A target's achieved figure: a ratio, a count, or a measure in the workload's unit.
     func formattedAchievement(_ t: Target) -> String {
         if t.kind != .valueAtMost { return String(format: "%.2fx", t.achieved) }
-        if figures[t.contender] != nil { return t.achieved.rounded() == t.achieved ? String(Int(t.achieved)) : String(format: "%.2f", t.achieved) }
+        if figures[t.contender] != nil { return t.achieved.isFinite && t.achieved.rounded() == t.achieved ? String(Int(t.achieved)) : String(format: "%.2f", t.achieved) }
         return formatted(t.achieved, unit: unit)
     }
 

@@ -48,7 +48,7 @@ struct SVGReport {
             y += 18
             body.append(text(10, y, "\(w.name) (\(formattedSize(w.size)))", size: 12, weight: "bold"))
             let scale = w.contenders.map { $0.samples.median }.filter(\.isFinite).max() ?? 1
-            let c = w.contenders.first { $0.role == .c }
+            let c = w.c
             var colors = Colors()
             for r in w.contenders {
                 y += 16
@@ -57,7 +57,7 @@ struct SVGReport {
                 body.append(text(Self.labelWidth - 6, y, r.name, size: 11, anchor: "end"))
                 body.append("<rect x=\"\(Self.labelWidth)\" y=\"\(y - 10)\" width=\"\(String(format: "%.1f", length))\" height=\"12\" fill=\"\(color)\"/>")
                 var label = formatted(r.samples.median, unit: w.unit)
-                if let c, r.role != .c { label += String(format: "  %.2fx C", r.samples.median / c.samples.median) }
+                if let c, r.name != c.name { label += String(format: "  %.2fx C", r.samples.median / c.samples.median) }
                 if r.role == .ours, w.contenders.contains(where: { $0.role == .peer }) {
                     label += String(format: "  %.2fx GRDB", r.samples.median / w.peerMedian(like: r))
                 }

@@ -6,10 +6,12 @@ import Foundation
 struct GRDBPeer {
     let executable: String
 
-    /// The peer's built executable, release or debug, or nil.
-    static func locate(_ explicit: String?) -> GRDBPeer? {
+    /// The peer's built executable, or nil: the release build, or the
+    /// debug one only when `allowDebug` (a quick run, whose figures mean
+    /// nothing anyway), so that a full run never times debug GRDB.
+    static func locate(_ explicit: String?, allowDebug: Bool) -> GRDBPeer? {
         let base = "\(FileManager.default.currentDirectoryPath)/GRDBPeer/.build"
-        let candidates = explicit.map { [$0] } ?? ["\(base)/release/GRDBPeer", "\(base)/debug/GRDBPeer"]
+        let candidates = explicit.map { [$0] } ?? ["\(base)/release/GRDBPeer"] + (allowDebug ? ["\(base)/debug/GRDBPeer"] : [])
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map(GRDBPeer.init)
     }
 

@@ -3,10 +3,13 @@ import Histogram
 import Strongroom
 
 /// One writer and four readers on a `DatabasePool` for a fixed time. The
-/// writer moves an amount between two of 100 accounts and counts the move,
-/// in one transaction; each reader checks, in one read, that the balances
-/// still sum to zero (a partial transaction would show) and never go back
-/// in time. At the end, the count of moves must equal the writes the
+/// writer moves an amount between two of 100 accounts and counts the move
+/// twice (account 0's balance and `moves.n`), in one transaction. Each
+/// reader reads, in one read and three statements, the balances of
+/// accounts 1…100 (they must sum to zero: a partial transaction would
+/// show), account 0, and `moves.n`: the two counts must be equal (two
+/// statements seeing different snapshots would show) and never go back in
+/// time. At the end, the count of moves must equal the writes the
 /// writer saw succeed (no lost write). Latencies are recorded in
 /// HdrHistograms (microseconds).
 enum PoolLoad {
@@ -50,7 +53,7 @@ enum PoolLoad {
                 CREATE TABLE moves(n INTEGER NOT NULL);
                 INSERT INTO moves VALUES (0);
                 """)
-            for id in 1...100 { try db.execute(sql: "INSERT INTO account VALUES (?, 0)", arguments: [id]) }
+            for id in 0...100 { try db.execute(sql: "INSERT INTO account VALUES (?, 0)", arguments: [id]) }
         }
         let shared = Shared()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(duration * 1e9)
@@ -68,6 +71,7 @@ enum PoolLoad {
                     try pool.write { db in
                         try db.execute(sql: "UPDATE account SET balance = balance - ? WHERE id = ?", arguments: [amount, from])
                         try db.execute(sql: "UPDATE account SET balance = balance + ? WHERE id = ?", arguments: [amount, to])
+                        try db.execute(sql: "UPDATE account SET balance = balance + 1 WHERE id = 0")
                         try db.execute(sql: "UPDATE moves SET n = n + 1")
                     }
                 }
@@ -83,15 +87,16 @@ enum PoolLoad {
                 var local = Figures()
                 var lastMoves = 0
                 while DispatchTime.now().uptimeNanoseconds < deadline {
-                    var sum = 0, moves = 0
+                    var sum = 0, counted = 0, moves = 0
                     let read = local.attempt(\.read) {
-                        (sum, moves) = try pool.read { db in
-                            (try db.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account") ?? -1,
+                        (sum, counted, moves) = try pool.read { db in
+                            (try db.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account WHERE id > 0") ?? -1,
+                             try db.fetchOne(Int.self, sql: "SELECT balance FROM account WHERE id = 0") ?? -1,
                              try db.fetchOne(Int.self, sql: "SELECT n FROM moves") ?? -1)
                         }
                     }
                     guard read else { continue }
-                    if sum != 0 || moves < lastMoves { local.partialReads += 1 }
+                    if sum != 0 || counted != moves || moves < lastMoves { local.partialReads += 1 }
                     lastMoves = moves
                     local.reads += 1
                 }
