@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test docs demo bench clean
+.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -57,6 +57,7 @@ test: setup test-setup
 	swift build --package-path Benchmarks
 	swift build --package-path Benchmarks/GRDBPeer
 	cd Benchmarks && .build/debug/StrongroomBenchmarks --quick --out .build/quick-report --grdb-peer GRDBPeer/.build/debug/GRDBPeer
+	cd Benchmarks && .build/debug/StrongroomBenchmarks --readme-check
 	swift test $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory install-check
@@ -76,12 +77,17 @@ demo: build
 ## bench: every workload against C, GRDB (its own package and process, plaintext system SQLite), the sqlcipher
 ## shell and openssl speed (release builds); writes Benchmarks/report/ (report.json, report.md, report.svg).
 ## QUICK=1: every workload at a tiny size in seconds; CHECK=1: fail when a ratio to C is >15% worse than
-## Benchmarks/baseline.json; OUT=DIR: the report elsewhere; ARGS: more options (--help lists them)
+## Benchmarks/baseline.json; PUBLISH=1: copy the report to Benchmarks/results/ (committed) and rewrite the
+## README's performance section from it; OUT=DIR: the report elsewhere; ARGS: more options (--help lists them)
 bench: setup
-	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev"
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev sqlite3"
 	swift build -c release --package-path Benchmarks/GRDBPeer
 	cd Benchmarks && swift run -c release StrongroomBenchmarks --out $(or $(OUT),report) \
-	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(QUICK),--quick) $(if $(CHECK),--check) $(ARGS)
+	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(QUICK),--quick) $(if $(CHECK),--check) $(if $(PUBLISH),--publish) $(ARGS)
+
+## bench-readme: rewrite the README's performance section from the published report (Benchmarks/results/)
+bench-readme:
+	cd Benchmarks && swift run StrongroomBenchmarks --readme-write
 
 clean:
 	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo

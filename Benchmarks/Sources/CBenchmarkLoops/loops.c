@@ -39,14 +39,21 @@ double c_insert_rows(const char *path, const char *key_hex, int64_t rows,
                      const char *const *names, const char *const *emails, int32_t pool_size) {
     sqlite3 *db = open_keyed(path, key_hex);
     if (!db) return -1;
-    sqlite3_exec(db, "CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT, score REAL NOT NULL, active INTEGER NOT NULL)", NULL, NULL, NULL);
+    if (sqlite3_exec(db, "CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT, score REAL NOT NULL, active INTEGER NOT NULL)", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
     double start = now();
     sqlite3_stmt *stmt = NULL;
     if (sqlite3_prepare_v2(db, "INSERT INTO person(id, name, email, score, active) VALUES (?, ?, ?, ?, ?)", -1, &stmt, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return -1;
     }
-    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_finalize(stmt);
+        sqlite3_close(db);
+        return -1;
+    }
     for (int64_t i = 0; i < rows; i++) {
         const char *name = names[i % pool_size];
         const char *email = emails[i % pool_size];
@@ -62,7 +69,11 @@ double c_insert_rows(const char *path, const char *key_hex, int64_t rows,
             return -1;
         }
     }
-    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_finalize(stmt);
+        sqlite3_close(db);
+        return -1;
+    }
     double elapsed = now() - start;
     sqlite3_finalize(stmt);
     sqlite3_close(db);
@@ -98,12 +109,13 @@ double c_read_rows(const char *path, const char *key_hex, int64_t *checksum) {
         return -1;
     }
     int64_t sum = 0;
-    while (sqlite3_step(stmt) == SQLITE_ROW) sum += read_row(stmt);
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) sum += read_row(stmt);
     double elapsed = now() - start;
     sqlite3_finalize(stmt);
     sqlite3_close(db);
     *checksum = sum;
-    return elapsed;
+    return rc == SQLITE_DONE ? elapsed : -1;
 }
 
 /// Stores each copy where the compiler must assume it is seen, so that it
@@ -123,7 +135,8 @@ double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksu
     }
     char inline_name[16], inline_email[16];
     int64_t sum = 0;
-    while (sqlite3_step(stmt) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(stmt, 0);
         const unsigned char *n = sqlite3_column_text(stmt, 1);
         int nlen = sqlite3_column_bytes(stmt, 1);
@@ -148,7 +161,7 @@ double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksu
     sqlite3_finalize(stmt);
     sqlite3_close(db);
     *checksum = sum;
-    return elapsed;
+    return rc == SQLITE_DONE ? elapsed : -1;
 }
 
 static uint64_t splitmix64(uint64_t *state) {
@@ -170,14 +183,18 @@ double c_point_lookups(const char *path, const char *key_hex, int64_t rows, int6
     int64_t sum = 0;
     uint64_t state = seed;
     double start = now();
+    int64_t found = 0;
     for (int64_t i = 0; i < lookups; i++) {
         sqlite3_bind_int64(stmt, 1, (int64_t)(splitmix64(&state) % (uint64_t)rows) + 1);
-        if (sqlite3_step(stmt) == SQLITE_ROW) sum += read_row(stmt);
+        if (sqlite3_step(stmt) == SQLITE_ROW) {
+            sum += read_row(stmt);
+            found++;
+        }
         sqlite3_reset(stmt);
     }
     double elapsed = now() - start;
     sqlite3_finalize(stmt);
     sqlite3_close(db);
     *checksum = sum;
-    return elapsed;
+    return found == lookups ? elapsed : -1; // every id exists: a miss is an error
 }

@@ -30,6 +30,16 @@ struct BenchmarkCommand: ParsableCommand {
     var baseline = "baseline.json"
     @Flag(help: "Write the baseline from this run's ratios.")
     var writeBaseline = false
+    @Flag(help: "After a full run: copy the report into --results and rewrite the README's performance section from it.")
+    var publish = false
+    @Option(help: "The published report's folder (committed).")
+    var results = "results"
+    @Option(help: "The README whose performance section is written from the published report.")
+    var readme = "../README.md"
+    @Flag(help: "Run nothing: fail when the README's performance section is not what the published report gives (make test).")
+    var readmeCheck = false
+    @Flag(help: "Run nothing: rewrite the README's performance section from the published report.")
+    var readmeWrite = false
     @Option(help: "Only this read, five times, for perf: c, c-owned, record, positional, in-place, decodable, insert-c, insert-statement, insert-record.")
     var profile: String?
 
@@ -48,9 +58,20 @@ struct BenchmarkCommand: ParsableCommand {
         }
     }
 
+    func validate() throws {
+        if publish && (quick || !only.isEmpty) {
+            throw ValidationError("--publish takes a full run: without --quick and --only (a published report covers every workload).")
+        }
+    }
+
     func run() throws {
+        if readmeCheck || readmeWrite {
+            try updateReadme(check: readmeCheck)
+            return
+        }
         // STRONGROOM_BENCH_DIR puts the files elsewhere (another filesystem, tmpfs).
         let workBase = ProcessInfo.processInfo.environment["STRONGROOM_BENCH_DIR"] ?? FileManager.default.temporaryDirectory.path
+        Self.removeAbandonedWorkDirectories(in: workBase)
         let work = "\(workBase)/strongroom-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
@@ -94,11 +115,46 @@ struct BenchmarkCommand: ParsableCommand {
             try Baseline(report: report).write(to: baseline)
             print("Baseline written: \(baseline)")
         }
+        if publish {
+            try FileManager.default.createDirectory(atPath: results, withIntermediateDirectories: true)
+            for file in ["report.json", "report.md", "report.svg"] {
+                try? FileManager.default.removeItem(atPath: "\(results)/\(file)")
+                try FileManager.default.copyItem(atPath: "\(out)/\(file)", toPath: "\(results)/\(file)")
+            }
+            try updateReadme(check: false)
+        }
         if check {
             let failures = try Baseline.read(from: baseline).regressions(in: report, tolerance: 0.15)
             for failure in failures { print("REGRESSION: \(failure)") }
             if !failures.isEmpty { throw ExitCode(1) }
             print("No ratio to C is more than 15% worse than \(baseline).")
+        }
+    }
+
+    /// Writes the README's performance section from the published report,
+    /// or with `check`, fails when the section differs from it.
+    func updateReadme(check: Bool) throws {
+        let section = try ReadmeSection.published(results: results, readmePath: readme)
+        guard let current = try? String(contentsOfFile: readme, encoding: .utf8) else { throw BenchmarkError("Cannot read the README at \(readme).") }
+        let updated = try section.replacing(in: current)
+        if check {
+            guard updated == current else {
+                throw BenchmarkError("The README's performance section is not what \(results)/report.json gives: run `make bench-readme` (or a full `make bench PUBLISH=1`), never edit the figures by hand.")
+            }
+            print("The README's performance section matches \(results)/report.json.")
+        } else if updated != current {
+            try Data(updated.utf8).write(to: URL(fileURLWithPath: readme))
+            print("README performance section written from \(results)/report.json")
+        }
+    }
+
+    /// The work directories of runs that were killed (SIGKILL runs no
+    /// `defer`): those whose process no longer exists.
+    static func removeAbandonedWorkDirectories(in base: String) {
+        let prefix = "strongroom-bench-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = pid_t(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: "\(base)/\(name)")
         }
     }
 }

@@ -16,10 +16,12 @@ struct Runner {
         self.warmUp = warmUp
     }
 
+    /// Measures `contenders` as one workload; `figures` adds figures derived
+    /// from the samples (which targets may name) before the targets are evaluated.
     @discardableResult
     mutating func measure(_ name: String, group: String, size: Int, unit: String = "s", lowerIsBetter: Bool = true,
                           targets: [Target] = [], notes: [String] = [], rounds: Int? = nil,
-                          _ contenders: [Contender]) throws -> WorkloadResult {
+                          _ contenders: [Contender], figures: (inout WorkloadResult) -> Void = { _ in }) throws -> WorkloadResult {
         progress("\(name) (\(size))")
         var results = contenders.map { ContenderResult(name: $0.name, role: $0.role, samples: Samples()) }
         if warmUp {
@@ -35,6 +37,7 @@ struct Runner {
         }
         var result = WorkloadResult(name: name, group: group, size: size, unit: unit, lowerIsBetter: lowerIsBetter,
                                     contenders: results, targets: targets, notes: notes)
+        figures(&result)
         result.evaluateTargets()
         self.results.append(result)
         return result

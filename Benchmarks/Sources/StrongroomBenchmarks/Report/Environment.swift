@@ -19,6 +19,9 @@ struct Environment: Codable, Sendable {
     var openssl: String
     var workDirectory: String
 
+    /// "CPU, N cores, M GiB, files on DISK, Linux KERNEL".
+    var machine: String { "\(cpuModel), \(cores) cores, \(memoryGiB) GiB, files on \(diskKind), Linux \(kernel)" }
+
     static func read(workDirectory: String) -> Environment {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }

@@ -10,7 +10,7 @@ struct MarkdownReport {
         let e = report.environment
         lines.append("# Strongroom benchmark report")
         lines.append("")
-        lines.append("Run of \(e.date) on \(e.host): \(e.cpuModel), \(e.cores) cores, \(e.memoryGiB) GiB, files on \(e.diskKind), Linux \(e.kernel).")
+        lines.append("Run of \(e.date) on \(e.host): \(e.machine).")
         lines.append("\(e.swift). SQLCipher \(e.sqlcipher) on SQLite \(e.sqlcipherSQLite) (ours and C); system SQLite \(e.systemSQLite) (GRDB); \(e.openssl).")
         lines.append("Settings: " + report.settings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".")
         lines.append("Workloads measured by the runner: one warm-up round, then rounds in which every contender runs once, the order rotated and reversed from round to round (GRDB runs in a new process each time, so its warm-up warms only the kernel's page cache). Ratios are of medians. Page sizes: SQLCipher 3's default of 1024 bytes for encrypted files (C and Strongroom), SQLite's default of 4096 for plaintext files (GRDB, and Strongroom plaintext): each side's defaults.")
@@ -19,35 +19,14 @@ struct MarkdownReport {
         lines.append("")
         lines.append("## Targets")
         lines.append("")
-        lines.append("| workload | size | target | achieved | |")
-        lines.append("|---|---|---|---|---|")
-        for w in report.workloads {
-            for t in w.targets {
-                let achieved = w.formattedAchievement(t)
-                lines.append("| \(w.name) | \(formattedSize(w.size)) | \(t.summary) | \(achieved) | \(t.met ? "✓" : "✗ missed") |")
-            }
-        }
+        lines.append(contentsOf: targetRows)
         lines.append("")
         lines.append("## Workloads")
         for w in report.workloads {
             lines.append("")
             lines.append("### \(w.name), \(formattedSize(w.size))")
             lines.append("")
-            let hasC = w.c != nil
-            let peer = w.contenders.first { $0.role == .peer }
-            var header = "| contender | median | min | max |"
-            var rule = "|---|---|---|---|"
-            if hasC { header += " vs C |"; rule += "---|" }
-            if peer != nil { header += " vs GRDB |"; rule += "---|" }
-            lines.append(header)
-            lines.append(rule)
-            let c = w.c
-            for r in w.contenders {
-                var line = "| \(r.name) | \(formatted(r.samples.median, unit: w.unit)) | \(formatted(r.samples.minimum, unit: w.unit)) | \(formatted(r.samples.maximum, unit: w.unit)) |"
-                if let c { line += String(format: " %.2fx |", r.samples.median / c.samples.median) }
-                if peer != nil { line += r.role != .ours ? " |" : String(format: " %.2fx |", r.samples.median / w.peerMedian(like: r)) }
-                lines.append(line)
-            }
+            lines.append(contentsOf: Self.table(of: w))
             for (key, value) in w.figures.sorted(by: { $0.key < $1.key }) {
                 lines.append("")
                 lines.append("- \(key): \(value.isFinite && value.rounded() == value ? String(Int(value)) : String(format: "%.3f", value))")
@@ -63,6 +42,35 @@ struct MarkdownReport {
 }
 
 extension MarkdownReport {
+    /// The targets as a Markdown table: workload, size, target, achieved, met.
+    var targetRows: [String] {
+        var lines = ["| workload | size | target | achieved | |", "|---|---|---|---|---|"]
+        for w in report.workloads {
+            for t in w.targets {
+                lines.append("| \(w.name) | \(formattedSize(w.size)) | \(t.summary) | \(w.formattedAchievement(t)) | \(t.met ? "✓" : "✗ missed") |")
+            }
+        }
+        return lines
+    }
+
+    /// One workload's contenders as a Markdown table: median, minimum,
+    /// maximum, and the ratios to C and to GRDB where the workload has them.
+    static func table(of w: WorkloadResult) -> [String] {
+        let peer = w.contenders.first { $0.role == .peer }
+        var header = "| contender | median | min | max |"
+        var rule = "|---|---|---|---|"
+        if w.c != nil { header += " vs C |"; rule += "---|" }
+        if peer != nil { header += " vs GRDB |"; rule += "---|" }
+        var lines = [header, rule]
+        for r in w.contenders {
+            var line = "| \(r.name) | \(formatted(r.samples.median, unit: w.unit)) | \(formatted(r.samples.minimum, unit: w.unit)) | \(formatted(r.samples.maximum, unit: w.unit)) |"
+            if let c = w.c { line += String(format: " %.2fx |", r.samples.median / c.samples.median) }
+            if peer != nil { line += r.role != .ours ? " |" : String(format: " %.2fx |", r.samples.median / w.peerMedian(like: r)) }
+            lines.append(line)
+        }
+        return lines
+    }
+
     /// The targets alone, for the terminal.
     var targetsTable: String {
         var lines = ["target                                                                 achieved   "]

@@ -3,121 +3,194 @@ import Strongroom
 import StrongroomCrypto
 import StrongroomFields
 
-/// Sealed columns (issue 8): sealing throughput against `openssl speed`,
-/// the cost a sealed column adds to reads, and a sealed import against the
-/// same import unsealed.
+/// Sealed columns (issue 8), each run measured by the runner like any other
+/// contender: sealing and opening values, the AES-GCM primitive against
+/// `openssl speed`, reads of sealed rows, a sealed import, and lookups by a
+/// deterministic sealed column and by a blind index.
 enum FieldScenarios {
-    struct Figures {
-        var sealValuesPerSecond = 0.0
-        var primitiveMicroseconds = 0.0
-        var opensslMicroseconds: Double?
-        var readPlain = Timing(), readSealed = Timing()
-        var importPlain = Timing(), importSealed = Timing()
-        var readRows = 0
-    }
-
-    static func run(directory: String, rows: Int, rounds: Int, values: Int = 1_000_000) throws -> Figures {
-        var figures = Figures()
-        let keyring = FieldKeyring.generate()
-
-        // 1. Seal 1M 32-byte values into envelopes (FieldCipher), one core.
-        let cipher = FieldCipher(keyring: keyring)
+    /// Seals (or opens) `values` 32-byte values with `cipher`, in `mode`,
+    /// each bound to its own row; returns the seconds.
+    static func sealValues(_ cipher: FieldCipher, values: Int, mode: SealingMode) throws -> Double {
         let value = DatabaseValue.blob((0..<32).map { UInt8($0) })
-        var best = Double.infinity
-        for _ in 0..<rounds {
-            best = min(best, try seconds {
-                for i in 0..<values {
-                    _ = try cipher.seal(value, table: "t", column: "c", rowKey: [.integer(Int64(i))], mode: .randomized)
-                }
-            })
-        }
-        figures.sealValuesPerSecond = Double(values) / best
-
-        // 2. The primitive alone on 64-byte blocks, against `openssl speed`.
-        let gcm = try AESGCM(key: SecureBytes(randomCount: AESGCM.keyByteCount))
-        var plaintext = [UInt8](repeating: 7, count: 64), ciphertext = [UInt8](repeating: 0, count: 64)
-        var nonce = [UInt8](repeating: 0, count: 12), tag = [UInt8](repeating: 0, count: 16)
-        best = .infinity
-        for _ in 0..<rounds {
-            best = min(best, try seconds {
-                try plaintext.withUnsafeBytes { p in try ciphertext.withUnsafeMutableBytes { c in
-                    try nonce.withUnsafeMutableBytes { n in try tag.withUnsafeMutableBytes { t in
-                        for _ in 0..<values { try gcm.seal(p, authenticating: UnsafeRawBufferPointer(start: nil, count: 0), nonce: n, ciphertext: c, tag: t) }
-                    } }
-                } }
-            })
-        }
-        plaintext[0] = ciphertext[0]
-        figures.primitiveMicroseconds = best / Double(values) * 1e6
-        figures.opensslMicroseconds = opensslMicroseconds()
-
-        // 3. Read `rows` rows with two sealed columns, and the same rows unsealed.
-        struct Person: Codable { let id: Int64; let email: String; let phone: String; let score: Double }
-        figures.readRows = rows
-        for sealed in [false, true] {
-            let path = "\(directory)/fields-\(sealed).db"
-            var config = Configuration(key: .generate())
-            if sealed { config.seal([.randomized("email", in: "person"), .randomized("phone", in: "person")], keyring: keyring) }
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            try queue.write { db in
-                try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, email, phone, score REAL)")
-                for i in 0..<rows {
-                    try db.insert(Person(id: Int64(i + 1), email: "person\(i)@example.com", phone: "+1 555 01\(i % 100)", score: Double(i)), into: "person")
+        var bytes = 0
+        let elapsed = try seconds {
+            for i in 0..<values {
+                if case .blob(let envelope) = try cipher.seal(value, table: "t", column: "c", rowKey: [.integer(Int64(i))], mode: mode) {
+                    bytes &+= envelope.count
                 }
             }
-            for _ in 0..<rounds {
-                let elapsed = try seconds {
-                    let people = try queue.read { try $0.fetchAll(Person.self, sql: "SELECT id, email, phone, score FROM person") }
-                    precondition(people.count == rows)
-                }
-                if sealed { figures.readSealed.add(elapsed) } else { figures.readPlain.add(elapsed) }
-            }
-            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
         }
-
-        // 4. Import Chinook, unsealed and with five sealed columns.
-        let chinook = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../../Examples/chinook.sqlite").standardized.path
-        let columns: [SealedColumn] = [
-            .indexed("Email", in: "Customer", indexColumn: "Email_blind_index"), .randomized("Phone", in: "Customer"),
-            .randomized("Address", in: "Customer"), .randomized("BirthDate", in: "Employee"), .deterministic("Country", in: "Customer"),
-        ]
-        for round in 0..<rounds {
-            for sealed in round % 2 == 0 ? [false, true] : [true, false] {
-                let out = "\(directory)/chinook-\(sealed).db"
-                for suffix in ["", "-wal", "-shm"] { unlink(out + suffix) }
-                let key = DatabaseKey.generate()
-                let elapsed = try seconds {
-                    _ = try PlaintextConversion.importPlaintext(from: chinook, to: out, key: key, finishing: sealed ? { (db: Connection) throws(StrongroomError) -> Void in
-                        do {
-                            try db.inTransaction(.immediate) { db in try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db) }
-                        } catch {
-                            throw StrongroomError(.sealedValue, "\(error)")
-                        }
-                    } : nil)
-                }
-                if sealed { figures.importSealed.add(elapsed) } else { figures.importPlain.add(elapsed) }
-                for suffix in ["", "-wal", "-shm"] { unlink(out + suffix) }
-            }
-        }
-        return figures
+        guard bytes > values * 32 else { throw BenchmarkError("sealing produced no envelopes") }
+        return elapsed
     }
 
-    /// Microseconds per AES-256-GCM operation on 64-byte blocks by
-    /// `openssl speed -evp aes-256-gcm` (same machine, same run), or nil.
-    static func opensslMicroseconds() -> Double? {
+    /// The envelopes `openValues` opens: `values` of them, sealed by `cipher`.
+    static func envelopes(_ cipher: FieldCipher, values: Int, mode: SealingMode) throws -> [DatabaseValue] {
+        let value = DatabaseValue.blob((0..<32).map { UInt8($0) })
+        return try (0..<values).map { i in try cipher.seal(value, table: "t", column: "c", rowKey: [.integer(Int64(i))], mode: mode) }
+    }
+
+    /// Opens every envelope (sealed for row `i` at index `i`); returns the seconds.
+    static func openValues(_ cipher: FieldCipher, _ envelopes: [DatabaseValue], mode: SealingMode) throws -> Double {
+        var bytes = 0
+        let elapsed = try seconds {
+            for (i, envelope) in envelopes.enumerated() {
+                if case .blob(let plain) = try cipher.open(envelope, table: "t", column: "c", rowKey: [.integer(Int64(i))], mode: mode) {
+                    bytes &+= plain.count
+                }
+            }
+        }
+        guard bytes == envelopes.count * 32 else { throw BenchmarkError("opening gave back \(bytes) bytes, expected \(envelopes.count * 32)") }
+        return elapsed
+    }
+
+    /// Seconds per AES-256-GCM seal of a 64-byte block through our
+    /// primitive (the context reused, as FieldCipher does), over `count` seals.
+    static func primitiveSeal(count: Int) throws -> Double {
+        let gcm = try AESGCM(key: SecureBytes(randomCount: AESGCM.keyByteCount))
+        let plaintext = [UInt8](repeating: 7, count: 64)
+        var ciphertext = [UInt8](repeating: 0, count: 64)
+        var nonce = [UInt8](repeating: 0, count: 12), tag = [UInt8](repeating: 0, count: 16)
+        let elapsed = try seconds {
+            try plaintext.withUnsafeBytes { p in try ciphertext.withUnsafeMutableBytes { c in
+                try nonce.withUnsafeMutableBytes { n in try tag.withUnsafeMutableBytes { t in
+                    for _ in 0..<count { try gcm.seal(p, authenticating: UnsafeRawBufferPointer(start: nil, count: 0), nonce: n, ciphertext: c, tag: t) }
+                } }
+            } }
+        }
+        guard ciphertext != plaintext else { throw BenchmarkError("AES-GCM wrote nothing") }
+        return elapsed / Double(count)
+    }
+
+    /// Seconds per AES-256-GCM operation on 64-byte blocks by
+    /// `openssl speed -evp aes-256-gcm` (same machine, same run).
+    static func opensslSeal() throws -> Double {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["speed", "-evp", "aes-256-gcm", "-bytes", "64", "-seconds", "2"]
+        process.arguments = ["speed", "-evp", "aes-256-gcm", "-bytes", "64", "-seconds", "1"]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
+        try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         // "AES-256-GCM     141061.44k": thousands of bytes per second.
         guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("AES-256-GCM") }),
               let field = line.split(separator: " ").last, field.hasSuffix("k"),
-              let kilobytes = Double(field.dropLast()) else { return nil }
-        return 64 / (kilobytes * 1000) * 1e6
+              let kilobytes = Double(field.dropLast()), kilobytes > 0 else {
+            throw BenchmarkError("openssl speed gave no AES-256-GCM figure")
+        }
+        return 64 / (kilobytes * 1000)
+    }
+
+    struct Person: Codable { let id: Int64; let email: String; let phone: String; let score: Double }
+
+    /// A queue on a new file of `rows` people, their e-mail and phone sealed
+    /// (randomized) when `keyring` is given.
+    static func people(path: String, rows: Int, keyring: FieldKeyring?) throws -> DatabaseQueue {
+        var config = Configuration(key: .generate())
+        if let keyring { config.seal([.randomized("email", in: "person"), .randomized("phone", in: "person")], keyring: keyring) }
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, email, phone, score REAL)")
+            for i in 0..<rows {
+                try db.insert(Person(id: Int64(i + 1), email: "person\(i)@example.com", phone: "+1 555 01\(i % 100)", score: Double(i)), into: "person")
+            }
+        }
+        return queue
+    }
+
+    static func readPeople(_ queue: DatabaseQueue, rows: Int) throws -> Double {
+        var count = 0
+        let elapsed = try seconds {
+            count = try queue.read { try $0.fetchAll(Person.self, sql: "SELECT id, email, phone, score FROM person") }.count
+        }
+        guard count == rows else { throw BenchmarkError("read \(count) people, expected \(rows)") }
+        return elapsed
+    }
+
+    /// The Chinook sample shipped with the examples.
+    static let chinook = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../../../Examples/chinook.sqlite").standardized.path
+
+    /// Imports Chinook into `out`, sealing five personal columns when
+    /// `keyring` is given; returns the seconds.
+    static func importChinook(to out: String, keyring: FieldKeyring?) throws -> Double {
+        let columns: [SealedColumn] = [
+            .indexed("Email", in: "Customer", indexColumn: "Email_blind_index"), .randomized("Phone", in: "Customer"),
+            .randomized("Address", in: "Customer"), .randomized("BirthDate", in: "Employee"), .deterministic("Country", in: "Customer"),
+        ]
+        for suffix in ["", "-wal", "-shm"] { unlink(out + suffix) }
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(out + suffix) } }
+        let key = DatabaseKey.generate()
+        return try seconds {
+            _ = try PlaintextConversion.importPlaintext(from: chinook, to: out, key: key, finishing: keyring.map { keyring in
+                { (db: Connection) throws(StrongroomError) -> Void in
+                    do {
+                        try db.inTransaction(.immediate) { db in try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db) }
+                    } catch {
+                        throw StrongroomError(.sealedValue, "\(error)")
+                    }
+                }
+            })
+        }
+    }
+
+    /// How a customer is found by e-mail in `lookupCustomers`.
+    enum Lookup: CaseIterable {
+        /// A plaintext column with an index: the floor.
+        case plaintext
+        /// The e-mail sealed deterministically (AES-SIV) with an index on
+        /// the envelope: the value is sealed once per lookup.
+        case deterministic
+        /// The e-mail sealed randomized, found through its blind index
+        /// (HMAC) column with an index: the hash is computed once per lookup.
+        case blindIndex
+
+        var sql: String {
+            switch self {
+            case .plaintext: "SELECT id, email, phone FROM customer WHERE email = ?"
+            case .deterministic: "SELECT id, email, phone FROM customer WHERE email = strongroom_seal(?, 'customer', 'email', 'deterministic')"
+            case .blindIndex: "SELECT id, email, phone FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')"
+            }
+        }
+    }
+
+    struct Customer: Codable { let id: Int64; let email: String; let phone: String }
+
+    /// A queue on a new file of `rows` customers whose e-mail is stored as
+    /// `lookup` needs it (the phone is sealed randomized in both sealed forms).
+    static func customers(path: String, rows: Int, keyring: FieldKeyring, lookup: Lookup) throws -> DatabaseQueue {
+        var config = Configuration(key: .generate())
+        switch lookup {
+        case .plaintext: break
+        case .deterministic: config.seal([.deterministic("email", in: "customer"), .randomized("phone", in: "customer")], keyring: keyring)
+        case .blindIndex: config.seal([.indexed("email", in: "customer", indexColumn: "email_index"), .randomized("phone", in: "customer")], keyring: keyring)
+        }
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email, phone, email_index)")
+            for i in 0..<rows {
+                try db.insert(Customer(id: Int64(i + 1), email: "customer\(i)@example.com", phone: "+1 555 01\(i % 100)"), into: "customer")
+            }
+            try db.execute(sql: lookup == .blindIndex ? "CREATE INDEX customer_email_index ON customer(email_index)" : "CREATE INDEX customer_email ON customer(email)")
+        }
+        return queue
+    }
+
+    /// `lookups` customers found by e-mail (drawn with seed 7, each a read
+    /// of its own), their sealed columns opened; returns the seconds.
+    static func lookupCustomers(_ queue: DatabaseQueue, lookup: Lookup, rows: Int, lookups: Int) throws -> Double {
+        var random = SplitMix64(seed: 7)
+        let emails = (0..<lookups).map { _ in "customer\(Int(random.next() % UInt64(rows)))@example.com" }
+        var found = 0
+        let elapsed = try seconds {
+            for email in emails {
+                let customer = try queue.read { try $0.fetchOne(Customer.self, sql: lookup.sql, arguments: [email]) }
+                if customer?.email == email { found += 1 }
+            }
+        }
+        guard found == lookups else { throw BenchmarkError("\(lookup) lookups found \(found) of \(lookups) customers") }
+        return elapsed
     }
 }

@@ -34,8 +34,12 @@ enum MigrationScenarios {
     }
 
     /// Drops `wide.legacy` with the runner (a 12-step rebuild) and with the
-    /// shell running the same statements; returns (runner, shell) seconds.
-    static func rebuild(directory: String, key: DatabaseKey, keyHex: String, rows: Int) throws -> (Double, Double) {
+    /// shell running the same statements, each on a fresh copy of the same
+    /// file, `rounds` times, the order alternating; returns (runner, shell)
+    /// seconds, every round. Both are timed from outside: ours opens the
+    /// connection and migrates in this process, the shell's time includes
+    /// starting its process (a few milliseconds against seconds).
+    static func rebuild(directory: String, key: DatabaseKey, keyHex: String, rows: Int, rounds: Int) throws -> (Timing, Timing) {
         let seeded = "\(directory)/rebuild-seed.db"
         try seed(path: seeded, key: key, rows: rows)
         let migrations = "\(directory)/rebuild-migrations"
@@ -44,8 +48,8 @@ enum MigrationScenarios {
         let migrator = try Migrator(directory: migrations)
 
         let ours = "\(directory)/rebuild-ours.db", theirs = "\(directory)/rebuild-shell.db"
-        var runner = Double.infinity, shell = Double.infinity
-        for round in 0..<3 {
+        var runner = Timing(), shell = Timing()
+        for round in 0..<rounds {
             for path in [ours, theirs] {
                 for suffix in ["", "-wal", "-shm", "-migrate.lock"] { unlink(path + suffix) }
                 try FileManager.default.copyItem(atPath: seeded, toPath: path)
@@ -53,14 +57,14 @@ enum MigrationScenarios {
             // Alternate which side goes first.
             let runOurs = {
                 sync()
-                runner = min(runner, try seconds {
+                runner.add(try seconds {
                     let db = try Connection(path: ours, configuration: Configuration(key: key))
                     try migrator.migrate(db)
                 })
             }
             let runShell = {
                 sync()
-                shell = min(shell, try seconds { try shellRebuild(path: theirs, keyHex: keyHex) })
+                shell.add(try seconds { try shellRebuild(path: theirs, keyHex: keyHex) })
             }
             if round % 2 == 0 { try runOurs(); try runShell() } else { try runShell(); try runOurs() }
             // Both must have kept every row and every child.

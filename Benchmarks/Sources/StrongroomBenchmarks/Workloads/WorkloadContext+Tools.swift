@@ -1,45 +1,78 @@
 import Foundation
 import Strongroom
+import StrongroomFields
 
 /// The workloads measured against other tools (`openssl speed`, the
 /// `sqlcipher` shell) and against variants of our own work; each keeps its
 /// own loop of rounds (see the scenario files) and is recorded as is.
 extension WorkloadContext {
+    /// Sealed columns: sealing and opening values, the primitive against
+    /// `openssl speed`, reads and an import against the same unsealed, and
+    /// lookups by a sealed column against a plaintext one.
     func fields(_ runner: inout Runner, rounds: Int) throws {
         let rows = quick ? 2000 : 100_000, values = quick ? 10_000 : 1_000_000
-        let f = try FieldScenarios.run(directory: directory, rows: rows, rounds: rounds, values: values)
-        var seal = Samples(); seal.add(f.sealValuesPerSecond)
-        var ours = Samples(), openssl = Samples()
-        ours.add(f.primitiveMicroseconds * 1e-6)
-        if let o = f.opensslMicroseconds { openssl.add(o * 1e-6) }
-        runner.record(WorkloadResult(name: "AES-256-GCM seal of a 64-byte block", group: "fields", size: values,
-                                     contenders: [ContenderResult(name: "Strongroom", role: .ours, samples: ours),
-                                                  ContenderResult(name: "openssl speed", role: .tool, samples: openssl)],
-                                     targets: [.ratio("Strongroom", to: "openssl speed", atMost: 2)]))
-        var sealResult = WorkloadResult(name: "seal 32-byte values into envelopes", group: "fields", size: values, unit: "values/s", lowerIsBetter: false,
-                                        contenders: [ContenderResult(name: "Strongroom", role: .ours, samples: seal)])
-        sealResult.figures = ["values per second": f.sealValuesPerSecond]
-        sealResult.notes = ["Target: at least 1M values/s on one core."]
-        runner.record(sealResult)
-        var read = WorkloadResult(name: "read rows with 2 sealed columns", group: "fields", size: f.readRows,
-                                  contenders: [ContenderResult(name: "Strongroom sealed", role: .ours, samples: f.readSealed),
-                                               ContenderResult(name: "Strongroom unsealed", role: .ours, samples: f.readPlain)],
-                                  targets: [.value("µs added per sealed value", atMost: 1.5)])
-        read.figures = ["µs added per sealed value": (f.readSealed.median - f.readPlain.median) / Double(f.readRows * 2) * 1e6]
-        runner.record(read)
-        runner.record(WorkloadResult(name: "import Chinook, 5 sealed columns", group: "fields", size: 1,
-                                     contenders: [ContenderResult(name: "Strongroom sealed", role: .ours, samples: f.importSealed),
-                                                  ContenderResult(name: "Strongroom unsealed", role: .ours, samples: f.importPlain)],
-                                     targets: [.ratio("Strongroom sealed", to: "Strongroom unsealed", atMost: 2)]))
+        let keyring = FieldKeyring.generate()
+        let cipher = FieldCipher(keyring: keyring)
+        let randomized = try FieldScenarios.envelopes(cipher, values: values, mode: .randomized)
+        let deterministic = try FieldScenarios.envelopes(cipher, values: values, mode: .deterministic)
+        try runner.measure("seal and open 32-byte values", group: "fields", size: values,
+                           targets: quick ? [] : [.value("seal, randomized (AES-256-GCM)", atMost: Double(values) / 1e6)],
+                           notes: ["Each value bound to its own row (randomized) or to its column (deterministic), one core. Target: at least 1M values sealed per second (1M values in at most 1 s)."],
+                           rounds: rounds, [
+            Contender(name: "seal, randomized (AES-256-GCM)", role: .ours) { try FieldScenarios.sealValues(cipher, values: values, mode: .randomized) },
+            Contender(name: "open, randomized (AES-256-GCM)", role: .ours) { try FieldScenarios.openValues(cipher, randomized, mode: .randomized) },
+            Contender(name: "seal, deterministic (AES-256-SIV)", role: .ours) { try FieldScenarios.sealValues(cipher, values: values, mode: .deterministic) },
+            Contender(name: "open, deterministic (AES-256-SIV)", role: .ours) { try FieldScenarios.openValues(cipher, deterministic, mode: .deterministic) },
+        ])
+        try runner.measure("AES-256-GCM seal of a 64-byte block", group: "fields", size: values,
+                           targets: [.ratio("Strongroom", to: "openssl speed", atMost: 2)], rounds: rounds, [
+            Contender(name: "Strongroom", role: .ours) { try FieldScenarios.primitiveSeal(count: values) },
+            Contender(name: "openssl speed", role: .tool) { try FieldScenarios.opensslSeal() },
+        ])
+
+        let plainPath = fresh("fields-plain"), sealedPath = fresh("fields-sealed")
+        defer { remove(plainPath); remove(sealedPath) }
+        let plain = try FieldScenarios.people(path: plainPath, rows: rows, keyring: nil)
+        let sealed = try FieldScenarios.people(path: sealedPath, rows: rows, keyring: keyring)
+        try runner.measure("read rows with 2 sealed columns", group: "fields", size: rows, targets: [.value("µs added per sealed value", atMost: 1.5)], rounds: rounds, [
+            Contender(name: "Strongroom sealed", role: .ours) { try FieldScenarios.readPeople(sealed, rows: rows) },
+            Contender(name: "Strongroom unsealed", role: .ours) { try FieldScenarios.readPeople(plain, rows: rows) },
+        ]) { read in
+            let added = (read.contender("Strongroom sealed")?.samples.median ?? .nan) - (read.contender("Strongroom unsealed")?.samples.median ?? .nan)
+            read.figures["µs added per sealed value"] = added / Double(rows * 2) * 1e6
+        }
+
+        let chinookOut = "\(directory)/chinook-import.db"
+        try runner.measure("import Chinook, 5 sealed columns", group: "fields", size: 1,
+                           targets: [.ratio("Strongroom sealed", to: "Strongroom unsealed", atMost: 2)], rounds: rounds, [
+            Contender(name: "Strongroom sealed", role: .ours) { try FieldScenarios.importChinook(to: chinookOut, keyring: keyring) },
+            Contender(name: "Strongroom unsealed", role: .ours) { try FieldScenarios.importChinook(to: chinookOut, keyring: nil) },
+        ])
+
+        let lookups = quick ? 1000 : 10_000
+        var queues: [FieldScenarios.Lookup: DatabaseQueue] = [:]
+        var paths: [String] = []
+        defer { paths.forEach(remove) }
+        for lookup in FieldScenarios.Lookup.allCases {
+            let path = fresh("lookup-\(lookup)")
+            paths.append(path)
+            queues[lookup] = try FieldScenarios.customers(path: path, rows: rows, keyring: keyring, lookup: lookup)
+        }
+        let names: [FieldScenarios.Lookup: String] = [
+            .plaintext: "Strongroom, plaintext column", .deterministic: "Strongroom, deterministic sealed column", .blindIndex: "Strongroom, blind index",
+        ]
+        try runner.measure("\(formattedSize(lookups)) lookups by e-mail", group: "fields", size: rows, rounds: rounds, notes: [
+            "Each lookup is a read of its own through a queue (an indexed column, the row's sealed columns opened); the plaintext column is the floor. Deterministic: the e-mail is sealed with AES-SIV to find its envelope; blind index: an HMAC of the e-mail finds its index column, and the e-mail itself is sealed randomized.",
+        ], FieldScenarios.Lookup.allCases.map { lookup in
+            Contender(name: names[lookup]!, role: .ours) { try FieldScenarios.lookupCustomers(queues[lookup]!, lookup: lookup, rows: rows, lookups: lookups) }
+        })
     }
 
     func migrations(_ runner: inout Runner, rows: Int, fleet: Int, rounds: Int) throws {
-        let (ours, shell) = try MigrationScenarios.rebuild(directory: directory, key: key, keyHex: keyHex, rows: rows)
-        var o = Samples(), s = Samples()
-        o.add(ours); s.add(shell)
+        let (ours, shell) = try MigrationScenarios.rebuild(directory: directory, key: key, keyHex: keyHex, rows: rows, rounds: rounds)
         runner.record(WorkloadResult(name: "rebuild a table (DROP COLUMN)", group: "migrations", size: rows,
-                                     contenders: [ContenderResult(name: "Strongroom migrate", role: .ours, samples: o),
-                                                  ContenderResult(name: "sqlcipher shell", role: .tool, samples: s)],
+                                     contenders: [ContenderResult(name: "Strongroom migrate", role: .ours, samples: ours),
+                                                  ContenderResult(name: "sqlcipher shell", role: .tool, samples: shell)],
                                      targets: [.ratio("Strongroom migrate", to: "sqlcipher shell", atMost: 1.2)]))
         for perTenantDirectory in [false, true] {
             let (one, two) = try MigrationScenarios.fleet(directory: directory, key: key, count: fleet, perTenantDirectory: perTenantDirectory, rounds: rounds)
