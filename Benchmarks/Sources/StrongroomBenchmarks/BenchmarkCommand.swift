@@ -51,7 +51,7 @@ struct BenchmarkCommand: ParsableCommand {
             do { try ConversionScenarios.child(Array(arguments[(at + 1)...])); Foundation.exit(0) } catch { Foundation.exit(1) }
         }
         do {
-            var command = try parseAsRoot() as! BenchmarkCommand
+            let command = try parseAsRoot() as! BenchmarkCommand
             try command.run()
         } catch {
             exit(withError: error)

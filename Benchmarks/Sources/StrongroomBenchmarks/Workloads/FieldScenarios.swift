@@ -123,16 +123,16 @@ enum FieldScenarios {
         for suffix in ["", "-wal", "-shm"] { unlink(out + suffix) }
         defer { for suffix in ["", "-wal", "-shm"] { unlink(out + suffix) } }
         let key = DatabaseKey.generate()
+        func seal(_ db: Connection) throws(StrongroomError) {
+            guard let keyring else { return }
+            do {
+                try db.inTransaction(.immediate) { db in try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db) }
+            } catch {
+                throw StrongroomError(.sealedValue, "\(error)")
+            }
+        }
         return try seconds {
-            _ = try PlaintextConversion.importPlaintext(from: chinook, to: out, key: key, finishing: keyring.map { keyring in
-                { (db: Connection) throws(StrongroomError) -> Void in
-                    do {
-                        try db.inTransaction(.immediate) { db in try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db) }
-                    } catch {
-                        throw StrongroomError(.sealedValue, "\(error)")
-                    }
-                }
-            })
+            _ = try PlaintextConversion.importPlaintext(from: chinook, to: out, key: key, finishing: keyring == nil ? nil : seal)
         }
     }
 

@@ -44,7 +44,7 @@ enum MigrationScenarios {
         try seed(path: seeded, key: key, rows: rows)
         let migrations = "\(directory)/rebuild-migrations"
         try FileManager.default.createDirectory(atPath: migrations, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: "\(migrations)/0001_drop_legacy.sql", contents: Data("ALTER TABLE wide DROP COLUMN legacy;\n".utf8))
+        try Data("ALTER TABLE wide DROP COLUMN legacy;\n".utf8).write(to: URL(fileURLWithPath: "\(migrations)/0001_drop_legacy.sql"))
         let migrator = try Migrator(directory: migrations)
 
         let ours = "\(directory)/rebuild-ours.db", theirs = "\(directory)/rebuild-shell.db"
@@ -122,7 +122,7 @@ enum MigrationScenarios {
             "0003_drop_fax.sql": "ALTER TABLE customer DROP COLUMN fax;",
         ]
         for (name, sql) in files {
-            FileManager.default.createFile(atPath: "\(migrations)/\(name)", contents: Data(sql.utf8))
+            try Data(sql.utf8).write(to: URL(fileURLWithPath: "\(migrations)/\(name)"))
         }
         let migrator = try Migrator(directory: migrations)
         func makeFleet(_ name: String) throws -> [String] {

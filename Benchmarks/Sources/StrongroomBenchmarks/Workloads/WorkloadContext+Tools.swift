@@ -61,9 +61,9 @@ extension WorkloadContext {
         let names: [FieldScenarios.Lookup: String] = [
             .plaintext: "Strongroom, plaintext column", .deterministic: "Strongroom, deterministic sealed column", .blindIndex: "Strongroom, blind index",
         ]
-        try runner.measure("\(formattedSize(lookups)) lookups by e-mail", group: "fields", size: rows, rounds: rounds, notes: [
+        try runner.measure("\(formattedSize(lookups)) lookups by e-mail", group: "fields", size: rows, notes: [
             "Each lookup is a read of its own through a queue (an indexed column, the row's sealed columns opened); the plaintext column is the floor. Deterministic: the e-mail is sealed with AES-SIV to find its envelope; blind index: an HMAC of the e-mail finds its index column, and the e-mail itself is sealed randomized.",
-        ], FieldScenarios.Lookup.allCases.map { lookup in
+        ], rounds: rounds, FieldScenarios.Lookup.allCases.map { lookup in
             Contender(name: names[lookup]!, role: .ours) { try FieldScenarios.lookupCustomers(queues[lookup]!, lookup: lookup, rows: rows, lookups: lookups) }
         })
     }
