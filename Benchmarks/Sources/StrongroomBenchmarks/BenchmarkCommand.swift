@@ -51,7 +51,8 @@ struct BenchmarkCommand: ParsableCommand {
             do { try ConversionScenarios.child(Array(arguments[(at + 1)...])); Foundation.exit(0) } catch { Foundation.exit(1) }
         }
         do {
-            let command = try parseAsRoot() as! BenchmarkCommand
+            // `--help` parses as ArgumentParser's own help command: run whatever was parsed.
+            var command = try parseAsRoot()
             try command.run()
         } catch {
             exit(withError: error)

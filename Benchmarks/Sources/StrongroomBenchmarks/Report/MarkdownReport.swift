@@ -47,7 +47,7 @@ extension MarkdownReport {
         var lines = ["| workload | size | target | achieved | |", "|---|---|---|---|---|"]
         for w in report.workloads {
             for t in w.targets {
-                lines.append("| \(w.name) | \(formattedSize(w.size)) | \(t.summary) | \(w.formattedAchievement(t)) | \(t.met ? "✓" : "✗ missed") |")
+                lines.append("| \(w.name) | \(formattedSize(w.size)) | \(w.summary(of: t)) | \(w.formattedAchievement(t)) | \(t.met ? "✓" : "✗ missed") |")
             }
         }
         return lines
@@ -77,7 +77,7 @@ extension MarkdownReport {
         for w in report.workloads {
             for t in w.targets {
                 let achieved = w.formattedAchievement(t)
-                let name = "\(w.name) \(formattedSize(w.size)): \(t.summary)"
+                let name = "\(w.name) \(formattedSize(w.size)): \(w.summary(of: t))"
                 lines.append("\(name.padding(toLength: 70, withPad: " ", startingAt: 0))  \(achieved.padding(toLength: 9, withPad: " ", startingAt: 0))  \(t.met ? "ok" : "MISSED")")
             }
         }
@@ -86,6 +86,12 @@ extension MarkdownReport {
 }
 
 extension WorkloadResult {
+    /// A target in words, a limit on a measure given in the workload's unit.
+    func summary(of t: Target) -> String {
+        guard t.kind == .valueAtMost, figures[t.contender] == nil, contender(t.contender) != nil else { return t.summary }
+        return "\(t.contender) ≤ \(formatted(t.limit, unit: unit))"
+    }
+
     /// A target's achieved figure: a ratio, a count, or a measure in the workload's unit.
     func formattedAchievement(_ t: Target) -> String {
         if t.kind != .valueAtMost { return String(format: "%.2fx", t.achieved) }

@@ -26,7 +26,8 @@ func formatted(_ value: Double, unit: String) -> String {
     if unit != "s" { return String(format: value >= 100 ? "%.0f %@" : "%.3g %@", value, unit) }
     if value >= 1 { return String(format: "%.3f s", value) }
     if value >= 1e-3 { return String(format: "%.2f ms", value * 1e3) }
-    return String(format: "%.1f µs", value * 1e6)
+    if value >= 1e-6 { return String(format: "%.1f µs", value * 1e6) }
+    return String(format: "%.0f ns", value * 1e9)
 }
 
 /// Formats a row count: 10k, 1M.

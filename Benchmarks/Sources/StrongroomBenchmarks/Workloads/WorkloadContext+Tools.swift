@@ -95,8 +95,9 @@ extension WorkloadContext {
         }
     }
 
-    /// `--profile NAME`: one read (or insert) five times, for `perf stat`
-    /// and `perf record` (instruction counts do not drift as times do).
+    /// `--profile NAME`: one read (or insert) five times in this process,
+    /// each round's time on stderr, for `perf stat` and `perf record`
+    /// (instruction counts do not drift as times do).
     func profile(_ name: String) throws {
         let rows = quick ? 1000 : 1_000_000
         let path = fresh("profile")
@@ -105,18 +106,20 @@ extension WorkloadContext {
         for round in 0..<5 {
             let insertPath = fresh("profile-insert-\(round)")
             defer { remove(insertPath) }
+            let seconds: Double
             switch name {
-            case "insert-c": _ = try Scenarios.cInsert(path: insertPath, keyHex: keyHex, rows: rows, data: data)
-            case "insert-statement": _ = try Scenarios.statementInsert(path: insertPath, key: key, rows: rows, data: data)
-            case "insert-record": _ = try RecordScenarios.recordInsert(path: insertPath, key: key, rows: rows, data: data)
-            case "c": _ = try Scenarios.cRead(path: path, keyHex: keyHex)
-            case "c-owned": _ = try RecordScenarios.cReadOwned(path: path, keyHex: keyHex)
-            case "record": _ = try RecordScenarios.recordRead(path: path, key: key, expectedRows: rows)
-            case "positional": _ = try RecordScenarios.positionalRead(path: path, key: key, expectedRows: rows)
-            case "in-place": _ = try RecordScenarios.positionalReadInPlace(path: path, key: key, expectedRows: rows)
-            case "decodable": _ = try Scenarios.decodableRead(path: path, key: key, expectedRows: rows)
+            case "insert-c": seconds = try Scenarios.cInsert(path: insertPath, keyHex: keyHex, rows: rows, data: data)
+            case "insert-statement": seconds = try Scenarios.statementInsert(path: insertPath, key: key, rows: rows, data: data)
+            case "insert-record": seconds = try RecordScenarios.recordInsert(path: insertPath, key: key, rows: rows, data: data)
+            case "c": seconds = try Scenarios.cRead(path: path, keyHex: keyHex)
+            case "c-owned": seconds = try RecordScenarios.cReadOwned(path: path, keyHex: keyHex)
+            case "record": seconds = try RecordScenarios.recordRead(path: path, key: key, expectedRows: rows)
+            case "positional": seconds = try RecordScenarios.positionalRead(path: path, key: key, expectedRows: rows)
+            case "in-place": seconds = try RecordScenarios.positionalReadInPlace(path: path, key: key, expectedRows: rows)
+            case "decodable": seconds = try Scenarios.decodableRead(path: path, key: key, expectedRows: rows)
             default: throw BenchmarkError("--profile c|c-owned|record|positional|in-place|decodable|insert-c|insert-statement|insert-record")
             }
+            FileHandle.standardError.write(Data("round \(round + 1): \(formatted(seconds, unit: "s"))\n".utf8))
         }
     }
 }
