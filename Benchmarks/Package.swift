@@ -30,5 +30,11 @@ let package = Package(
                 .product(name: "StrongroomMacros", package: "Strongroom"),
             ]
         ),
+        // The harness's own logic: the baseline check, the published report
+        // and the README section, the refusals of its command line.
+        .testTarget(
+            name: "StrongroomBenchmarksTests",
+            dependencies: ["StrongroomBenchmarks"]
+        ),
     ]
 )
