@@ -58,6 +58,7 @@ test: setup test-setup
 	swift build --package-path Benchmarks/GRDBPeer
 	cd Benchmarks && .build/debug/StrongroomBenchmarks --quick --out .build/quick-report --grdb-peer GRDBPeer/.build/debug/GRDBPeer
 	cd Benchmarks && .build/debug/StrongroomBenchmarks --readme-check
+	swift test --package-path Benchmarks
 	swift test $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory install-check
@@ -78,15 +79,15 @@ demo: build
 ## shell and openssl speed (release builds); writes Benchmarks/report/ (report.json, report.md, report.svg).
 ## QUICK=1: every workload at a tiny size in seconds; CHECK=1: fail when a ratio to C is >15% worse than
 ## Benchmarks/baseline.json; PUBLISH=1: copy the report to Benchmarks/results/ (committed) and rewrite the
-## README's performance section from it; OUT=DIR: the report elsewhere; ARGS: more options (--help lists them)
+## README's performance section from it; OUT=DIR: the report elsewhere (relative to Benchmarks/); ARGS: more options (--help lists them)
 bench: setup
-	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev sqlite3"
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev sqlite3 openssl"
 	swift build -c release --package-path Benchmarks/GRDBPeer
 	cd Benchmarks && swift run -c release StrongroomBenchmarks --out $(or $(OUT),report) \
-	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(QUICK),--quick) $(if $(CHECK),--check) $(if $(PUBLISH),--publish) $(ARGS)
+	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(CHECK)),--check) $(if $(filter 1,$(PUBLISH)),--publish) $(ARGS)
 
-## bench-readme: rewrite the README's performance section from the published report (Benchmarks/results/)
-bench-readme:
+## bench-readme: rewrite the README's performance section, report.md and report.svg from Benchmarks/results/report.json
+bench-readme: setup
 	cd Benchmarks && swift run StrongroomBenchmarks --readme-write
 
 clean:

@@ -16,7 +16,7 @@ let package = Package(
         .target(
             name: "CBenchmarkLoops",
             cSettings: [.unsafeFlags(["-O2", "-I/usr/include/sqlcipher"])],
-            linkerSettings: [.linkedLibrary("sqlcipher")]
+            linkerSettings: [.linkedLibrary("sqlcipher"), .linkedLibrary("crypto")]
         ),
         .executableTarget(
             name: "StrongroomBenchmarks",

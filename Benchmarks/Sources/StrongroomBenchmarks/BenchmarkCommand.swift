@@ -38,7 +38,7 @@ struct BenchmarkCommand: ParsableCommand {
     var readme = "../README.md"
     @Flag(help: "Run nothing: fail when the README's performance section is not what the published report gives (make test).")
     var readmeCheck = false
-    @Flag(help: "Run nothing: rewrite the README's performance section from the published report.")
+    @Flag(help: "Run nothing: rewrite the README's performance section, and the published report.md and report.svg, from the published report.json.")
     var readmeWrite = false
     @Option(help: "Only this read, five times, for perf: c, c-owned, record, positional, in-place, decodable, insert-c, insert-statement, insert-record.")
     var profile: String?
@@ -63,6 +63,25 @@ struct BenchmarkCommand: ParsableCommand {
         if publish && (quick || !only.isEmpty) {
             throw ValidationError("--publish takes a full run: without --quick and --only (a published report covers every workload).")
         }
+        if writeBaseline && (quick || !only.isEmpty) {
+            throw ValidationError("--write-baseline takes a full run: without --quick and --only.")
+        }
+        if writeBaseline && check {
+            throw ValidationError("--write-baseline with --check would check the run against itself: check first, then write the baseline in another run.")
+        }
+        if publish && Self.sameFolder(out, results) {
+            throw ValidationError("--out and --results are the same folder: the run's report would be removed before it is published.")
+        }
+        #if DEBUG
+        // Strongroom at -Onone against C at -O2 measures nothing worth a report.
+        if !(quick || readmeCheck || readmeWrite || profile != nil) {
+            throw ValidationError("This is a debug build: a full run times the release build (make bench, or swift run -c release StrongroomBenchmarks); a debug build runs only --quick, --readme-check and --readme-write.")
+        }
+        #endif
+    }
+
+    static func sameFolder(_ a: String, _ b: String) -> Bool {
+        URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path == URL(fileURLWithPath: b).standardizedFileURL.resolvingSymlinksInPath().path
     }
 
     func run() throws {
@@ -74,7 +93,10 @@ struct BenchmarkCommand: ParsableCommand {
         let workBase = ProcessInfo.processInfo.environment["STRONGROOM_BENCH_DIR"] ?? FileManager.default.temporaryDirectory.path
         Self.removeAbandonedWorkDirectories(in: workBase)
         let work = "\(workBase)/strongroom-bench-\(getpid())"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        // Ours alone (0700), and new: a directory someone else made first is refused.
+        guard mkdir(work, 0o700) == 0 else {
+            throw BenchmarkError("Cannot create the work directory \(work): \(String(cString: strerror(errno))).")
+        }
         defer { try? FileManager.default.removeItem(atPath: work) }
 
         let keyBytes = (0..<32).map { _ in UInt8.random(in: 0...255) }
@@ -112,6 +134,13 @@ struct BenchmarkCommand: ParsableCommand {
         print(MarkdownReport(report: report).targetsTable)
         if quick { print("(quick run, debug-sized: the targets are shown, not met or missed in earnest)") }
         print("\nReport: \(out)/report.md, report.json, report.svg")
+        // The check first: a regressed run is neither published nor a baseline.
+        if check {
+            let failures = try Baseline.read(from: baseline).regressions(in: report, tolerance: 0.15, groups: only.isEmpty ? nil : Set(report.workloads.map(\.group)))
+            for failure in failures { print("REGRESSION: \(failure)") }
+            if !failures.isEmpty { throw ExitCode(1) }
+            print("No ratio to C is more than 15% worse than \(baseline) (round by round and at the best).")
+        }
         if writeBaseline {
             try Baseline(report: report).write(to: baseline)
             print("Baseline written: \(baseline)")
@@ -123,12 +152,6 @@ struct BenchmarkCommand: ParsableCommand {
                 try FileManager.default.copyItem(atPath: "\(out)/\(file)", toPath: "\(results)/\(file)")
             }
             try updateReadme(check: false)
-        }
-        if check {
-            let failures = try Baseline.read(from: baseline).regressions(in: report, tolerance: 0.15)
-            for failure in failures { print("REGRESSION: \(failure)") }
-            if !failures.isEmpty { throw ExitCode(1) }
-            print("No ratio to C is more than 15% worse than \(baseline).")
         }
     }
 
@@ -142,10 +165,18 @@ struct BenchmarkCommand: ParsableCommand {
             guard updated == current else {
                 throw BenchmarkError("The README's performance section is not what \(results)/report.json gives: run `make bench-readme` (or a full `make bench PUBLISH=1`), never edit the figures by hand.")
             }
-            print("The README's performance section matches \(results)/report.json.")
-        } else if updated != current {
-            try Data(updated.utf8).write(to: URL(fileURLWithPath: readme))
-            print("README performance section written from \(results)/report.json")
+            // The report.md and report.svg it links: what this harness writes from the same samples.
+            for (file, expected) in [("report.md", MarkdownReport(report: section.report).text), ("report.svg", SVGReport(report: section.report).text)] {
+                guard FileManager.default.contents(atPath: "\(results)/\(file)") == Data(expected.utf8) else {
+                    throw BenchmarkError("\(results)/\(file) is not what this harness writes from \(results)/report.json: run `make bench-readme`, never edit the published report by hand.")
+                }
+            }
+            print("The README's performance section and \(results)/report.md and report.svg match \(results)/report.json.")
+        } else {
+            try Data(MarkdownReport(report: section.report).text.utf8).write(to: URL(fileURLWithPath: "\(results)/report.md"))
+            try Data(SVGReport(report: section.report).text.utf8).write(to: URL(fileURLWithPath: "\(results)/report.svg"))
+            if updated != current { try Data(updated.utf8).write(to: URL(fileURLWithPath: readme)) }
+            print("README performance section, \(results)/report.md and report.svg written from \(results)/report.json")
         }
     }
 

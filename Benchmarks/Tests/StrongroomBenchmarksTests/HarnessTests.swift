@@ -95,7 +95,7 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         try report.write(to: results)
         let readme = "\(folder)/README.md"
         try Data("# R\n\n\(ReadmeSection.begin)\n\(ReadmeSection.end)\n".utf8).write(to: URL(fileURLWithPath: readme))
-        var command = try BenchmarkCommand.parse(["--readme-write", "--results", results, "--readme", readme])
+        let command = try BenchmarkCommand.parse(["--readme-write", "--results", results, "--readme", readme])
         try command.run()
         return (readme, results)
     }
@@ -103,7 +103,7 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
     @Test func theCheckPassesOnWhatWasPublished() throws {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (readme, results) = try publish(report([workload(c: [1, 1, 1], ours: [1.1, 1.1, 1.1])]))
-        var check = try BenchmarkCommand.parse(["--readme-check", "--results", results, "--readme", readme])
+        let check = try BenchmarkCommand.parse(["--readme-check", "--results", results, "--readme", readme])
         #expect(throws: Never.self) { try check.run() }
     }
 
@@ -121,7 +121,7 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
             let path = "\(results)/\(file)"
             let original = try Data(contentsOf: URL(fileURLWithPath: path))
             try (original + Data("\nedited by hand\n".utf8)).write(to: URL(fileURLWithPath: path))
-            var check = try BenchmarkCommand.parse(["--readme-check", "--results", results, "--readme", readme])
+            let check = try BenchmarkCommand.parse(["--readme-check", "--results", results, "--readme", readme])
             #expect(throws: (any Error).self, "\(file)") { try check.run() }
             try original.write(to: URL(fileURLWithPath: path))
         }

@@ -4,7 +4,9 @@ import GRDB
 // grdb-peer WORKLOAD PATH ROWS [LOOKUPS]
 // Runs one workload on a plaintext database at PATH with GRDB, the way its
 // documentation recommends, and prints one JSON line:
-// {"seconds": S, "checksum": N}. The rows are those of the Strongroom
+// {"seconds": S, "checksum": N, "rows": R, "debug": B, "sqlite": V}: R is the
+// rows inserted, decoded or found (the harness refuses a short count), B
+// whether this is a debug build, V the SQLite library GRDB runs on. The rows are those of the Strongroom
 // harness: id, name (11 bytes), email (22 bytes), score, active.
 //
 // Workloads: insert-statement, insert-codable, insert-record (rows are
@@ -21,14 +23,15 @@ protocol PersonColumns {
 }
 
 /// Reads every row of `person` into a `T` through a cursor, and returns a
-/// checksum of them (the harness's own reads add up the same).
-func decodeAll<T: FetchableRecord & PersonColumns>(_ type: T.Type, _ db: Database) throws -> Int {
-    var checksum = 0
+/// checksum of them (the harness's own reads add up the same) and their count.
+func decodeAll<T: FetchableRecord & PersonColumns>(_ type: T.Type, _ db: Database) throws -> (checksum: Int, rows: Int) {
+    var checksum = 0, rows = 0
     let cursor = try T.fetchCursor(db, sql: "SELECT id, name, email, score, active FROM person")
     while let p = try cursor.next() {
         checksum &+= Int(p.id) + p.name.utf8.count + (p.email?.utf8.count ?? 0) + Int(p.score) + (p.active ? 1 : 0)
+        rows += 1
     }
-    return checksum
+    return (checksum, rows)
 }
 
 /// A `Codable` record: GRDB synthesizes its coding.
@@ -96,7 +99,7 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 do {
     let queue = try DatabaseQueue(path: path, configuration: configuration)
     try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
-    var checksum = 0
+    var checksum = 0, counted = 0
     var elapsed = 0.0
     switch workload {
     case "insert-statement", "insert-codable", "insert-record":
@@ -122,7 +125,8 @@ do {
                 }
             }
         }
-        checksum = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM person") ?? 0 }
+        counted = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM person") ?? 0 }
+        checksum = counted
     case "decode-statement":
         elapsed = try seconds {
             try queue.read { db in
@@ -134,13 +138,14 @@ do {
                     let score: Double = row[3]
                     let active: Bool = row[4]
                     checksum &+= Int(id) + name.utf8.count + (email?.utf8.count ?? 0) + Int(score) + (active ? 1 : 0)
+                    counted += 1
                 }
             }
         }
     case "decode-codable":
-        elapsed = try seconds { checksum = try queue.read { try decodeAll(CodablePerson.self, $0) } }
+        elapsed = try seconds { (checksum, counted) = try queue.read { try decodeAll(CodablePerson.self, $0) } }
     case "decode-record":
-        elapsed = try seconds { checksum = try queue.read { try decodeAll(Person.self, $0) } }
+        elapsed = try seconds { (checksum, counted) = try queue.read { try decodeAll(Person.self, $0) } }
     case "lookups":
         // As the C loop and ours: the ids of seed 7 drawn inside the loop,
         // one statement prepared before the timer, each lookup its own
@@ -150,7 +155,10 @@ do {
             let select = try db.cachedStatement(sql: "SELECT id, name, email, score, active FROM person WHERE id = ?")
             elapsed = try seconds {
                 for _ in 0..<lookups {
-                    if let p = try Person.fetchOne(select, arguments: [Int64(generator.next() % UInt64(rows)) + 1]) { checksum &+= p.name.utf8.count }
+                    if let p = try Person.fetchOne(select, arguments: [Int64(generator.next() % UInt64(rows)) + 1]) {
+                        checksum &+= p.name.utf8.count
+                        counted += 1
+                    }
                 }
             }
         }
@@ -158,7 +166,13 @@ do {
         FileHandle.standardError.write(Data("grdb-peer: unknown workload \(workload)\n".utf8))
         exit(2)
     }
-    print("{\"seconds\": \(elapsed), \"checksum\": \(checksum)}")
+    #if DEBUG
+    let debug = true
+    #else
+    let debug = false
+    #endif
+    let sqlite = try queue.read { try String.fetchOne($0, sql: "SELECT sqlite_version()") } ?? "?"
+    print("{\"seconds\": \(elapsed), \"checksum\": \(checksum), \"rows\": \(counted), \"debug\": \(debug), \"sqlite\": \"\(sqlite)\"}")
 } catch {
     FileHandle.standardError.write(Data("grdb-peer: \(error)\n".utf8))
     exit(1)

@@ -14,16 +14,22 @@ double c_insert_rows(const char *path, const char *key_hex, int64_t rows,
                      const char *const *names, const char *const *emails, int32_t pool_size);
 
 /// Reads every row of `person` (5 columns), copying the text columns out.
-/// `checksum` receives a value derived from the data, so nothing is optimised away.
-double c_read_rows(const char *path, const char *key_hex, int64_t *checksum);
+/// `checksum` receives a value derived from the data, so nothing is optimised away,
+/// and `rows_read` the rows read (the caller checks the count).
+double c_read_rows(const char *path, const char *key_hex, int64_t *checksum, int64_t *rows_read);
 
 /// The same read into a struct that owns its text as a Swift String does:
 /// a text of more than 15 bytes copied to the heap (malloc, memcpy) and
 /// freed after use; up to 15 bytes, kept inline.
-double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksum);
+double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksum, int64_t *rows_read);
 
 /// `lookups` reads of one row by a random primary key (SplitMix64 from
 /// `seed`, ids 1…`rows`), all 5 columns, on one connection.
 double c_point_lookups(const char *path, const char *key_hex, int64_t rows, int64_t lookups, uint64_t seed, int64_t *checksum);
+
+/// Seconds per AES-256-GCM seal of one 64-byte message through libcrypto's
+/// EVP interface, as a C program seals values: the context keyed once, then
+/// for each message a new nonce, the update, the final and the tag.
+double c_gcm_seal_64(int64_t count, int64_t *checksum);
 
 #endif

@@ -120,6 +120,23 @@ struct WorkloadResult: Codable, Sendable {
         return a / b
     }
 
+    /// The median of `name`'s ratios to `other` round by round (the
+    /// samples are recorded in round order, every contender once a round);
+    /// nil when their rounds differ in number or a ratio cannot be taken.
+    func pairedRatio(_ name: String, to other: String) -> Double? {
+        guard let a = contender(name)?.samples.values, let b = contender(other)?.samples.values,
+              !a.isEmpty, a.count == b.count, b.allSatisfy({ $0 > 0 }) else { return nil }
+        var ratios = Samples()
+        zip(a, b).forEach { ratios.add($0 / $1) }
+        return ratios.median
+    }
+
+    /// `name`'s minimum over `other`'s minimum.
+    func ratioOfMinimums(_ name: String, to other: String) -> Double? {
+        guard let a = contender(name)?.samples.minimum, let b = contender(other)?.samples.minimum, a.isFinite, b > 0 else { return nil }
+        return a / b
+    }
+
     /// Evaluates the targets on the medians.
     mutating func evaluateTargets() {
         for i in targets.indices {

@@ -18,6 +18,17 @@ struct Environment: Codable, Sendable {
     var systemSQLite: String
     var openssl: String
     var workDirectory: String
+    /// The commit measured ("-dirty" with uncommitted changes), the build
+    /// configuration, and the GRDB version the peer pins (absent in reports
+    /// of earlier harnesses).
+    var commit: String?
+    var build: String?
+    var grdb: String?
+
+    /// "Strongroom COMMIT (release build), GRDB VERSION".
+    var measured: String {
+        "Strongroom \(commit ?? "unknown commit") (\(build ?? "unknown") build), GRDB \(grdb ?? "unknown")"
+    }
 
     /// "CPU, N cores, M GiB, files on DISK, Linux KERNEL".
     var machine: String { "\(cpuModel), \(cores) cores, \(memoryGiB) GiB, files on \(diskKind), Linux \(kernel)" }
@@ -45,7 +56,26 @@ struct Environment: Codable, Sendable {
             sqlcipherSQLite: sqliteVersion ?? "unknown",
             systemSQLite: firstLine(ofCommand: "sqlite3", ["--version"]).map { String($0.split(separator: " ").first ?? "") } ?? "not installed",
             openssl: firstLine(ofCommand: "openssl", ["version"]) ?? "unknown",
-            workDirectory: workDirectory)
+            workDirectory: workDirectory,
+            commit: firstLine(ofCommand: "git", ["rev-parse", "--short", "HEAD"]).map { commit in
+                (firstLine(ofCommand: "git", ["status", "--porcelain", "--untracked-files=no"]) ?? "").isEmpty ? commit : commit + "-dirty"
+            },
+            build: buildConfiguration,
+            grdb: pinnedGRDB())
+    }
+
+    #if DEBUG
+    static let buildConfiguration = "debug"
+    #else
+    static let buildConfiguration = "release"
+    #endif
+
+    /// The exact GRDB version `GRDBPeer/Package.swift` pins.
+    static func pinnedGRDB() -> String? {
+        guard let manifest = try? String(contentsOfFile: "GRDBPeer/Package.swift", encoding: .utf8),
+              let line = manifest.split(separator: "\n").first(where: { $0.contains("GRDB.swift") && $0.contains("exact:") }),
+              let version = line.split(separator: "\"").dropFirst(3).first else { return nil }
+        return String(version)
     }
 
     /// The filesystem type of `path` and whether its block device spins

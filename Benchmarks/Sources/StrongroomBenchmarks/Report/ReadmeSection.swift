@@ -20,7 +20,7 @@ struct ReadmeSection {
     var text: String {
         let e = report.environment
         var lines = [Self.begin, ""]
-        lines.append("Run of \(e.date.prefix(10)) on \(e.machine); \(e.swift); SQLCipher \(e.sqlcipher) on SQLite \(e.sqlcipherSQLite) (Strongroom and C), GRDB on the system's SQLite \(e.systemSQLite); \(e.openssl).")
+        lines.append("Run of \(e.date.prefix(10)) on \(e.machine); \(e.swift); SQLCipher \(e.sqlcipher) on SQLite \(e.sqlcipherSQLite) (Strongroom and C), GRDB on the system's SQLite \(e.systemSQLite); \(e.openssl); \(e.measured).")
         lines.append("Every sample, table and note: [\(resultsLink)/report.md](\(resultsLink)/report.md) and [report.json](\(resultsLink)/report.json).")
         lines.append("")
         lines.append("![Strongroom against C, GRDB, the sqlcipher shell and openssl speed](\(resultsLink)/report.svg)")
@@ -66,6 +66,9 @@ struct ReadmeSection {
             report = try decoder.decode(Report.self, from: data)
         } catch {
             throw BenchmarkError("The published report at \(json) is not one this harness wrote (\(error)).")
+        }
+        guard report.settings["quick"] == "false" else {
+            throw BenchmarkError("The report at \(json) is not of a full run (quick: \(report.settings["quick"] ?? "unknown")): publish a full `make bench PUBLISH=1`.")
         }
         return ReadmeSection(report: report, resultsLink: relativePath(of: results, from: URL(fileURLWithPath: readmePath).deletingLastPathComponent().path))
     }

@@ -33,7 +33,7 @@ struct SVGReport {
         let e = report.environment
         body.append(text(10, y, "Strongroom benchmark report, \(e.date.prefix(10)): \(e.cpuModel), \(e.cores) cores, \(e.memoryGiB) GiB, \(e.diskKind)", size: 14, weight: "bold"))
         y += 18
-        body.append(text(10, y, "SQLCipher \(e.sqlcipher) / SQLite \(e.sqlcipherSQLite); GRDB on system SQLite \(e.systemSQLite); medians, bars scaled per workload; lower is faster", size: 11, fill: "#555"))
+        body.append(text(10, y, "SQLCipher \(e.sqlcipher) / SQLite \(e.sqlcipherSQLite); GRDB on system SQLite \(e.systemSQLite); medians, bars scaled per workload; lower is faster unless marked higher is better", size: 11, fill: "#555"))
         y += 16
 
         // Bars: the largest size of each workload.
@@ -46,7 +46,7 @@ struct SVGReport {
         for name in order {
             guard let w = largest[name] else { continue }
             y += 18
-            body.append(text(10, y, "\(w.name) (\(formattedSize(w.size)))", size: 12, weight: "bold"))
+            body.append(text(10, y, "\(w.name) (\(formattedSize(w.size)))\(w.lowerIsBetter ? "" : ", higher is better")", size: 12, weight: "bold"))
             let scale = w.contenders.map { $0.samples.median }.filter(\.isFinite).max() ?? 1
             let c = w.c
             var colors = Colors()

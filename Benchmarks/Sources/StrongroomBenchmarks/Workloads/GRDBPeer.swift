@@ -5,6 +5,8 @@ import Foundation
 /// time is the one it measures around its loop, as ours and C's are.
 struct GRDBPeer {
     let executable: String
+    /// A debug build of the peer is refused unless this is set (a quick run).
+    var allowDebug = false
 
     /// The peer's built executable, or nil: the release build, or the
     /// debug one only when `allowDebug` (a quick run, whose figures mean
@@ -12,10 +14,12 @@ struct GRDBPeer {
     static func locate(_ explicit: String?, allowDebug: Bool) -> GRDBPeer? {
         let base = "\(FileManager.default.currentDirectoryPath)/GRDBPeer/.build"
         let candidates = explicit.map { [$0] } ?? ["\(base)/release/GRDBPeer"] + (allowDebug ? ["\(base)/debug/GRDBPeer"] : [])
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map(GRDBPeer.init)
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map { GRDBPeer(executable: $0, allowDebug: allowDebug) }
     }
 
-    /// Runs `workload` (see the peer's main.swift) and returns its seconds.
+    /// Runs `workload` (see the peer's main.swift) and returns its seconds,
+    /// after checking that it handled every row (every lookup found one)
+    /// and, in a full run, that it is a release build.
     func run(_ workload: String, path: String, rows: Int, lookups: Int = 0) throws -> Double {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -25,9 +29,16 @@ struct GRDBPeer {
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        struct Answer: Decodable { let seconds: Double; let checksum: Int }
+        struct Answer: Decodable { let seconds: Double; let checksum: Int; let rows: Int; let debug: Bool }
         guard process.terminationStatus == 0, let answer = try? JSONDecoder().decode(Answer.self, from: data), answer.checksum > 0 else {
             throw BenchmarkError("the GRDB peer failed: \(workload) \(path)")
+        }
+        let expected = workload == "lookups" ? lookups : rows
+        guard answer.rows == expected else {
+            throw BenchmarkError("the GRDB peer's \(workload) handled \(answer.rows) rows, expected \(expected): its figure would not be the same work")
+        }
+        guard allowDebug || !answer.debug else {
+            throw BenchmarkError("\(executable) is a debug build: a full run times the release build (swift build -c release --package-path GRDBPeer)")
         }
         return answer.seconds
     }

@@ -15,10 +15,10 @@ struct PersonRecord {
 
 /// `@Table` records and rows read in place, against the same loops in C.
 enum RecordScenarios {
-    static func cReadOwned(path: String, keyHex: String) throws -> Double {
-        var checksum: Int64 = 0
-        let elapsed = c_read_rows_owned(path, keyHex, &checksum)
-        guard elapsed >= 0, checksum != 0 else { throw BenchmarkError("the C read loop (owned text) failed") }
+    static func cReadOwned(path: String, keyHex: String, expectedRows: Int) throws -> Double {
+        var checksum: Int64 = 0, rows: Int64 = 0
+        let elapsed = c_read_rows_owned(path, keyHex, &checksum, &rows)
+        guard elapsed >= 0, checksum != 0, rows == expectedRows else { throw BenchmarkError("the C read loop (owned text) failed (\(rows) rows of \(expectedRows))") }
         return elapsed
     }
 
@@ -102,14 +102,17 @@ enum RecordScenarios {
         let db = try Connection(path: path, configuration: Configuration(key: key))
         let select = try db.cachedStatement(sql: Scenarios.selectAll + " WHERE id = ?")
         var generator = SplitMix64(seed: 7)
-        var checksum = 0
+        var checksum = 0, found = 0
         let elapsed = try seconds {
             for _ in 0..<lookups {
                 let id = Int64(generator.next() % UInt64(rows)) + 1
-                if let person = try select.fetchOne(PersonRecord.self, arguments: [id]) { checksum &+= person.name.utf8.count }
+                if let person = try select.fetchOne(PersonRecord.self, arguments: [id]) {
+                    checksum &+= person.name.utf8.count
+                    found += 1
+                }
             }
         }
-        guard checksum > 0 else { throw BenchmarkError("no lookup found its row") }
+        guard checksum > 0, found == lookups else { throw BenchmarkError("\(found) of \(lookups) lookups found their row") }
         return elapsed
     }
 }

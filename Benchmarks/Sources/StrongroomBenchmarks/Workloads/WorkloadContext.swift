@@ -59,8 +59,8 @@ struct WorkloadContext {
                 "Strongroom statement reads by position through `RowView` and makes `String`s; \"text in place\" reads the texts' bytes as the C loop does (`withTextBytes`).",
                 "\"C owning text\" copies a text over 15 bytes to the heap and frees it, as a Swift `String` does; \"Swift Strings alone\" makes a row's two `String`s from the same bytes with no SQLite: the cost any read into `String` properties pays and the C loop does not.",
             ], [
-                Contender(name: "C", role: .c) { try Scenarios.cRead(path: encrypted, keyHex: keyHex) },
-                Contender(name: "C owning text", role: .c) { try RecordScenarios.cReadOwned(path: encrypted, keyHex: keyHex) },
+                Contender(name: "C", role: .c) { try Scenarios.cRead(path: encrypted, keyHex: keyHex, expectedRows: rows) },
+                Contender(name: "C owning text", role: .c) { try RecordScenarios.cReadOwned(path: encrypted, keyHex: keyHex, expectedRows: rows) },
                 Contender(name: "Swift Strings alone", role: .tool) { try RecordScenarios.stringFloor(rows: rows, data: data) },
                 Contender(name: "Strongroom statement", role: .ours) { try RecordScenarios.positionalRead(path: encrypted, key: key, expectedRows: rows) },
                 Contender(name: "Strongroom text in place", role: .ours) { try RecordScenarios.positionalReadInPlace(path: encrypted, key: key, expectedRows: rows) },
