@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme clean
+.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -89,6 +89,16 @@ bench: setup
 ## bench-readme: rewrite the README's performance section, report.md and report.svg from Benchmarks/results/report.json
 bench-readme: setup
 	cd Benchmarks && swift run StrongroomBenchmarks --readme-write
+
+## stress: the crash trials with 200 kills each (STRESS_TRIALS=N for another count); writes RELIABILITY.md
+## from their results (Scripts/reliability.py), dated with the machine
+STRESS_TRIALS ?= 200
+stress: setup test-setup
+	rm -rf .build/stress && mkdir -p .build/stress
+	STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) STRONGROOM_STRESS_RESULTS=$(CURDIR)/.build/stress \
+	  swift test --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|RekeyCrashTests'
+	python3 Scripts/reliability.py .build/stress > RELIABILITY.md
+	@echo "RELIABILITY.md written from .build/stress/"
 
 clean:
 	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo

@@ -61,27 +61,36 @@ struct RekeyCrashTests {
         full.waitUntilExit()
         #expect(full.terminationStatus == 0)
         let elapsed = clock.now - started
-        let window = max(Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000), 10)
+        let window = CrashTrials.milliseconds(elapsed)
         #expect(keysThatOpen(database, [oldKey, newKey]) == [1])
 
-        let trials = 12
-        var outcomes = ["old key": 0, "new key": 0], killedBeforeExit = 0
-        for trial in 0..<trials {
+        var trials = CrashTrials("rekey (strongroom rekey)", defaultCount: 12)
+        let seededBytes = Fixtures.bytes(of: seeded)
+        for trial in 0..<trials.count {
             try reset()
             let rekey = try rekeyProcess(database)
-            usleep(UInt32(Int.random(in: 0...(window * 11 / 10)) * 1000))
+            usleep(CrashTrials.killDelay(window: window))
             kill(rekey.processIdentifier, SIGKILL)
             rekey.waitUntilExit()
-            if rekey.terminationReason == .uncaughtSignal { killedBeforeExit += 1 }
+            if rekey.terminationReason == .uncaughtSignal {
+                trials.killedBeforeExit += 1
+                // Inside the rekey: it had begun writing (a journal, or pages changed).
+                let journal = ["-journal", "-wal"].contains { FileManager.default.fileExists(atPath: database + $0) }
+                if journal || Fixtures.bytes(of: database) != seededBytes { trials.killedInside += 1 }
+            }
 
             let opening = keysThatOpen(database, [oldKey, newKey])
             #expect(opening.count == 1, "trial \(trial): keys that open the file: \(opening)")
-            guard let which = opening.first else { continue }
-            outcomes[which == 0 ? "old key" : "new key", default: 0] += 1
+            guard let which = opening.first else {
+                trials.failures += 1
+                continue
+            }
+            trials.outcomes[which == 0 ? "old key" : "new key", default: 0] += 1
             let db = try Connection(path: database, configuration: Configuration(key: which == 0 ? oldKey : newKey))
-            #expect(try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"], "trial \(trial)")
-            #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") == Self.rows, "trial \(trial)")
-            #expect(try db.fetchOne(Int.self, sql: "SELECT sum(amount) FROM ledger") == Self.rows * (Self.rows + 1) / 2, "trial \(trial)")
+            let intact = try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"]
+                && db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") == Self.rows
+                && db.fetchOne(Int.self, sql: "SELECT sum(amount) FROM ledger") == Self.rows * (Self.rows + 1) / 2
+            #expect(intact, "trial \(trial): integrity_check, row count and sum")
             db.close()
 
             // The next run finishes the work: from the old key, a rekey;
@@ -89,12 +98,13 @@ struct RekeyCrashTests {
             // and the file stays as it is.
             let again = try rekeyProcess(database)
             again.waitUntilExit()
-            #expect(keysThatOpen(database, [oldKey, newKey]) == [1], "trial \(trial): after the second run")
-            if which == 0 { #expect(again.terminationStatus == 0, "trial \(trial)") }
+            let finished = keysThatOpen(database, [oldKey, newKey]) == [1] && (which == 1 || again.terminationStatus == 0)
+            #expect(finished, "trial \(trial): after the second run")
+            if !intact || !finished { trials.failures += 1 }
         }
-        print("rekey kills: \(outcomes), \(killedBeforeExit) before exit, window \(window) ms")
-        #expect(outcomes.values.reduce(0, +) == trials)
-        // Kills must land while the command runs, not only after it.
-        #expect(killedBeforeExit >= 3, "only \(killedBeforeExit) of \(trials) kills landed before the command exited: \(outcomes)")
+        try trials.record()
+        #expect(trials.outcomes.values.reduce(0, +) == trials.count)
+        // Kills must land inside the rewrite, not only before or after it.
+        #expect(trials.killedInside >= max(2, trials.count / 6), "only \(trials.killedInside) of \(trials.count) kills landed inside the rekey: \(trials.outcomes)")
     }
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Writes RELIABILITY.md from the results `make stress` collected.
+
+usage: reliability.py RESULTS_DIR > RELIABILITY.md
+
+RESULTS_DIR holds one OPERATION.json per crash trial set (written by the
+tests through StrongroomTestSupport's CrashTrials). Nothing here is typed
+by hand: rerun `make stress` to change it.
+"""
+import datetime
+import glob
+import json
+import os
+import platform
+import sys
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, Linux {platform.release()}"
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    results = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json")))]
+    if not results:
+        sys.exit(f"reliability.py: no results in {sys.argv[1]}: run make stress")
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    print("# Reliability")
+    print()
+    print("<!-- Written by `make stress` (Scripts/reliability.py) from its results: rerun it, do not edit. -->")
+    print()
+    print(f"Run of {today} on {machine()}.")
+    print()
+    print("## Crashes: child processes killed with SIGKILL at random moments")
+    print()
+    print("After every kill the database must open with the right key (for rekey: the old or the new, never neither),")
+    print("pass `integrity_check` (and `foreign_key_check` where there are foreign keys), be at the version before or")
+    print("after, keep every row, and the next run must complete the work. A failure fails `make stress`.")
+    print()
+    print("| operation | trials | killed before exit | killed inside the operation | outcomes | failures | duration |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(r["outcomes"].items()))
+        held = "0 ✓" if r["failures"] == 0 else f"{r['failures']} ✗"
+        print(f"| {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {r['killed_inside']} | {outcomes} | {held} | {r['seconds']:.0f} s |")
+    print()
+    print("\"Killed inside\": the kill landed after the operation had begun writing (its lock file, a journal, or changed")
+    print("pages) and before it finished. `make test` runs the same trials with fewer kills (12 and 24).")
+
+
+if __name__ == "__main__":
+    main()
