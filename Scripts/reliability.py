@@ -55,7 +55,7 @@ def main():
         print(f"| {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {r['killed_inside']} | {outcomes} | {held} | {r['seconds']:.0f} s |")
     print()
     print("\"Killed inside\": the kill landed after the operation had begun writing (its lock file, a journal, or changed")
-    print("pages) and before it finished. `make test` runs the same trials with fewer kills (12 and 24).")
+    print("pages) and before it finished. `make test` runs the same trials with fewer kills (12 or 24 each).")
 
 
 if __name__ == "__main__":

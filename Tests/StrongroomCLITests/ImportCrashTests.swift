@@ -1,0 +1,101 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+/// `strongroom import` killed with SIGKILL at random moments (issue 12's
+/// crash harness, plaintext import): the destination is either absent or a
+/// whole, verified copy that opens with the key; the plaintext source is
+/// untouched; and the next run completes the import and clears what the
+/// killed one left beside the destination.
+@Suite("import killed with SIGKILL")
+struct ImportCrashTests {
+    let dir = TemporaryDirectory()
+    static let rows = 80_000
+
+    func importProcess() throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.strongroomBinary)
+        process.arguments = ["import", "--from", "plain.sqlite", "--database", "out.db", "--key-file", "db.key"]
+        process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// The temporary copies an import makes beside its destination.
+    func leftovers() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix(".strongroom-") }
+    }
+
+    /// Whether `out.db` is the whole copy: it opens with `key`, passes
+    /// integrity_check and holds every row of the source.
+    func isWholeCopy(key: DatabaseKey) -> Bool {
+        guard let db = try? Connection(path: dir.file("out.db"), configuration: Configuration(key: key)) else { return false }
+        defer { db.close() }
+        return (try? db.fetchAll(String.self, sql: "PRAGMA integrity_check")) == ["ok"]
+            && (try? db.fetchOne(Int.self, sql: "SELECT count(*) FROM invoice")) == Self.rows
+            && (try? db.fetchOne(Int.self, sql: "SELECT sum(total) FROM invoice")) == Self.rows * (Self.rows + 1) / 2
+    }
+
+    @Test func aKilledImportLeavesNothingOrTheWholeCopy() throws {
+        let key = DatabaseKey.generate()
+        try KeyFile.write(key, to: dir.file("db.key"))
+        do {
+            let plain = try Connection(path: dir.file("plain.sqlite"), configuration: .plaintext)
+            try plain.execute(sql: """
+                CREATE TABLE invoice(id INTEGER PRIMARY KEY, customer TEXT NOT NULL, total INTEGER NOT NULL);
+                INSERT INTO invoice(customer, total) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(Self.rows))
+                  SELECT 'customer ' || i, i FROM n;
+                CREATE INDEX invoice_customer ON invoice(customer);
+                PRAGMA journal_mode = DELETE;
+                """)
+            plain.close()
+        }
+        let source = Fixtures.bytes(of: dir.file("plain.sqlite"))
+        func reset() {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(dir.file("out.db") + suffix) }
+        }
+
+        // How long an uninterrupted import takes, to spread the kills over it.
+        let clock = ContinuousClock()
+        let started = clock.now
+        let full = try importProcess()
+        full.waitUntilExit()
+        #expect(full.terminationStatus == 0)
+        let window = CrashTrials.milliseconds(clock.now - started)
+        #expect(isWholeCopy(key: key))
+
+        var trials = CrashTrials("plaintext import (strongroom import)", defaultCount: 12)
+        for trial in 0..<trials.count {
+            reset()
+            let importer = try importProcess()
+            usleep(CrashTrials.killDelay(window: window))
+            kill(importer.processIdentifier, SIGKILL)
+            importer.waitUntilExit()
+            let killed = importer.terminationReason == .uncaughtSignal
+            if killed { trials.killedBeforeExit += 1 }
+            // Inside the import: its temporary copy had been made.
+            if killed && !leftovers().isEmpty { trials.killedInside += 1 }
+
+            let exists = FileManager.default.fileExists(atPath: dir.file("out.db"))
+            trials.outcomes[exists ? "whole copy" : "no destination", default: 0] += 1
+            let intact = (!exists || isWholeCopy(key: key)) && Fixtures.bytes(of: dir.file("plain.sqlite")) == source
+            #expect(intact, "trial \(trial): the destination is absent or whole, the source untouched")
+
+            // The next run completes the work and clears the killed run's copy.
+            var finished = true
+            if !exists {
+                let rerun = try importProcess()
+                rerun.waitUntilExit()
+                finished = rerun.terminationStatus == 0 && isWholeCopy(key: key) && leftovers().isEmpty
+                #expect(finished, "trial \(trial): the next run; left beside it: \(leftovers())")
+            }
+            if !intact || !finished { trials.failures += 1 }
+        }
+        try trials.record()
+        #expect(trials.outcomes.values.reduce(0, +) == trials.count)
+        #expect(trials.killedInside >= max(2, trials.count / 6), "only \(trials.killedInside) of \(trials.count) kills landed inside the import: \(trials.outcomes)")
+    }
+}
