@@ -97,7 +97,7 @@ stress: setup test-setup
 	rm -rf .build/stress && mkdir -p .build/stress
 	STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) STRONGROOM_STRESS_RESULTS=$(CURDIR)/.build/stress \
 	  swift test --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|RekeyCrashTests|ImportCrashTests'
-	python3 Scripts/reliability.py .build/stress > RELIABILITY.md
+	python3 Scripts/reliability.py .build/stress $(STRESS_TRIALS) 3 > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 	@echo "RELIABILITY.md written from .build/stress/"
 
 clean:

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Writes RELIABILITY.md from the results `make stress` collected.
 
-usage: reliability.py RESULTS_DIR > RELIABILITY.md
+usage: reliability.py RESULTS_DIR TRIALS OPERATIONS > RELIABILITY.md
+
+TRIALS is the number of kills each operation must show, OPERATIONS how many
+operations must have reported: a missing or short set fails, rather than
+leaving its row out.
 
 RESULTS_DIR holds one OPERATION.json per crash trial set (written by the
 tests through StrongroomTestSupport's CrashTrials). Nothing here is typed
@@ -29,11 +33,15 @@ def machine():
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 4:
         sys.exit(__doc__)
+    trials, operations = int(sys.argv[2]), int(sys.argv[3])
     results = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json")))]
-    if not results:
-        sys.exit(f"reliability.py: no results in {sys.argv[1]}: run make stress")
+    if len(results) != operations:
+        sys.exit(f"reliability.py: {len(results)} operations reported in {sys.argv[1]}, expected {operations}: run make stress")
+    short = [r["operation"] for r in results if r["trials"] != trials]
+    if short:
+        sys.exit(f"reliability.py: not {trials} trials: {', '.join(short)}")
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print("# Reliability")
     print()
@@ -54,8 +62,11 @@ def main():
         held = "0 ✓" if r["failures"] == 0 else f"{r['failures']} ✗"
         print(f"| {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {r['killed_inside']} | {outcomes} | {held} | {r['seconds']:.0f} s |")
     print()
-    print("\"Killed inside\": the kill landed after the operation had begun writing (its lock file, a journal, or changed")
-    print("pages) and before it finished. `make test` runs the same trials with fewer kills (12 or 24 each).")
+    print("\"Killed before exit\": SIGKILL ended the child (any other end of a child is a failure). \"Killed inside\": migrate,")
+    print("killed after taking its lock and before its commit; rekey, killed after the rewrite had begun (WAL frames or")
+    print("changed pages) and before its commit (the old key still opens the file); import, killed after making its")
+    print("temporary copy. Every check opens a copy of what the kill left, so the next run starts from the crash state.")
+    print("`make test` runs the same trials with 12 or 24 kills each.")
 
 
 if __name__ == "__main__":

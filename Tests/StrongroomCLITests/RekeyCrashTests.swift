@@ -10,7 +10,7 @@ import Testing
 @Suite("rekey killed with SIGKILL")
 struct RekeyCrashTests {
     let dir = TemporaryDirectory()
-    static let rows = 60_000
+    static let rows = 150_000
 
     func rekeyProcess(_ database: String) throws -> Process {
         let process = Process()
@@ -64,47 +64,67 @@ struct RekeyCrashTests {
         let window = CrashTrials.milliseconds(elapsed)
         #expect(keysThatOpen(database, [oldKey, newKey]) == [1])
 
-        var trials = CrashTrials("rekey (strongroom rekey)", defaultCount: 12)
+        var trials = CrashTrials("rekey (strongroom rekey)", defaultCount: 24)
         let seededBytes = Fixtures.bytes(of: seeded)
+        let probe = dir.file("probe.db")
+        /// Which keys open the crash state, each tried on its own copy of it.
+        func keysThatOpenTheCrashState() throws -> [Int] {
+            try [oldKey, newKey].indices.filter { i in
+                try CrashTrials.copyCrashState(of: database, to: probe)
+                return keysThatOpen(probe, [[oldKey, newKey][i]]) == [0]
+            }
+        }
+        /// Whether `key` opens the crash state (a copy) with every row intact.
+        func intact(under key: DatabaseKey, _ path: String) throws -> Bool {
+            let db = try Connection(path: path, configuration: Configuration(key: key))
+            defer { db.close() }
+            return try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"]
+                && db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") == Self.rows
+                && db.fetchOne(Int.self, sql: "SELECT sum(amount) FROM ledger") == Self.rows * (Self.rows + 1) / 2
+        }
         for trial in 0..<trials.count {
             try reset()
             let rekey = try rekeyProcess(database)
             usleep(CrashTrials.killDelay(window: window))
-            kill(rekey.processIdentifier, SIGKILL)
-            rekey.waitUntilExit()
-            if rekey.terminationReason == .uncaughtSignal {
-                trials.killedBeforeExit += 1
-                // Inside the rekey: it had begun writing (a journal, or pages changed).
-                let journal = ["-journal", "-wal"].contains { FileManager.default.fileExists(atPath: database + $0) }
-                if journal || Fixtures.bytes(of: database) != seededBytes { trials.killedInside += 1 }
-            }
+            let (killed, failure) = CrashTrials.kill(rekey)
+            #expect(failure == nil, "trial \(trial): the rekey \(failure ?? "")")
+            if killed { trials.killedBeforeExit += 1 }
+            // What SIGKILL left, before anything opens it: frames in the WAL
+            // or changed pages mean the rewrite had begun.
+            let walBytes = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
+            let begun = walBytes > 0 || FileManager.default.fileExists(atPath: database + "-journal") || Fixtures.bytes(of: database) != seededBytes
 
-            let opening = keysThatOpen(database, [oldKey, newKey])
+            let opening = try keysThatOpenTheCrashState()
             #expect(opening.count == 1, "trial \(trial): keys that open the file: \(opening)")
-            guard let which = opening.first else {
+            guard opening.count == 1, let which = opening.first else {
                 trials.failures += 1
                 continue
             }
-            trials.outcomes[which == 0 ? "old key" : "new key", default: 0] += 1
-            let db = try Connection(path: database, configuration: Configuration(key: which == 0 ? oldKey : newKey))
-            let intact = try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"]
-                && db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") == Self.rows
-                && db.fetchOne(Int.self, sql: "SELECT sum(amount) FROM ledger") == Self.rows * (Self.rows + 1) / 2
-            #expect(intact, "trial \(trial): integrity_check, row count and sum")
-            db.close()
+            switch (which, killed, begun) {
+            case (0, true, true):
+                trials.outcomes["old key: killed during the rewrite", default: 0] += 1
+                trials.killedInside += 1
+            case (0, _, _): trials.outcomes["old key: killed before the rewrite", default: 0] += 1
+            case (_, true, _): trials.outcomes["new key: killed after the commit", default: 0] += 1
+            default: trials.outcomes["new key: finished", default: 0] += 1
+            }
+            let whole = try intact(under: which == 0 ? oldKey : newKey, probe)
+            #expect(whole, "trial \(trial): integrity_check, row count and sum")
 
-            // The next run finishes the work: from the old key, a rekey;
-            // already under the new key, a rekey is refused for the wrong key
+            // The next run starts from what SIGKILL left (never opened by the
+            // checks) and finishes the work: from the old key, a rekey; under
+            // the new key, a rekey with the old key is refused (wrong key, 65)
             // and the file stays as it is.
             let again = try rekeyProcess(database)
             again.waitUntilExit()
-            let finished = keysThatOpen(database, [oldKey, newKey]) == [1] && (which == 1 || again.terminationStatus == 0)
-            #expect(finished, "trial \(trial): after the second run")
-            if !intact || !finished { trials.failures += 1 }
+            let finished = try again.terminationStatus == (which == 0 ? 0 : 65)
+                && keysThatOpenTheCrashState() == [1] && intact(under: newKey, probe)
+            #expect(finished, "trial \(trial): after the second run (exit \(again.terminationStatus))")
+            if failure != nil || !whole || !finished { trials.failures += 1 }
         }
         try trials.record()
-        #expect(trials.outcomes.values.reduce(0, +) == trials.count)
-        // Kills must land inside the rewrite, not only before or after it.
-        #expect(trials.killedInside >= max(2, trials.count / 6), "only \(trials.killedInside) of \(trials.count) kills landed inside the rekey: \(trials.outcomes)")
+        #expect(trials.failures == 0)
+        // Kills must land inside the rewrite (begun, not committed), not only before or after it.
+        #expect(trials.killedInside >= max(2, trials.count / 12), "only \(trials.killedInside) of \(trials.count) kills landed inside the rewrite: \(trials.outcomes)")
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The crash harness's trials: child processes killed with SIGKILL at
 /// random moments during an operation. `make test` runs each operation's
@@ -35,6 +35,36 @@ public struct CrashTrials {
     /// Milliseconds of `duration`, at least 10.
     public static func milliseconds(_ duration: Duration) -> Int {
         max(Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000), 10)
+    }
+
+    /// Sends SIGKILL to `process` unless it has already exited, waits for
+    /// it, and tells how it ended: `true` when the kill ended it, `false`
+    /// when it exited first. A death by any other signal, or an exit with
+    /// another status than `expectedStatus`, is a failure the caller records.
+    public static func kill(_ process: Process, expectedStatus: Int32 = 0) -> (killed: Bool, failure: String?) {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        switch process.terminationReason {
+        case .uncaughtSignal:
+            return process.terminationStatus == SIGKILL ? (true, nil) : (true, "died of signal \(process.terminationStatus), not the SIGKILL")
+        case .exit:
+            return process.terminationStatus == expectedStatus ? (false, nil) : (false, "exited with \(process.terminationStatus) before the kill")
+        @unknown default:
+            return (false, "ended in an unknown way")
+        }
+    }
+
+    /// Copies the files a crash left (`path` and its `-wal`, `-shm` and
+    /// `-journal`) to `copy`, so that a check can open the copy without
+    /// changing the crash state (opening recovers a journal, checkpoints
+    /// a WAL) that the next run must start from.
+    public static func copyCrashState(of path: String, to copy: String) throws {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            unlink(copy + suffix)
+            if FileManager.default.fileExists(atPath: path + suffix) {
+                try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+            }
+        }
     }
 
     /// Writes `OPERATION.json` into `STRONGROOM_STRESS_RESULTS`, when set.
