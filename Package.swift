@@ -127,6 +127,13 @@ let package = Package(
             dependencies: ["Strongroom"],
             path: "Examples/Photos"
         ),
+        // The reliability tests' child process: a pool killed during rekey,
+        // a pool under load, a process whose memory is dumped after its keys go.
+        .executableTarget(
+            name: "reliability-child",
+            dependencies: ["Strongroom", "StrongroomFields"],
+            path: "Tests/ReliabilityChild"
+        ),
         .target(
             name: "StrongroomTestSupport",
             dependencies: ["CFaultVFS", .product(name: "Logging", package: "swift-log")],
@@ -183,6 +190,13 @@ let package = Package(
         .testTarget(
             name: "StrongroomCLITests",
             dependencies: ["StrongroomCLI", "Strongroom", "StrongroomFields", "StrongroomTestSupport"]
+        ),
+        // Issue 12's reliability suite: crashes (SIGKILL), faults, tampering,
+        // leaks and load, on real files and real processes (make stress
+        // runs it with 200 kills and 60 s of load, and writes RELIABILITY.md).
+        .testTarget(
+            name: "StrongroomReliabilityTests",
+            dependencies: ["StrongroomCLI", "reliability-child", "Strongroom", "StrongroomFields", "StrongroomMigrations", "StrongroomTestSupport"]
         ),
     ]
 )

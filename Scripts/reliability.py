@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
-"""Writes RELIABILITY.md from the results `make stress` collected.
+"""Writes RELIABILITY.md from the results in Reliability/results/.
 
-usage: reliability.py RESULTS_DIR TRIALS OPERATIONS > RELIABILITY.md
+usage: reliability.py [--stress TRIALS OPERATIONS] [--fuzz EXECUTIONS TARGETS] [--sanitizers]
+                      > RELIABILITY.md
 
-TRIALS is the number of kills each operation must show, OPERATIONS how many
-operations must have reported: a missing or short set fails, rather than
-leaving its row out.
+Each run writes its own folder of Reliability/results/ (committed), then
+calls this script to write the whole page again from every folder:
 
-RESULTS_DIR holds one OPERATION.json per crash trial set (written by the
-tests through StrongroomTestSupport's CrashTrials). Nothing here is typed
-by hand: rerun `make stress` to change it.
+  make stress      crashes/ faults/ tampering/ leaks/ load/   (the tests, through
+                   StrongroomTestSupport's ReliabilityResults)   --stress 200 N
+  make fuzz        fuzz/        (Scripts/fuzz.sh)                --fuzz 1000000 N
+  make sanitize    sanitizers/  (Scripts/sanitize.sh)            --sanitizers
+
+The flag of the run that just finished checks its own results: a missing
+operation, a short trial count or too few executions fails, rather than
+leaving a row out; it also stamps that run's date and machine
+(Reliability/results/RUN.run.json). Nothing in RELIABILITY.md is typed by
+hand: rerun the make target to change it.
 """
 import datetime
 import glob
@@ -17,6 +24,12 @@ import json
 import os
 import platform
 import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Reliability", "results")
+
+
+def fail(message):
+    sys.exit(f"reliability.py: {message}")
 
 
 def machine():
@@ -32,41 +45,169 @@ def machine():
     return f"{model}, {os.cpu_count()} cores, Linux {platform.release()}"
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    trials, operations = int(sys.argv[2]), int(sys.argv[3])
-    results = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json")))]
-    if len(results) != operations:
-        sys.exit(f"reliability.py: {len(results)} operations reported in {sys.argv[1]}, expected {operations}: run make stress")
-    short = [r["operation"] for r in results if r["trials"] != trials]
+def load(kind):
+    return [json.load(open(p)) for p in sorted(glob.glob(os.path.join(ROOT, kind, "*.json")))]
+
+
+def stamp(run):
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with open(os.path.join(ROOT, f"{run}.run.json"), "w") as f:
+        json.dump({"date": now, "machine": machine()}, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def run_line(run, command):
+    path = os.path.join(ROOT, f"{run}.run.json")
+    if not os.path.exists(path):
+        return f"Not run yet: `{command}`."
+    stamped = json.load(open(path))
+    return f"`{command}`, run of {stamped['date']} on {stamped['machine']}."
+
+
+def held(failures):
+    return "0 ✓" if failures == 0 else f"{failures} ✗"
+
+
+def check_stress(trials, operations):
+    crashes = load("crashes")
+    if len(crashes) != operations:
+        fail(f"{len(crashes)} crash operations reported, expected {operations}: run make stress")
+    short = [r["operation"] for r in crashes if r["trials"] != trials]
     if short:
-        sys.exit(f"reliability.py: not {trials} trials: {', '.join(short)}")
-    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print("# Reliability")
-    print()
-    print("<!-- Written by `make stress` (Scripts/reliability.py) from its results: rerun it, do not edit. -->")
-    print()
-    print(f"Run of {today} on {machine()}.")
-    print()
+        fail(f"not {trials} trials: {', '.join(short)}")
+    for kind in ("faults", "tampering", "leaks", "load"):
+        if not load(kind):
+            fail(f"no {kind} results: run make stress")
+    stamp("stress")
+
+
+def check_fuzz(executions, targets):
+    fuzz = load("fuzz")
+    if len(fuzz) != targets:
+        fail(f"{len(fuzz)} fuzz targets reported, expected {targets}: run make fuzz")
+    short = [r["target"] for r in fuzz if r["executions"] < executions]
+    if short:
+        fail(f"fewer than {executions} executions: {', '.join(short)}")
+    stamp("fuzz")
+
+
+def check_sanitizers():
+    found = {r["sanitizer"] for r in load("sanitizers")}
+    if found != {"thread", "address"}:
+        fail(f"sanitizer results for {sorted(found)}, expected address and thread: run make sanitize")
+    stamp("sanitizers")
+
+
+def crashes_section():
+    rows = load("crashes")
     print("## Crashes: child processes killed with SIGKILL at random moments")
     print()
+    print(run_line("stress", "make stress"))
+    print()
     print("After every kill the database must open with the right key (for rekey: the old or the new, never neither),")
-    print("pass `integrity_check` (and `foreign_key_check` where there are foreign keys), be at the version before or")
-    print("after, keep every row, and the next run must complete the work. A failure fails `make stress`.")
+    print("pass `integrity_check` and `foreign_key_check`, be at the version before or after, keep every row, open every")
+    print("sealed value, and the next run must complete the work. A failure fails `make stress`.")
     print()
     print("| operation | trials | killed before exit | killed inside the operation | outcomes | failures | duration |")
     print("|---|---|---|---|---|---|---|")
-    for r in results:
+    for r in rows:
         outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(r["outcomes"].items()))
-        held = "0 ✓" if r["failures"] == 0 else f"{r['failures']} ✗"
-        print(f"| {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {r['killed_inside']} | {outcomes} | {held} | {r['seconds']:.0f} s |")
+        print(f"| {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {r['killed_inside']} | {outcomes} "
+              f"| {held(r['failures'])} | {r['seconds']:.0f} s |")
     print()
-    print("\"Killed before exit\": SIGKILL ended the child (any other end of a child is a failure). \"Killed inside\": migrate,")
-    print("killed after taking its lock and before its commit; rekey, killed after the rewrite had begun (WAL frames or")
-    print("changed pages) and before its commit (the old key still opens the file); import, killed after making its")
-    print("temporary copy. Every check opens a copy of what the kill left, so the next run starts from the crash state.")
-    print("`make test` runs the same trials with 12 or 24 kills each.")
+    print("\"Killed before exit\": SIGKILL ended the child (any other end of a child is a failure). \"Killed inside\": killed")
+    print("after the operation had begun changing the file (its lock taken, WAL frames or changed pages, a temporary copy,")
+    print("a batch committed) and before it finished. Every check opens a copy of what the kill left, so the next run")
+    print("starts from the crash state. `make test` runs the same trials with 10 to 24 kills each.")
+    print()
+
+
+def table_section(kind, title, intro, columns):
+    rows = load(kind)
+    print(f"## {title}")
+    print()
+    print(run_line("stress", "make stress"))
+    print()
+    print(intro)
+    print()
+    print("| " + " | ".join(name for name, _ in columns) + " |")
+    print("|" + "---|" * len(columns))
+    for r in rows:
+        print("| " + " | ".join(str(render(r)) for _, render in columns) + " |")
+    print()
+
+
+def main():
+    args = sys.argv[1:]
+    try:
+        while args:
+            flag = args.pop(0)
+            if flag == "--stress":
+                check_stress(int(args.pop(0)), int(args.pop(0)))
+            elif flag == "--fuzz":
+                check_fuzz(int(args.pop(0)), int(args.pop(0)))
+            elif flag == "--sanitizers":
+                check_sanitizers()
+            else:
+                sys.exit(__doc__)
+    except (IndexError, ValueError):
+        sys.exit(__doc__)
+
+    print("# Reliability")
+    print()
+    print("<!-- Written by `make stress`, `make fuzz` and `make sanitize` (Scripts/reliability.py) from")
+    print("     Reliability/results/: rerun them, do not edit. -->")
+    print()
+    print("What was tried against Strongroom and what held. Each section names the run that measured it.")
+    print()
+    crashes_section()
+    table_section(
+        "faults", "Faults: full disk, I/O errors, read-only files, vanished directories, permissions, a deleted -wal",
+        "Each fault must end in a typed error (the code the caller can match), with every row intact and the same key\n"
+        "still opening the file afterwards.",
+        [("fault", lambda r: r["fault"]), ("during", lambda r: r["operation"]),
+         ("faults injected", lambda r: r["injected"]), ("error the caller got", lambda r: f"`{r['error']}`"),
+         ("data and key afterwards", lambda r: "intact ✓" if r["intact"] else "✗")])
+    table_section(
+        "tampering", "Tampering: bytes flipped in the file, envelopes flipped, truncated and swapped",
+        "Each change must be refused with a typed error that calls it what it is (corruption, not a wrong key,\n"
+        "wherever SQLCipher lets the two be told apart); nothing tampered may read back as data.",
+        [("what was changed", lambda r: r["target"]), ("trials", lambda r: r["trials"]),
+         ("reported as", lambda r: ", ".join(f"`{k}`: {v}" for k, v in sorted(r["reported"].items()))),
+         ("read back as data", lambda r: held(r["undetected"]))])
+    table_section(
+        "leaks", "Leaks: markers and keys searched for where they must not be",
+        "Marker values written sealed or encrypted, and the keys, searched for in every file the work touched\n"
+        "(watched while it ran), in logs and error text, in a core dump and in command lines and environments.",
+        [("searched", lambda r: r["place"]), ("while", lambda r: r["operation"]),
+         ("files or snapshots searched", lambda r: r["searched"]), ("found", lambda r: held(r["found"]))])
+    table_section(
+        "load", "Load: a pool with 1 writer and 4 readers",
+        "No lost write, no partial transaction seen by a reader, no busy error reaching the caller, resident memory\n"
+        "flat after warm-up.",
+        [("run", lambda r: r["name"]), ("seconds", lambda r: r["seconds"]), ("writes", lambda r: r["writes"]),
+         ("reads", lambda r: r["reads"]), ("lost writes", lambda r: held(r["lost"])),
+         ("partial reads", lambda r: held(r["partial"])), ("busy errors", lambda r: held(r["busy"])),
+         ("resident MiB after warm-up → end", lambda r: f"{r['rss_warm_mib']:.1f} → {r['rss_end_mib']:.1f}")])
+
+    print("## Sanitizers")
+    print()
+    print(run_line("sanitizers", "make sanitize"))
+    print()
+    print("| sanitizer | tests | suites | findings | suppressions | duration |")
+    print("|---|---|---|---|---|---|")
+    for r in load("sanitizers"):
+        print(f"| {r['sanitizer']} | {r['tests']} | {r['suites']} | {held(r['findings'])} | {r['suppressions']} | {r['seconds']:.0f} s |")
+    print()
+    print("## Fuzzing (libFuzzer)")
+    print()
+    print(run_line("fuzz", "make fuzz"))
+    print()
+    print("| target | what it feeds | executions | crashes | corpus files | regression tests | duration |")
+    print("|---|---|---|---|---|---|---|")
+    for r in load("fuzz"):
+        print(f"| {r['target']} | {r['what']} | {r['executions']:,} | {held(r['crashes'])} | {r['corpus_files']} "
+              f"| {r['regression_tests']} | {r['seconds']:.0f} s |")
 
 
 if __name__ == "__main__":

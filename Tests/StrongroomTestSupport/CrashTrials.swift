@@ -3,9 +3,8 @@ public import Foundation
 /// The crash harness's trials: child processes killed with SIGKILL at
 /// random moments during an operation. `make test` runs each operation's
 /// default number of trials; `make stress` sets `STRONGROOM_STRESS_TRIALS`
-/// (200) and `STRONGROOM_STRESS_RESULTS`, a folder where each operation
-/// writes what happened (`OPERATION.json`), from which
-/// `Scripts/reliability.py` writes RELIABILITY.md.
+/// (200) and `STRONGROOM_STRESS_RESULTS` (see ``ReliabilityResults``),
+/// where each operation writes what happened (`crashes/OPERATION.json`).
 public struct CrashTrials {
     /// The operation, as RELIABILITY.md names it.
     public let operation: String
@@ -67,15 +66,11 @@ public struct CrashTrials {
         }
     }
 
-    /// Writes `OPERATION.json` into `STRONGROOM_STRESS_RESULTS`, when set.
+    /// Writes `crashes/OPERATION.json` into `STRONGROOM_STRESS_RESULTS`, when set.
     public func record() throws {
-        guard let folder = ProcessInfo.processInfo.environment["STRONGROOM_STRESS_RESULTS"] else { return }
-        let summary: [String: Any] = [
+        try ReliabilityResults.write("crashes", name: operation, [
             "operation": operation, "trials": count, "killed_before_exit": killedBeforeExit, "killed_inside": killedInside,
             "outcomes": outcomes, "failures": failures, "seconds": (Date().timeIntervalSince(started) * 10).rounded() / 10,
-        ]
-        let data = try JSONSerialization.data(withJSONObject: summary, options: [.prettyPrinted, .sortedKeys])
-        let name = operation.lowercased().split { !($0.isLetter || $0.isNumber) }.joined(separator: "-")
-        try data.write(to: URL(fileURLWithPath: "\(folder)/\(name).json"))
+        ])
     }
 }

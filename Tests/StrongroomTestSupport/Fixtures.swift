@@ -11,15 +11,21 @@ public enum Fixtures {
 
     /// The built `strongroom` command: the test bundle sits next to the
     /// products in `.build/<configuration>/`.
-    public static let strongroomBinary: String = {
+    public static let strongroomBinary = product("strongroom")
+
+    /// The reliability tests' child process (`Tests/ReliabilityChild`).
+    public static let reliabilityChild = product("reliability-child")
+
+    /// A built executable of this package, beside the test bundle.
+    static func product(_ name: String) -> String {
         let products = URL(fileURLWithPath: CommandLine.arguments.first { $0.contains(".xctest") } ?? CommandLine.arguments[0])
             .deletingLastPathComponent().path
-        for candidate in [products + "/strongroom", repositoryRoot + "/.build/debug/strongroom"]
+        for candidate in [products + "/" + name, repositoryRoot + "/.build/debug/" + name]
         where FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }
-        return repositoryRoot + "/.build/debug/strongroom"
-    }()
+        return repositoryRoot + "/.build/debug/" + name
+    }
 
     /// The Chinook sample database (MIT, see Examples/README.md).
     public static let chinook = repositoryRoot + "/Examples/chinook.sqlite"

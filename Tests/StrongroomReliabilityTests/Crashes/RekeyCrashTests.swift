@@ -3,19 +3,32 @@ import Strongroom
 import StrongroomTestSupport
 import Testing
 
-/// `strongroom rekey` killed with SIGKILL at random moments (issue 12's
-/// crash harness, rekey through a connection): after every kill the file
-/// opens with the old key or the new one, never neither, passes
-/// `integrity_check`, has every row, and a second `rekey` finishes the job.
+/// Rekey killed with SIGKILL at random moments (issue 12's crash harness),
+/// through a connection (`strongroom rekey`) and through a pool whose four
+/// readers keep reading (`reliability-child pool-rekey`): after every kill
+/// the file opens with the old key or the new one, never neither, passes
+/// `integrity_check`, has every row, and a second rekey finishes the job.
 @Suite("rekey killed with SIGKILL")
 struct RekeyCrashTests {
     let dir = TemporaryDirectory()
     static let rows = 150_000
 
-    func rekeyProcess(_ database: String) throws -> Process {
+    enum Path: String, CaseIterable, CustomTestStringConvertible {
+        case connection = "rekey (strongroom rekey)"
+        case pool = "rekey of a pool with 4 readers reading (DatabasePool.rekey)"
+        var testDescription: String { rawValue }
+    }
+
+    func rekeyProcess(_ database: String, _ path: Path) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Fixtures.strongroomBinary)
-        process.arguments = ["rekey", "--database", database, "--key-file", "old.key", "--new-key-file", "new.key"]
+        switch path {
+        case .connection:
+            process.executableURL = URL(fileURLWithPath: Fixtures.strongroomBinary)
+            process.arguments = ["rekey", "--database", database, "--key-file", "old.key", "--new-key-file", "new.key"]
+        case .pool:
+            process.executableURL = URL(fileURLWithPath: Fixtures.reliabilityChild)
+            process.arguments = ["pool-rekey", database, "old.key", "new.key"]
+        }
         process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -32,7 +45,8 @@ struct RekeyCrashTests {
         }
     }
 
-    @Test func aKilledRekeyLeavesAFileThatOneOfTheTwoKeysOpens() throws {
+    @Test(arguments: Path.allCases)
+    func aKilledRekeyLeavesAFileThatOneOfTheTwoKeysOpens(_ path: Path) throws {
         let oldKey = DatabaseKey.generate(), newKey = DatabaseKey.generate()
         try KeyFile.write(oldKey, to: dir.file("old.key"))
         try KeyFile.write(newKey, to: dir.file("new.key"))
@@ -57,14 +71,14 @@ struct RekeyCrashTests {
         try reset()
         let clock = ContinuousClock()
         let started = clock.now
-        let full = try rekeyProcess(database)
+        let full = try rekeyProcess(database, path)
         full.waitUntilExit()
         #expect(full.terminationStatus == 0)
         let elapsed = clock.now - started
         let window = CrashTrials.milliseconds(elapsed)
         #expect(keysThatOpen(database, [oldKey, newKey]) == [1])
 
-        var trials = CrashTrials("rekey (strongroom rekey)", defaultCount: 24)
+        var trials = CrashTrials(path.rawValue, defaultCount: 24)
         let seededBytes = Fixtures.bytes(of: seeded)
         let probe = dir.file("probe.db")
         /// Which keys open the crash state, each tried on its own copy of it.
@@ -84,7 +98,7 @@ struct RekeyCrashTests {
         }
         for trial in 0..<trials.count {
             try reset()
-            let rekey = try rekeyProcess(database)
+            let rekey = try rekeyProcess(database, path)
             usleep(CrashTrials.killDelay(window: window))
             let (killed, failure) = CrashTrials.kill(rekey)
             #expect(failure == nil, "trial \(trial): the rekey \(failure ?? "")")
@@ -115,7 +129,7 @@ struct RekeyCrashTests {
             // checks) and finishes the work: from the old key, a rekey; under
             // the new key, a rekey with the old key is refused (wrong key, 65)
             // and the file stays as it is.
-            let again = try rekeyProcess(database)
+            let again = try rekeyProcess(database, path)
             again.waitUntilExit()
             let finished = try again.terminationStatus == (which == 0 ? 0 : 65)
                 && keysThatOpenTheCrashState() == [1] && intact(under: newKey, probe)

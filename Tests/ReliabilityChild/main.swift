@@ -1,0 +1,200 @@
+// The reliability tests' child process: work that a test kills with SIGKILL,
+// loads for a while, or dumps the memory of. It takes keys from key files
+// (never from its arguments) and prints only counts.
+//
+//   reliability-child pool-rekey DB OLD.key NEW.key
+//       a pool with 4 readers reading while the pool rekeys the file from OLD to NEW
+//   reliability-child load DB KEY SECONDS
+//       a pool with 1 writer and 4 readers for SECONDS; prints one JSON line of counts
+//   reliability-child release-keys DB KEY NEW.key FIELD.keyring MARKER
+//       a pool that seals MARKER, reads it back and rekeys to NEW, then closes and
+//       lets every key go; prints "released" and waits to be dumped and killed
+import Foundation
+import Strongroom
+import StrongroomFields
+
+@main
+enum ReliabilityChild {
+    /// Exits 65 when a key does not open the file (as `strongroom` does), 1 on any other error.
+    static func main() {
+        do {
+            try run()
+        } catch let error as StrongroomError {
+            FileHandle.standardError.write(Data("reliability-child: \(error.code.rawValue): \(error.message)\n".utf8))
+            exit(error.code == .wrongKey ? 65 : 1)
+        } catch {
+            FileHandle.standardError.write(Data("reliability-child: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run() throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch (arguments.first, arguments.count) {
+        case ("pool-rekey", 4): try poolRekey(database: arguments[1], oldKeyFile: arguments[2], newKeyFile: arguments[3])
+        case ("load", 4): try load(database: arguments[1], keyFile: arguments[2], seconds: Double(arguments[3]) ?? 5)
+        case ("release-keys", 6):
+            try releaseKeys(database: arguments[1], keyFile: arguments[2], newKeyFile: arguments[3], keyring: arguments[4], marker: arguments[5])
+        default:
+            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys ...\n".utf8))
+            exit(64)
+        }
+    }
+
+    /// Rekeys through a pool while four readers keep reading.
+    static func poolRekey(database: String, oldKeyFile: String, newKeyFile: String) throws {
+        let pool = try DatabasePool(path: database, configuration: Configuration(key: DatabaseKey.load(keyFile: oldKeyFile)))
+        let newKey = try DatabaseKey.load(keyFile: newKeyFile)
+        let stop = Flag()
+        let readers = (0..<4).map { _ in
+            Thread {
+                while !stop.isSet {
+                    _ = try? pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") }
+                }
+            }
+        }
+        readers.forEach { $0.start() }
+        try pool.rekey(to: newKey)
+        stop.set()
+        try pool.close()
+    }
+
+    /// One writer moving money between accounts (the total never changes)
+    /// and counting its commits, four readers checking that total and that
+    /// the count only grows, for `seconds`. Prints the counts and the
+    /// resident memory sampled every 100 ms as one JSON object.
+    static func load(database: String, keyFile: String, seconds: Double) throws {
+        let accounts = 1000, total = accounts * 100
+        let pool = try DatabasePool(path: database, configuration: Configuration(key: DatabaseKey.load(keyFile: keyFile)))
+        try pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE account(id INTEGER PRIMARY KEY, balance INTEGER NOT NULL);
+                CREATE TABLE commits(id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+                CREATE TABLE recent(n INTEGER PRIMARY KEY, moved INTEGER NOT NULL);
+                INSERT INTO commits VALUES (1, 0);
+                INSERT INTO account(id, balance) WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < \(accounts))
+                  SELECT i, 100 FROM k;
+                """)
+        }
+        let counts = Counts()
+        let deadline = Date().addingTimeInterval(seconds)
+        let writer = Thread {
+            var n = 0
+            while Date() < deadline {
+                let from = Int.random(in: 1...accounts), to = Int.random(in: 1...accounts), amount = Int.random(in: 1...50)
+                do {
+                    try pool.write { db in
+                        try db.execute(sql: "UPDATE account SET balance = balance - ? WHERE id = ?", arguments: [amount, from])
+                        try db.execute(sql: "UPDATE account SET balance = balance + ? WHERE id = ?", arguments: [amount, to])
+                        try db.execute(sql: "UPDATE commits SET n = n + 1")
+                        // A bounded log: the commit's row in, the row 100 commits old out.
+                        try db.execute(sql: "INSERT INTO recent(n, moved) VALUES (?, ?)", arguments: [n + 1, amount])
+                        try db.execute(sql: "DELETE FROM recent WHERE n <= ?", arguments: [n + 1 - 100])
+                    }
+                    n += 1
+                    counts.add(writes: 1)
+                } catch let error as StrongroomError where error.code == .busy {
+                    counts.add(busy: 1)
+                } catch {
+                    counts.add(otherErrors: 1)
+                }
+            }
+            counts.threadDone()
+        }
+        let readers = (0..<4).map { _ in
+            Thread {
+                var seen = 0
+                while Date() < deadline {
+                    do {
+                        let (sum, n, last) = try pool.read { db in
+                            (try db.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account") ?? -1,
+                             try db.fetchOne(Int.self, sql: "SELECT n FROM commits") ?? -1,
+                             try db.fetchOne(Int.self, sql: "SELECT coalesce(max(n), 0) FROM recent") ?? -1)
+                        }
+                        // A partial transaction shows as a total that moved, a
+                        // count that went back, or a log out of step with the count.
+                        if sum != total || n < seen || last != n { counts.add(partial: 1) }
+                        seen = n
+                        counts.add(reads: 1)
+                    } catch let error as StrongroomError where error.code == .busy {
+                        counts.add(busy: 1)
+                    } catch {
+                        counts.add(otherErrors: 1)
+                    }
+                }
+                counts.threadDone()
+            }
+        }
+        writer.start()
+        readers.forEach { $0.start() }
+        var residentKiB: [Int] = []
+        while Date() < deadline {
+            residentKiB.append(residentMemoryKiB())
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        // Let the threads see the deadline and stop.
+        while counts.finished(expecting: 5) == false { Thread.sleep(forTimeInterval: 0.01) }
+        try pool.close()
+        let summary = counts.snapshot().merging(["resident_kib": residentKiB]) { $1 }
+        let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    /// Uses the database key and the field keys, then lets every copy go:
+    /// what a process's memory holds after its keys are released.
+    static func releaseKeys(database: String, keyFile: String, newKeyFile: String, keyring: String, marker: String) throws {
+        do {
+            var configuration = Configuration(key: try DatabaseKey.load(keyFile: keyFile))
+            configuration.seal([.randomized("email", in: "customer")], keyring: try FieldKeyring.load(from: keyring))
+            let pool = try DatabasePool(path: database, configuration: configuration)
+            try pool.write { db in
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS customer(id INTEGER PRIMARY KEY, email BLOB)")
+                try db.execute(sql: "INSERT INTO customer(id, email) VALUES (1, strongroom_seal(?, 'customer', 'email', 'randomized', 1))",
+                               arguments: [marker])
+            }
+            let opened = try pool.read { db in try db.fetchAll(sql: "SELECT id, email FROM customer") }
+            guard opened.count == 1 else { exit(70) }
+            try pool.rekey(to: DatabaseKey.load(keyFile: newKeyFile))
+            try pool.close()
+        }
+        FileHandle.standardOutput.write(Data("released\n".utf8))
+        while true { pause() }
+    }
+
+    static func residentMemoryKiB() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
+}
+
+/// A flag set once, read from other threads.
+final class Flag: @unchecked Sendable {
+    // Sendable: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// The load's counts, added to from five threads.
+final class Counts: @unchecked Sendable {
+    // Sendable: every field is guarded by `lock`.
+    private let lock = NSLock()
+    private var writes = 0, reads = 0, busy = 0, partial = 0, otherErrors = 0, done = 0
+
+    func add(writes: Int = 0, reads: Int = 0, busy: Int = 0, partial: Int = 0, otherErrors: Int = 0) {
+        lock.withLock {
+            self.writes += writes; self.reads += reads; self.busy += busy
+            self.partial += partial; self.otherErrors += otherErrors
+        }
+    }
+
+    /// Counts a finished thread when its deadline passed; true once `expecting` have.
+    func finished(expecting: Int) -> Bool { lock.withLock { done >= expecting } }
+    func threadDone() { lock.withLock { done += 1 } }
+
+    func snapshot() -> [String: Any] {
+        lock.withLock { ["writes": writes, "reads": reads, "busy": busy, "partial": partial, "other_errors": otherErrors] }
+    }
+}
