@@ -16,15 +16,16 @@ static sqlite3_vfs fault_vfs;
 static pthread_mutex_t fault_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char fault_path[4096];
 static int fault_armed;
+static int fault_kind;  // a StrongroomFault
 static int fault_count;
 static char busy_path[4096];
 static long busy_after_serial = -1;  // files opened after this one are kept out
 static long open_serial;
 
-static int should_fail(FaultFile *file) {
+static int should_fail(FaultFile *file, int kind) {
     int fail = 0;
     pthread_mutex_lock(&fault_mutex);
-    if (fault_armed && file->name && strcmp(file->name, fault_path) == 0) {
+    if (fault_armed && fault_kind == kind && file->name && strcmp(file->name, fault_path) == 0) {
         fail = 1;
         fault_count++;
     }
@@ -35,13 +36,20 @@ static int should_fail(FaultFile *file) {
 #define REAL(f) (((FaultFile *)(f))->real)
 
 static int fClose(sqlite3_file *f) { return REAL(f)->pMethods->xClose(REAL(f)); }
-static int fRead(sqlite3_file *f, void *p, int n, sqlite3_int64 o) { return REAL(f)->pMethods->xRead(REAL(f), p, n, o); }
+static int fRead(sqlite3_file *f, void *p, int n, sqlite3_int64 o) {
+    if (should_fail((FaultFile *)f, STRONGROOM_FAULT_READ_ERROR)) return SQLITE_IOERR_READ;
+    return REAL(f)->pMethods->xRead(REAL(f), p, n, o);
+}
 static int fWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 o) {
-    if (should_fail((FaultFile *)f)) return SQLITE_FULL;
+    if (should_fail((FaultFile *)f, STRONGROOM_FAULT_FULL)) return SQLITE_FULL;
+    if (should_fail((FaultFile *)f, STRONGROOM_FAULT_WRITE_ERROR)) return SQLITE_IOERR_WRITE;
     return REAL(f)->pMethods->xWrite(REAL(f), p, n, o);
 }
 static int fTruncate(sqlite3_file *f, sqlite3_int64 size) { return REAL(f)->pMethods->xTruncate(REAL(f), size); }
-static int fSync(sqlite3_file *f, int flags) { return REAL(f)->pMethods->xSync(REAL(f), flags); }
+static int fSync(sqlite3_file *f, int flags) {
+    if (should_fail((FaultFile *)f, STRONGROOM_FAULT_SYNC_ERROR)) return SQLITE_IOERR_FSYNC;
+    return REAL(f)->pMethods->xSync(REAL(f), flags);
+}
 static int fFileSize(sqlite3_file *f, sqlite3_int64 *size) { return REAL(f)->pMethods->xFileSize(REAL(f), size); }
 static int fLock(sqlite3_file *f, int lock) {
     FaultFile *file = (FaultFile *)f;
@@ -122,8 +130,11 @@ int strongroom_fault_vfs_install(void) {
     return rc;
 }
 
-void strongroom_fault_vfs_arm(const char *path) {
+void strongroom_fault_vfs_arm(const char *path) { strongroom_fault_vfs_arm_with(path, STRONGROOM_FAULT_FULL); }
+
+void strongroom_fault_vfs_arm_with(const char *path, int kind) {
     pthread_mutex_lock(&fault_mutex);
+    fault_kind = kind;
     strncpy(fault_path, path, sizeof fault_path - 1);
     fault_path[sizeof fault_path - 1] = 0;
     fault_armed = 1;

@@ -32,6 +32,29 @@ public enum DiskFaults {
         return (result, Int(strongroom_fault_vfs_failed_writes()))
     }
 
+    /// A fault an armed file shows.
+    public enum Fault: Int32, CaseIterable, Sendable {
+        /// Writes fail with `SQLITE_FULL`, as on a full disk.
+        case full = 0
+        /// Writes fail with `SQLITE_IOERR_WRITE`, as with `EIO`.
+        case writeError = 1
+        /// Reads fail with `SQLITE_IOERR_READ`.
+        case readError = 2
+        /// `fsync` fails with `SQLITE_IOERR_FSYNC`.
+        case syncError = 3
+    }
+
+    /// Runs `body` while `file` shows `fault`, and returns its result with
+    /// the number of operations that failed.
+    public static func whileFailing<T>(_ file: String, with fault: Fault, _ body: () throws -> T) rethrows -> (result: T, failures: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        strongroom_fault_vfs_arm_with(file, fault.rawValue)
+        defer { strongroom_fault_vfs_disarm() }
+        let result = try body()
+        return (result, Int(strongroom_fault_vfs_failed_writes()))
+    }
+
     /// Runs `body` while connections that open `file` from now on cannot
     /// lock it (`SQLITE_BUSY`), as if another process held it; connections
     /// open already are not affected.

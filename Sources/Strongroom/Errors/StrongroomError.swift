@@ -37,6 +37,14 @@ public struct StrongroomError: Error, Sendable, Hashable {
         case busy = "busy"
         /// The database or connection is read-only.
         case readOnly = "read_only"
+        /// The disk (or the file system's quota) is full (`SQLITE_FULL`): the
+        /// statement's transaction was rolled back and nothing of it was
+        /// written; free space and run it again.
+        case diskFull = "disk_full"
+        /// The operating system failed a read, a write or an `fsync`
+        /// (`SQLITE_IOERR`): the transaction was rolled back; check the
+        /// disk and the file system, then run it again.
+        case ioError = "io_error"
         /// A UNIQUE constraint failed. A duplicate primary key is
         /// ``primaryKeyConstraint`` although SQLite's text says "UNIQUE
         /// constraint failed"; match both with ``isUniquenessViolation``.

@@ -19,8 +19,8 @@ enum CommandFailure {
             return 73 // EX_CANTCREAT
         case .busy:
             return 75 // EX_TEMPFAIL
-        case .rekeyFailed:
-            return 74 // EX_IOERR: the rewrite failed; the old key still opens the file
+        case .rekeyFailed, .diskFull, .ioError:
+            return 74 // EX_IOERR (for rekey: the rewrite failed; the old key still opens the file)
         case .keyFilePermissions, .permissionDenied, .readOnly:
             return 77 // EX_NOPERM
         case .misuse:

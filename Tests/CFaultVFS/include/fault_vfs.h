@@ -16,6 +16,17 @@ int strongroom_fault_vfs_install(void);
 // the database path, or path + "-wal", "-journal") fail with SQLITE_FULL.
 void strongroom_fault_vfs_arm(const char *path);
 
+// What an armed file does.
+enum StrongroomFault {
+    STRONGROOM_FAULT_FULL = 0,         // writes fail with SQLITE_FULL
+    STRONGROOM_FAULT_WRITE_ERROR = 1,  // writes fail with SQLITE_IOERR_WRITE (EIO)
+    STRONGROOM_FAULT_READ_ERROR = 2,   // reads fail with SQLITE_IOERR_READ
+    STRONGROOM_FAULT_SYNC_ERROR = 3,   // fsync fails with SQLITE_IOERR_FSYNC
+};
+
+// Like strongroom_fault_vfs_arm, with another fault: a StrongroomFault.
+void strongroom_fault_vfs_arm_with(const char *path, int kind);
+
 // Writes succeed again.
 void strongroom_fault_vfs_disarm(void);
 
@@ -27,7 +38,7 @@ void strongroom_fault_vfs_keep_out(const char *path);
 // New connections may lock the file again.
 void strongroom_fault_vfs_let_in(void);
 
-// How many writes failed since the last arm.
+// How many operations failed since the last arm.
 int strongroom_fault_vfs_failed_writes(void);
 
 #endif
