@@ -125,6 +125,9 @@ public final class Connection {
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
+            if status & 0xFF == SQLITE_IOERR {
+                throw StrongroomError(.ioError, "Cannot open \(path): \(message) (the operating system failed a read or write). Check the disk and the file system; the file was not changed.", path: path, sqliteCode: status)
+            }
             throw StrongroomError(.cannotCreate, "Cannot open \(path): \(message). Check that its directory exists and is writable.", path: path, sqliteCode: status)
         }
         self.handle = db

@@ -32,6 +32,12 @@ extension StrongroomError {
                 message += ": the database is damaged; restore it from a backup"
             case SQLITE_NOTADB:
                 code = .notADatabase
+            case SQLITE_FULL:
+                code = .diskFull
+                message += ": the transaction in progress was rolled back and nothing of it was written; free space on the disk, then run it again"
+            case SQLITE_IOERR:
+                code = .ioError
+                message += ": the operating system failed a read, write or sync; the transaction in progress was rolled back. Check the disk and the file system, then run it again"
             case SQLITE_PERM, SQLITE_AUTH:
                 code = .permissionDenied
             case SQLITE_CANTOPEN:

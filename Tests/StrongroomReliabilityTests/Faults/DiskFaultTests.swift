@@ -110,7 +110,7 @@ struct DiskFaultTests {
             }
         }
         #expect(failures > 0)
-        #expect(error?.code == .ioError, "\(error.map { "\($0.code): \($0.message)" } ?? "no error")")
+        #expect(error?.code == .ioError, "\(error.map { "\($0.code): \($0.message) \($0.sqliteCode ?? 0)" } ?? "no error")")
         let held = intact(path, key: key, journal: journal)
         #expect(held)
         try ReliabilityResults.write("faults", name: "read error at open \(journal.rawValue)", [
