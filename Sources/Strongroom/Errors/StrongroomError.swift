@@ -45,6 +45,11 @@ public struct StrongroomError: Error, Sendable, Hashable {
         /// (`SQLITE_IOERR`): the transaction was rolled back; check the
         /// disk and the file system, then run it again.
         case ioError = "io_error"
+        /// The database file, or its `-wal`, was deleted or replaced while
+        /// open (its directory removed, the file moved): a write would go to
+        /// a file no one else can see, so it was refused. What was committed
+        /// before is saved where possible; reopen the database at its path.
+        case fileMoved = "file_moved"
         /// A UNIQUE constraint failed. A duplicate primary key is
         /// ``primaryKeyConstraint`` although SQLite's text says "UNIQUE
         /// constraint failed"; match both with ``isUniquenessViolation``.

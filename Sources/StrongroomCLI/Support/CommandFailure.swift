@@ -19,7 +19,7 @@ enum CommandFailure {
             return 73 // EX_CANTCREAT
         case .busy:
             return 75 // EX_TEMPFAIL
-        case .rekeyFailed, .diskFull, .ioError:
+        case .rekeyFailed, .diskFull, .ioError, .fileMoved:
             return 74 // EX_IOERR (for rekey: the rewrite failed; the old key still opens the file)
         case .keyFilePermissions, .permissionDenied, .readOnly:
             return 77 // EX_NOPERM
