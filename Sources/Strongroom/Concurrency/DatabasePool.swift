@@ -60,7 +60,22 @@ public final class DatabasePool: @unchecked Sendable {
     /// Runs `body` on the writer in an IMMEDIATE transaction.
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
         try refuseReentrance("write")
-        return try writer.write(body)
+        return try closingReadersIfFilesMoved { try writer.write(body) }
+    }
+
+    /// Runs a write; when it finds the files moved or the `-wal` deleted
+    /// (``StrongroomError/Code/fileMoved``), the writer has closed and the
+    /// readers, which read the same gone files, close too (each when
+    /// returned): the next use opens them on the files at the path.
+    private func closingReadersIfFilesMoved<T>(_ write: () throws -> T) throws -> T {
+        do {
+            return try write()
+        } catch let error as StrongroomError where error.code == .fileMoved {
+            condition.lock()
+            closeReadersWhenReturned()
+            condition.unlock()
+            throw error
+        }
     }
 
     /// Runs `body` on the writer outside any transaction, with the writer to
@@ -72,7 +87,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// ```
     public func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
         try refuseReentrance("writeWithoutTransaction")
-        return try writer.inDatabase(body)
+        return try closingReadersIfFilesMoved { try writer.inDatabase(body) }
     }
 
     /// Asynchronous ``write(_:)``: a name of its own, so that a `write` in an

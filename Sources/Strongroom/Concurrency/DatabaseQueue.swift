@@ -28,6 +28,9 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// After a rekey whose outcome is not known (a lock kept the checks
     /// out): the keys to try, in order, when the queue is next used.
     private var keysToTry: [DatabaseKey] = []
+    /// Set when the connection was closed because its files were deleted
+    /// or moved under it (``StrongroomError/Code/fileMoved``).
+    private var reopensAtNextUse = false
     private let dispatchQueue: DispatchQueue
     private let onQueueKey = DispatchSpecificKey<Bool>()
     /// The database path.
@@ -77,6 +80,11 @@ public final class DatabaseQueue: @unchecked Sendable {
             result = try mark.run { try body(connection) }
         } catch {
             connection.rollbackQuietly()
+            if let error = error as? StrongroomError, error.code == .fileMoved {
+                // The files under the connection are gone: the next use opens the path again.
+                connection.close(because: "its file was deleted or moved while open")
+                reopensAtNextUse = true
+            }
             throw error
         }
         if connection.isInsideTransaction {
@@ -214,6 +222,11 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// of `keysToTry` that opens it. A key the file refuses is skipped; any
     /// other error (a lock) is thrown, and the next use tries again.
     private func reopenAfterRekeyIfNeeded() throws(StrongroomError) {
+        if connection.isClosed, reopensAtNextUse, keysToTry.isEmpty {
+            connection = try Connection(path: path, configuration: configuration)
+            reopensAtNextUse = false
+            return
+        }
         guard connection.isClosed, !keysToTry.isEmpty else { return }
         var refusal: StrongroomError?
         for key in keysToTry {

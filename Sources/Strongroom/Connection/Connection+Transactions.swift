@@ -26,6 +26,7 @@ extension Connection {
         if isInsideTransaction {
             throw StrongroomError(.misuse, "A transaction is already open on this connection; use inSavepoint to nest.", path: path)
         }
+        if kind != .deferred { try refuseWritesToMovedFiles() }
         try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
         let result: T
         do {
@@ -40,6 +41,7 @@ extension Connection {
             rollbackQuietly()
             throw error
         }
+        if kind != .deferred { recordWALIdentity() }
         return result
     }
 

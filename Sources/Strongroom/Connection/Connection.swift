@@ -59,6 +59,9 @@ public final class Connection {
     var traceBox: TraceBox?
     /// The commit and rollback hooks, if any (see `guardTransaction`).
     var transactionHooks: TransactionHooks?
+    /// The `-wal` file this connection wrote last, to tell when it is
+    /// deleted or replaced under it (see `refuseWritesToMovedFiles`).
+    var walIdentity: FileSystem.Identity?
 
     /// The layer that stores some columns' values in another form (sealed
     /// columns), if any. See ``ColumnTransform``. Set it before preparing
@@ -269,6 +272,11 @@ public final class Connection {
             throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path, sqliteCode: error.sqliteCode)
         } catch let error where error.code == .corrupt {
             throw StrongroomError(.notADatabase, "\(path) is truncated or corrupt; restore it from a backup.", path: path, sqliteCode: error.sqliteCode)
+        } catch let error where error.code == .cannotCreate && sqlite3_db_readonly(handle, "main") == 1 {
+            // The file opened read-only (no write permission), and its -wal
+            // cannot be opened: SQLite before 3.22 reads a WAL database only
+            // with write access to it.
+            throw StrongroomError(.readOnly, "\(path) is in WAL mode and this user may not write to it, and SQLite \(String(cString: sqlite3_libversion())) reads a WAL database only with write access (to the file, its -wal and -shm). Give this user write access, or have its owner switch it to rollback-journal mode (PRAGMA journal_mode = DELETE) before sharing it read-only.", path: path, sqliteCode: error.sqliteCode)
         }
     }
 

@@ -17,6 +17,9 @@ extension StrongroomError {
             message += " (a duplicate PRIMARY KEY)"
         case 787 /* SQLITE_CONSTRAINT_FOREIGNKEY */: code = .foreignKeyConstraint
         case 1299 /* SQLITE_CONSTRAINT_NOTNULL */: code = .notNullConstraint
+        case 1032 /* SQLITE_READONLY_DBMOVED */:
+            code = .fileMoved
+            message += ": the database file was deleted, moved or replaced while open; open it again at its path"
         case 275 /* SQLITE_CONSTRAINT_CHECK */: code = .checkConstraint
         default:
             switch primary {

@@ -3,6 +3,19 @@ import Foundation
 /// The few file-system calls the library makes beside SQLite's own: one
 /// place for each, named after what it guarantees.
 package enum FileSystem {
+    /// Which file a path names now: its device and inode (`stat(2)`).
+    package struct Identity: Equatable, Sendable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// The file `path` names now, or nil when there is none.
+    package static func identity(of path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
     /// `path` with every symlink and `..` resolved (`realpath(3)`), or nil
     /// when it does not exist.
     package static func resolved(_ path: String) -> String? {

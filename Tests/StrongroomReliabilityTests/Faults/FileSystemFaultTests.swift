@@ -127,16 +127,21 @@ struct FileSystemFaultTests {
         let pool = try DatabasePool(path: path, configuration: Configuration(key: key))
         try pool.write { db in try db.execute(sql: "CREATE TABLE ledger(id INTEGER PRIMARY KEY, amount INTEGER)") }
         try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (1), (2), (3)") }
-        // A reader holds its snapshot while the -wal goes.
-        let error = try pool.read { reader -> StrongroomError? in
-            let before = try reader.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger")
-            unlink(path + "-wal")
-            let after = try reader.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger")
-            #expect(before == 3 && after == 3, "the reader's snapshot stays")
-            return #expect(throws: StrongroomError.self) {
-                try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (4)") }
-            }
+        // A reader (another connection, as in another thread or process)
+        // holds its snapshot while the -wal goes.
+        var readOnly = Configuration(key: key)
+        readOnly.readOnly = true
+        let reader = try Connection(path: path, configuration: readOnly)
+        try reader.execute(sql: "BEGIN")
+        let before = try reader.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger")
+        unlink(path + "-wal")
+        let after = try reader.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger")
+        #expect(before == 3 && after == 3, "the reader's snapshot stays")
+        let error = #expect(throws: StrongroomError.self) {
+            try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (4)") }
         }
+        try reader.execute(sql: "COMMIT")
+        reader.close()
         #expect(error?.code == .fileMoved, "\(error.map { "\($0.code): \($0.message)" } ?? "the write went into a deleted -wal")")
         // What was committed before the -wal went is in the database file,
         // which another process (here a new connection) reads with the same key.
