@@ -267,7 +267,7 @@ public final class Connection {
             _ = try fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
         } catch let error where error.code == .notADatabase {
             if isEncrypted {
-                throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF).", path: path, sqliteCode: error.sqliteCode)
+                throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF), or its first page is damaged (SQLCipher checks the key there and cannot tell these apart; check the key first).", path: path, sqliteCode: error.sqliteCode)
             }
             throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path, sqliteCode: error.sqliteCode)
         } catch let error where error.code == .corrupt {
@@ -398,7 +398,14 @@ public final class Connection {
 
     /// The error SQLite reports for the last failed call on this connection.
     func lastError(_ resultCode: Int32, sql: String?) -> StrongroomError {
-        StrongroomError.sqlite(resultCode, message: String(cString: sqlite3_errmsg(handle)), path: path, sql: sql)
+        let message = String(cString: sqlite3_errmsg(handle))
+        // SQLCipher 3 reports a page that fails to decrypt or fails its HMAC
+        // on some reads (overflow pages) as a bare SQLITE_ERROR, whose text is
+        // then the generic one; SQL errors always carry their own text.
+        if isEncrypted, resultCode == SQLITE_ERROR, message == String(cString: sqlite3_errstr(SQLITE_ERROR)) {
+            return StrongroomError(.corrupt, "\(path) is damaged: a page failed to decrypt or failed its HMAC check (SQLCipher reports it as \"\(message)\"), so it was changed outside SQLCipher or damaged on disk; restore it from a backup.", path: path, sql: sql, sqliteCode: resultCode)
+        }
+        return StrongroomError.sqlite(resultCode, message: message, path: path, sql: sql)
     }
 
     // MARK: Statements

@@ -32,7 +32,7 @@ extension StrongroomError {
                 message += ": the database or this connection is read-only"
             case SQLITE_CORRUPT:
                 code = .corrupt
-                message += ": the database is damaged; restore it from a backup"
+                message += ": the database is damaged (in an encrypted database, a page failed its HMAC check: it was changed outside SQLCipher or damaged on disk); restore it from a backup"
             case SQLITE_NOTADB:
                 code = .notADatabase
             case SQLITE_FULL:
