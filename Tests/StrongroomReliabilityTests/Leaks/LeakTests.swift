@@ -1,0 +1,204 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+/// Issue 12's leaks: keys and marker values searched for where they must
+/// not be. A core dump (`gcore`) of a process that used a database key, a
+/// new key and a field key and then let them go; every file the CLI has
+/// open while it works (read through `/proc/PID/fd`, so deleted temporary
+/// files count too), every file that appears in its directory and in its
+/// temporary directory, its command line and its environment, and what it
+/// prints.
+@Suite("Leaks: keys and markers where they must not be")
+struct LeakTests {
+    let dir = TemporaryDirectory()
+
+    /// The forms a key may take in memory or text: its bytes, and its hex in both cases.
+    static func forms(ofHex hex: String) -> [[UInt8]] {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return [bytes, Array(hex.lowercased().utf8), Array(hex.uppercased().utf8)]
+    }
+
+    static func hex(ofKeyFile path: String) -> String {
+        String(decoding: Fixtures.bytes(of: path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Whether `haystack` holds `needle` anywhere.
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        return haystack.withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { pin in
+                // memchr for the first byte, then memcmp: fast enough in a debug build.
+                var start = 0
+                let last = hay.count - pin.count
+                while start <= last {
+                    guard let hit = memchr(hay.baseAddress! + start, Int32(pin[0]), last - start + 1) else { return false }
+                    let offset = UnsafeRawPointer(hit) - UnsafeRawPointer(hay.baseAddress!)
+                    if memcmp(hay.baseAddress! + offset, pin.baseAddress!, pin.count) == 0 { return true }
+                    start = offset + 1
+                }
+                return false
+            }
+        }
+    }
+
+    @Test func noKeyIsLeftInACoreDumpAfterTheKeysAreReleased() throws {
+        let gcore = try #require(ProcessRunner.which("gcore"), "gcore (gdb) is installed by `make test-setup`")
+        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "old.key"], currentDirectory: dir.path).status == 0)
+        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
+        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--field", "--out", "fields.keyring"], currentDirectory: dir.path).status == 0)
+        let keyringKeys = String(decoding: Fixtures.bytes(of: dir.file("fields.keyring")), as: UTF8.self)
+            .split(separator: "\n").filter { $0.hasPrefix("key ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
+        #expect(keyringKeys.count == 1)
+        let secrets: [(String, String)] = [("database key", Self.hex(ofKeyFile: dir.file("old.key"))),
+                                           ("new database key", Self.hex(ofKeyFile: dir.file("new.key")))]
+            + keyringKeys.map { ("field key", $0) }
+        let marker = "marker-" + UUID().uuidString
+
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: Fixtures.reliabilityChild)
+        child.arguments = ["release-keys", "app.db", "old.key", "new.key", "fields.keyring", marker]
+        child.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) }; child.waitUntilExit() }
+        let line = output.fileHandleForReading.availableData
+        #expect(String(decoding: line, as: UTF8.self) == "released\n")
+
+        let dump = try ProcessRunner.run(gcore, ["-o", dir.file("core"), "\(child.processIdentifier)"])
+        let core = Fixtures.bytes(of: dir.file("core.\(child.processIdentifier)"))
+        #expect(dump.status == 0 && core.count > 1_000_000, "gcore: \(dump.stderr)")
+        var found = 0
+        for (name, hex) in secrets {
+            for (form, bytes) in zip(["bytes", "lowercase hex", "uppercase hex"], Self.forms(ofHex: hex)) where Self.find(bytes, in: core) {
+                found += 1
+                Issue.record("the \(name) is in the core dump, as \(form)")
+            }
+        }
+        // The core dump is a real image of the process: its own strings are in it.
+        #expect(Self.find(Array("release-keys".utf8), in: core), "the dump does not hold the process's arguments")
+        try ReliabilityResults.write("leaks", name: "core dump", [
+            "place": "a core dump (gcore) of the process", "operation": "after a pool opened, sealed, read and rekeyed, then closed",
+            "searched": "\(secrets.count) keys × 3 forms in \(core.count / 1_048_576) MiB", "found": found,
+        ])
+    }
+
+    /// What a watcher saw while a child ran.
+    struct Sightings {
+        var snapshots = 0
+        var filesSearched = Set<String>()
+        var found: [String] = []
+    }
+
+    /// Polls the running `process` until it exits: its command line, its
+    /// environment, every regular file it has open (through
+    /// `/proc/PID/fd`, deleted ones included) but `allowed`, and every
+    /// file in `folders`, each searched for every needle.
+    static func watch(_ process: Process, folders: [String], allowed: Set<String>, needles: [(String, [UInt8])]) -> Sightings {
+        var seen = Sightings()
+        let pid = process.processIdentifier
+        func search(_ bytes: [UInt8], _ place: String) {
+            for (name, needle) in needles where find(needle, in: bytes) {
+                seen.found.append("\(name) in \(place)")
+            }
+        }
+        while process.isRunning {
+            seen.snapshots += 1
+            search(Fixtures.bytes(of: "/proc/\(pid)/cmdline"), "the command line")
+            search(Fixtures.bytes(of: "/proc/\(pid)/environ"), "the environment")
+            for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
+                let link = "/proc/\(pid)/fd/\(fd)"
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link), target.hasPrefix("/"),
+                      !allowed.contains(target.replacingOccurrences(of: " (deleted)", with: "")) else { continue }
+                var info = stat()
+                guard stat(link, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                seen.filesSearched.insert(target)
+                search(Fixtures.bytes(of: link), target)
+            }
+            for folder in folders {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                    let path = folder + "/" + name
+                    seen.filesSearched.insert(path)
+                    search(Fixtures.bytes(of: path), path)
+                }
+            }
+        }
+        return seen
+    }
+
+    @Test func markersAndKeysStayOutOfEveryFileCommandLineAndEnvironmentWhileTheCLIWorks() throws {
+        // The plaintext source in a folder of its own; the work in another, with its own TMPDIR.
+        for folder in ["source", "work", "tmp"] { try FileManager.default.createDirectory(atPath: dir.file(folder), withIntermediateDirectories: true) }
+        let markers = (0..<3).map { _ in "MARKER-" + UUID().uuidString }
+        do {
+            let plain = try Connection(path: dir.file("source/plain.sqlite"), configuration: .plaintext)
+            try plain.execute(sql: """
+                CREATE TABLE note(id INTEGER PRIMARY KEY, body TEXT NOT NULL, extra TEXT);
+                INSERT INTO note(body, extra) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 150000)
+                  SELECT '\(markers[0])-' || i, CASE WHEN i % 3 = 0 THEN '\(markers[1])' END FROM n;
+                CREATE INDEX note_body ON note(body);
+                PRAGMA journal_mode = DELETE;
+                """)
+            plain.close()
+        }
+        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "work.key"], currentDirectory: dir.path).status == 0)
+        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
+        let keyHex = Self.hex(ofKeyFile: dir.file("work.key")), newHex = Self.hex(ofKeyFile: dir.file("new.key"))
+        try FileManager.default.createDirectory(atPath: dir.file("work/Migrations"), withIntermediateDirectories: true)
+        try """
+            ALTER TABLE note RENAME TO old_note;
+            CREATE TABLE note(id INTEGER PRIMARY KEY, body TEXT NOT NULL, extra TEXT, seen INTEGER NOT NULL DEFAULT 0);
+            INSERT INTO note(id, body, extra) SELECT id, body, extra FROM old_note;
+            DROP TABLE old_note;
+            CREATE INDEX note_body ON note(body);
+            UPDATE note SET extra = '\(markers[2])' WHERE id % 5 = 0;
+            """.write(toFile: dir.file("work/Migrations/0001_rebuild.sql"), atomically: true, encoding: .utf8)
+
+        let needles: [(String, [UInt8])] = markers.map { ("a marker", Array($0.utf8)) }
+            + zip(["the key", "the key (lowercase hex)", "the key (uppercase hex)"], Self.forms(ofHex: keyHex)).map { ($0, $1) }
+            + zip(["the new key", "the new key (lowercase hex)", "the new key (uppercase hex)"], Self.forms(ofHex: newHex)).map { ($0, $1) }
+        // The key through the environment for the import, as a user may give it.
+        let runs: [(String, [String], [String: String])] = [
+            ("import", ["import", "--from", dir.file("source/plain.sqlite"), "--database", "app.db", "--key-env", "APP_DB_KEY"], ["APP_DB_KEY": keyHex]),
+            ("migrate", ["migrate", "--database", "app.db", "--key-file", "../work.key"], [:]),
+            ("rekey", ["rekey", "--database", "app.db", "--key-file", "../work.key", "--new-key-file", "../new.key"], [:]),
+        ]
+        for (name, arguments, environment) in runs {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Fixtures.strongroomBinary)
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }.merging(["TMPDIR": dir.file("tmp")]) { $1 }
+            process.currentDirectoryURL = URL(fileURLWithPath: dir.file("work"))
+            let output = Pipe(), errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            let seen = Self.watch(process, folders: [dir.file("work"), dir.file("tmp")],
+                                  allowed: [dir.file("source/plain.sqlite"), dir.file("work.key"), dir.file("new.key")], needles: needles)
+            process.waitUntilExit()
+            let printed = output.fileHandleForReading.readDataToEndOfFile() + errors.fileHandleForReading.readDataToEndOfFile()
+            var found = seen.found
+            for (needle, bytes) in needles where Self.find(bytes, in: [UInt8](printed)) { found.append("\(needle) in what it printed") }
+            #expect(process.terminationStatus == 0, "\(name): \(String(decoding: printed, as: UTF8.self))")
+            #expect(seen.snapshots > 3, "\(name): the watcher saw the process \(seen.snapshots) times")
+            #expect(found.isEmpty, "\(name): \(Set(found).sorted())")
+            try ReliabilityResults.write("leaks", name: "files while " + name, [
+                "place": "open files (deleted ones too), the database folder, TMPDIR, command line, environment, output",
+                "operation": "strongroom \(name)" + (environment.isEmpty ? "" : " (key in the environment)"),
+                "searched": "\(seen.filesSearched.count) files in \(seen.snapshots) snapshots", "found": found.count,
+            ])
+        }
+        // The work was done: the migrated rows are under the new key.
+        let db = try Connection(path: dir.file("work/app.db"), configuration: Configuration(key: DatabaseKey.load(keyFile: dir.file("new.key"))))
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note WHERE extra IS NOT NULL") ?? 0 > 50_000)
+        db.close()
+    }
+}
