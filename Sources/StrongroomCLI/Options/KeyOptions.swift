@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Strongroom
 
 /// Where the key of the database comes from. Exactly one source is required;
@@ -7,7 +8,7 @@ struct KeyOptions: ParsableArguments {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("A key file: 64 lowercase hex characters, mode 0600.", valueName: "path"))
     var keyFile: String?
 
-    @Option(name: .customLong("key-env"), help: ArgumentHelp("An environment variable holding the 64 hex characters of the key.", valueName: "name"))
+    @Option(name: .customLong("key-env"), help: ArgumentHelp("An environment variable holding the 64 hex characters of the key (wiped from this process's environment once read).", valueName: "name"))
     var keyEnvironment: String?
 
     @Flag(name: .customLong("passphrase-stdin"), help: "Read a passphrase from standard input (up to the first newline; on a terminal, prompted and not echoed).")
@@ -35,9 +36,21 @@ struct KeyOptions: ParsableArguments {
         return configuration
     }
 
+    /// Overwrites the value of `name` in place, then removes the variable:
+    /// `/proc/PID/environ` (and `ps e`) show the environment block the
+    /// process started with, which `unsetenv` alone leaves as it was.
+    static func wipeEnvironmentVariable(_ name: String) {
+        if let value = getenv(name) { memset(value, 0, strlen(value)) }
+        unsetenv(name)
+    }
+
     func loadKey() throws(StrongroomError) -> DatabaseKey {
         if let keyFile { return try DatabaseKey.load(keyFile: keyFile) }
-        if let keyEnvironment { return try DatabaseKey.fromEnvironment(keyEnvironment) }
+        if let keyEnvironment {
+            let key = try DatabaseKey.fromEnvironment(keyEnvironment)
+            Self.wipeEnvironmentVariable(keyEnvironment)
+            return key
+        }
         // On a terminal: a prompt, and nothing of the passphrase on screen.
         return try TerminalEcho.withoutEcho(prompt: "Passphrase: ") { () throws(StrongroomError) in
             try DatabaseKey.passphraseFromStandardInput()

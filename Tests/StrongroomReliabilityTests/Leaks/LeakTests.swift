@@ -94,6 +94,12 @@ struct LeakTests {
     /// What a watcher saw while a child ran.
     struct Sightings {
         var snapshots = 0
+        /// Snapshots whose environment held a needle, and the first that held none.
+        var environmentSightings: [Int] = []
+        var firstCleanEnvironment: Int?
+        /// Seconds from the start to the last sighting in the environment, and to the exit.
+        var lastEnvironmentSighting = 0.0
+        var duration = 0.0
         var filesSearched = Set<String>()
         var found: [String] = []
     }
@@ -110,10 +116,22 @@ struct LeakTests {
                 seen.found.append("\(name) in \(place)")
             }
         }
+        let started = Date()
         while process.isRunning {
             seen.snapshots += 1
             search(Fixtures.bytes(of: "/proc/\(pid)/cmdline"), "the command line")
-            search(Fixtures.bytes(of: "/proc/\(pid)/environ"), "the environment")
+            // A key given in the environment is there from exec until the
+            // command has read it and wiped it: only those first snapshots may hold it.
+            let environment = Fixtures.bytes(of: "/proc/\(pid)/environ")
+            if needles.contains(where: { find($0.1, in: environment) }) {
+                if let clean = seen.firstCleanEnvironment {
+                    seen.found.append("a key back in the environment after it was wiped (snapshot \(seen.snapshots), clean since \(clean))")
+                }
+                seen.environmentSightings.append(seen.snapshots)
+                seen.lastEnvironmentSighting = Date().timeIntervalSince(started)
+            } else if seen.firstCleanEnvironment == nil, !environment.isEmpty {
+                seen.firstCleanEnvironment = seen.snapshots
+            }
             for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
                 let link = "/proc/\(pid)/fd/\(fd)"
                 guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link), target.hasPrefix("/"),
@@ -131,6 +149,7 @@ struct LeakTests {
                 }
             }
         }
+        seen.duration = Date().timeIntervalSince(started)
         return seen
     }
 
@@ -190,10 +209,18 @@ struct LeakTests {
             #expect(process.terminationStatus == 0, "\(name): \(String(decoding: printed, as: UTF8.self))")
             #expect(seen.snapshots > 3, "\(name): the watcher saw the process \(seen.snapshots) times")
             #expect(found.isEmpty, "\(name): \(Set(found).sorted())")
+            if !environment.isEmpty {
+                // Wiped once read: held only while the command starts, not while it works.
+                #expect(seen.firstCleanEnvironment != nil && seen.lastEnvironmentSighting * 4 < seen.duration,
+                        "\(name): the key stayed in the environment \(seen.lastEnvironmentSighting) s of \(seen.duration) s")
+            }
             try ReliabilityResults.write("leaks", name: "files while " + name, [
                 "place": "open files (deleted ones too), the database folder, TMPDIR, command line, environment, output",
                 "operation": "strongroom \(name)" + (environment.isEmpty ? "" : " (key in the environment)"),
-                "searched": "\(seen.filesSearched.count) files in \(seen.snapshots) snapshots", "found": found.count,
+                "searched": "\(seen.filesSearched.count) files in \(seen.snapshots) snapshots"
+                    + (environment.isEmpty ? "" : String(format: "; the key in the environment until read and wiped: %.0f ms of %.1f s",
+                                                         seen.lastEnvironmentSighting * 1000, seen.duration)),
+                "found": found.count,
             ])
         }
         // The work was done: the migrated rows are under the new key.
