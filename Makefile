@@ -4,21 +4,21 @@
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
-TEST_PACKAGES := sqlite3 libsqlite3-dev python3 python3-pip python3-cryptography strace
+TEST_PACKAGES := sqlite3 libsqlite3-dev python3 python3-pip python3-cryptography strace gdb
 PYTHON_TEST_VERSION := 0.6.0
 PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress clean
+.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress reliability-page clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
 	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(PACKAGES)"
 
 ## test-setup: what only the tests need: the system sqlite3 (3.40, the oracle for column
-## changes), strace (to watch that key files are synced), Python's cryptography (a second,
+## changes), strace (to watch that key files are synced), gdb (gcore: a core dump searched for keys), Python's cryptography (a second,
 ## independent decoder of sealed values), and Python's sqlcipher3-binary,
 ## pinned (SQLCipher 4 on a recent SQLite, to replay the statements the migration runner issued)
 test-setup: setup
@@ -90,15 +90,22 @@ bench: setup
 bench-readme: setup
 	cd Benchmarks && swift run StrongroomBenchmarks --readme-write
 
-## stress: the crash trials with 200 kills each (STRESS_TRIALS=N for another count); writes RELIABILITY.md
-## from their results (Scripts/reliability.py), dated with the machine
+## stress: the reliability suite at full strength: 200 SIGKILLs in each of the 6 crash trials (STRESS_TRIALS=N
+## for another count), the pool under load for 60 s (LOAD_SECONDS=N), faults, tampering and leaks; each test writes
+## its results to Reliability/results/, from which Scripts/reliability.py writes RELIABILITY.md, dated with the machine
 STRESS_TRIALS ?= 200
+LOAD_SECONDS ?= 60
+STRESS_OPERATIONS := 6
 stress: setup test-setup
-	rm -rf .build/stress && mkdir -p .build/stress
-	STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) STRONGROOM_STRESS_RESULTS=$(CURDIR)/.build/stress \
-	  swift test --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|RekeyCrashTests|ImportCrashTests'
-	python3 Scripts/reliability.py .build/stress $(STRESS_TRIALS) 3 > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
-	@echo "RELIABILITY.md written from .build/stress/"
+	rm -rf $(addprefix Reliability/results/,crashes faults tampering leaks load)
+	STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_STRESS_RESULTS=$(CURDIR)/Reliability/results \
+	  swift test --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests'
+	python3 Scripts/reliability.py --stress $(STRESS_TRIALS) $(STRESS_OPERATIONS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
+	@echo "RELIABILITY.md written from Reliability/results/"
+
+## reliability-page: write RELIABILITY.md again from Reliability/results/ (no run)
+reliability-page:
+	python3 Scripts/reliability.py > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 
 clean:
 	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo
