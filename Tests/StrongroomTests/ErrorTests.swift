@@ -118,6 +118,29 @@ struct ErrorTests {
         #expect(error?.code == .misuse)
     }
 
+    @Test func aWriteTransactionOnAClosedConnectionIsMisuse() throws {
+        // It once asked SQLite about the closed handle's file first (a use after free).
+        let dir = TemporaryDirectory()
+        let db = try Connection(path: dir.file("closed.db"), configuration: Configuration(key: .generate()))
+        db.close()
+        let error = #expect(throws: StrongroomError.self) { try db.inTransaction(.immediate) { _ in } }
+        #expect(error?.code == .misuse)
+    }
+
+    @Test func anSQLErrorWithoutItsOwnTextIsNotCalledCorruption() throws {
+        // FTS4 answers an unknown command with SQLITE_ERROR and the generic text,
+        // as SQLCipher does a page that failed its HMAC on some reads.
+        let dir = TemporaryDirectory()
+        let db = try Connection(path: dir.file("fts.db"), configuration: Configuration(key: .generate()))
+        try db.execute(sql: "CREATE VIRTUAL TABLE f USING fts4(x)")
+        let error = #expect(throws: StrongroomError.self) { try db.execute(sql: "INSERT INTO f(f) VALUES ('bogus')") }
+        #expect(error?.code == .sqlite, "\(error.map { "\($0.code): \($0.message)" } ?? "")")
+        // It says both: the SQL, or a damaged page.
+        #expect(error?.message.contains("HMAC") == true)
+        #expect(try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"])
+        db.close()
+    }
+
     @Test func everyCodeHasAStableRawValue() {
         let raw = StrongroomError.Code.allCases.map(\.rawValue)
         #expect(Set(raw).count == raw.count)

@@ -69,6 +69,16 @@ struct PoolTests {
     }
 
     /// A pool is WAL whatever `keepsJournalMode` says (review of issue 7).
+    @Test func aClosedPoolRefusesWrites() throws {
+        let dir = TemporaryDirectory()
+        let pool = try DatabasePool(path: dir.file("closed.db"), configuration: Configuration(key: .generate()))
+        try pool.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        try pool.close()
+        let error = #expect(throws: StrongroomError.self) { try pool.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") } }
+        #expect(error?.code == .misuse)
+        #expect(throws: StrongroomError.self) { try pool.writeWithoutTransaction { db in try db.execute(sql: "INSERT INTO t VALUES (1)") } }
+    }
+
     @Test func aPoolIsAlwaysWAL() throws {
         let key = DatabaseKey.generate()
         var plain = Configuration(key: key)

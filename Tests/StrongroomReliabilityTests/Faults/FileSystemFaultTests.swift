@@ -115,20 +115,22 @@ struct FileSystemFaultTests {
             try queue.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (2)") }
         }
         #expect(error?.code == .fileMoved, "\(error.map { "\($0.code): \($0.message)" } ?? "the write succeeded into a deleted file")")
-        // Recreated at the same path, a new database is not confused with the old one.
+        // The directory made again: the queue does not make a new, empty database there.
         try FileManager.default.createDirectory(atPath: sub, withIntermediateDirectories: true)
-        #expect(throws: StrongroomError.self) { try queue.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (3)") } }
+        let again = #expect(throws: StrongroomError.self) { try queue.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (3)") } }
+        #expect(again?.code == .fileMoved)
+        #expect(!FileManager.default.fileExists(atPath: sub + "/app.db"), "a new database was made at the old path")
         try queue.close()
         try record("vanished directory", "a write to an open database (\(journal.rawValue))", error?.code.rawValue, error?.code == .fileMoved)
     }
 
-    @Test func aWALDeletedUnderAPoolIsReportedAndItsCommitsSaved() throws {
+    @Test func aWALDeletedUnderAPoolIsReportedItsCommitsSavedAndNothingMoreWritten() throws {
         let key = DatabaseKey.generate(), path = dir.file("pool.db")
         let pool = try DatabasePool(path: path, configuration: Configuration(key: key))
         try pool.write { db in try db.execute(sql: "CREATE TABLE ledger(id INTEGER PRIMARY KEY, amount INTEGER)") }
         try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (1), (2), (3)") }
-        // A reader (another connection, as in another thread or process)
-        // holds its snapshot while the -wal goes.
+        // A reader (another connection, as another thread or process would
+        // have) holds its snapshot while the -wal goes, and keeps holding it.
         var readOnly = Configuration(key: key)
         readOnly.readOnly = true
         let reader = try Connection(path: path, configuration: readOnly)
@@ -140,21 +142,45 @@ struct FileSystemFaultTests {
         let error = #expect(throws: StrongroomError.self) {
             try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (4)") }
         }
+        #expect(error?.code == .fileMoved, "\(error.map { "\($0.code): \($0.message)" } ?? "the write went into a deleted -wal")")
+        // While anything may still hold the gone -wal (this reader), a new -wal
+        // would share its -shm index and lose commits at the next crash: the
+        // pool writes no more and reads no more; it is to be opened again.
+        let again = #expect(throws: StrongroomError.self) {
+            try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (5)") }
+        }
+        #expect(again?.code == .fileMoved)
+        #expect(throws: StrongroomError.self) { try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") } }
+        // A crash now: what was committed before the -wal went is in the database file.
+        let crash = dir.file("crash.db")
+        try CrashTrials.copyCrashState(of: path, to: crash)
+        let copy = try Connection(path: crash, configuration: Configuration(key: key))
+        let count = try copy.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger")
+        let healthy = try copy.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"]
+        copy.close()
+        #expect(count == 3 && healthy)
         try reader.execute(sql: "COMMIT")
         reader.close()
-        #expect(error?.code == .fileMoved, "\(error.map { "\($0.code): \($0.message)" } ?? "the write went into a deleted -wal")")
-        // What was committed before the -wal went is in the database file,
-        // which another process (here a new connection) reads with the same key.
-        let other = try Connection(path: path, configuration: Configuration(key: key))
-        let count = try other.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger")
-        let healthy = try other.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"]
-        other.close()
-        #expect(count == 3 && healthy)
-        // The pool goes on, on a new -wal.
-        try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (5)") }
-        #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") } == 4)
         try pool.close()
-        try record("-wal deleted under a reader", "the pool's next write (a reader holding its snapshot)", error?.code.rawValue,
-                   error?.code == .fileMoved && count == 3 && healthy)
+        // Opened again, once nothing holds the old files: a new -wal, and every row.
+        let reopened = try DatabasePool(path: path, configuration: Configuration(key: key))
+        try reopened.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (6)") }
+        #expect(try reopened.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") } == 4)
+        try reopened.close()
+        try record("-wal deleted under a reader", "the pool's next writes and reads (a reader holding its snapshot)", error?.code.rawValue,
+                   error?.code == .fileMoved && again?.code == .fileMoved && count == 3 && healthy)
+    }
+
+    @Test func switchingJournalModesIsNotAMovedFile() throws {
+        let queue = try DatabaseQueue(path: dir.file("modes.db"), configuration: Configuration(key: .generate()))
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        try queue.inDatabase { db in
+            _ = try db.fetchAll(sql: "PRAGMA journal_mode = DELETE")
+            _ = try db.fetchAll(sql: "PRAGMA journal_mode = WAL")
+        }
+        try queue.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+        try queue.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+        #expect(try queue.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 2)
+        try queue.close()
     }
 }
