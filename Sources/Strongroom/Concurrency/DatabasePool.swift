@@ -32,6 +32,9 @@ public final class DatabasePool: @unchecked Sendable {
     /// Set when a rekey failed: the writer may reopen on either key, and
     /// readers must follow it (see `refreshReaderKeyIfNeeded`).
     private var readerKeyIsStale = false
+    /// Set when the writer found its files moved or its `-wal` deleted:
+    /// every later read and write throws it (readers close as they return).
+    private var filesMoved: StrongroomError?
     private let readerConfiguration: Configuration
     private let logger: Logger
     /// The database path.
@@ -60,22 +63,32 @@ public final class DatabasePool: @unchecked Sendable {
     /// Runs `body` on the writer in an IMMEDIATE transaction.
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
         try refuseReentrance("write")
-        return try closingReadersIfFilesMoved { try writer.write(body) }
+        try refuseIfClosed()
+        return try closingIfFilesMoved { try writer.write(body) }
     }
 
     /// Runs a write; when it finds the files moved or the `-wal` deleted
-    /// (``StrongroomError/Code/fileMoved``), the writer has closed and the
-    /// readers, which read the same gone files, close too (each when
-    /// returned): the next use opens them on the files at the path.
-    private func closingReadersIfFilesMoved<T>(_ write: () throws -> T) throws -> T {
+    /// (``StrongroomError/Code/fileMoved``), the writer has closed, and the
+    /// pool closes its readers (each as it comes back) and refuses every
+    /// later read and write: see `Connection.refuseWritesToMovedFiles`.
+    private func closingIfFilesMoved<T>(_ write: () throws -> T) throws -> T {
         do {
             return try write()
         } catch let error as StrongroomError where error.code == .fileMoved {
-            condition.lock()
-            closeReadersWhenReturned()
-            condition.unlock()
+            noteFilesMoved(error)
             throw error
         }
+    }
+
+    private func noteFilesMoved(_ error: StrongroomError) {
+        condition.lock()
+        if filesMoved == nil {
+            filesMoved = StrongroomError(.fileMoved, error.message + " This pool is closed; open a new one.", path: path)
+        }
+        openReaderCount -= idleReaders.count
+        idleReaders.removeAll()
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Runs `body` on the writer outside any transaction, with the writer to
@@ -87,7 +100,8 @@ public final class DatabasePool: @unchecked Sendable {
     /// ```
     public func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
         try refuseReentrance("writeWithoutTransaction")
-        return try closingReadersIfFilesMoved { try writer.inDatabase(body) }
+        try refuseIfClosed()
+        return try closingIfFilesMoved { try writer.inDatabase(body) }
     }
 
     /// Asynchronous ``write(_:)``: a name of its own, so that a `write` in an
@@ -97,7 +111,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// try await pool.asyncWrite { db in try db.execute(sql: "UPDATE counter SET n = n + 1") }
     /// ```
     public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await writer.asyncWrite(body)
+        try refuseIfClosed()
+        do {
+            return try await writer.asyncWrite(body)
+        } catch let error as StrongroomError where error.code == .fileMoved {
+            noteFilesMoved(error)
+            throw error
+        }
     }
 
     /// Runs `body` on a reader, in a transaction that sees one committed snapshot.
@@ -218,6 +238,7 @@ public final class DatabasePool: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         if isClosed { throw StrongroomError(.misuse, "The DatabasePool of \(path) is closed.", path: path) }
+        if let filesMoved { throw filesMoved }
     }
 
     /// With `condition` locked: waits until every reader in use is back,
@@ -255,6 +276,10 @@ public final class DatabasePool: @unchecked Sendable {
             condition.unlock()
             throw StrongroomError(.misuse, "The DatabasePool of \(path) is closed.", path: path)
         }
+        if let filesMoved {
+            condition.unlock()
+            throw filesMoved
+        }
         if let reader = idleReaders.popLast() {
             checkedOutCount += 1
             condition.unlock()
@@ -279,7 +304,7 @@ public final class DatabasePool: @unchecked Sendable {
     private func checkIn(_ reader: Connection, healthy: Bool) {
         condition.lock()
         checkedOutCount -= 1
-        if healthy && !isRekeying && !isClosed {
+        if healthy && !isRekeying && !isClosed && filesMoved == nil {
             idleReaders.append(reader)
         } else {
             openReaderCount -= 1

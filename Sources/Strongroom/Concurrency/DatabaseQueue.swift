@@ -29,8 +29,10 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// out): the keys to try, in order, when the queue is next used.
     private var keysToTry: [DatabaseKey] = []
     /// Set when the connection was closed because its files were deleted
-    /// or moved under it (``StrongroomError/Code/fileMoved``).
-    private var reopensAtNextUse = false
+    /// or moved under it (``StrongroomError/Code/fileMoved``): every later
+    /// use throws it. The queue does not reopen by itself: a new `-wal`
+    /// beside a connection still holding the old one could lose commits.
+    private var filesMoved: StrongroomError?
     private let dispatchQueue: DispatchQueue
     private let onQueueKey = DispatchSpecificKey<Bool>()
     /// The database path.
@@ -75,15 +77,15 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// connections) for good: it is rolled back, and reported.
     private func runOnQueue<T>(_ caller: String, _ body: (Connection) throws -> T) throws -> T {
         let result: T
+        if let filesMoved { throw filesMoved }
         do {
             try reopenAfterRekeyIfNeeded()
             result = try mark.run { try body(connection) }
         } catch {
             connection.rollbackQuietly()
             if let error = error as? StrongroomError, error.code == .fileMoved {
-                // The files under the connection are gone: the next use opens the path again.
-                connection.close(because: "its file was deleted or moved while open")
-                reopensAtNextUse = true
+                connection.close(because: "its files were deleted or moved while open")
+                filesMoved = StrongroomError(.fileMoved, error.message + " This queue is closed; open a new one.", path: path)
             }
             throw error
         }
@@ -222,11 +224,6 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// of `keysToTry` that opens it. A key the file refuses is skipped; any
     /// other error (a lock) is thrown, and the next use tries again.
     private func reopenAfterRekeyIfNeeded() throws(StrongroomError) {
-        if connection.isClosed, reopensAtNextUse, keysToTry.isEmpty {
-            connection = try Connection(path: path, configuration: configuration)
-            reopensAtNextUse = false
-            return
-        }
         guard connection.isClosed, !keysToTry.isEmpty else { return }
         var refusal: StrongroomError?
         for key in keysToTry {

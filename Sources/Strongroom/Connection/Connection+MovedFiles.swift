@@ -1,52 +1,66 @@
 internal import CSQLCipher
 
 extension Connection {
-    /// Refuses a write that would go to files no one else can see: the
+    /// Refuses a write that would go to files no longer at the path: the
     /// database file deleted, moved or replaced since it was opened (its
     /// directory removed, say), or, in WAL mode, its `-wal` deleted or
     /// replaced under the connection. SQLite writes on into such files
     /// without a word (the rollback journal catches a moved database; WAL
-    /// mode does not), and what it writes is lost when the connection closes.
+    /// mode does not), and what it writes there is lost.
     ///
     /// For a deleted `-wal`, the transactions committed in it are first
     /// copied into the database file (a checkpoint through the file still
-    /// open), so that they are not lost; the connection must then be closed
-    /// and opened again (``DatabaseQueue`` and ``DatabasePool`` do it).
+    /// open). The connection must not write again: a new `-wal` beside a
+    /// connection still reading the old one would share its `-shm` index,
+    /// and a crash would lose what was written there. ``DatabaseQueue`` and
+    /// ``DatabasePool`` close and refuse further use; open the database
+    /// again once every connection to it has closed.
+    ///
     /// Runs before every `IMMEDIATE` or `EXCLUSIVE` transaction: two
-    /// `stat(2)` calls.
+    /// `stat(2)` calls; `/proc/self/fd` is read only when the `-wal` is not
+    /// the file the connection wrote last.
     func refuseWritesToMovedFiles() throws(StrongroomError) {
-        guard path != ":memory:", !path.isEmpty else { return }
+        try checkOpen()
+        guard let walPath = absoluteWALPath else { return }
         // SQLITE_FCNTL_HAS_MOVED: the unix VFS sets the int to 1 when the
         // path no longer names the file the connection has open.
         var moved: Int32 = 0
         if sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK, moved != 0 {
-            throw StrongroomError(.fileMoved, "\(path) was deleted, moved or replaced while open (was its directory removed?): a write now would go to a file no one can open again, so it was refused. Open the database at its path again.", path: path)
+            throw StrongroomError(.fileMoved, "\(path) is no longer the file this connection opened (it was deleted, moved or replaced; was its directory removed?): a write now would not reach the file at that path, so it was refused. Close every connection to it, then open the database again.", path: path)
         }
         guard let recorded = walIdentity else { return }
-        let now = FileSystem.identity(of: path + "-wal")
+        let now = FileSystem.identity(of: walPath)
         if now == recorded { return }
-        // Gone because the connection left WAL mode is no fault.
-        if now == nil, (try? fetchOne(String.self, sql: "PRAGMA journal_mode"))?.lowercased() != "wal" {
-            walIdentity = nil
+        // A -wal that changed is a fault only when this process still holds
+        // the old one, deleted: leaving WAL mode and coming back, or a file
+        // system that gives a new inode, is not.
+        guard FileSystem.processHoldsDeletedFile(walPath) else {
+            walIdentity = now
             return
         }
         walIdentity = nil
-        // PASSIVE: copy every committed frame the readers allow into the
-        // database file, through the -wal still open; the columns are
-        // (busy, frames in the log, frames checkpointed).
-        let result = try? fetchOne(sql: "PRAGMA wal_checkpoint(PASSIVE)")
-        let frames = result.flatMap { try? $0.decode(Int.self, at: 1) }
-        let copied = result.flatMap { try? $0.decode(Int.self, at: 2) }
-        let saved = frames != nil && frames == copied
-        throw StrongroomError(.fileMoved, "The -wal file of \(path) was deleted or replaced while the database was open: a write now would go to a file no one can open again, so it was refused. " + (saved
-            ? "Every transaction committed before was copied into the database file. Open the database again (a queue or pool does it at its next use) and run the write again."
-            : "The transactions committed in it could not all be copied into the database file (a reader holds an older snapshot); close every connection to it in this process at once, without deleting files, then open it again."),
+        var saved = false
+        if now == nil {
+            // PASSIVE: copy every committed frame the readers allow into the
+            // database file, through the -wal still open; the columns are
+            // (busy, frames in the log, frames checkpointed), -1 when busy.
+            if let result = try? fetchOne(sql: "PRAGMA wal_checkpoint(PASSIVE)"),
+               let busy = try? result.decode(Int.self, at: 0), let frames = try? result.decode(Int.self, at: 1),
+               let copied = try? result.decode(Int.self, at: 2) {
+                saved = busy == 0 && frames >= 0 && frames == copied
+            }
+        }
+        // A -wal replaced by another file is not checkpointed: the -shm may
+        // already describe the new one.
+        throw StrongroomError(.fileMoved, "The -wal file of \(path) was \(now == nil ? "deleted" : "replaced") while the database was open: a write now would go to a file that is not at its path, so it was refused. " + (saved
+            ? "Every transaction committed before was copied into the database file. Close every connection to the database, then open it again and run the write again."
+            : "The transactions committed in it could not all be copied into the database file; close every connection to it in this process without deleting files, then open it again and check it (PRAGMA integrity_check)."),
             path: path)
     }
 
     /// Remembers the `-wal` file after a commit (nil outside WAL mode).
     func recordWALIdentity() {
-        guard path != ":memory:", !path.isEmpty else { return }
-        walIdentity = FileSystem.identity(of: path + "-wal")
+        guard let walPath = absoluteWALPath else { return }
+        walIdentity = FileSystem.identity(of: walPath)
     }
 }

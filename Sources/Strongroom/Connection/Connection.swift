@@ -62,6 +62,9 @@ public final class Connection {
     /// The `-wal` file this connection wrote last, to tell when it is
     /// deleted or replaced under it (see `refuseWritesToMovedFiles`).
     var walIdentity: FileSystem.Identity?
+    /// The `-wal` path made absolute at open (a later `chdir` must not
+    /// change it), nil for an in-memory database.
+    var absoluteWALPath: String?
 
     /// The layer that stores some columns' values in another form (sealed
     /// columns), if any. See ``ColumnTransform``. Set it before preparing
@@ -135,6 +138,7 @@ public final class Connection {
         }
         self.handle = db
         self.path = path
+        self.absoluteWALPath = path == ":memory:" || path.isEmpty || path.hasPrefix("file:") ? nil : FileSystem.absolute(path).map { $0 + "-wal" }
         self.isEncrypted = key != nil
         self.isReadOnly = configuration.readOnly || configuration.readOnlyMainAllowingAttach
         var opened = configuration
@@ -272,10 +276,10 @@ public final class Connection {
             throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path, sqliteCode: error.sqliteCode)
         } catch let error where error.code == .corrupt {
             throw StrongroomError(.notADatabase, "\(path) is truncated or corrupt; restore it from a backup.", path: path, sqliteCode: error.sqliteCode)
-        } catch let error where error.code == .cannotCreate && sqlite3_db_readonly(handle, "main") == 1 {
-            // The file opened read-only (no write permission), and its -wal
-            // cannot be opened: SQLite before 3.22 reads a WAL database only
-            // with write access to it.
+        } catch let error where error.code == .cannotCreate && access(path, W_OK) != 0 {
+            // This user may not write the file, and its -wal cannot be
+            // opened: SQLite before 3.22 reads a WAL database only with
+            // write access to it.
             throw StrongroomError(.readOnly, "\(path) is in WAL mode and this user may not write to it, and SQLite \(String(cString: sqlite3_libversion())) reads a WAL database only with write access (to the file, its -wal and -shm). Give this user write access, or have its owner switch it to rollback-journal mode (PRAGMA journal_mode = DELETE) before sharing it read-only.", path: path, sqliteCode: error.sqliteCode)
         }
     }
@@ -399,11 +403,11 @@ public final class Connection {
     /// The error SQLite reports for the last failed call on this connection.
     func lastError(_ resultCode: Int32, sql: String?) -> StrongroomError {
         let message = String(cString: sqlite3_errmsg(handle))
-        // SQLCipher 3 reports a page that fails to decrypt or fails its HMAC
-        // on some reads (overflow pages) as a bare SQLITE_ERROR, whose text is
-        // then the generic one; SQL errors always carry their own text.
+        // SQLCipher 3 reports a page that fails to decrypt or its HMAC check
+        // on some reads as a bare SQLITE_ERROR with the generic text, as some
+        // SQL errors are (FTS commands, functions that give no text): say both.
         if isEncrypted, resultCode == SQLITE_ERROR, message == String(cString: sqlite3_errstr(SQLITE_ERROR)) {
-            return StrongroomError(.corrupt, "\(path) is damaged: a page failed to decrypt or failed its HMAC check (SQLCipher reports it as \"\(message)\"), so it was changed outside SQLCipher or damaged on disk; restore it from a backup.", path: path, sql: sql, sqliteCode: resultCode)
+            return StrongroomError(.sqlite, "\(message) (SQLCipher reports a page that fails to decrypt or fails its HMAC check this way too: if this SQL is valid, \(path) may be damaged; check it with PRAGMA integrity_check)", path: path, sql: sql, sqliteCode: resultCode)
         }
         return StrongroomError.sqlite(resultCode, message: message, path: path, sql: sql)
     }

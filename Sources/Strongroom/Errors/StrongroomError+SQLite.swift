@@ -37,10 +37,10 @@ extension StrongroomError {
                 code = .notADatabase
             case SQLITE_FULL:
                 code = .diskFull
-                message += ": the transaction in progress was rolled back and nothing of it was written; free space on the disk, then run it again"
+                message += ": the disk, the file system's quota or the database's max_page_count is full; the statement was rolled back (and its transaction, unless you manage it yourself), so nothing of it was written. Free space, then run it again"
             case SQLITE_IOERR:
                 code = .ioError
-                message += ": the operating system failed a read, write or sync; the transaction in progress was rolled back. Check the disk and the file system, then run it again"
+                message += ": the operating system failed a read, write or sync; a write in progress was rolled back, nothing committed is lost. Check the disk and the file system, then run it again"
             case SQLITE_PERM, SQLITE_AUTH:
                 code = .permissionDenied
             case SQLITE_CANTOPEN:

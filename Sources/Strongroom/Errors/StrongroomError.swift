@@ -37,18 +37,21 @@ public struct StrongroomError: Error, Sendable, Hashable {
         case busy = "busy"
         /// The database or connection is read-only.
         case readOnly = "read_only"
-        /// The disk (or the file system's quota) is full (`SQLITE_FULL`): the
-        /// statement's transaction was rolled back and nothing of it was
-        /// written; free space and run it again.
+        /// The disk, the file system's quota or the database's
+        /// `max_page_count` is full (`SQLITE_FULL`): the statement was rolled
+        /// back (with its transaction, unless the caller manages it) and
+        /// nothing of it was written; free space and run it again.
         case diskFull = "disk_full"
         /// The operating system failed a read, a write or an `fsync`
-        /// (`SQLITE_IOERR`): the transaction was rolled back; check the
-        /// disk and the file system, then run it again.
+        /// (`SQLITE_IOERR`), also while opening: a write in progress was
+        /// rolled back; check the disk and the file system, then run it again.
         case ioError = "io_error"
         /// The database file, or its `-wal`, was deleted or replaced while
-        /// open (its directory removed, the file moved): a write would go to
-        /// a file no one else can see, so it was refused. What was committed
-        /// before is saved where possible; reopen the database at its path.
+        /// open (its directory removed, the file moved): a write would not
+        /// reach the file at the path, so it was refused. What was committed
+        /// in a deleted `-wal` is first copied into the database file. A
+        /// queue or pool that meets it closes; open the database again once
+        /// every connection to it has closed.
         case fileMoved = "file_moved"
         /// A UNIQUE constraint failed. A duplicate primary key is
         /// ``primaryKeyConstraint`` although SQLite's text says "UNIQUE

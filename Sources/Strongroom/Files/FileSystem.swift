@@ -9,6 +9,23 @@ package enum FileSystem {
         let inode: UInt64
     }
 
+    /// Whether this process has `path` open although it was deleted: a link
+    /// in `/proc/self/fd` reads "`path` (deleted)". False where there is no
+    /// `/proc` (macOS).
+    package static func processHoldsDeletedFile(_ path: String) -> Bool {
+        let deleted = path + " (deleted)"
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
+        return descriptors.contains { fd in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) == deleted
+        }
+    }
+
+    /// `path` made absolute against the working directory now, its
+    /// directory's symlinks resolved, or nil when the directory does not exist.
+    package static func absolute(_ path: String) -> String? {
+        resolved(directory(of: path)).map { $0 + "/" + (path as NSString).lastPathComponent }
+    }
+
     /// The file `path` names now, or nil when there is none.
     package static func identity(of path: String) -> Identity? {
         var info = stat()
