@@ -82,7 +82,7 @@ enum ReliabilityChild {
             var n = 0
             while Date() < deadline {
                 let from = Int.random(in: 1...accounts), to = Int.random(in: 1...accounts), amount = Int.random(in: 1...50)
-                do {
+                counts.counting {
                     try pool.write { db in
                         try db.execute(sql: "UPDATE account SET balance = balance - ? WHERE id = ?", arguments: [amount, from])
                         try db.execute(sql: "UPDATE account SET balance = balance + ? WHERE id = ?", arguments: [amount, to])
@@ -93,10 +93,6 @@ enum ReliabilityChild {
                     }
                     n += 1
                     counts.add(writes: 1)
-                } catch let error as StrongroomError where error.code == .busy {
-                    counts.add(busy: 1)
-                } catch {
-                    counts.add(otherErrors: 1)
                 }
             }
             counts.threadDone()
@@ -105,7 +101,7 @@ enum ReliabilityChild {
             Thread {
                 var seen = 0
                 while Date() < deadline {
-                    do {
+                    counts.counting {
                         let (sum, n, last) = try pool.read { db in
                             (try db.fetchOne(Int.self, sql: "SELECT sum(balance) FROM account") ?? -1,
                              try db.fetchOne(Int.self, sql: "SELECT n FROM commits") ?? -1,
@@ -116,10 +112,6 @@ enum ReliabilityChild {
                         if sum != total || n < seen || last != n { counts.add(partial: 1) }
                         seen = n
                         counts.add(reads: 1)
-                    } catch let error as StrongroomError where error.code == .busy {
-                        counts.add(busy: 1)
-                    } catch {
-                        counts.add(otherErrors: 1)
                     }
                 }
                 counts.threadDone()
@@ -187,6 +179,18 @@ final class Counts: @unchecked Sendable {
         lock.withLock {
             self.writes += writes; self.reads += reads; self.busy += busy
             self.partial += partial; self.otherErrors += otherErrors
+        }
+    }
+
+    /// Runs one read or write, counting a busy error (which must never
+    /// reach the caller) or any other error it throws.
+    func counting(_ body: () throws -> Void) {
+        do {
+            try body()
+        } catch let error as StrongroomError where error.code == .busy {
+            add(busy: 1)
+        } catch {
+            add(otherErrors: 1)
         }
     }
 

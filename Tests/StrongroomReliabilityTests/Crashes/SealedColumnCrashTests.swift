@@ -128,18 +128,25 @@ struct SealedColumnCrashTests {
         return CrashTrials.milliseconds(clock.now - started)
     }
 
+    /// One trial's run: `arguments` on a fresh copy of `seeded`, killed at a
+    /// random moment of `window` milliseconds (or after it exits).
+    func killRandomly(_ arguments: [String], from seeded: String, window: Int, trial: Int, _ trials: inout CrashTrials) throws -> (killed: Bool, failure: String?) {
+        try reset(from: seeded)
+        let runner = try start(arguments)
+        usleep(CrashTrials.killDelay(window: window))
+        let (killed, failure) = CrashTrials.kill(runner)
+        #expect(failure == nil, "trial \(trial): \(arguments.prefix(2).joined(separator: " ")) \(failure ?? "")")
+        if killed { trials.killedBeforeExit += 1 }
+        return (killed, failure)
+    }
+
     @Test func aKilledDiffWrittenMigrationIsAtOneVersionOrTheOtherWithEveryValue() throws {
         let (key, keyring) = try prepare()
         let migrate = ["migrate", "--database", "db.sqlite", "--key-file", "db.key", "--field-keys", "fields.keyring"]
         let window = try window(migrate, from: "seeded-v1.db")
         var trials = CrashTrials("diff-written migration: a rebuild and a column sealed (strongroom migrate --field-keys)", defaultCount: 12)
         for trial in 0..<trials.count {
-            try reset(from: "seeded-v1.db")
-            let runner = try start(migrate)
-            usleep(CrashTrials.killDelay(window: window))
-            let (killed, failure) = CrashTrials.kill(runner)
-            #expect(failure == nil, "trial \(trial): migrate \(failure ?? "")")
-            if killed { trials.killedBeforeExit += 1 }
+            let (killed, failure) = try killRandomly(migrate, from: "seeded-v1.db", window: window, trial: trial, &trials)
             let locked = FileManager.default.fileExists(atPath: dir.file("db.sqlite-migrate.lock"))
             let crash = try picture(of: dir.file("db.sqlite"), key: key, keyring: keyring)
             trials.outcomes["version \(crash.version)", default: 0] += 1
@@ -173,12 +180,7 @@ struct SealedColumnCrashTests {
         let window = try window(rotate, from: "seeded-v2.db")
         var trials = CrashTrials("field-key rotation (strongroom fields rotate)", defaultCount: 12)
         for trial in 0..<trials.count {
-            try reset(from: "seeded-v2.db")
-            let runner = try start(rotate)
-            usleep(CrashTrials.killDelay(window: window))
-            let (killed, failure) = CrashTrials.kill(runner)
-            #expect(failure == nil, "trial \(trial): rotate \(failure ?? "")")
-            if killed { trials.killedBeforeExit += 1 }
+            let (killed, failure) = try killRandomly(rotate, from: "seeded-v2.db", window: window, trial: trial, &trials)
             let crash = try picture(of: dir.file("db.sqlite"), key: key, keyring: keyring)
             let underNew = crash.keyIDs[2] ?? 0
             let outcome = underNew == 0 ? "all under key 1" : underNew == Self.rows ? "all under key 2" : "part re-sealed"
