@@ -121,7 +121,7 @@ struct PageTamperingTests {
                 }
             }
             try ReliabilityResults.write("tampering", name: "page " + kind, [
-                "target": "a byte flipped in a \(kind) page (salt or body start, body, IV, HMAC, padding)", "trials": trials, "reported": reported, "undetected": undetected,
+                "target": "a byte flipped in one page: \(kind) (salt or body start, body, IV, HMAC, padding)", "trials": trials, "reported": reported, "undetected": undetected,
             ])
         }
     }
