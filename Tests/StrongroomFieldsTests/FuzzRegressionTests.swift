@@ -47,4 +47,24 @@ struct FuzzRegressionTests {
         let valid = header + (try AESSIV(key: subkey).seal([0x03] + Array("ab".utf8), authenticating: associatedData))
         #expect(try cipher.open(.blob(valid), table: "t", column: "c", rowKey: []) == .text("ab"))
     }
+
+    /// FuzzKeyring: a keyring whose largest key id is 4294967295, which the
+    /// file format allows, trapped on an arithmetic overflow in addingKey()
+    /// (`strongroom fields rotate`, `keygen --field --add`).
+    @Test func addingAKeyAfterTheLargestIDTakesAFreeID() throws {
+        let path = dir.file("largest.keyring")
+        let contents = "strongroom field keyring 1\nactive 4294967295\nkey 4294967295 " + String(repeating: "0f", count: 32) + "\n"
+        FileManager.default.createFile(atPath: path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
+        let keyring = try FieldKeyring.load(from: path)
+        #expect(keyring.keyIDs == [4_294_967_295])
+        let (more, id) = keyring.addingKey()
+        #expect(id == 1)
+        #expect(more.keyIDs == [1, 4_294_967_295] && more.activeKeyID == 4_294_967_295)
+        let (three, next) = more.addingKey()
+        #expect(next == 2 && three.keyIDs == [1, 2, 4_294_967_295])
+        // The new keys are written and read back like any other.
+        try three.activating(next).write(to: path, replacing: true)
+        let reread = try FieldKeyring.load(from: path)
+        #expect(reread.keyIDs == [1, 2, 4_294_967_295] && reread.activeKeyID == 2)
+    }
 }
