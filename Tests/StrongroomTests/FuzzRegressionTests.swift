@@ -29,4 +29,25 @@ struct FuzzRegressionTests {
         }
         #expect(tables == ["t2"])
     }
+
+    /// FuzzRowDecoder: INTEGER 9223372036854775807 reads as a Date (seconds
+    /// since 1970, as documented), and writing that Date back trapped
+    /// ("Double value cannot be converted to Int64"): its text has no year
+    /// for it. A date the text cannot hold is stored as REAL seconds.
+    @Test func aDateTheTextCannotHoldIsStoredAsRealSecondsNotATrap() throws {
+        let db = try Connection.inMemory()
+        let far = try #require(try db.fetchOne(Date.self, sql: "SELECT ?", arguments: [Int64.max]))
+        #expect(far.databaseValue == .real(far.timeIntervalSince1970))
+        try db.execute(sql: "CREATE TABLE t(d)")
+        for date in [far, Date(timeIntervalSince1970: 1e300), Date(timeIntervalSince1970: -1e18),
+                     Date(timeIntervalSince1970: 253_402_300_800), Date(timeIntervalSince1970: -62_167_219_201)] {
+            try db.execute(sql: "DELETE FROM t")
+            try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [date])
+            #expect(try db.fetchOne(Date.self, sql: "SELECT d FROM t") == date)
+        }
+        // Within the years 0000 to 9999, the text as before.
+        #expect(Date(timeIntervalSince1970: 0).databaseValue == .text("1970-01-01 00:00:00.000"))
+        #expect(Date(timeIntervalSince1970: 253_402_300_799.5).databaseValue == .text("9999-12-31 23:59:59.500"))
+        #expect(Date(timeIntervalSince1970: -62_167_219_200).databaseValue == .text("0000-01-01 00:00:00.000"))
+    }
 }
