@@ -7,6 +7,47 @@ import Testing
 /// test of its fix.
 @Suite("Fuzz regressions: schemas")
 struct FuzzRegressionTests {
+    /// FuzzDDLParser: a column declared with a quoted type that holds a
+    /// keyword. SQLite keeps the type dequoted (`Mixed Case`); the schema file
+    /// wrote it bare, where CASE is a keyword: the file did not run ("near
+    /// Case: syntax error"), so `strongroom diff` could not read it back.
+    @Test func aQuotedTypeWithAKeywordIsQuotedInTheSchemaFile() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t([my col], `otr, eh`\"Mixed Case\");")
+        let schema = try DatabaseSchema.read(from: db)
+        #expect(schema.table("t")?.column("otr, eh")?.type == "Mixed Case")
+        #expect(schema.sql.contains(#""otr, eh" "Mixed Case""#))
+        #expect(try DatabaseSchema.read(sql: schema.sql) == schema)
+        // Plain types stay as they were written.
+        for type in ["NVARCHAR(40)", "NUMERIC(10, 2)", "UNSIGNED BIG INT", "DECIMAL(-1,+2)", "INTEGER"] {
+            #expect(ColumnDefinition("c", type: type).sql() == "\"c\" " + type)
+        }
+        #expect(ColumnDefinition("c", type: "a\"b").sql() == #""c" "a""b""#)
+    }
+
+    /// FuzzDDLParser: `a"C+ode"` declares column a with the type C+ode,
+    /// which written bare is no type ("near +: syntax error").
+    @Test func aTypeOutsideSQLiteTypeGrammarIsQuotedInTheSchemaFile() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE \"Parent\"(\"Id\" INTEGE, a\"C+ode\" TEXT UNIQUE);")
+        let schema = try DatabaseSchema.read(from: db)
+        #expect(schema.table("Parent")?.column("a")?.type == "C+ode")
+        #expect(try DatabaseSchema.read(sql: schema.sql) == schema)
+        #expect(ColumnDefinition("c", type: "C+ode").sql() == #""c" "C+ode""#)
+        #expect(ColumnDefinition("c", type: "DECIMAL(10)x").sql() == #""c" "DECIMAL(10)x""#)
+        #expect(ColumnDefinition("c", type: "DECIMAL(10)").sql() == #""c" DECIMAL(10)"#)
+    }
+
+    /// FuzzDDLParser: a quoted type with spaces around it (`" INTE  "`),
+    /// which SQLite keeps as written, read back without them.
+    @Test func aTypeWithSpacesAroundItIsQuotedInTheSchemaFile() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE \"Genre\" (\n C\u{FFFD}nenreId\" INTE  \"LastName\" NVARCHAR(20) NOT NULL,\n  \"CHAR(119)\n);")
+        let schema = try DatabaseSchema.read(from: db)
+        #expect(schema.table("Genre")?.columns.map(\.type) == [" INTE  "])
+        #expect(try DatabaseSchema.read(sql: schema.sql) == schema)
+    }
+
     /// FuzzDDLParser: DatabaseSchema.read on a connection that had read the
     /// schema of a table of the same name without a foreign key failed
     /// ("Row has no column named id; it has ."): its cached PRAGMA had no
