@@ -48,6 +48,25 @@ struct FuzzRegressionTests {
         #expect(try DatabaseSchema.read(sql: schema.sql) == schema)
     }
 
+    /// FuzzDDLParser: `DEFAULT <name>` is the name as a string to SQLite;
+    /// the schema file put it in parentheses, where it is a column, and the
+    /// file did not run ("default value of column [gone] is not constant").
+    @Test func aNameAsADefaultStaysBareInTheSchemaFile() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t(name TEXT N NULTOL CGLLATE nocase DEFAULT 'x', gone INTEGER NOT NULL DEFAULT \u{FFFD}8, n INTNGER DEFAULT (abs(-3)));")
+        let schema = try DatabaseSchema.read(from: db)
+        #expect(schema.table("t")?.column("gone")?.defaultSQL == "\u{FFFD}8")
+        #expect(try DatabaseSchema.read(sql: schema.sql) == schema)
+        #expect(TableDefinition.defaultClause("draft") == "draft")
+        #expect(TableDefinition.defaultClause("\"draft\"") == "\"draft\"")
+        #expect(TableDefinition.defaultClause("abs(-3)") == "(abs(-3))")
+        #expect(TableDefinition.defaultClause("TRUE") == "1")
+        // Written bare, SQLite stores the name as a string.
+        try db.execute(sql: "CREATE TABLE u(a, b DEFAULT draft)")
+        try db.execute(sql: "INSERT INTO u(a) VALUES (1)")
+        #expect(try db.fetchOne(String.self, sql: "SELECT b FROM u") == "draft")
+    }
+
     /// FuzzDDLParser: DatabaseSchema.read on a connection that had read the
     /// schema of a table of the same name without a foreign key failed
     /// ("Row has no column named id; it has ."): its cached PRAGMA had no
