@@ -84,9 +84,11 @@ extension TableDefinition {
     /// A default as SQLite takes it after `DEFAULT`. `PRAGMA table_info`
     /// reports an expression without the parentheses it was given in, so
     /// anything but one literal (a string, a number, possibly signed, a blob,
-    /// NULL, CURRENT_TIME/DATE/TIMESTAMP) goes back in parentheses. TRUE and
-    /// FALSE are 1 and 0 (before SQLite 3.23 they are identifiers, which a
-    /// default reads as strings).
+    /// NULL, CURRENT_TIME/DATE/TIMESTAMP, a name) goes back in parentheses.
+    /// TRUE and FALSE are 1 and 0 (before SQLite 3.23 they are identifiers,
+    /// which a default reads as strings); any other name stays bare, where
+    /// SQLite reads it as a string (in parentheses it is a column, which a
+    /// default cannot use).
     static func defaultClause(_ sql: String) -> String {
         let trimmed = sql.trimmingCharacters(in: .whitespacesAndNewlines)
         let tokens = SQLTokenizer.tokenize(trimmed)
@@ -97,6 +99,7 @@ extension TableDefinition {
             case .word where token.isKeyword("TRUE"): return "1"
             case .word where token.isKeyword("FALSE"): return "0"
             case .word where ["NULL", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP"].contains(token.text.uppercased()): return trimmed
+            case .word, .quotedIdentifier: return trimmed
             default: break
             }
         }
