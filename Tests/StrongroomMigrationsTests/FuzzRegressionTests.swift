@@ -67,6 +67,25 @@ struct FuzzRegressionTests {
         #expect(try db.fetchOne(String.self, sql: "SELECT b FROM u") == "draft")
     }
 
+    /// FuzzDDLParser: an item of a CREATE TABLE that ends with a `--`
+    /// comment. The statement a rebuild writes put the comma after it, inside
+    /// the comment: the next item joined this one (a column written comma
+    /// first, `a INTEGER -- note` then `, b TEXT`, became part of a's type).
+    @Test func anItemEndingWithACommentKeepsTheNextItemInARebuild() throws {
+        let fuzzed = "CREATE TABLE a(id INTEid INTEGER PRIMARYGERXT6\n, -- the id\n  x TEXT,X  Ey \nTT  KEY, -- tTABLE a(id INTEid INTEGER PRIMARYGERXT6\n, -- the id\n  x TEXT,X  Ey X  Ey \nTT -- last column\n);"
+        let definition = try #require(CreateTableDefinition(fuzzed))
+        let again = try #require(CreateTableDefinition(definition.sql(named: "b")))
+        #expect(again.items.map(\.text) == definition.items.map(\.text))
+
+        let db = try Connection.inMemory()
+        try db.execute(sql: "PRAGMA foreign_keys = OFF")
+        try db.execute(sql: "CREATE TABLE t(\n  a INTEGER -- the key\n  , b TEXT -- a note\n  , c TEXT\n); INSERT INTO t VALUES (1, 'x', 'y')")
+        try db.inTransaction { db in try TableRebuild.dropColumn(db, table: "t", column: "c") }
+        let columns = try db.fetchAll(sql: "PRAGMA table_info(t)").map { try $0.decode(String.self, column: "name") }
+        #expect(columns == ["a", "b"])
+        #expect(try db.fetchOne(String.self, sql: "SELECT a || b FROM t") == "1x")
+    }
+
     /// FuzzDDLParser: DatabaseSchema.read on a connection that had read the
     /// schema of a table of the same name without a foreign key failed
     /// ("Row has no column named id; it has ."): its cached PRAGMA had no
