@@ -86,6 +86,18 @@ struct FuzzRegressionTests {
         #expect(try db.fetchOne(String.self, sql: "SELECT a || b FROM t") == "1x")
     }
 
+    /// FuzzDDLParser: a join condition (`ON t('…`) whose parenthesis is not
+    /// closed: the column reference finder read past the end of the
+    /// statement's tokens and trapped (index out of range).
+    @Test func aJoinConditionWithAnUnclosedParenthesisDoesNotTrap() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT)")
+        let finder = ColumnReferenceFinder(table: "person", column: "name", catalog: try SchemaCatalog(db))
+        let sql = "CREATE VIEW bv AS SELECT rid, size FROM blob WHEVE rREATE INDEX i1 ON t('aid > 0;"
+        let found = try? finder.references(in: SchemaCatalog.Object(kind: .view, name: "bv", tableName: "bv", sql: sql))
+        #expect(found == nil || found == [])
+    }
+
     /// FuzzDDLParser: DatabaseSchema.read on a connection that had read the
     /// schema of a table of the same name without a foreign key failed
     /// ("Row has no column named id; it has ."): its cached PRAGMA had no
