@@ -98,6 +98,30 @@ struct FuzzRegressionTests {
         #expect(found == nil || found == [])
     }
 
+    /// FuzzMigrationFile: a statement ends with `;` followed by a combining
+    /// mark (U+0351), which Swift takes with the `;` for one Character: the
+    /// statement was not found in the file by Character, and every later
+    /// statement got the line of an earlier one in error messages.
+    @Test func statementLinesAreFoundByteForByte() throws {
+        let fuzzed = String(decoding: try #require(Data(base64Encoded: """
+            LGUgOnosIHcgVkFMVUVTICgxLCAyLCAzKTsKSU5TRVJUIElOVE8gdDAgVkFMVUVTICg0LCA1LCA2KSwgKDcsOSA7LDgpIApERUxF
+            VEUgRlJPTSB0MSBXSEVSRSBhID0gNDsKLS0gYWx0ZWVyLXJlbmFtZWQtdGFibGUKLS0gc291cmNlOiBzcXdpdGggLQEoYW5kIC8q
+            ICovIGNvbW1lbnRzIGJldHdlZW4gdGhlIGNvbHVtbnMKLS0gbmF0aXYsZSA6eiwgdyBWQUxVRVMgKDEsIDIsIDMpOwpJTlNFUlQg
+            SU5UTyB0MSBWQUxVRVMgKDQsIDUsIDYpLCAoNyw5IDvNkURFWERFTEVURSBGUk9NIHQxIFdIRVJFIGEgPSA0OwotLSBhbHRlZXIt
+            cmVuYW1lZC10YWJsZQotLSBzb3VyY2U6IHNxbGl0ZSBhbHRlcnRhYjIudGVzdCA4LjAtOC4zCi0tIG5hdGl2ZTogZXJyb3I6IGVy
+            cm9yIGluIHByaWdnZXIgdHIgYWZ0ZXIgcmVuYW1lOiABbyDmdWNoIGNvbHVtbjogYQotLSBzZXR1cApDUkVBVEUgVEFCTEUgdDAo
+            YSwgYiwgYyk7CkNSRUFURSBUQUJMRSB0MihhLCBiLCBjKTsKQ1JFQVRFIFRBQkxFIHQgbzNsaXRlIGFsdGVydGFiMi50ZXN0IDgu
+            MC04LjMKLS0gbmF0aXZlOiBlcnJvcjogZXJyb3IgaW4gcHJpZ2dlciB0ciBhZnRlciByZW5hbWU6IAFvIOZ1Y2ggY29sdW1uOiBh
+            Ci0tIHNldHVwCkNSRUFURSBUQUJMRSB0MChhLCBiLCBjKTsKQ1JFQVRFIFRBQkxFIHQyKGEsIGIsIGMpOwpDUkVBVEUgVEFCTEUg
+            dCBvM2sKLSg=
+            """.replacingOccurrences(of: "\n", with: ""))), as: UTF8.self)
+        let migration = Migration(version: 1, description: "fuzz", sql: fuzzed)
+        #expect(migration.statementLines == [1, 2, 2, 7, 7, 12, 13, 14, 18, 19])
+        // The first statement was taken for the same text further down.
+        let readable = Migration(version: 1, description: "x", sql: "SELECT 1;\u{351}\nSELECT 1;")
+        #expect(readable.statementLines == [1, 1])
+    }
+
     /// FuzzDDLParser: DatabaseSchema.read on a connection that had read the
     /// schema of a table of the same name without a foreign key failed
     /// ("Row has no column named id; it has ."): its cached PRAGMA had no
