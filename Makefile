@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress reliability-page clean
+.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress reliability-page fuzz clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -107,5 +107,16 @@ stress: setup test-setup
 reliability-page:
 	python3 Scripts/reliability.py > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 
+## fuzz: the libFuzzer targets of Fuzz/ (envelopes, key files, keyrings, migration files, the DDL parser, the row
+## decoder) under AddressSanitizer, FUZZ_RUNS executions each (default 1,000,000) on a copy of the committed corpus
+## (Fuzz/Corpus/), merged back; a crash saves its input under Fuzz/Crashes/ and fails; writes
+## Reliability/results/fuzz/ and RELIABILITY.md from them (Scripts/reliability.py)
+FUZZ_RUNS ?= 1000000
+FUZZ_TARGETS := 6
+fuzz: setup
+	FUZZ_RUNS=$(FUZZ_RUNS) bash Scripts/fuzz.sh
+	python3 Scripts/reliability.py --fuzz $(FUZZ_RUNS) $(FUZZ_TARGETS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
+	@echo "RELIABILITY.md written from Reliability/results/fuzz/"
+
 clean:
-	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo
+	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo Fuzz/.build

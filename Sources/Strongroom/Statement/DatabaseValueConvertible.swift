@@ -150,9 +150,12 @@ extension UUID: DatabaseValueConvertible {
 /// `date(column)` works. Millisecond precision.
 ///
 /// Reading also accepts `"YYYY-MM-DD"`, `"YYYY-MM-DD HH:MM"`, `"YYYY-MM-DDTHH:MM:SS(.SSS)(Z)"`,
-/// and INTEGER or REAL seconds since 1970.
+/// and INTEGER or REAL seconds since 1970. A date that text cannot hold
+/// (before the year 0000 or after 9999) is stored as REAL seconds since 1970.
 extension Date: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .text(DateStorage.format(self)) }
+    public var databaseValue: DatabaseValue {
+        DateStorage.canFormat(self) ? .text(DateStorage.format(self)) : .real(timeIntervalSince1970)
+    }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Date? {
         switch value {
         case .integer(let n): return Date(timeIntervalSince1970: TimeInterval(n))
@@ -166,6 +169,12 @@ extension Date: DatabaseValueConvertible {
 /// Date text in SQLite's format, without DateFormatter (which is slow and
 /// locale-sensitive).
 enum DateStorage {
+    /// The seconds since 1970 the text holds: years 0000 to 9999.
+    static let formattable = -62_167_219_200.0 ..< 253_402_300_800.0
+
+    static func canFormat(_ date: Date) -> Bool { formattable.contains(date.timeIntervalSince1970) }
+
+    /// The text of a date in ``formattable``.
     static func format(_ date: Date) -> String {
         let totalMilliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
         var seconds = time_t(Int64((totalMilliseconds / 1000).rounded(.down)))

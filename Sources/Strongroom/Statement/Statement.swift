@@ -123,7 +123,9 @@ public final class Statement {
         self.columnCount = Int(sqlite3_column_count(handle))
         self.columnsMarker = columnCount > 0 ? sqlite3_column_name(handle, 0) : nil
         // A re-prepare may happen at the very first step too.
-        self.checksColumns = columnCount > 0
+        // Even with no column: a statement whose columns SQLite sets as it
+        // compiles (a PRAGMA on SQLite before 3.20) may have some after a re-prepare.
+        self.checksColumns = true
     }
 
     /// After a re-prepare (another connection changed the schema), the
@@ -304,7 +306,7 @@ public final class Statement {
     func reset() {
         // sqlite3_reset returns the error of the last step, already reported.
         sqlite3_reset(handle)
-        checksColumns = columnCount > 0
+        checksColumns = true
     }
 
     /// Steps once; returns true when a row is available, false when done.

@@ -133,7 +133,8 @@ enum FieldEnvelope {
             guard payload.count == 8 else { return nil }
             return .real(Double(bitPattern: readBigEndian(payload)))
         case .text:
-            return .text(String(decoding: payload, as: UTF8.self))
+            // Never repaired: text that is not UTF-8 is no value Strongroom writes.
+            return String(validating: payload, as: UTF8.self).map(DatabaseValue.text)
         case .blob:
             return .blob(Array(payload))
         }

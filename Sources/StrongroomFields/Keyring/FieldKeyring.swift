@@ -52,9 +52,11 @@ public struct FieldKeyring: Sendable {
     /// The master key with this id.
     func key(_ id: UInt32) -> SecureBytes? { keys[id] }
 
-    /// The keyring with one more random key (the next id), not yet active.
+    /// The keyring with one more random key (the next id, or the lowest
+    /// free one after id 4294967295), not yet active.
     public func addingKey() -> (keyring: FieldKeyring, keyID: UInt32) {
-        let id = (keys.keys.max() ?? 0) + 1
+        let largest = keys.keys.max() ?? 0
+        let id = largest < UInt32.max ? largest + 1 : (1...UInt32.max).first { keys[$0] == nil }!
         var more = keys
         more[id] = SecureBytes(randomCount: Self.keyByteCount)
         return (FieldKeyring(activeKeyID: activeKeyID, keys: more), id)

@@ -149,21 +149,27 @@ public struct Migration: Sendable {
     }
 
     /// The 1-based line of each statement's first word in `text`.
+    ///
+    /// Statements are found in the text byte for byte: compared by Character,
+    /// a statement ending with `;` is not found where a combining mark follows
+    /// the `;` in the text (the two make one Character).
     static func lines(of statements: [String], in text: String) -> [Int] {
-        func newlines<S: StringProtocol>(_ s: S) -> Int { s.unicodeScalars.reduce(0) { $1 == "\n" ? $0 + 1 : $0 } }
+        func newlines<S: Sequence<UInt8>>(_ s: S) -> Int { s.reduce(0) { $1 == 0x0A ? $0 + 1 : $0 } }
+        let bytes = Array(text.utf8)
         var lines: [Int] = []
-        var searchFrom = text.startIndex
+        var searchFrom = 0
         var line = 1
         for statement in statements {
-            guard let range = text.range(of: statement, range: searchFrom..<text.endIndex) else {
+            let piece = Array(statement.utf8)
+            guard let range = bytes[searchFrom...].firstRange(of: piece) else {
                 lines.append(line)
                 continue
             }
-            line += newlines(text[searchFrom..<range.lowerBound])
+            line += newlines(bytes[searchFrom..<range.lowerBound])
             // Comments before the statement stay with it: count to its first token.
             let firstToken = SQLTokenizer.tokenize(statement).first?.range.lowerBound ?? 0
-            lines.append(line + newlines(String(String.UnicodeScalarView(statement.unicodeScalars.prefix(firstToken)))))
-            line += newlines(statement)
+            lines.append(line + newlines(String(String.UnicodeScalarView(statement.unicodeScalars.prefix(firstToken))).utf8))
+            line += newlines(piece)
             searchFrom = range.upperBound
         }
         return lines

@@ -28,6 +28,55 @@ extension TableDefinition {
         }
     }
 
+    /// A declared type as SQLite reads it back: as written when it follows
+    /// SQLite's grammar for a type (names, then perhaps one or two signed
+    /// numbers in parentheses: `NUMERIC(10, 2)`); else quoted. SQLite keeps a
+    /// type's text dequoted (`x "Mixed Case"` is the type Mixed Case, `x " INT "`
+    /// the type " INT "): written bare, a keyword would end it (`Mixed Case`
+    /// is the type Mixed, then CASE), and the spaces around it would go.
+    static func typeClause(_ type: String) -> String {
+        isBareType(type) ? type : SQLScript.quotedIdentifier(type)
+    }
+
+    private static func isBareType(_ type: String) -> Bool {
+        let spaces = " \t\n\r\u{0B}\u{0C}".unicodeScalars
+        guard let first = type.unicodeScalars.first, let last = type.unicodeScalars.last,
+              !spaces.contains(first), !spaces.contains(last) else { return false }
+        let tokens = SQLTokenizer.tokenize(type)
+        var i = 0
+        while i < tokens.count, tokens[i].kind == .word, !reservedWords.contains(tokens[i].text.uppercased()) { i += 1 }
+        guard i > 0 else { return false }
+        if i == tokens.count { return true }
+        // ( signed [, signed] )
+        func signedNumber() -> Bool {
+            if i < tokens.count, tokens[i].text == "+" || tokens[i].text == "-" { i += 1 }
+            guard i < tokens.count, tokens[i].kind == .number,
+                  tokens[i].text.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || $0 == "." }) else { return false }
+            i += 1
+            return true
+        }
+        guard tokens[i].text == "(" else { return false }
+        i += 1
+        guard signedNumber() else { return false }
+        if i < tokens.count, tokens[i].text == "," {
+            i += 1
+            guard signedNumber() else { return false }
+        }
+        return i == tokens.count - 1 && tokens[i].text == ")"
+    }
+
+    /// SQLite's keywords that cannot stand for a name in a type (those
+    /// without its `%fallback ID`), and a few more: quoting one too many is harmless.
+    static let reservedWords: Set<String> = [
+        "ADD", "ALL", "ALTER", "ALWAYS", "AND", "AS", "AUTOINCREMENT", "BETWEEN", "CASE", "CHECK", "COLLATE", "COMMIT",
+        "CONSTRAINT", "CREATE", "CROSS", "CURRENT", "CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP", "DEFAULT",
+        "DEFERRABLE", "DELETE", "DISTINCT", "DROP", "ELSE", "ESCAPE", "EXCEPT", "EXISTS", "FILTER", "FOREIGN", "FROM",
+        "FULL", "GENERATED", "GROUP", "HAVING", "IN", "INDEX", "INDEXED", "INNER", "INSERT", "INTERSECT", "INTO", "IS",
+        "ISNULL", "JOIN", "LEFT", "LIMIT", "NATURAL", "NOT", "NOTNULL", "NULL", "ON", "OR", "ORDER", "OUTER", "OVER",
+        "PRIMARY", "REFERENCES", "RETURNING", "RIGHT", "SELECT", "SET", "TABLE", "THEN", "TO", "TRANSACTION", "UNION",
+        "UNIQUE", "UPDATE", "USING", "VALUES", "WHEN", "WHERE", "WINDOW",
+    ]
+
     static func list(_ names: [String]) -> String {
         names.map(SQLScript.quotedIdentifier).joined(separator: ", ")
     }
@@ -35,9 +84,11 @@ extension TableDefinition {
     /// A default as SQLite takes it after `DEFAULT`. `PRAGMA table_info`
     /// reports an expression without the parentheses it was given in, so
     /// anything but one literal (a string, a number, possibly signed, a blob,
-    /// NULL, CURRENT_TIME/DATE/TIMESTAMP) goes back in parentheses. TRUE and
-    /// FALSE are 1 and 0 (before SQLite 3.23 they are identifiers, which a
-    /// default reads as strings).
+    /// NULL, CURRENT_TIME/DATE/TIMESTAMP, a name) goes back in parentheses.
+    /// TRUE and FALSE are 1 and 0 (before SQLite 3.23 they are identifiers,
+    /// which a default reads as strings); any other name stays bare, where
+    /// SQLite reads it as a string (in parentheses it is a column, which a
+    /// default cannot use).
     static func defaultClause(_ sql: String) -> String {
         let trimmed = sql.trimmingCharacters(in: .whitespacesAndNewlines)
         let tokens = SQLTokenizer.tokenize(trimmed)
@@ -48,6 +99,7 @@ extension TableDefinition {
             case .word where token.isKeyword("TRUE"): return "1"
             case .word where token.isKeyword("FALSE"): return "0"
             case .word where ["NULL", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP"].contains(token.text.uppercased()): return trimmed
+            case .word, .quotedIdentifier: return trimmed
             default: break
             }
         }
@@ -61,7 +113,7 @@ extension ColumnDefinition {
     /// `"name" TYPE [NOT NULL] [PRIMARY KEY] [DEFAULT …]`.
     func sql(primaryKey: Bool = false) -> String {
         var line = SQLScript.quotedIdentifier(name)
-        if !type.isEmpty { line += " " + type }
+        if !type.isEmpty { line += " " + TableDefinition.typeClause(type) }
         if notNull { line += " NOT NULL" }
         if primaryKey { line += " PRIMARY KEY" }
         if let defaultSQL { line += " DEFAULT " + TableDefinition.defaultClause(defaultSQL) }

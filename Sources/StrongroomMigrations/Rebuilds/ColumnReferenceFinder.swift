@@ -581,6 +581,8 @@ private final class Scan {
                     if tokens[j].text == "(" { j = end(of: j, within: range.upperBound) }
                     j += 1
                 }
+                // An unclosed parenthesis ends at the range's end, not past it.
+                j = min(j, range.upperBound)
                 conditions.append(i + 1..<j)
                 i = j
             } else if i < range.upperBound, tokens[i].isKeyword("USING"), i + 1 < range.upperBound, tokens[i + 1].text == "(" {

@@ -94,9 +94,10 @@ struct CreateTableDefinition {
     }
 
     /// The statement for a table named `name` with these items.
-    /// Each item on a line of its own: an item may end with a `--` comment.
+    /// Each item on a line of its own: an item may end with a `--` comment,
+    /// and then its line ends before the comma (which the comment would take).
     func sql(named name: String) -> String {
-        let body = items.map { "    " + $0.text }.joined(separator: ",\n")
+        let body = items.map { "    " + $0.text + ($0.text.contains("--") ? "\n" : "") }.joined(separator: ",\n")
         return "CREATE TABLE \(SQLScript.quotedIdentifier(name)) (\n\(body)\n)" + (suffix.isEmpty ? "" : " " + suffix)
     }
 }

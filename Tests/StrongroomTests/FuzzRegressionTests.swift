@@ -1,0 +1,53 @@
+import Foundation
+import Strongroom
+import Testing
+
+/// Inputs the fuzz targets (Fuzz/, `make fuzz`) found, each kept as the
+/// test of its fix.
+@Suite("Fuzz regressions: connections and rows")
+struct FuzzRegressionTests {
+    /// FuzzDDLParser: SQLite 3.15 gives a PRAGMA its columns as it compiles
+    /// it, and none when there is nothing to report. A cached
+    /// `PRAGMA foreign_key_list(t1)`, prepared while t1 had no foreign key,
+    /// kept "no column" after the table was made again with one and SQLite
+    /// re-prepared the statement: every row read as empty ("Row has no
+    /// column named id; it has ."), and DatabaseSchema.read failed.
+    @Test func aStatementPreparedWithoutColumnsReadsTheColumnsItHasAfterARePrepare() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t1(a INTEGER, b INTEGER PRIMARY KEY)")
+        #expect(try db.fetchAll(sql: "PRAGMA foreign_key_list(t1)").isEmpty)
+        try db.execute(sql: "DROP TABLE t1")
+        try db.execute(sql: "CREATE TABLE t1(a INTEGER, b INTEGER PRIMARY KEY, c BLOB, FOREIGN KEY (b) REFERENCES t2);")
+        let keys = try db.fetchAll(sql: "PRAGMA foreign_key_list(t1)")
+        #expect(keys.count == 1)
+        #expect(try keys.first?.decode(String.self, column: "table") == "t2")
+        #expect(try keys.first?.decode(String.self, column: "from") == "b")
+        // Read in place too.
+        var tables: [String] = []
+        try db.cachedStatement(sql: "PRAGMA foreign_key_list(t1)").forEachRow { row in
+            tables.append(try row.decode(String.self, column: "table"))
+        }
+        #expect(tables == ["t2"])
+    }
+
+    /// FuzzRowDecoder: INTEGER 9223372036854775807 reads as a Date (seconds
+    /// since 1970, as documented), and writing that Date back trapped
+    /// ("Double value cannot be converted to Int64"): its text has no year
+    /// for it. A date the text cannot hold is stored as REAL seconds.
+    @Test func aDateTheTextCannotHoldIsStoredAsRealSecondsNotATrap() throws {
+        let db = try Connection.inMemory()
+        let far = try #require(try db.fetchOne(Date.self, sql: "SELECT ?", arguments: [Int64.max]))
+        #expect(far.databaseValue == .real(far.timeIntervalSince1970))
+        try db.execute(sql: "CREATE TABLE t(d)")
+        for date in [far, Date(timeIntervalSince1970: 1e300), Date(timeIntervalSince1970: -1e18),
+                     Date(timeIntervalSince1970: 253_402_300_800), Date(timeIntervalSince1970: -62_167_219_201)] {
+            try db.execute(sql: "DELETE FROM t")
+            try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [date])
+            #expect(try db.fetchOne(Date.self, sql: "SELECT d FROM t") == date)
+        }
+        // Within the years 0000 to 9999, the text as before.
+        #expect(Date(timeIntervalSince1970: 0).databaseValue == .text("1970-01-01 00:00:00.000"))
+        #expect(Date(timeIntervalSince1970: 253_402_300_799.5).databaseValue == .text("9999-12-31 23:59:59.500"))
+        #expect(Date(timeIntervalSince1970: -62_167_219_200).databaseValue == .text("0000-01-01 00:00:00.000"))
+    }
+}
