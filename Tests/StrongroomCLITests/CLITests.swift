@@ -59,7 +59,7 @@ struct CLITests {
     @Test func keygenSyncsTheKeyFileAndItsDirectory() throws {
         let strace = try #require(ProcessRunner.which("strace"), "strace watches the system calls; `make test-setup` installs it")
         let log = dir.file("strace.log")
-        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,fdatasync,link,unlink", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("k.key")])
+        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,fdatasync,link,unlink", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("k.key")], environment: ProcessRunner.underStrace)
         #expect(result.status == 0, "\(result.stderr)")
         let calls = try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "\n")
         let linked = try #require(calls.firstIndex { $0.contains("link(") && $0.contains("k.key") && !$0.contains("unlink(") })
@@ -76,7 +76,7 @@ struct CLITests {
     @Test func keygenSyncsTheDirectoriesItMakes() throws {
         let strace = try #require(ProcessRunner.which("strace"), "strace watches the system calls; `make test-setup` installs it")
         let log = dir.file("strace.log")
-        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,mkdir", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("New/Sub/k.key")])
+        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,mkdir", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("New/Sub/k.key")], environment: ProcessRunner.underStrace)
         #expect(result.status == 0, "\(result.stderr)")
         let calls = try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "\n")
         for parent in [dir.path, dir.file("New")] {
@@ -357,7 +357,7 @@ struct CLITests {
         let strace = try #require(ProcessRunner.which("strace"))
         _ = try keygen()
         let result = try ProcessRunner.run(strace, ["-f", "-e", "inject=link:error=EPERM", "-o", "/dev/null", Fixtures.strongroomBinary,
-                                                    "import", "--from", Fixtures.chinook, "--database", dir.file("fat.db"), "--key-file", dir.file("db.key")])
+                                                    "import", "--from", Fixtures.chinook, "--database", dir.file("fat.db"), "--key-file", dir.file("db.key")], environment: ProcessRunner.underStrace)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try run(["status", "--database", "fat.db", "--key-file", "db.key"]).status == 0)
     }
