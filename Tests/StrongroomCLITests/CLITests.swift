@@ -115,14 +115,18 @@ struct CLITests {
     func runOnTerminal(_ arguments: [String], typing: String? = nil) throws -> String {
         let python = try #require(ProcessRunner.which("python3"))
         let script = """
-            import os, pty, sys, time
+            import os, pty, sys, termios, time
             typed = sys.stdin.buffer.read()
             pid, fd = pty.fork()
             if pid == 0:
                 os.chdir(sys.argv[2])
                 os.execv(sys.argv[1], sys.argv[1:2] + sys.argv[3:])
             if typed:
-                time.sleep(0.5)
+                # Type once the command has turned echo off (or after 10 s):
+                # a fixed wait lost the race to a slow start (make sanitize).
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and termios.tcgetattr(fd)[3] & termios.ECHO:
+                    time.sleep(0.02)
                 os.write(fd, typed + b"\\n")
             out = b""
             while True:
@@ -150,7 +154,11 @@ struct CLITests {
             child = subprocess.Popen([sys.argv[1], "status", "--database", sys.argv[2], "--passphrase-stdin"],
                                      stdin=slave, stdout=slave, stderr=slave,
                                      preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, []))
-            time.sleep(0.5)
+            # Until echo goes off (or 10 s): a fixed wait lost the race to a
+            # slow start (make sanitize).
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and termios.tcgetattr(slave)[3] & termios.ECHO:
+                time.sleep(0.02)
             during = bool(termios.tcgetattr(slave)[3] & termios.ECHO)
             child.send_signal(signal.SIGTERM)
             try:
