@@ -59,7 +59,7 @@ struct CLITests {
     @Test func keygenSyncsTheKeyFileAndItsDirectory() throws {
         let strace = try #require(ProcessRunner.which("strace"), "strace watches the system calls; `make test-setup` installs it")
         let log = dir.file("strace.log")
-        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,fdatasync,link,unlink", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("k.key")])
+        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,fdatasync,link,unlink", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("k.key")], environment: ProcessRunner.underStrace)
         #expect(result.status == 0, "\(result.stderr)")
         let calls = try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "\n")
         let linked = try #require(calls.firstIndex { $0.contains("link(") && $0.contains("k.key") && !$0.contains("unlink(") })
@@ -76,7 +76,7 @@ struct CLITests {
     @Test func keygenSyncsTheDirectoriesItMakes() throws {
         let strace = try #require(ProcessRunner.which("strace"), "strace watches the system calls; `make test-setup` installs it")
         let log = dir.file("strace.log")
-        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,mkdir", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("New/Sub/k.key")])
+        let result = try ProcessRunner.run(strace, ["-f", "-e", "trace=openat,fsync,mkdir", "-o", log, Fixtures.strongroomBinary, "keygen", "--out", dir.file("New/Sub/k.key")], environment: ProcessRunner.underStrace)
         #expect(result.status == 0, "\(result.stderr)")
         let calls = try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "\n")
         for parent in [dir.path, dir.file("New")] {
@@ -115,14 +115,18 @@ struct CLITests {
     func runOnTerminal(_ arguments: [String], typing: String? = nil) throws -> String {
         let python = try #require(ProcessRunner.which("python3"))
         let script = """
-            import os, pty, sys, time
+            import os, pty, sys, termios, time
             typed = sys.stdin.buffer.read()
             pid, fd = pty.fork()
             if pid == 0:
                 os.chdir(sys.argv[2])
                 os.execv(sys.argv[1], sys.argv[1:2] + sys.argv[3:])
             if typed:
-                time.sleep(0.5)
+                # Type once the command has turned echo off (or after 10 s):
+                # a fixed wait lost the race to a slow start (make sanitize).
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and termios.tcgetattr(fd)[3] & termios.ECHO:
+                    time.sleep(0.02)
                 os.write(fd, typed + b"\\n")
             out = b""
             while True:
@@ -150,7 +154,11 @@ struct CLITests {
             child = subprocess.Popen([sys.argv[1], "status", "--database", sys.argv[2], "--passphrase-stdin"],
                                      stdin=slave, stdout=slave, stderr=slave,
                                      preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, []))
-            time.sleep(0.5)
+            # Until echo goes off (or 10 s): a fixed wait lost the race to a
+            # slow start (make sanitize).
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and termios.tcgetattr(slave)[3] & termios.ECHO:
+                time.sleep(0.02)
             during = bool(termios.tcgetattr(slave)[3] & termios.ECHO)
             child.send_signal(signal.SIGTERM)
             try:
@@ -357,7 +365,7 @@ struct CLITests {
         let strace = try #require(ProcessRunner.which("strace"))
         _ = try keygen()
         let result = try ProcessRunner.run(strace, ["-f", "-e", "inject=link:error=EPERM", "-o", "/dev/null", Fixtures.strongroomBinary,
-                                                    "import", "--from", Fixtures.chinook, "--database", dir.file("fat.db"), "--key-file", dir.file("db.key")])
+                                                    "import", "--from", Fixtures.chinook, "--database", dir.file("fat.db"), "--key-file", dir.file("db.key")], environment: ProcessRunner.underStrace)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try run(["status", "--database", "fat.db", "--key-file", "db.key"]).status == 0)
     }

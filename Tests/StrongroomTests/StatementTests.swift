@@ -178,6 +178,35 @@ struct StatementTests {
         #expect(conversion?.message.contains("Row") == false) // the value itself is never quoted
     }
 
+    /// Decodes like a record, and keeps a weak reference to the column
+    /// reader it was decoded from (the `source` of Strongroom's decoder).
+    struct ReaderProbe: Decodable {
+        var name: String
+        var sawReader: Bool
+        weak var reader: AnyObject?
+        enum CodingKeys: String, CodingKey { case name }
+
+        init(from decoder: any Decoder) throws {
+            name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+            let source = Mirror(reflecting: decoder).descendant("source")
+            sawReader = source.map { type(of: $0) is AnyClass } ?? false
+            reader = source as AnyObject?
+        }
+    }
+
+    /// `Row.decode(_:)` left its column reader alive for good: the keyed
+    /// container the reader caches points back at it, and only a statement
+    /// broke that cycle. Every decoded row leaked, with its values (opened
+    /// sealed values included). Found by LeakSanitizer (`make sanitize`).
+    @Test func decodingARowKeepsNothingAlive() throws {
+        try db.insert(Person(id: 1, name: "Ada", email: nil, score: 1, active: true, avatar: nil, born: nil), into: "person")
+        let row = try #require(try db.fetchOne(sql: "SELECT name FROM person"))
+        let probe = try row.decode(ReaderProbe.self)
+        #expect(probe.name == "Ada")
+        #expect(probe.sawReader, "the probe found the decoder's reader")
+        #expect(probe.reader == nil, "the reader outlived the decoding")
+    }
+
     /// `withTextBytes` reads TEXT in place, bytes as stored (a NUL inside
     /// included), nil for NULL, and anything else as `decode(String?)`
     /// would, under the same conversion policy.

@@ -111,8 +111,12 @@ extension Statement {
 extension Row {
     /// Decodes this row into `T`, matching properties to columns by name.
     public func decode<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
+        // The reader caches its keyed container, which points back at it:
+        // break that cycle, or the reader and the row's values stay alive.
+        let reader = RowColumnReader(row: self)
+        defer { reader.clearContainerCache() }
         do {
-            return try RowDecoder.decode(type, from: RowColumnReader(row: self))
+            return try RowDecoder.decode(type, from: reader)
         } catch let error as StrongroomError {
             throw error
         } catch {

@@ -6,8 +6,14 @@ enum TerminalEcho {
     /// The terminal settings to restore and to re-apply, for the signal
     /// handlers (which may capture nothing). Written before the handlers are
     /// installed, read by them.
-    nonisolated(unsafe) private static var saved = termios()
-    nonisolated(unsafe) private static var quiet = termios()
+    ///
+    /// Allocated, not global `termios` variables: Swift 6.3 emits a
+    /// zero-initialized global of an imported C struct without the struct's
+    /// interior padding (57 bytes for Linux's 60-byte `termios`), so
+    /// `tcgetattr` and whole-struct copies wrote 3 bytes past it, into `isOff`
+    /// (AddressSanitizer: global-buffer-overflow, found by `make sanitize`).
+    nonisolated(unsafe) private static let saved = allocateSettings()
+    nonisolated(unsafe) private static let quiet = allocateSettings()
     nonisolated(unsafe) private static var isOff = false
     private static let endingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
@@ -15,11 +21,11 @@ enum TerminalEcho {
     /// printing `prompt` on standard error when that is a terminal too;
     /// otherwise just runs it.
     static func withoutEcho<T, E: Error>(prompt: String, _ read: () throws(E) -> T) throws(E) -> T {
-        guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return try read() }
+        guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, saved) == 0 else { return try read() }
         if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data(prompt.utf8)) }
-        quiet = saved
-        quiet.c_lflag &= ~tcflag_t(ECHO)
-        quiet.c_lflag |= tcflag_t(ECHONL)
+        quiet.pointee = saved.pointee
+        quiet.pointee.c_lflag &= ~tcflag_t(ECHO)
+        quiet.pointee.c_lflag |= tcflag_t(ECHONL)
         var previous: [(Int32, sighandler_t?)] = []
         for (signal, handler) in endingSignals.map({ ($0, onEnd) }) + [(SIGTSTP, onStop)] {
             // A signal the command was started with ignored (nohup) stays ignored.
@@ -54,8 +60,15 @@ enum TerminalEcho {
         Foundation.signal(SIGTSTP, TerminalEcho.onStop)
     }
 
+    /// Room for one `termios` of its full C size, zeroed, never freed.
+    private static func allocateSettings() -> UnsafeMutablePointer<termios> {
+        let settings = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        settings.initialize(to: termios())
+        return settings
+    }
+
     private static func silence() {
-        tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        tcsetattr(STDIN_FILENO, TCSANOW, quiet)
         isOff = true
     }
 
@@ -63,7 +76,7 @@ enum TerminalEcho {
     /// not block on a terminal nobody reads.
     private static func restore() {
         guard isOff else { return }
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        tcsetattr(STDIN_FILENO, TCSANOW, saved)
         isOff = false
     }
 }
