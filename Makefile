@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress clean
+.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress sanitize clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -99,6 +99,15 @@ stress: setup test-setup
 	  swift test --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|RekeyCrashTests|ImportCrashTests'
 	python3 Scripts/reliability.py .build/stress $(STRESS_TRIALS) 3 > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 	@echo "RELIABILITY.md written from .build/stress/"
+
+## sanitize: the whole suite (swift test) under ThreadSanitizer, then under AddressSanitizer with LeakSanitizer, each in
+## its own build (.build/tsan, .build/asan); a report from the tests or from any process they start fails it
+## (Scripts/sanitize.sh; suppressions, each justified: Scripts/tsan.supp, Scripts/lsan.supp); writes
+## Reliability/results/sanitizers/thread.json and address.json, then RELIABILITY.md
+sanitize: setup test-setup
+	bash Scripts/sanitize.sh thread
+	bash Scripts/sanitize.sh address
+	python3 Scripts/reliability.py --sanitizers > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 
 clean:
 	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo
