@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress reliability-page fuzz clean
+.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress reliability-page sanitize fuzz clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -117,6 +117,15 @@ fuzz: setup
 	FUZZ_RUNS=$(FUZZ_RUNS) bash Scripts/fuzz.sh
 	python3 Scripts/reliability.py --fuzz $(FUZZ_RUNS) $(FUZZ_TARGETS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 	@echo "RELIABILITY.md written from Reliability/results/fuzz/"
+
+## sanitize: the whole suite (swift test) under ThreadSanitizer, then under AddressSanitizer with LeakSanitizer, each in
+## its own build (.build/tsan, .build/asan); a report from the tests or from any process they start fails it
+## (Scripts/sanitize.sh; suppressions, each justified: Scripts/tsan.supp, Scripts/lsan.supp); writes
+## Reliability/results/sanitizers/thread.json and address.json, then RELIABILITY.md
+sanitize: setup test-setup
+	bash Scripts/sanitize.sh thread
+	bash Scripts/sanitize.sh address
+	python3 Scripts/reliability.py --sanitizers > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 
 clean:
 	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo Fuzz/.build
