@@ -25,13 +25,14 @@ SCRATCH=Fuzz/.build/fuzzer
 RESULTS=Reliability/results/fuzz
 
 # target name | Swift executable | longest input | what it feeds (one sentence)
-# (SQL inputs are kept to 1 KiB: the splitter and the tokenizer run over every
-# byte several times, and longer scripts only repeat what short ones reach.)
+# (SQL inputs are kept short, scripts to 512 bytes and statements to 1 KiB: the
+# splitter and the tokenizer run over every byte several times, and longer
+# inputs only repeat what short ones reach.)
 TARGETS=(
   "envelope|FuzzEnvelope|4096|Sealed-value envelopes opened with a fixed keyring, and values sealed, opened and edited with fuzzed names, row keys and modes."
   "key-file|FuzzKeyFile|4096|Database key files, key environment variables and passphrase lines, read as keys and written back."
   "keyring|FuzzKeyring|4096|Field keyring files, read, written back, and changed by adding, activating and retiring keys."
-  "migration-file|FuzzMigrationFile|1024|Migration file names and SQL scripts, split into statements with their directives, checksums and line numbers."
+  "migration-file|FuzzMigrationFile|512|Migration file names and SQL scripts, split into statements with their directives, checksums and line numbers."
   "ddl-parser|FuzzDDLParser|1024|CREATE TABLE, VIEW, INDEX and TRIGGER and ALTER TABLE statements for the rebuild and schema-diff parsers, compared with SQLite's own reading."
   "row-decoder|FuzzRowDecoder|4096|Rows of NULL, INTEGER, REAL, TEXT (UTF-8 or not) and BLOB values, read as 16 Swift types by every row-reading path."
 )

@@ -23,9 +23,10 @@ struct FuzzRegressionTests {
         #expect(valid.withUnsafeBytes { FieldEnvelope.decodePlaintext($0) } == .text("Zoë\u{0}🙂"))
     }
 
-    /// The same through the public API: an envelope another implementation
-    /// sealed (built here from the format document) that authenticates but
-    /// holds such text is refused as malformed, never opened to repaired text.
+    /// FuzzEnvelope, the same through the public API: an envelope another
+    /// implementation sealed (built here from the format document) that
+    /// authenticates but holds such text is refused as malformed, never
+    /// opened to repaired text.
     @Test func anAuthenticEnvelopeOfTextThatIsNotUTF8IsMalformed() throws {
         let master = [UInt8](repeating: 0x5A, count: 32)
         let path = dir.file("fields.keyring")
