@@ -135,4 +135,37 @@ struct FuzzRegressionTests {
         let keys = try #require(try DatabaseSchema.read(from: db).table("t1")?.foreignKeys)
         #expect(keys.map(\.table) == ["t2"] && keys.map(\.columns) == [["b"]])
     }
+
+    /// FuzzDDLParser: `PRIMARY KEY(c2 COLLATE rtrim), UNIQUE(c2)` makes two
+    /// indexes (their collations differ), read as a primary key and a unique
+    /// key on c2. The schema file, which has no collations, wrote
+    /// `c2 TEXT PRIMARY KEY, UNIQUE (c2)`, where SQLite drops the UNIQUE as the
+    /// primary key's own: the file read back without it, and a model that
+    /// declares a unique key equal to its primary key never validated.
+    @Test func aUniqueKeyEqualToThePrimaryKeyIsThePrimaryKeys() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: """
+            CREATE TABLE t1(c1 INTEGER, c2 TEXT, PRIMARY KEY(c2 COLLATE rtrim), UNIQUE(c2));
+            CREATE TABLE t2(a TEXT, b TEXT, UNIQUE(a COLLATE nocase), UNIQUE(A), UNIQUE(b, a), UNIQUE(a, b));
+            """)
+        let schema = try DatabaseSchema.read(from: db)
+        #expect(schema.table("t1")?.primaryKey == ["c2"])
+        #expect(schema.table("t1")?.uniqueKeys == [])
+        #expect(schema.table("t2")?.uniqueKeys == [["a"], ["a", "b"], ["b", "a"]])
+        #expect(try DatabaseSchema.read(sql: schema.sql) == schema)
+        #expect(SchemaDiff.plan(from: schema, to: schema).steps.isEmpty)
+
+        // A model may declare the primary key unique too: the live table,
+        // made from the model's own SQL, has only the primary key's index.
+        // (An INTEGER PRIMARY KEY is the rowid, with no index: there SQLite
+        // makes the UNIQUE's.)
+        let model = DatabaseSchema(tables: ["INTEGER", "TEXT"].enumerated().map { i, type in
+            TableDefinition("m\(i)", columns: [ColumnDefinition("id", type: type), ColumnDefinition("x", type: "TEXT")],
+                            primaryKey: ["id"], uniqueKeys: [["ID"], ["x"]])
+        })
+        try db.execute(sql: model.sql)
+        let live = DatabaseSchema(tables: try DatabaseSchema.read(from: db).tables.filter { $0.name.hasPrefix("m") })
+        #expect(model.differences(from: live) == [])
+        #expect(SchemaDiff.plan(from: live, to: model).steps.isEmpty)
+    }
 }

@@ -50,4 +50,28 @@ struct FuzzRegressionTests {
         #expect(Date(timeIntervalSince1970: 253_402_300_799.5).databaseValue == .text("9999-12-31 23:59:59.500"))
         #expect(Date(timeIntervalSince1970: -62_167_219_200).databaseValue == .text("0000-01-01 00:00:00.000"))
     }
+
+    /// FuzzMigrationFile: a vertical tab (U+000B) after a `;`. SQLite's
+    /// `sqlite3_complete`, which the split follows, takes it for no
+    /// whitespace, and so no `CREATE TRIGGER` after it: the script split
+    /// inside the trigger body. The split then trimmed the tab as Swift's
+    /// whitespace, and handed SQLite a statement it would have ended
+    /// elsewhere (an incomplete trigger). Only SQLite's whitespace is trimmed.
+    @Test func aStatementKeepsWhatSQLiteDoesNotTakeForWhitespace() throws {
+        let fuzzed = String(decoding: try #require(Data(base64Encoded: """
+            dHJpZy1kcm9wLWNvbC11c2VkLWFzLW5ldwotLSBzb3VyY2U6IHNxbGl0ZSBhbHRlcmRyb3Bjb2wyLnRlc3QgMi44LjEKLS0gbmF0
+            aXZlOiBlcnJvcjogZXJyb3IgaW4gdHJpZ2dlciB0cjEgYWZ0ZXIgZHJvcCBjb2x1bW46IG5vdSBzdWNoIGNvbHVtbjogbmV3LncK
+            LS0gc2V0dXAKQ1JFQVRFIFRBQkxFIGxvZyhsKTsKQ1JFQVRFIFRBQkxFIGMxKHUsIHYsIHcpOwtDUkVBVEUgVFJJR0dFUiB0cjEg
+            QUZURVIgSU5TRVJUIE9OIGMxIEJFR0lOCiAgSU5TRVJUIElOVE8gbG9nIFZBTFVFUyAobmV3LncpOwpFTkQ7CklOU0VSVCBJTlRP
+            IGMxIFZBTFVFUyAoMSwgMiwgMyksICg0LCA1LCA2KSwgKDcsIDgsIDkpOwpERUxFVEUgRlJPTSBjMSBXSEVSRSB1ID0gNDsKLS0g
+            YWx0ZXIKQUxURVIgVEFCTEUgYzEgRFJPUCB3OwotLSB0aGVuClNFTEVDVCByb3dpZCwgKiBGUk9NIGxvZzsK
+            """.replacingOccurrences(of: "\n", with: ""))), as: UTF8.self)
+        let statements = SQLScript.statements(in: fuzzed)
+        #expect(statements.contains("\u{0B}CREATE TRIGGER tr1 AFTER INSERT ON c1 BEGIN\n  INSERT INTO log VALUES (new.w);"))
+        #expect(SQLScript.statements(in: "SELECT 1;\u{0B}CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1; END;")
+            == ["SELECT 1;", "\u{0B}CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1;", "END;"])
+        #expect(SQLScript.statements(in: "SELECT 1;\u{A0}SELECT 2;") == ["SELECT 1;", "\u{A0}SELECT 2;"])
+        // SQLite's whitespace is trimmed as before.
+        #expect(SQLScript.statements(in: " \t\r\nSELECT 1; \u{0C}\r\n\tSELECT 2 \n") == ["SELECT 1;", "SELECT 2"])
+    }
 }

@@ -41,11 +41,20 @@ public enum SQLScript {
     }
 
     private static func appendIfMeaningful(_ bytes: [UInt8], to statements: inout [String]) {
-        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+        // Trimmed of SQLite's whitespace only: sqlite3_complete takes any
+        // other character (a vertical tab, U+00A0) for part of a statement.
+        var start = 0, end = bytes.count
+        while start < end && sqliteWhitespace.contains(bytes[start]) { start += 1 }
+        while end > start && sqliteWhitespace.contains(bytes[end - 1]) { end -= 1 }
+        let text = String(decoding: bytes[start..<end], as: UTF8.self)
         if !strippingComments(text).trimmingWhitespace().isEmpty {
             statements.append(text)
         }
     }
+
+    /// Space, tab, line feed, form feed, carriage return: what SQLite's
+    /// tokenizer and `sqlite3_complete` skip between tokens.
+    private static let sqliteWhitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0C, 0x0D]
 
     /// `name` quoted as an SQL identifier: `"name"`, inner quotes doubled.
     ///

@@ -91,7 +91,15 @@ extension DatabaseSchema {
             var indexColumns: [String] = []
             for column in indexed { indexColumns.append(try column.decode(String?.self, column: "name") ?? "<expression>") }
             switch origin {
-            case "u": uniqueKeys.append(indexColumns)
+            case "u":
+                // One key per set of columns, and none that is the primary
+                // key's: two indexes differ in SQLite by their collations,
+                // which the model does not hold (see `TableDefinition.distinctUniqueKeys`).
+                let folded = indexColumns.map(\.sqliteFolded)
+                if folded != keyed.sorted(by: { $0.position < $1.position }).map(\.name.sqliteFolded),
+                   !uniqueKeys.contains(where: { $0.map(\.sqliteFolded) == folded }) {
+                    uniqueKeys.append(indexColumns)
+                }
             case "c": indexes.append(IndexDefinition(index, columns: indexColumns, unique: try row.decode(Int.self, column: "unique") != 0))
             default: break   // "pk": the primary key, read from table_info
             }

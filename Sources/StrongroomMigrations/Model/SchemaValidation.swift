@@ -211,12 +211,12 @@ extension TableDefinition {
         if primaryKey.map(\.sqliteFolded) != found.primaryKey.map(\.sqliteFolded) {
             differences.append(.primaryKey(table: name, expected: primaryKey, found: found.primaryKey))
         }
-        let foundUniques = Set(found.uniqueKeys.map { $0.map(\.sqliteFolded) })
-        let uniques = Set(uniqueKeys.map { $0.map(\.sqliteFolded) })
-        for key in uniqueKeys where !foundUniques.contains(key.map(\.sqliteFolded)) {
+        let foundUniques = Set(found.distinctUniqueKeys.map { $0.map(\.sqliteFolded) })
+        let uniques = Set(distinctUniqueKeys.map { $0.map(\.sqliteFolded) })
+        for key in distinctUniqueKeys where !foundUniques.contains(key.map(\.sqliteFolded)) {
             differences.append(.missingUniqueKey(table: name, columns: key))
         }
-        for key in found.uniqueKeys where !uniques.contains(key.map(\.sqliteFolded)) {
+        for key in found.distinctUniqueKeys where !uniques.contains(key.map(\.sqliteFolded)) {
             differences.append(.extraUniqueKey(table: name, columns: key))
         }
         let foundKeys = Set(found.foreignKeys.map { $0.folded(in: other) })

@@ -22,7 +22,10 @@ public struct TableDefinition: Sendable, Hashable {
     public var columns: [ColumnDefinition]
     /// The primary key's columns; empty for a table keyed by its rowid only.
     public var primaryKey: [String]
-    /// UNIQUE constraints of the table, each a list of columns.
+    /// UNIQUE constraints of the table, each a list of columns. One equal to
+    /// the primary key is the primary key's own: SQLite makes no index for it
+    /// (but for an `INTEGER PRIMARY KEY`, the rowid), and a schema read from a
+    /// database does not list it.
     public var uniqueKeys: [[String]]
     /// Foreign keys.
     public var foreignKeys: [ForeignKeyDefinition]
@@ -38,6 +41,18 @@ public struct TableDefinition: Sendable, Hashable {
         self.uniqueKeys = uniqueKeys
         self.foreignKeys = foreignKeys
         self.indexes = indexes
+    }
+
+    /// The unique keys that are not the primary key's, each once (names
+    /// compared as SQLite compares them): what a table's uniqueness is
+    /// compared by.
+    var distinctUniqueKeys: [[String]] {
+        let key = primaryKey.map(\.sqliteFolded)
+        var seen: Set<[FoldedName]> = []
+        return uniqueKeys.filter { unique in
+            let folded = unique.map(\.sqliteFolded)
+            return folded != key && seen.insert(folded).inserted
+        }
     }
 
     /// The column called `name`, if any.
