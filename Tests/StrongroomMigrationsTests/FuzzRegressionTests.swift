@@ -98,6 +98,20 @@ struct FuzzRegressionTests {
         #expect(found == nil || found == [])
     }
 
+    /// FuzzDDLParser: a compound SELECT whose last token is ORDER (no BY):
+    /// the ORDER BY reader made the range of its terms from two tokens past
+    /// ORDER, beyond the end of the statement, and trapped (Range requires
+    /// lowerBound <= upperBound).
+    @Test func aCompoundSelectEndingInOrderDoesNotTrap() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t(a INTEGER); CREATE TABLE u(a INTEGER)")
+        let finder = ColumnReferenceFinder(table: "u", column: "a", catalog: try SchemaCatalog(db))
+        for sql in ["CREATE VIEW v AS SEL\0\0\0 t UNION SELECT a FROM u ORDER", "CREATE VIEW v AS SELECT a FROM t UNION SELECT a FROM u ORDER",
+                    "CREATE VIEW v AS SELECT a FROM t UNION SELECT a FROM u ORDER BY"] {
+            _ = try? finder.references(in: SchemaCatalog.Object(kind: .view, name: "v", tableName: "v", sql: sql))
+        }
+    }
+
     /// FuzzMigrationFile: a statement ends with `;` followed by a combining
     /// mark (U+0351), which Swift takes with the `;` for one Character: the
     /// statement was not found in the file by Character, and every later
