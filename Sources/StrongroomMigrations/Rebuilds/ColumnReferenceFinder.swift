@@ -390,7 +390,8 @@ private final class Scan {
     private func compoundOrderBy(_ tail: Range<Int>, arms: [Source]) throws(ColumnReferenceFinder.Uncertain) {
         let limit = firstTopLevel(in: tail, where: { $0.isKeyword("LIMIT") }) ?? tail.upperBound
         if mentionsColumn(limit..<tail.upperBound) { throw .init(reason: "names the column in the LIMIT of a compound SELECT") }
-        guard tokens[tail.lowerBound].isKeyword("ORDER") else { return }
+        // ORDER BY and its terms (a statement cut after ORDER is not SQL SQLite runs).
+        guard tokens[tail.lowerBound].isKeyword("ORDER"), tail.lowerBound + 2 <= limit else { return }
         for term in split(tail.lowerBound + 2..<limit, at: { $0.text == "," }) where mentionsColumn(term) {
             let modifiers = term.dropFirst().allSatisfy { j in
                 tokens[j].isKeyword("ASC") || tokens[j].isKeyword("DESC") || tokens[j].isKeyword("COLLATE") || tokens[j - 1].isKeyword("COLLATE")
