@@ -182,4 +182,32 @@ struct FuzzRegressionTests {
         #expect(model.differences(from: live) == [])
         #expect(SchemaDiff.plan(from: live, to: model).steps.isEmpty)
     }
+
+    /// Review of the schema file's types: a type written bare must be read
+    /// back by SQLite as the same type. `A--B` written bare began a comment
+    /// that swallowed the rest of the line (the column's NOT NULL, its primary
+    /// key, the next column), with no error; `A/*B`, `NUMERIC(1.2.3)` and a
+    /// vertical tab made files that did not run; `NOTHING` (a keyword from
+    /// SQLite 3.24, for upserts) made a file that ran on 3.15 and nowhere newer.
+    @Test func onlyATypeInSQLiteTypeGrammarIsWrittenBare() throws {
+        let types = ["A--B", "A/*B", "NUMERIC(1.2.3)", "NUMERIC(1..2)", "A\u{0B}B", "A NOTHING", "A  B", "INT\u{A0}X", "É", "1A",
+                     "NUMERIC(10, 2)", "DECIMAL(-1,+2)", "UNSIGNED BIG INT", "VARCHAR(40)", "REAL", "_t1"]
+        for type in types {
+            let db = try Connection.inMemory()
+            try db.execute(sql: "CREATE TABLE t(id \(SQLScript.quotedIdentifier(type)) NOT NULL PRIMARY KEY DEFAULT 7, v TEXT)")
+            let schema = try DatabaseSchema.read(from: db)
+            #expect(schema.table("t")?.column("id")?.type == type)
+            do {
+                #expect(try DatabaseSchema.read(sql: schema.sql) == schema, "type \(type.debugDescription): \(schema.sql)")
+            } catch {
+                Issue.record("type \(type.debugDescription): the schema file does not run: \(error.message)")
+            }
+        }
+        for type in ["A--B", "A/*B", "NUMERIC(1.2.3)", "NUMERIC(1..2)", "A\u{0B}B", "A NOTHING", "NOTHING", "É"] {
+            #expect(ColumnDefinition("c", type: type).sql() == "\"c\" " + SQLScript.quotedIdentifier(type))
+        }
+        for type in ["NUMERIC(10, 2)", "DECIMAL(-1,+2)", "UNSIGNED BIG INT", "VARCHAR(40)", "REAL", "_t1", "NUMERIC(10.5)"] {
+            #expect(ColumnDefinition("c", type: type).sql() == "\"c\" " + type)
+        }
+    }
 }
