@@ -38,41 +38,60 @@ extension TableDefinition {
         isBareType(type) ? type : SQLScript.quotedIdentifier(type)
     }
 
+    /// Whether `type` is, byte for byte, in the part of SQLite's type grammar
+    /// that reads back as written: ASCII names (letters, digits, `_`, not
+    /// starting with a digit, none a keyword) one space apart, then perhaps
+    /// `(n)` or `(n, m)` with n and m signed decimals (`+1`, `-2`, `10.5`).
+    /// Anything else (comments, other whitespace, other numbers, other
+    /// letters) is quoted: a quoted type reads back as its text.
     private static func isBareType(_ type: String) -> Bool {
-        let spaces = " \t\n\r\u{0B}\u{0C}".unicodeScalars
-        guard let first = type.unicodeScalars.first, let last = type.unicodeScalars.last,
-              !spaces.contains(first), !spaces.contains(last) else { return false }
-        let tokens = SQLTokenizer.tokenize(type)
+        let bytes = Array(type.utf8)
         var i = 0
-        while i < tokens.count, tokens[i].kind == .word, !reservedWords.contains(tokens[i].text.uppercased()) { i += 1 }
-        guard i > 0 else { return false }
-        if i == tokens.count { return true }
-        // ( signed [, signed] )
-        func signedNumber() -> Bool {
-            if i < tokens.count, tokens[i].text == "+" || tokens[i].text == "-" { i += 1 }
-            guard i < tokens.count, tokens[i].kind == .number,
-                  tokens[i].text.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || $0 == "." }) else { return false }
+        func isLetter(_ b: UInt8) -> Bool { (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == 0x5F }
+        func isDigit(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) }
+        func name() -> Bool {
+            let start = i
+            guard i < bytes.count, isLetter(bytes[i]) else { return false }
+            while i < bytes.count, isLetter(bytes[i]) || isDigit(bytes[i]) { i += 1 }
+            return !reservedWords.contains(String(decoding: bytes[start..<i], as: UTF8.self).uppercased())
+        }
+        func accept(_ byte: Character) -> Bool {
+            guard i < bytes.count, bytes[i] == byte.asciiValue! else { return false }
             i += 1
             return true
         }
-        guard tokens[i].text == "(" else { return false }
-        i += 1
-        guard signedNumber() else { return false }
-        if i < tokens.count, tokens[i].text == "," {
-            i += 1
+        func signedNumber() -> Bool {
+            _ = accept("+") || accept("-")
+            let start = i
+            while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+            guard i > start else { return false }
+            if accept(".") {
+                let fraction = i
+                while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+                guard i > fraction else { return false }
+            }
+            return true
+        }
+        guard name() else { return false }
+        while accept(" ") { guard name() else { return false } }
+        if i == bytes.count { return true }
+        guard accept("("), signedNumber() else { return false }
+        if accept(",") {
+            _ = accept(" ")
             guard signedNumber() else { return false }
         }
-        return i == tokens.count - 1 && tokens[i].text == ")"
+        return accept(")") && i == bytes.count
     }
 
     /// SQLite's keywords that cannot stand for a name in a type (those
-    /// without its `%fallback ID`), and a few more: quoting one too many is harmless.
+    /// without its `%fallback ID`, in any version from 3.15: NOTHING came in
+    /// 3.24), and a few more: quoting one too many is harmless.
     static let reservedWords: Set<String> = [
         "ADD", "ALL", "ALTER", "ALWAYS", "AND", "AS", "AUTOINCREMENT", "BETWEEN", "CASE", "CHECK", "COLLATE", "COMMIT",
         "CONSTRAINT", "CREATE", "CROSS", "CURRENT", "CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP", "DEFAULT",
         "DEFERRABLE", "DELETE", "DISTINCT", "DROP", "ELSE", "ESCAPE", "EXCEPT", "EXISTS", "FILTER", "FOREIGN", "FROM",
         "FULL", "GENERATED", "GROUP", "HAVING", "IN", "INDEX", "INDEXED", "INNER", "INSERT", "INTERSECT", "INTO", "IS",
-        "ISNULL", "JOIN", "LEFT", "LIMIT", "NATURAL", "NOT", "NOTNULL", "NULL", "ON", "OR", "ORDER", "OUTER", "OVER",
+        "ISNULL", "JOIN", "LEFT", "LIMIT", "NATURAL", "NOT", "NOTHING", "NOTNULL", "NULL", "ON", "OR", "ORDER", "OUTER", "OVER",
         "PRIMARY", "REFERENCES", "RETURNING", "RIGHT", "SELECT", "SET", "TABLE", "THEN", "TO", "TRANSACTION", "UNION",
         "UNIQUE", "UPDATE", "USING", "VALUES", "WHEN", "WHERE", "WINDOW",
     ]
