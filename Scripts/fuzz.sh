@@ -40,6 +40,10 @@ TARGETS=(
 seeds=0
 if [ "${1:-}" = "--seeds" ]; then seeds=1; shift; fi
 selected=("$@")
+for name in "${selected[@]}"; do
+  printf '%s\n' "${TARGETS[@]}" | cut -d'|' -f1 | grep -qxF -- "$name" \
+    || { echo "fuzz: no target named $name (targets: $(printf '%s\n' "${TARGETS[@]}" | cut -d'|' -f1 | tr '\n' ' '))" >&2; exit 2; }
+done
 
 # What -sanitize=fuzzer instruments, without libFuzzer's main (see
 # Fuzz/Sources/FuzzSupport/FuzzMain.swift): the targets have their own.
@@ -58,10 +62,13 @@ bin="$SCRATCH/release"
 # A Swift trap goes to libFuzzer's handler, not to Swift's backtracer (which
 # would keep the process, and the run, waiting).
 export SWIFT_BACKTRACE=enable=no
-# Allocation stacks are not recorded (a third of the time of the SQL
-# targets): a report still shows where the bad access happened; run the
-# saved input again with ASAN_OPTIONS= for the allocation's stack.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=0}
+# Allocation stacks are kept two frames deep (full ones cost a third of the
+# time of the SQL targets): a report still shows where the bad access
+# happened; run the saved input again with ASAN_OPTIONS= for the allocation's
+# whole stack. Not 0 or 1: with those LeakSanitizer reports no leak at all
+# (the leak canary below checks that leaks are reported, whatever is set).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=2}
+
 
 mkdir -p "$RESULTS" Fuzz/Crashes
 failed=()
@@ -89,6 +96,17 @@ for entry in "${TARGETS[@]}"; do
     continue
   fi
 
+  # The leak canary: the target leaking on every input must fail with a
+  # LeakSanitizer report, or this run could not see a leak (see FuzzMain).
+  canary="$SCRATCH/run/$name-canary"
+  rm -rf "$canary" && mkdir -p "$canary"
+  if STRONGROOM_FUZZ_LEAK_CANARY=1 "$bin/$executable" -runs=20 -artifact_prefix="$canary/" > "$canary/log" 2>&1 \
+     || ! grep -q "ERROR: LeakSanitizer" "$canary/log"; then
+    echo "fuzz: $name: a leaking input was not reported (ASAN_OPTIONS=$ASAN_OPTIONS turns leak detection off?); see $canary/log" >&2
+    exit 1
+  fi
+
+  rm -f "$RESULTS/$name.json"
   cp -R "$corpus/." "$work/corpus/"
   echo "Fuzzing $name ($executable) for $RUNS executions"
   start=$(date +%s.%N)
@@ -141,6 +159,10 @@ PY
   ran=$((ran + 1))
 done
 
+if [ $seeds = 0 ] && [ $ran = 0 ]; then
+  echo "fuzz: no target ran" >&2
+  exit 1
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: crashes in ${failed[*]}: see Fuzz/Crashes/" >&2
   exit 1

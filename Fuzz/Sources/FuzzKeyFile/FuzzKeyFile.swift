@@ -17,15 +17,8 @@ import Foundation
 @testable import Strongroom
 import StrongroomCrypto
 
-/// A private directory for the files each input is written to: in memory
-/// when it can be (/dev/shm), since a key file written back is synced.
-let directory: String = {
-    let base = access("/dev/shm", W_OK) == 0 ? "/dev/shm/" : NSTemporaryDirectory()
-    let path = base + "strongroom-fuzz-keyfile-\(getpid())"
-    mkdir(path, 0o700)
-    atexit { try? FileManager.default.removeItem(atPath: directory) }
-    return path
-}()
+/// Where each input is written as a key file.
+let directory = ScratchDirectory.make("keyfile")
 
 @main
 struct Main {

@@ -16,15 +16,8 @@ import Strongroom
 import StrongroomCrypto
 @testable import StrongroomFields
 
-/// A private directory for the files each input is written to: in memory
-/// when it can be (/dev/shm), since a keyring written back is synced.
-let directory: String = {
-    let base = access("/dev/shm", W_OK) == 0 ? "/dev/shm/" : NSTemporaryDirectory()
-    let path = base + "strongroom-fuzz-keyring-\(getpid())"
-    mkdir(path, 0o700)
-    atexit { try? FileManager.default.removeItem(atPath: directory) }
-    return path
-}()
+/// Where each input is written as a keyring.
+let directory = ScratchDirectory.make("keyring")
 
 @main
 struct Main {
