@@ -40,8 +40,14 @@ private final class LeakCanary {
     var next: LeakCanary?
 }
 
+/// The last canary made. Stored in a global, which the optimizer must keep
+/// (a cycle no one reads it may remove, allocation and all); each new one
+/// overwrites the last, which is then unreachable: leaked.
+nonisolated(unsafe) private var lastCanary: UnsafeMutableRawPointer?
+
 private let leakingTest: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
     let canary = LeakCanary()
     canary.next = canary
+    lastCanary = Unmanaged.passUnretained(canary).toOpaque()
     return canaryTest!(data, size)
 }
