@@ -62,6 +62,25 @@ case "$sanitizer" in
         ;;
 esac
 
+if [ "$sanitizer" = address ]; then
+    # The leak canary (see Scripts/lsan-canary.swift): under the suite's options
+    # and suppressions, ten leaked cycles must be reported, and the Process.run()
+    # suppression must be the one that matched the side table.
+    canary=$root/$scratch/lsan-canary
+    swiftc -Onone -sanitize=address Scripts/lsan-canary.swift -o "$canary" 2> "$canary.build.log" \
+        || { cat "$canary.build.log" >&2; exit 1; }
+    if (ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="$LSAN_OPTIONS:print_suppressions=1" "$canary" > "$canary.log" 2>&1); then
+        echo "sanitize: the leak canary's leaked cycles were not reported under Scripts/lsan.supp (see $canary.log): a suppression hides real leaks" >&2
+        exit 1
+    fi
+    leaked=$(sed -nE 's/.*leaked in ([0-9]+) allocation.*/\1/p' "$canary.log" | tail -1)
+    if [ "${leaked:-0}" -lt 20 ] || ! grep -q "10Foundation7ProcessC3runyyKF" "$canary.log"; then
+        echo "sanitize: the leak canary's report is not the expected one (its 20 nodes leaked, the Process.run() suppression used); see $canary.log" >&2
+        exit 1
+    fi
+    echo "sanitize: leak canary reported under Scripts/lsan.supp"
+fi
+
 swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
 # The build must really carry the sanitizer, in the tests and in the command they run.
 for binary in "$scratch/debug/StrongroomPackageTests.xctest" "$scratch/debug/strongroom"; do
@@ -108,6 +127,10 @@ if [ "$status" -ne 0 ] || [ -z "$summary" ] || [ "$findings" -gt 0 ]; then
 fi
 
 read -r tests suites seconds <<<"$summary"
+if [ "$tests" -eq 0 ]; then
+    echo "sanitize: $sanitizer: no test ran" >&2
+    exit 1
+fi
 python3 - "$result" "$sanitizer" "$tests" "$suites" "$seconds" "$findings" "$suppressions" <<'EOF'
 import json, sys
 path, sanitizer, tests, suites, seconds, findings, suppressions = sys.argv[1:]
