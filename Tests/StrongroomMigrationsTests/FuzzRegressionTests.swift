@@ -181,6 +181,21 @@ struct FuzzRegressionTests {
         let live = DatabaseSchema(tables: try DatabaseSchema.read(from: db).tables.filter { $0.name.hasPrefix("m") })
         #expect(model.differences(from: live) == [])
         #expect(SchemaDiff.plan(from: live, to: model).steps.isEmpty)
+
+        // (Review) A key that differs from the primary key only by its
+        // collation is the primary key to the model, which holds no
+        // collations: a diff that would rebuild its table refuses, so the
+        // constraint is never dropped by a rebuild.
+        try db.execute(sql: "CREATE TABLE c(a TEXT PRIMARY KEY, b TEXT, UNIQUE(a COLLATE NOCASE))")
+        let collated = try DatabaseSchema.read(from: db)
+        let changed = DatabaseSchema(tables: collated.tables.map { table in
+            guard table.name == "c" else { return table }
+            var table = table
+            table.columns.removeAll { $0.name == "b" }
+            return table
+        })
+        let plan = SchemaDiff.plan(from: collated, to: changed)
+        #expect(plan.refusals.contains { $0.contains("Rebuilding c") && $0.contains("COLLATE") })
     }
 
     /// Review of the schema file's types: a type written bare must be read

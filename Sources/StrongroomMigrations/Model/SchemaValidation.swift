@@ -122,6 +122,12 @@ extension DatabaseSchema {
     /// constraints, foreign keys, indexes and sealed columns. Run it after
     /// migrating.
     ///
+    /// What the model cannot express is not compared: `CHECK` constraints,
+    /// `COLLATE` clauses (a UNIQUE key on a primary key's columns with another
+    /// collation, `UNIQUE(a COLLATE NOCASE)` beside `a TEXT PRIMARY KEY`, is the
+    /// primary key to the model), `AUTOINCREMENT`, `WITHOUT ROWID`. A
+    /// ``SchemaDiff`` that would rebuild such a table refuses, rather than drop them.
+    ///
     /// ```swift
     /// try migrator.migrate(queue)
     /// try queue.read { db in try DatabaseSchema(Artist.self, Album.self).validate(db) }

@@ -25,7 +25,8 @@ public struct TableDefinition: Sendable, Hashable {
     /// UNIQUE constraints of the table, each a list of columns. One equal to
     /// the primary key is the primary key's own: SQLite makes no index for it
     /// (but for an `INTEGER PRIMARY KEY`, the rowid), and a schema read from a
-    /// database does not list it.
+    /// database does not list it, nor a second key on the same columns (which
+    /// SQLite makes only when their collations differ: the model holds none).
     public var uniqueKeys: [[String]]
     /// Foreign keys.
     public var foreignKeys: [ForeignKeyDefinition]
