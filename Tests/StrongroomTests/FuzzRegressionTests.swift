@@ -45,6 +45,20 @@ struct FuzzRegressionTests {
             try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [date])
             #expect(try db.fetchOne(Date.self, sql: "SELECT d FROM t") == date)
         }
+        // (Review) In a column with a type, SQLite converts the REAL: a TEXT
+        // column keeps its text ("300000000000.0"), a DATETIME (NUMERIC)
+        // column an INTEGER. Both read back as the date.
+        try db.execute(sql: "CREATE TABLE typed(t TEXT, n DATETIME)")
+        for date in [Date(timeIntervalSince1970: 300_000_000_000), Date(timeIntervalSince1970: 1e300),
+                     Date(timeIntervalSince1970: -1e18), Date(timeIntervalSince1970: -62_167_219_201.5)] {
+            try db.execute(sql: "DELETE FROM typed")
+            try db.execute(sql: "INSERT INTO typed VALUES (?, ?)", arguments: [date, date])
+            #expect(try db.fetchOne(Date.self, sql: "SELECT t FROM typed") == date)
+            #expect(try db.fetchOne(Date.self, sql: "SELECT n FROM typed") == date)
+        }
+        // Other number text is not a date.
+        #expect(Date.fromDatabaseValue(.text("1700000000")) == nil)
+        #expect(Date.fromDatabaseValue(.text("1e300x")) == nil)
         // Within the years 0000 to 9999, the text as before.
         #expect(Date(timeIntervalSince1970: 0).databaseValue == .text("1970-01-01 00:00:00.000"))
         #expect(Date(timeIntervalSince1970: 253_402_300_799.5).databaseValue == .text("9999-12-31 23:59:59.500"))
