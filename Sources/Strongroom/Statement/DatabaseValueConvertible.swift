@@ -151,7 +151,9 @@ extension UUID: DatabaseValueConvertible {
 ///
 /// Reading also accepts `"YYYY-MM-DD"`, `"YYYY-MM-DD HH:MM"`, `"YYYY-MM-DDTHH:MM:SS(.SSS)(Z)"`,
 /// and INTEGER or REAL seconds since 1970. A date that text cannot hold
-/// (before the year 0000 or after 9999) is stored as REAL seconds since 1970.
+/// (before the year 0000 or after 9999) is stored as REAL seconds since 1970;
+/// a TEXT column keeps that as SQLite's text of the number, which reads back
+/// too. Such dates do not sort among text dates, nor work with SQLite's date functions.
 extension Date: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue {
         DateStorage.canFormat(self) ? .text(DateStorage.format(self)) : .real(timeIntervalSince1970)
@@ -160,7 +162,7 @@ extension Date: DatabaseValueConvertible {
         switch value {
         case .integer(let n): return Date(timeIntervalSince1970: TimeInterval(n))
         case .real(let d): return Date(timeIntervalSince1970: d)
-        case .text(let s): return DateStorage.parse(s)
+        case .text(let s): return DateStorage.parse(s) ?? DateStorage.parseOutOfRangeSeconds(s)
         default: return nil
         }
     }
@@ -187,6 +189,14 @@ enum DateStorage {
         }
         return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2)) "
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))"
+    }
+
+    /// The text SQLite makes of the REAL seconds stored for a date outside
+    /// ``formattable`` (in a TEXT column): only such a number is a date.
+    static func parseOutOfRangeSeconds(_ text: String) -> Date? {
+        guard let first = text.utf8.first, first == 0x2D || (0x30...0x39).contains(first),
+              let seconds = Double(text), seconds.isFinite, !formattable.contains(seconds) else { return nil }
+        return Date(timeIntervalSince1970: seconds)
     }
 
     static func parse(_ text: String) -> Date? {
