@@ -65,6 +65,20 @@ struct FuzzRegressionTests {
         #expect(Date(timeIntervalSince1970: -62_167_219_200).databaseValue == .text("0000-01-01 00:00:00.000"))
     }
 
+    /// (Review) `execute(sql:)` skipped Swift's whitespace (a vertical tab,
+    /// U+00A0) before each statement, and so ran text SQLite refuses
+    /// ("unrecognized token"): it skips only SQLite's whitespace and `;`.
+    @Test func executeSkipsOnlySQLiteWhitespaceBetweenStatements() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t(x);; \n\t\r\u{0C};INSERT INTO t VALUES (1);\n")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 1)
+        for sql in ["\u{0B}INSERT INTO t VALUES (2)", "\u{A0}INSERT INTO t VALUES (2)", "SELECT 1;\u{0B}INSERT INTO t VALUES (2)",
+                    "SELECT 1;\u{2003}INSERT INTO t VALUES (2)"] {
+            #expect(throws: StrongroomError.self, "\(sql.debugDescription)") { try db.execute(sql: sql) }
+        }
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 1)
+    }
+
     /// FuzzMigrationFile: a vertical tab (U+000B) after a `;`. SQLite's
     /// `sqlite3_complete`, which the split follows, takes it for no
     /// whitespace, and so no `CREATE TRIGGER` after it: the script split
