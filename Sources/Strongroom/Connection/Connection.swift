@@ -438,7 +438,8 @@ public final class Connection {
         try checkOpen(sql: sql)
         var remaining = Substring(sql)
         while true {
-            let trimmed = remaining.drop(while: { $0.isWhitespace || $0 == ";" })
+            // SQLite's whitespace only: it refuses any other (a vertical tab, U+00A0).
+            let trimmed = Substring(remaining.unicodeScalars.drop(while: { SQLScript.isSQLiteWhitespace($0) || $0 == ";" }))
             if trimmed.isEmpty { return }
             let (statement, tail) = try Statement.prepareFirst(connection: self, sql: String(trimmed))
             if let statement {

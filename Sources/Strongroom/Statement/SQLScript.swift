@@ -56,6 +56,11 @@ public enum SQLScript {
     /// tokenizer and `sqlite3_complete` skip between tokens.
     private static let sqliteWhitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0C, 0x0D]
 
+    /// Whether SQLite's tokenizer skips `scalar` as whitespace.
+    static func isSQLiteWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && sqliteWhitespace.contains(UInt8(scalar.value))
+    }
+
     /// `name` quoted as an SQL identifier: `"name"`, inner quotes doubled.
     ///
     /// ```swift
