@@ -59,6 +59,10 @@ struct FuzzRegressionTests {
         // Other number text is not a date.
         #expect(Date.fromDatabaseValue(.text("1700000000")) == nil)
         #expect(Date.fromDatabaseValue(.text("1e300x")) == nil)
+        // Nor hexadecimal text, which SQLite does not read as a number (review).
+        for text in ["0x1p40", "0X1P1000", "-0x1p40", "0x10000000000", "inf", "nan", " 1e300", "+1e300"] {
+            #expect(Date.fromDatabaseValue(.text(text)) == nil, "\(text)")
+        }
         // Within the years 0000 to 9999, the text as before.
         #expect(Date(timeIntervalSince1970: 0).databaseValue == .text("1970-01-01 00:00:00.000"))
         #expect(Date(timeIntervalSince1970: 253_402_300_799.5).databaseValue == .text("9999-12-31 23:59:59.500"))
