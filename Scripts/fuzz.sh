@@ -98,6 +98,7 @@ for entry in "${TARGETS[@]}"; do
 
   # The leak canary: the target leaking on every input must fail with a
   # LeakSanitizer report, or this run could not see a leak (see FuzzMain).
+  rm -f "$RESULTS/$name.json"
   canary="$SCRATCH/run/$name-canary"
   rm -rf "$canary" && mkdir -p "$canary"
   if STRONGROOM_FUZZ_LEAK_CANARY=1 "$bin/$executable" -runs=20 -artifact_prefix="$canary/" > "$canary/log" 2>&1 \
@@ -106,7 +107,6 @@ for entry in "${TARGETS[@]}"; do
     exit 1
   fi
 
-  rm -f "$RESULTS/$name.json"
   cp -R "$corpus/." "$work/corpus/"
   echo "Fuzzing $name ($executable) for $RUNS executions"
   start=$(date +%s.%N)

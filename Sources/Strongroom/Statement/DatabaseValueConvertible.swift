@@ -152,8 +152,10 @@ extension UUID: DatabaseValueConvertible {
 /// Reading also accepts `"YYYY-MM-DD"`, `"YYYY-MM-DD HH:MM"`, `"YYYY-MM-DDTHH:MM:SS(.SSS)(Z)"`,
 /// and INTEGER or REAL seconds since 1970. A date that text cannot hold
 /// (before the year 0000 or after 9999) is stored as REAL seconds since 1970;
-/// a TEXT column keeps that as SQLite's text of the number, which reads back
-/// too. Such dates do not sort among text dates, nor work with SQLite's date functions.
+/// a TEXT column keeps that as SQLite's text of the number (15 significant
+/// digits: milliseconds are lost beyond about the year 33,658), which reads
+/// back too. Such dates do not sort among text dates, nor work with SQLite's
+/// date functions.
 extension Date: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue {
         DateStorage.canFormat(self) ? .text(DateStorage.format(self)) : .real(timeIntervalSince1970)
@@ -194,7 +196,10 @@ enum DateStorage {
     /// The text SQLite makes of the REAL seconds stored for a date outside
     /// ``formattable`` (in a TEXT column): only such a number is a date.
     static func parseOutOfRangeSeconds(_ text: String) -> Date? {
+        // Decimal digits, a point, an exponent: what SQLite writes (Double(_:)
+        // alone would also take hexadecimal text, 0x1p40).
         guard let first = text.utf8.first, first == 0x2D || (0x30...0x39).contains(first),
+              text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E || $0 == 0x65 || $0 == 0x45 || $0 == 0x2B || $0 == 0x2D }),
               let seconds = Double(text), seconds.isFinite, !formattable.contains(seconds) else { return nil }
         return Date(timeIntervalSince1970: seconds)
     }
