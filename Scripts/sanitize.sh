@@ -52,6 +52,9 @@ suppressions=$(printf '%s\n' "${suppression_files[@]}" | xargs cat | grep -cvE '
 exemptions=$({ grep -rhoF "SANITIZER EXEMPTION($sanitizer)" Tests || true; } | wc -l)
 suppressions=$((suppressions + exemptions))
 
+# Tests that cannot run under a sanitizer check this (each marked
+# SANITIZER EXEMPTION(<sanitizer>) where it is written).
+export STRONGROOM_SANITIZER=$sanitizer
 case "$sanitizer" in
     thread)
         export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$root/Scripts/tsan.supp:log_path=$logs/report"

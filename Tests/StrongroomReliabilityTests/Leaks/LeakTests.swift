@@ -49,7 +49,15 @@ struct LeakTests {
         }
     }
 
-    @Test func noKeyIsLeftInACoreDumpAfterTheKeysAreReleased() throws {
+    /// Not under `make sanitize`: a sanitized child maps terabytes of shadow
+    /// memory, and gcore writes it out (a ThreadSanitizer child's core grew
+    /// past 72 GB of real disk, of 15 TB, and filled the disk). The search
+    /// for keys in a dump is about the library, not the sanitizers; the
+    /// unsanitized suite (`make test`, `make stress`) runs it.
+    /// SANITIZER EXEMPTION(thread) SANITIZER EXEMPTION(address): Scripts/sanitize.sh counts them among the suppressions.
+    @Test(.disabled(if: ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] != nil,
+                    "gcore of a sanitized process writes its shadow memory: terabytes"))
+    func noKeyIsLeftInACoreDumpAfterTheKeysAreReleased() throws {
         let gcore = try #require(ProcessRunner.which("gcore"), "gcore (gdb) is installed by `make test-setup`")
         #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "old.key"], currentDirectory: dir.path).status == 0)
         #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
