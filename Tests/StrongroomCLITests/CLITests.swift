@@ -301,7 +301,15 @@ struct CLITests {
     /// Issue 7, item 1: the disk fills during the rewrite (a file-size limit,
     /// with SIGXFSZ ignored so that writes fail instead of killing the
     /// process). The command says which key opens the file now: the old one.
-    @Test func rekeyOnAFullDiskSaysTheOldKeyStillOpensTheFile() throws {
+    ///
+    /// Not under ThreadSanitizer: its runtime dies of SIGBUS in its own shadow
+    /// memory under a file-size limit (`strongroom rekey --help` does, with
+    /// `ulimit -f 232`), before the command runs. A full disk under rekey is
+    /// also tested through the fault VFS (DiskFaultTests.rekeyOnAFullDisk…), which runs there.
+    /// SANITIZER EXEMPTION(thread): Scripts/sanitize.sh counts it among the suppressions.
+    @Test(.disabled(if: ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] == "thread",
+                    "ThreadSanitizer's runtime dies of SIGBUS under a file-size limit"))
+    func rekeyOnAFullDiskSaysTheOldKeyStillOpensTheFile() throws {
         _ = try keygen()
         let db = try importChinook()
         _ = try keygen("new.key")
