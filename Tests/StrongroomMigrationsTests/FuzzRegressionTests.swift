@@ -225,4 +225,35 @@ struct FuzzRegressionTests {
             #expect(ColumnDefinition("c", type: type).sql() == "\"c\" " + type)
         }
     }
+
+    /// FuzzDDLParser: a type holding `"` followed by a combining mark
+    /// (U+0487). Swift takes the two for one Character, so quoting by
+    /// `replacingOccurrences(of: "\"", …)` did not double that quote: the
+    /// schema file's quoted type ended early and the file did not run. The
+    /// same held for every name Strongroom quotes (a table named so would
+    /// have ended its quotes early in Strongroom's own statements), for
+    /// '…' literals, and for dequoting `""` and `''` when reading SQL.
+    @Test func aQuoteFollowedByACombiningMarkIsDoubled() throws {
+        // (Literals built from scalars: #expect re-reads its source text,
+        // and trips on the same quote.)
+        let q = "\u{22}", mark = "\u{0487}", acute = "\u{0301}"
+        let name = "t" + q + mark + "x", column = "c" + q + acute, type = "x" + q + mark + "y"
+        let quotedName = SQLScript.quotedIdentifier(name), expectedName = q + "t" + q + q + mark + "x" + q
+        #expect(quotedName == expectedName)
+        let literal = DatabaseSchema.literal("a'" + acute + "b"), expectedLiteral = "'a''" + acute + "b'"
+        #expect(literal == expectedLiteral)
+        let identifier = SQLTokenizer.tokenize(expectedName).first?.identifier
+        #expect(identifier == name)
+        let string = SQLTokenizer.tokenize(expectedLiteral).first?.name, unquoted = "a'" + acute + "b"
+        #expect(string == unquoted)
+
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE " + quotedName + "(" + SQLScript.quotedIdentifier(column) + " " + SQLScript.quotedIdentifier(type) + ", b TEXT)")
+        let schema = try DatabaseSchema.read(from: db)
+        let columns = schema.table(name)?.columns.map(\.name), expectedColumns = [column, "b"]
+        #expect(columns == expectedColumns)
+        let readType = schema.table(name)?.column(column)?.type
+        #expect(readType == type)
+        #expect(try DatabaseSchema.read(sql: schema.sql) == schema)
+    }
 }
