@@ -67,7 +67,35 @@ public enum SQLScript {
     /// SQLScript.quotedIdentifier("order")     // "\"order\""
     /// ```
     public static func quotedIdentifier(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        "\"" + doubling("\"", in: name) + "\""
+    }
+
+    /// `text` with every `quote` doubled, scalar by scalar. (Swift compares
+    /// Characters: a quote followed by a combining mark is one Character, and
+    /// `replacingOccurrences(of:with:)` would leave that quote single.)
+    package static func doubling(_ quote: Unicode.Scalar, in text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            out.append(scalar)
+            if scalar == quote { out.append(scalar) }
+        }
+        return String(out)
+    }
+
+    /// `text` with every doubled `quote` made single, scalar by scalar (the
+    /// inverse of ``doubling(_:in:)``).
+    package static func undoubling(_ quote: Unicode.Scalar, in text: String) -> String {
+        var out = String.UnicodeScalarView()
+        var previousWasQuote = false
+        for scalar in text.unicodeScalars {
+            if scalar == quote && previousWasQuote {
+                previousWasQuote = false
+                continue
+            }
+            out.append(scalar)
+            previousWasQuote = scalar == quote
+        }
+        return String(out)
     }
 
     /// An SQL condition on `column` that is true for the names of user

@@ -184,7 +184,7 @@ enum ResultFormat {
             let shown = escapingControlCharacters(text)
             let bare = text.trimmingCharacters(in: .whitespaces)
             let ambiguous = bare.uppercased() == "NULL" || (bare.hasPrefix("x'") && bare.hasSuffix("'")) || (bare.hasPrefix("'") && bare.hasSuffix("'"))
-            return ambiguous ? "'" + shown.replacingOccurrences(of: "'", with: "''") + "'" : shown
+            return ambiguous ? "'" + SQLScript.doubling("'", in: shown) + "'" : shown
         }
     }
 
@@ -228,8 +228,8 @@ enum ResultFormat {
     }
 
     static func csvText(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard text.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + SQLScript.doubling("\"", in: text) + "\""
     }
 
     // MARK: JSON

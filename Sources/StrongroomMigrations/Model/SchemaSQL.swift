@@ -169,6 +169,6 @@ extension DatabaseSchema {
     }
 
     static func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        "'" + SQLScript.doubling("'", in: text) + "'"
     }
 }

@@ -32,8 +32,8 @@ struct SQLToken: Equatable {
             let inner = text.unicodeScalars.dropFirst().dropLast()
             var s = ""
             s.unicodeScalars.append(contentsOf: inner)
-            if text.hasPrefix("\"") { return s.replacingOccurrences(of: "\"\"", with: "\"") }
-            if text.hasPrefix("`") { return s.replacingOccurrences(of: "``", with: "`") }
+            if text.hasPrefix("\"") { return SQLScript.undoubling("\"", in: s) }
+            if text.hasPrefix("`") { return SQLScript.undoubling("`", in: s) }
             return s
         default: return nil
         }
@@ -43,7 +43,9 @@ struct SQLToken: Equatable {
     /// identifier, or a 'string' (which SQLite accepts there).
     var name: String? {
         guard kind == .string else { return identifier }
-        return String(text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'")
+        var inner = ""
+        inner.unicodeScalars.append(contentsOf: text.unicodeScalars.dropFirst().dropLast())
+        return SQLScript.undoubling("'", in: inner)
     }
 
     /// True for a bare word equal to `keyword`, ignoring case.
