@@ -112,6 +112,19 @@ struct FuzzRegressionTests {
         }
     }
 
+    /// FuzzDDLParser: a compound SELECT whose last arm is empty (`… UNION
+    /// ALL` at the end of the view): the finder read the arm's first token
+    /// past the end of the statement's tokens and trapped.
+    @Test func aCompoundSelectEndingInUnionAllDoesNotTrap() throws {
+        let db = try Connection.inMemory()
+        try db.execute(sql: "CREATE TABLE t(a INTEGER); CREATE TABLE u(a INTEGER)")
+        let finder = ColumnReferenceFinder(table: "u", column: "a", catalog: try SchemaCatalog(db))
+        for sql in ["CREATE VIEW v AS SELECT a FROM t UNION ALL ", "CREATE VIEW v AS SELECT a FROM t UNION ALL SELECT a FROM u UNION",
+                    "CREATE VIEW v AS SELECT a FROM t UNION ALL ;"] {
+            _ = try? finder.references(in: SchemaCatalog.Object(kind: .view, name: "v", tableName: "v", sql: sql))
+        }
+    }
+
     /// FuzzMigrationFile: a statement ends with `;` followed by a combining
     /// mark (U+0351), which Swift takes with the `;` for one Character: the
     /// statement was not found in the file by Character, and every later
