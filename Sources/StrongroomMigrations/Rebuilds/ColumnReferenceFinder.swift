@@ -440,6 +440,8 @@ private final class Scan {
     }
 
     private func simpleSelect(_ range: Range<Int>, outer: [[Source]]) throws(ColumnReferenceFinder.Uncertain) -> Source {
+        // An empty arm (`… UNION ALL` at the end): not SQL SQLite runs, and nothing to read.
+        guard !range.isEmpty else { return .opaque }
         var i = range.lowerBound
         if tokens[i].isKeyword("VALUES") {
             try expression(i + 1..<range.upperBound, outer)
