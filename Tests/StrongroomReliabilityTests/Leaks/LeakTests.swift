@@ -51,7 +51,8 @@ struct LeakTests {
 
     /// Not under `make sanitize`: a sanitized child maps terabytes of shadow
     /// memory, and gcore writes it out (a ThreadSanitizer child's core grew
-    /// past 72 GB of real disk, of 15 TB, and filled the disk). The search
+    /// past 72 GB of real disk, of 15 TB, and filled the disk; seen under
+    /// ThreadSanitizer only, but AddressSanitizer's shadow is as large). The search
     /// for keys in a dump is about the library, not the sanitizers; the
     /// unsanitized suite (`make test`, `make stress`) runs it.
     /// SANITIZER EXEMPTION(thread) SANITIZER EXEMPTION(address): Scripts/sanitize.sh counts them among the suppressions.
