@@ -259,6 +259,14 @@ struct FuzzRegressionTests {
         #expect(identifier == name)
         let string = SQLTokenizer.tokenize(expectedLiteral).first?.name, unquoted = "a'" + acute + "b"
         #expect(string == unquoted)
+        // (Review) A name that starts with a combining mark: the opening
+        // quote and the mark are one Character, so the quote style must be
+        // told by the first scalar.
+        for quote in [q, "`"] {
+            let token = quote + mark + "a" + quote + quote + "b" + quote, expected = mark + "a" + quote + "b"
+            let read = SQLTokenizer.tokenize(token).first?.identifier
+            #expect(read == expected)
+        }
 
         let db = try Connection.inMemory()
         try db.execute(sql: "CREATE TABLE " + quotedName + "(" + SQLScript.quotedIdentifier(column) + " " + SQLScript.quotedIdentifier(type) + ", b TEXT)")
