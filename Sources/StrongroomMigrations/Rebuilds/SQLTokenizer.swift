@@ -32,8 +32,11 @@ struct SQLToken: Equatable {
             let inner = text.unicodeScalars.dropFirst().dropLast()
             var s = ""
             s.unicodeScalars.append(contentsOf: inner)
-            if text.hasPrefix("\"") { return SQLScript.undoubling("\"", in: s) }
-            if text.hasPrefix("`") { return SQLScript.undoubling("`", in: s) }
+            // The first scalar tells the quote (a quote and a combining mark
+            // after it are one Character: hasPrefix would not see the quote).
+            let open = text.unicodeScalars.first
+            if open == "\"" { return SQLScript.undoubling("\"", in: s) }
+            if open == "`" { return SQLScript.undoubling("`", in: s) }
             return s
         default: return nil
         }
