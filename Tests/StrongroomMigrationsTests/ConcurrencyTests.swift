@@ -119,7 +119,7 @@ struct ConcurrencyTests {
             try reset()
             let runner = try migrateProcess()
             // Spread the kills from process start to past the end of the run.
-            usleep(CrashTrials.killDelay(window: window))
+            usleep(trials.nextKillDelay(window: window))
             let (killed, failure) = CrashTrials.kill(runner)
             #expect(failure == nil, "attempt \(attempt): the runner \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
@@ -133,7 +133,7 @@ struct ConcurrencyTests {
             let db = try Connection(path: probe, configuration: Configuration(key: f.key))
             let version = try f.migrator().currentVersion(db)
             trials.outcomes["version \(version)", default: 0] += 1
-            if killed && reachedMigration && version == 1 { trials.killedInside += 1 }
+            trials.landed(killed && reachedMigration && version == 1 ? .inside : version == 2 ? .after : .before)
             var intact = try (version == 1 || version == 2)
                 && db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"]
                 && db.fetchAll(sql: "PRAGMA foreign_key_check").isEmpty

@@ -26,9 +26,31 @@ public struct CrashTrials {
         count = max(environment ?? defaultCount, 1)
     }
 
-    /// A random moment in `0 ... window × 1.1` milliseconds, to sleep before the kill.
-    public static func killDelay(window milliseconds: Int) -> UInt32 {
-        UInt32(Int.random(in: 0...max(milliseconds * 11 / 10, 10)) * 1000)
+    /// Where a kill landed relative to the operation, as the test tells from what it left.
+    public enum Landing: Sendable {
+        /// Before the operation began changing anything (or the child was not killed before it).
+        case before
+        /// After the operation had begun and before it finished: counted in ``killedInside``.
+        case inside
+        /// After the operation finished (its commit made, or the child exited first).
+        case after
+    }
+
+    /// The last delay ``nextKillDelay(window:)`` chose, in milliseconds.
+    private var lastDelay = 0
+
+    /// The moment of the next kill, in microseconds for `usleep`: a random
+    /// moment in `0 ... window × 1.1` milliseconds of an uninterrupted run.
+    ///
+    /// Report where each kill landed with ``landed(_:)``.
+    public mutating func nextKillDelay(window milliseconds: Int) -> UInt32 {
+        lastDelay = Int.random(in: 0...max(milliseconds * 11 / 10, 10))
+        return UInt32(lastDelay * 1000)
+    }
+
+    /// Records where the kill of the last ``nextKillDelay(window:)`` landed.
+    public mutating func landed(_ landing: Landing) {
+        if landing == .inside { killedInside += 1 }
     }
 
     /// Milliseconds of `duration`, at least 10.

@@ -73,14 +73,14 @@ struct ImportCrashTests {
         for trial in 0..<trials.count {
             reset()
             let importer = try importProcess()
-            usleep(CrashTrials.killDelay(window: window))
+            usleep(trials.nextKillDelay(window: window))
             let (killed, failure) = CrashTrials.kill(importer)
             #expect(failure == nil, "trial \(trial): the import \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             // Inside the import: its temporary copy had been made.
-            if killed && !leftovers().isEmpty { trials.killedInside += 1 }
-
+            let inside = killed && !leftovers().isEmpty
             let exists = FileManager.default.fileExists(atPath: dir.file("out.db"))
+            trials.landed(inside ? .inside : exists ? .after : .before)
             trials.outcomes[exists ? "whole copy" : "no destination", default: 0] += 1
             let intact = (!exists || isWholeCopy(key: key)) && Fixtures.bytes(of: dir.file("plain.sqlite")) == source
             #expect(intact, "trial \(trial): the destination is absent or whole, the source untouched")

@@ -99,7 +99,7 @@ struct RekeyCrashTests {
         for trial in 0..<trials.count {
             try reset()
             let rekey = try rekeyProcess(database, path)
-            usleep(CrashTrials.killDelay(window: window))
+            usleep(trials.nextKillDelay(window: window))
             let (killed, failure) = CrashTrials.kill(rekey)
             #expect(failure == nil, "trial \(trial): the rekey \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
@@ -117,10 +117,16 @@ struct RekeyCrashTests {
             switch (which, killed, begun) {
             case (0, true, true):
                 trials.outcomes["old key: killed during the rewrite", default: 0] += 1
-                trials.killedInside += 1
-            case (0, _, _): trials.outcomes["old key: killed before the rewrite", default: 0] += 1
-            case (_, true, _): trials.outcomes["new key: killed after the commit", default: 0] += 1
-            default: trials.outcomes["new key: finished", default: 0] += 1
+                trials.landed(.inside)
+            case (0, _, _):
+                trials.outcomes["old key: killed before the rewrite", default: 0] += 1
+                trials.landed(.before)
+            case (_, true, _):
+                trials.outcomes["new key: killed after the commit", default: 0] += 1
+                trials.landed(.after)
+            default:
+                trials.outcomes["new key: finished", default: 0] += 1
+                trials.landed(.after)
             }
             let whole = try intact(under: which == 0 ? oldKey : newKey, probe)
             #expect(whole, "trial \(trial): integrity_check, row count and sum")

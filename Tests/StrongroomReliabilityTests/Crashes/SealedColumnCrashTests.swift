@@ -133,7 +133,7 @@ struct SealedColumnCrashTests {
     func killRandomly(_ arguments: [String], from seeded: String, window: Int, trial: Int, _ trials: inout CrashTrials) throws -> (killed: Bool, failure: String?) {
         try reset(from: seeded)
         let runner = try start(arguments)
-        usleep(CrashTrials.killDelay(window: window))
+        usleep(trials.nextKillDelay(window: window))
         let (killed, failure) = CrashTrials.kill(runner)
         #expect(failure == nil, "trial \(trial): \(arguments.prefix(2).joined(separator: " ")) \(failure ?? "")")
         if killed { trials.killedBeforeExit += 1 }
@@ -150,7 +150,7 @@ struct SealedColumnCrashTests {
             let locked = FileManager.default.fileExists(atPath: dir.file("db.sqlite-migrate.lock"))
             let crash = try picture(of: dir.file("db.sqlite"), key: key, keyring: keyring)
             trials.outcomes["version \(crash.version)", default: 0] += 1
-            if killed && locked && crash.version == 1 { trials.killedInside += 1 }
+            trials.landed(killed && locked && crash.version == 1 ? .inside : crash.version == 2 ? .after : .before)
             let held = (crash.version == 1 || crash.version == 2) && crash.healthy && crash.emailsIntact
             #expect(held, "trial \(trial): \(crash)")
 
@@ -185,7 +185,7 @@ struct SealedColumnCrashTests {
             let underNew = crash.keyIDs[2] ?? 0
             let outcome = underNew == 0 ? "all under key 1" : underNew == Self.rows ? "all under key 2" : "part re-sealed"
             trials.outcomes[outcome, default: 0] += 1
-            if killed && underNew > 0 && underNew < Self.rows { trials.killedInside += 1 }
+            trials.landed(killed && underNew > 0 && underNew < Self.rows ? .inside : underNew == Self.rows ? .after : .before)
             let held = crash.version == 2 && crash.healthy && crash.emailsIntact
                 && (crash.keyIDs[1] ?? 0) + underNew == Self.rows
             #expect(held, "trial \(trial): \(crash)")
