@@ -38,19 +38,42 @@ public struct CrashTrials {
 
     /// The last delay ``nextKillDelay(window:)`` chose, in milliseconds.
     private var lastDelay = 0
+    /// Delays chosen so far.
+    private var chosen = 0
+    /// The latest delay whose kill landed before the operation, in milliseconds.
+    private var latestBefore = 0
+    /// The earliest delay whose kill landed after the operation, in milliseconds.
+    private var earliestAfter: Int?
 
-    /// The moment of the next kill, in microseconds for `usleep`: a random
-    /// moment in `0 ... window × 1.1` milliseconds of an uninterrupted run.
+    /// The moment of the next kill, in microseconds for `usleep`.
     ///
-    /// Report where each kill landed with ``landed(_:)``.
+    /// Every other trial, a random moment in `0 ... window × 1.1`
+    /// milliseconds of an uninterrupted run (start-up and exit included);
+    /// the others, a random moment between the latest kill that landed
+    /// before the operation and the earliest that landed after it (as
+    /// reported by ``landed(_:)``), so that an operation that is a short
+    /// part of its child's run (a pool's rekey between start-up and a
+    /// long close under a sanitizer) still gets kills inside it. When the
+    /// two cross (timing varies between runs), the whole run again.
     public mutating func nextKillDelay(window milliseconds: Int) -> UInt32 {
-        lastDelay = Int.random(in: 0...max(milliseconds * 11 / 10, 10))
+        let whole = max(milliseconds * 11 / 10, 10)
+        var range = 0...whole
+        if chosen % 2 == 1 {
+            let upper = min(earliestAfter ?? whole, whole)
+            if latestBefore < upper { range = latestBefore...upper }
+        }
+        chosen += 1
+        lastDelay = Int.random(in: range)
         return UInt32(lastDelay * 1000)
     }
 
     /// Records where the kill of the last ``nextKillDelay(window:)`` landed.
     public mutating func landed(_ landing: Landing) {
-        if landing == .inside { killedInside += 1 }
+        switch landing {
+        case .before: latestBefore = max(latestBefore, lastDelay)
+        case .inside: killedInside += 1
+        case .after: earliestAfter = min(earliestAfter ?? lastDelay, lastDelay)
+        }
     }
 
     /// Milliseconds of `duration`, at least 10.
