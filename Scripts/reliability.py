@@ -118,7 +118,10 @@ def crashes_section():
     print("\"Killed before exit\": SIGKILL ended the child (any other end of a child is a failure). \"Killed inside\": killed")
     print("after the operation had begun changing the file (its lock taken, WAL frames or changed pages, a temporary copy,")
     print("a batch committed) and before it finished. Every check opens a copy of what the kill left, so the next run")
-    print("starts from the crash state. `make test` runs the same trials with 10 to 24 kills each.")
+    print("starts from the crash state. Kill moments: every other trial, a random moment of an uninterrupted run (its")
+    print("duration × 1.1); the others, a random moment between the latest kill that landed before the operation and the")
+    print("earliest that landed after it, so that a short operation inside a long run still gets kills. `make test` runs")
+    print("the same trials with 10 to 24 kills each.")
     print()
 
 
