@@ -28,15 +28,15 @@ public struct CrashTrials {
 
     /// Where a kill landed relative to the operation, as the test tells from what it left.
     public enum Landing: Sendable {
-        /// Before the operation began changing anything (or the child was not killed before it).
+        /// Killed before the operation began changing anything.
         case before
-        /// After the operation had begun and before it finished: counted in ``killedInside``.
+        /// Killed after the operation had begun and before it finished: counted in ``killedInside``.
         case inside
-        /// After the operation finished (its commit made, or the child exited first).
+        /// Killed after the operation finished (its commit made), or the child exited before the kill.
         case after
     }
 
-    /// The last delay ``nextKillDelay(window:)`` chose, in milliseconds.
+    /// The last delay ``nextKillDelay(window:using:)`` chose, in milliseconds.
     private var lastDelay = 0
     /// Delays chosen so far.
     private var chosen = 0
@@ -53,21 +53,29 @@ public struct CrashTrials {
     /// before the operation and the earliest that landed after it (as
     /// reported by ``landed(_:)``), so that an operation that is a short
     /// part of its child's run (a pool's rekey between start-up and a
-    /// long close under a sanitizer) still gets kills inside it. When the
-    /// two cross (timing varies between runs), the whole run again.
-    public mutating func nextKillDelay(window milliseconds: Int) -> UInt32 {
+    /// long close under a sanitizer) still gets kills inside it. Timing
+    /// varies from run to run, so the two can cross (a slow start made a
+    /// late kill land before); then the operation lies somewhere in the
+    /// crossed span, and the moment is drawn from it.
+    public mutating func nextKillDelay(window milliseconds: Int, using generator: inout some RandomNumberGenerator) -> UInt32 {
         let whole = max(milliseconds * 11 / 10, 10)
         var range = 0...whole
         if chosen % 2 == 1 {
-            let upper = min(earliestAfter ?? whole, whole)
-            if latestBefore < upper { range = latestBefore...upper }
+            let after = min(earliestAfter ?? whole, whole)
+            if latestBefore < after { range = latestBefore...after }
         }
         chosen += 1
-        lastDelay = Int.random(in: range)
+        lastDelay = Int.random(in: range, using: &generator)
         return UInt32(lastDelay * 1000)
     }
 
-    /// Records where the kill of the last ``nextKillDelay(window:)`` landed.
+    /// ``nextKillDelay(window:using:)`` with the system's random numbers.
+    public mutating func nextKillDelay(window milliseconds: Int) -> UInt32 {
+        var generator = SystemRandomNumberGenerator()
+        return nextKillDelay(window: milliseconds, using: &generator)
+    }
+
+    /// Records where the kill of the last ``nextKillDelay(window:using:)`` landed.
     public mutating func landed(_ landing: Landing) {
         switch landing {
         case .before: latestBefore = max(latestBefore, lastDelay)
@@ -115,7 +123,7 @@ public struct CrashTrials {
     public func record() throws {
         try ReliabilityResults.write("crashes", name: operation, [
             "operation": operation, "trials": count, "killed_before_exit": killedBeforeExit, "killed_inside": killedInside,
-            "outcomes": outcomes, "failures": failures, "seconds": (Date().timeIntervalSince(started) * 10).rounded() / 10,
+            "outcomes": outcomes, "failures": failures, "kill_schedule": "targeted", "seconds": (Date().timeIntervalSince(started) * 10).rounded() / 10,
         ])
     }
 }
