@@ -62,7 +62,7 @@ public struct CrashTrials {
         var range = 0...whole
         if chosen % 2 == 1 {
             let after = min(earliestAfter ?? whole, whole)
-            if latestBefore < after { range = latestBefore...after }
+            range = min(latestBefore, after)...max(latestBefore, after)
         }
         chosen += 1
         lastDelay = Int.random(in: range, using: &generator)
