@@ -116,12 +116,22 @@ def crashes_section():
               f"| {held(r['failures'])} | {r['seconds']:.0f} s |")
     print()
     print("\"Killed before exit\": SIGKILL ended the child (any other end of a child is a failure). \"Killed inside\": killed")
-    print("after the operation had begun changing the file (its lock taken, WAL frames or changed pages, a temporary copy,")
-    print("a batch committed) and before it finished. Every check opens a copy of what the kill left, so the next run")
-    print("starts from the crash state. Kill moments: every other trial, a random moment of an uninterrupted run (its")
-    print("duration × 1.1); the others, a random moment between the latest kill that landed before the operation and the")
-    print("earliest that landed after it, so that a short operation inside a long run still gets kills. `make test` runs")
-    print("the same trials with 10 to 24 kills each.")
+    print("after the operation had begun (a migration: its lock held, with or without pages written, as the outcomes tell; rekey: WAL frames")
+    print("or changed pages; import: its temporary copy made; rotation: a batch committed) and before it finished. A child")
+    print("that exits without having done the work is a failure. Every check opens a copy of what the kill left, so the next run")
+    print("starts from the crash state. `make test` runs the same trials with 10 to 24 kills each.")
+    print()
+    schedules = {r.get("kill_schedule", "even") for r in rows}
+    if schedules == {"targeted"}:
+        print("Kill moments: every other trial, a random moment of an uninterrupted run (its duration × 1.1, start-up and")
+        print("exit included); the others, a random moment between the latest kill that landed before the operation and")
+        print("the earliest that landed after it (or in the span between them when timing made them cross), so that a")
+        print("short operation inside a long run still gets kills. \"Killed inside\" is therefore higher than an even spread")
+        print("gives, and the outcome counts do not measure how long each phase takes.")
+    elif schedules == {"even"}:
+        print("Kill moments: a random moment of an uninterrupted run (its duration × 1.1), spread evenly.")
+    else:
+        print("Kill moments: these rows come from runs with different kill schedules (rerun `make stress`).")
     print()
 
 

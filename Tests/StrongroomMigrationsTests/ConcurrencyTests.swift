@@ -115,6 +115,7 @@ struct ConcurrencyTests {
         let window = Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
 
         var trials = CrashTrials("migrate with a table rebuild (strongroom migrate)", defaultCount: 24)
+        let seededBytes = Fixtures.bytes(of: seeded)
         for attempt in 0..<trials.count {
             try reset()
             let runner = try migrateProcess()
@@ -124,17 +125,22 @@ struct ConcurrencyTests {
             #expect(failure == nil, "attempt \(attempt): the runner \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
 
-            // The runner creates its lock file just before it starts migrating.
+            // Inside the migration: the runner holds its lock file (made just
+            // before it starts migrating). Until its commit the changed pages
+            // stay in its cache; the outcomes tell how many kills found them written.
             let reachedMigration = FileManager.default.fileExists(atPath: f.databasePath + "-migrate.lock")
+            let walBytes = (try? FileManager.default.attributesOfItem(atPath: f.databasePath + "-wal")[.size] as? Int) ?? 0
+            let written = walBytes > 0 || FileManager.default.fileExists(atPath: f.databasePath + "-journal")
+                || Fixtures.bytes(of: f.databasePath) != seededBytes
             // Checked on a copy: opening recovers and checkpoints, and the
             // next run must start from what SIGKILL left.
             let probe = f.dir.file("probe.db")
             try CrashTrials.copyCrashState(of: f.databasePath, to: probe)
             let db = try Connection(path: probe, configuration: Configuration(key: f.key))
             let version = try f.migrator().currentVersion(db)
-            trials.outcomes["version \(version)", default: 0] += 1
-            trials.landed(killed && reachedMigration && version == 1 ? .inside : version == 2 ? .after : .before)
-            var intact = try (version == 1 || version == 2)
+            trials.outcomes["version \(version)" + (version == 1 && killed && reachedMigration ? (written ? ", pages written" : ", nothing written") : ""), default: 0] += 1
+            trials.landed(killed && reachedMigration && version == 1 ? .inside : !killed || version == 2 ? .after : .before)
+            var intact = try (version == 1 || version == 2) && (killed || version == 2)
                 && db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"]
                 && db.fetchAll(sql: "PRAGMA foreign_key_check").isEmpty
                 && f.count(db, "account") == baseRows

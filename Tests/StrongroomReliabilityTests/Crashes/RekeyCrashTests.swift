@@ -118,9 +118,12 @@ struct RekeyCrashTests {
             case (0, true, true):
                 trials.outcomes["old key: killed during the rewrite", default: 0] += 1
                 trials.landed(.inside)
-            case (0, _, _):
+            case (0, true, _):
                 trials.outcomes["old key: killed before the rewrite", default: 0] += 1
                 trials.landed(.before)
+            case (0, false, _):
+                trials.outcomes["old key: exited without rekeying", default: 0] += 1
+                trials.landed(.after)
             case (_, true, _):
                 trials.outcomes["new key: killed after the commit", default: 0] += 1
                 trials.landed(.after)
@@ -140,7 +143,9 @@ struct RekeyCrashTests {
             let finished = try again.terminationStatus == (which == 0 ? 0 : 65)
                 && keysThatOpenTheCrashState() == [1] && intact(under: newKey, probe)
             #expect(finished, "trial \(trial): after the second run (exit \(again.terminationStatus))")
-            if failure != nil || !whole || !finished { trials.failures += 1 }
+            let rekeyed = killed || which == 1
+            #expect(rekeyed, "trial \(trial): the rekey exited 0 and left the old key")
+            if failure != nil || !whole || !finished || !rekeyed { trials.failures += 1 }
         }
         try trials.record()
         #expect(trials.failures == 0)
