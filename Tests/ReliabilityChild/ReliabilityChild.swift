@@ -47,15 +47,19 @@ enum ReliabilityChild {
         let newKey = try DatabaseKey.load(keyFile: newKeyFile)
         let stop = Flag()
         let readers = (0..<4).map { _ in
-            Thread {
+            JoinableThread {
                 while !stop.isSet {
                     _ = try? pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") }
                 }
             }
         }
-        readers.forEach { $0.start() }
-        try pool.rekey(to: newKey)
-        stop.set()
+        do {
+            defer {
+                stop.set()
+                readers.forEach { $0.join() }
+            }
+            try pool.rekey(to: newKey)
+        }
         try pool.close()
     }
 
@@ -78,7 +82,7 @@ enum ReliabilityChild {
         }
         let counts = Counts()
         let deadline = Date().addingTimeInterval(seconds)
-        let writer = Thread {
+        let writer = JoinableThread {
             var n = 0
             while Date() < deadline {
                 let from = Int.random(in: 1...accounts), to = Int.random(in: 1...accounts), amount = Int.random(in: 1...50)
@@ -95,10 +99,9 @@ enum ReliabilityChild {
                     counts.add(writes: 1)
                 }
             }
-            counts.threadDone()
         }
         let readers = (0..<4).map { _ in
-            Thread {
+            JoinableThread {
                 var seen = 0
                 while Date() < deadline {
                     counts.counting {
@@ -114,18 +117,16 @@ enum ReliabilityChild {
                         counts.add(reads: 1)
                     }
                 }
-                counts.threadDone()
             }
         }
-        writer.start()
-        readers.forEach { $0.start() }
         var residentKiB: [Int] = []
         while Date() < deadline {
             residentKiB.append(residentMemoryKiB())
             Thread.sleep(forTimeInterval: 0.1)
         }
-        // Let the threads see the deadline and stop.
-        while counts.finished(expecting: 5) == false { Thread.sleep(forTimeInterval: 0.01) }
+        // Let the threads see the deadline and end.
+        writer.join()
+        readers.forEach { $0.join() }
         try pool.close()
         let summary = counts.snapshot().merging(["resident_kib": residentKiB]) { $1 }
         let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
@@ -173,7 +174,7 @@ final class Flag: @unchecked Sendable {
 final class Counts: @unchecked Sendable {
     // Sendable: every field is guarded by `lock`.
     private let lock = NSLock()
-    private var writes = 0, reads = 0, busy = 0, partial = 0, otherErrors = 0, done = 0
+    private var writes = 0, reads = 0, busy = 0, partial = 0, otherErrors = 0
 
     func add(writes: Int = 0, reads: Int = 0, busy: Int = 0, partial: Int = 0, otherErrors: Int = 0) {
         lock.withLock {
@@ -194,9 +195,6 @@ final class Counts: @unchecked Sendable {
         }
     }
 
-    /// Counts a finished thread when its deadline passed; true once `expecting` have.
-    func finished(expecting: Int) -> Bool { lock.withLock { done >= expecting } }
-    func threadDone() { lock.withLock { done += 1 } }
 
     func snapshot() -> [String: Any] {
         lock.withLock { ["writes": writes, "reads": reads, "busy": busy, "partial": partial, "other_errors": otherErrors] }
