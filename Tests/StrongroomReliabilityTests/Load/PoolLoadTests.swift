@@ -49,7 +49,14 @@ struct PoolLoadTests {
         #expect(lost == 0 && total == 100_000 && healthy, "acknowledged \(writes), in the file \(committed), total \(total)")
         #expect(partial == 0, "\(partial) reads saw a partial transaction")
         #expect(busy == 0 && other == 0, "busy \(busy), other errors \(other)")
-        #expect(resident.count >= Self.seconds * 5 && end <= warm * 1.10 + 4, "resident MiB after warm-up \(warm), at the end \(end)")
+        // SANITIZER EXEMPTION(address): Scripts/sanitize.sh counts it among the suppressions.
+        // AddressSanitizer holds freed memory back in its quarantine (256 MB by
+        // default) to catch a use after free, so resident memory grows by design
+        // (seen: 162 → 438 MiB in 5 s under make sanitize). Only the flatness is
+        // not checked there; every other expectation is, and make test and make
+        // stress check it.
+        let quarantine = ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] == "address"
+        #expect(resident.count >= Self.seconds * 5 && (quarantine || end <= warm * 1.10 + 4), "resident MiB after warm-up \(warm), at the end \(end)")
         try ReliabilityResults.write("load", name: "pool \(Self.seconds) s", [
             "name": "1 writer + 4 readers, encrypted (raw key)", "seconds": Self.seconds, "writes": writes, "reads": reads,
             "lost": lost, "partial": partial, "busy": busy + other,
