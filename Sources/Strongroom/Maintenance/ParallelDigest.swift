@@ -102,27 +102,30 @@ final class Handoff<Value>: @unchecked Sendable {
 
 /// Work started on its own thread now, and waited for later.
 final class BackgroundWork<Result>: @unchecked Sendable {
-    // Sendable: `result` is written by the worker before `done` is
-    // signalled and read only after `wait` returns.
+    // Sendable: `result` is written by the worker before it ends and read
+    // only after `wait` has joined it; `thread` and `outcome` only by the
+    // one owner that calls `wait`.
     private var result: Swift.Result<Result, StrongroomError>?
-    private let done = DispatchSemaphore(value: 0)
+    private var thread: JoinableThread?
 
     init(_ body: @escaping @Sendable () throws(StrongroomError) -> Result) {
-        Thread.detachNewThread { [self] in
+        thread = JoinableThread { [self] in
             do throws(StrongroomError) {
                 result = .success(try body())
             } catch {
                 result = .failure(error)
             }
-            done.signal()
         }
     }
 
-    /// Waits for the work (at once if it ended already); may be called again.
+    /// Waits until the work and its thread have ended (at once if they
+    /// have); may be called again. Joining, not only waiting for the
+    /// result, lets no thread of ours be ending while the process exits.
     func wait() throws(StrongroomError) -> Result {
-        done.wait()
-        // Leave the semaphore signalled for the next wait.
-        done.signal()
+        if let thread {
+            thread.join()
+            self.thread = nil
+        }
         return try result!.get()
     }
 }
