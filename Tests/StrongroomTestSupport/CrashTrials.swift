@@ -14,6 +14,8 @@ public struct CrashTrials {
     public var killedBeforeExit = 0
     /// Kills that landed inside the operation itself, as the test tells.
     public var killedInside = 0
+    /// Kills inside the operation that found its writes in the file (``Landing/inside``), not only begun (``Landing/begun``).
+    public var killedInsideWithWrites = 0
     /// How each trial ended (e.g. "old key", "new key", "version 1").
     public var outcomes: [String: Int] = [:]
     /// Checks that failed (each is also a failed expectation of the test).
@@ -30,7 +32,11 @@ public struct CrashTrials {
     public enum Landing: Sendable {
         /// Killed before the operation began changing anything.
         case before
-        /// Killed after the operation had begun and before it finished: counted in ``killedInside``.
+        /// Killed after the operation had begun, before it had written anything to the file
+        /// (a migration computing in its cache): counted in ``killedInside``.
+        case begun
+        /// Killed after the operation had written to the file and before it finished: counted in
+        /// ``killedInside`` and ``killedInsideWithWrites``.
         case inside
         /// Killed after the operation finished (its commit made), or the child exited before the kill.
         case after
@@ -79,7 +85,8 @@ public struct CrashTrials {
     public mutating func landed(_ landing: Landing) {
         switch landing {
         case .before: latestBefore = max(latestBefore, lastDelay)
-        case .inside: killedInside += 1
+        case .begun: killedInside += 1
+        case .inside: killedInside += 1; killedInsideWithWrites += 1
         case .after: earliestAfter = min(earliestAfter ?? lastDelay, lastDelay)
         }
     }

@@ -15,18 +15,35 @@ import Testing
 struct CrashTrialsTests {
     static let window = 1000, operation = 275..<325, count = 48
 
-    /// Kills inside the operation in one simulated test of `count` trials
-    /// whose start-up varies by up to `jitter` ms either way from trial to trial.
-    static func killsInside(seed: UInt64, jitter: Int) -> Int {
+    /// A simulated child's run: the operation begins at `begins` ms, writes
+    /// to the file from `writes` and has finished at `ends`; its start-up
+    /// varies by up to `jitter` ms either way from trial to trial, and
+    /// `stalls` percent of starts are late by 400 to 800 ms (a loaded machine).
+    struct Timeline {
+        var begins = operation.lowerBound, writes = operation.lowerBound, ends = operation.upperBound
+        var jitter = 0, stalls = 0
+    }
+
+    /// One simulated test of `count` trials on `timeline`.
+    static func simulate(seed: UInt64, _ timeline: Timeline, count: Int = count) -> CrashTrials {
         var random = SplitMix64(seed: seed)
         var trials = CrashTrials("simulated", defaultCount: count)
         for _ in 0..<count {
             let delay = Int(trials.nextKillDelay(window: window, using: &random) / 1000)
             #expect((0...window * 11 / 10).contains(delay))
-            let moment = delay - Int.random(in: -jitter...jitter, using: &random)
-            trials.landed(moment < operation.lowerBound ? .before : operation.contains(moment) ? .inside : .after)
+            var start = Int.random(in: -timeline.jitter...timeline.jitter, using: &random)
+            if timeline.stalls > 0, Int.random(in: 0..<100, using: &random) < timeline.stalls {
+                start += Int.random(in: 400...800, using: &random)
+            }
+            let moment = delay - start
+            trials.landed(moment < timeline.begins ? .before : moment < timeline.writes ? .begun : moment < timeline.ends ? .inside : .after)
         }
-        return trials.killedInside
+        return trials
+    }
+
+    /// Kills inside the operation in one simulated test whose start-up varies by up to `jitter` ms.
+    static func killsInside(seed: UInt64, jitter: Int) -> Int {
+        simulate(seed: seed, Timeline(jitter: jitter)).killedInside
     }
 
     /// An even spread puts 6 of 48 kills inside in about 2 runs of 100.
@@ -54,5 +71,22 @@ struct CrashTrialsTests {
             trials.landed(delay < 500 ? .before : delay < 510 ? .inside : .after)
         }
         #expect(early >= 10 && late >= 10, "kills before 200 ms: \(early), after 900 ms: \(late)")
+    }
+
+    /// A migration computes in its cache and writes the file only at the
+    /// end: kills that find nothing written test the file as it was, so the
+    /// kills aimed inside go to the writes (here the last 10 of its 50 ms).
+    @Test func killsReachTheWritesNotOnlyTheOperation() {
+        let timeline = Timeline(writes: Self.operation.upperBound - 10, jitter: 3)
+        let passing = (1...100).filter { Self.simulate(seed: $0, timeline).killedInsideWithWrites >= Self.count / 8 }.count
+        #expect(passing >= 90, "\(passing) of 100 simulated tests put \(Self.count / 8) of \(Self.count) kills inside the writes")
+    }
+
+    /// A start that stalls now and then (a kill late in the run lands
+    /// before the operation) must not widen the aim for the rest of the test.
+    @Test(arguments: [2, 5]) func killsReachItWhenSomeStartsStall(percent: Int) {
+        let timeline = Timeline(jitter: 20, stalls: percent)
+        let passing = (1...100).filter { Self.simulate(seed: $0, timeline).killedInside >= Self.count / 8 }.count
+        #expect(passing >= 90, "\(passing) of 100 simulated tests with \(percent) % stalled starts put \(Self.count / 8) of \(Self.count) kills inside")
     }
 }
