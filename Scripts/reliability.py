@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes RELIABILITY.md from the results in Reliability/results/.
 
-usage: reliability.py [--stress TRIALS OPERATIONS] [--fuzz EXECUTIONS TARGETS] [--sanitizers]
-                      > RELIABILITY.md
+usage: reliability.py [--results DIR] [--stress TRIALS OPERATIONS] [--fuzz EXECUTIONS TARGETS]
+                      [--sanitizers] > RELIABILITY.md
 
 Each run writes its own folder of Reliability/results/ (committed), then
 calls this script to write the whole page again from every folder:
@@ -25,6 +25,7 @@ import os
 import platform
 import sys
 
+# Reliability/results/, or the folder given with --results (the script's own tests).
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Reliability", "results")
 
 
@@ -151,11 +152,14 @@ def table_section(kind, title, intro, columns):
 
 
 def main():
+    global ROOT
     args = sys.argv[1:]
     try:
         while args:
             flag = args.pop(0)
-            if flag == "--stress":
+            if flag == "--results":
+                ROOT = args.pop(0)
+            elif flag == "--stress":
                 check_stress(int(args.pop(0)), int(args.pop(0)))
             elif flag == "--fuzz":
                 check_fuzz(int(args.pop(0)), int(args.pop(0)))

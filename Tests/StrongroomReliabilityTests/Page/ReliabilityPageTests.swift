@@ -1,0 +1,103 @@
+import Foundation
+import StrongroomTestSupport
+import Testing
+
+/// RELIABILITY.md shows as held only what a finished run measured:
+/// `Scripts/reliability.py` on results made here (`--results`), the way
+/// `make stress` and `make sanitize` leave them.
+@Suite("RELIABILITY.md: only what a finished run measured")
+struct ReliabilityPageTests {
+    let dir = TemporaryDirectory()
+    static let script = Fixtures.repositoryRoot + "/Scripts/reliability.py"
+
+    func write(_ kind: String, _ name: String, _ object: [String: Any]) throws {
+        let folder = kind.isEmpty ? dir.path : "\(dir.path)/\(kind)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: "\(folder)/\(name).json"))
+    }
+
+    func stamp(_ run: String, id: String) throws {
+        try write("", "\(run).run", ["date": "2026-11-24 10:00 UTC", "machine": "test machine", "run": id, "commit": "abc1234"])
+    }
+
+    func crash(_ operation: String, run: String, inside: Int = 40, minimum: Int = 16, failures: Int = 0) -> [String: Any] {
+        ["operation": operation, "trials": 200, "killed_before_exit": 190, "killed_inside": inside, "minimum_inside": minimum,
+         "killed_inside_with_writes": inside, "minimum_inside_with_writes": 0, "outcomes": ["old key": 200], "failures": failures,
+         "kill_schedule": "targeted", "seconds": 10.0, "run": run]
+    }
+
+    func sanitizer(_ name: String, run: String) -> [String: Any] {
+        ["sanitizer": name, "tests": 10, "suites": 2, "findings": 0, "suppressions": 0, "seconds": 5.0, "run": run]
+    }
+
+    /// The page's lines, or the script's failure.
+    func page(_ arguments: [String] = [], environment: [String: String] = [:]) throws -> ProcessResult {
+        try ProcessRunner.run("/usr/bin/env", ["python3", Self.script, "--results", dir.path] + arguments, environment: environment)
+    }
+
+    func line(_ text: String, containing needle: String) -> String? {
+        text.split(separator: "\n").map(String.init).first { $0.contains(needle) }
+    }
+
+    @Test func aCrashRowShortOfItsKillsInsideIsNotShownAsHeld() throws {
+        try stamp("stress", id: "R1")
+        try write("crashes", "rekey", crash("rekey (strongroom rekey)", run: "R1", inside: 1, minimum: 16))
+        let result = try page()
+        let row = line(result.stdout, containing: "rekey (strongroom rekey)")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(row.map { !$0.contains("✓") && $0.contains("✗") } == true, "\(row ?? result.stdout)")
+    }
+
+    @Test func aResultFromAnotherRunThanTheStampedOneIsNotShownAsHeld() throws {
+        try stamp("stress", id: "R1")
+        try write("crashes", "rekey", crash("rekey (strongroom rekey)", run: "R0"))
+        try write("crashes", "import", crash("plaintext import", run: "R1"))
+        let result = try page()
+        #expect(line(result.stdout, containing: "rekey (strongroom rekey)")?.contains("✓") != true, "\(result.stdout)")
+        #expect(line(result.stdout, containing: "plaintext import")?.contains("0 ✓") == true, "\(result.stdout)")
+    }
+
+    /// A run that failed leaves its results but no stamp: none is shown as held.
+    @Test func resultsWithoutAFinishedRunAreNotShownAsHeld() throws {
+        try write("crashes", "rekey", crash("rekey (strongroom rekey)", run: "R1"))
+        try write("sanitizers", "address", sanitizer("address", run: "S1"))
+        let result = try page()
+        #expect(!result.stdout.contains("✓"), "\(result.stdout)")
+        #expect(result.stdout.contains("No finished run of `make stress`"), "\(result.stdout)")
+    }
+
+    @Test func aSanitizerRowFromAnotherRunIsNotShownAsHeld() throws {
+        try stamp("sanitizers", id: "S2")
+        try write("sanitizers", "address", sanitizer("address", run: "S2"))
+        try write("sanitizers", "thread", sanitizer("thread", run: "S1"))
+        let result = try page()
+        #expect(line(result.stdout, containing: "| address |")?.contains("0 ✓") == true, "\(result.stdout)")
+        #expect(line(result.stdout, containing: "| thread |")?.contains("✓") != true, "\(result.stdout)")
+    }
+
+    /// The check after a run refuses results another run left.
+    @Test func theStressCheckRefusesResultsOfAnotherRun() throws {
+        for (i, operation) in ["a", "b"].enumerated() {
+            try write("crashes", operation, crash(operation, run: i == 0 ? "R2" : "R1"))
+        }
+        for kind in ["faults", "tampering", "load"] { try write(kind, "x", ["run": "R2"]) }
+        try write("leaks", "core-dump", ["run": "R2"])
+        let result = try page(["--stress", "200", "2"], environment: ["STRONGROOM_RELIABILITY_RUN": "R2"])
+        #expect(result.status != 0, "\(result.stdout)")
+        #expect(result.stderr.contains("not from this run"), "\(result.stderr)")
+    }
+
+    /// The stamp names the commit measured.
+    @Test func theRunLineNamesTheCommit() throws {
+        try stamp("stress", id: "R1")
+        try write("crashes", "rekey", crash("rekey (strongroom rekey)", run: "R1"))
+        let result = try page()
+        #expect(result.stdout.contains("commit abc1234"), "\(result.stdout)")
+    }
+
+    @Test func noCrashRowsSayNothingOfKillSchedules() throws {
+        try stamp("stress", id: "R1")
+        let result = try page()
+        #expect(!result.stdout.contains("kill schedules"), "\(result.stdout)")
+    }
+}
