@@ -13,16 +13,21 @@ calls this script to write the whole page again from every folder:
   make sanitize    sanitizers/  (Scripts/sanitize.sh)            --sanitizers
 
 The flag of the run that just finished checks its own results: a missing
-operation, a short trial count or too few executions fails, rather than
-leaving a row out; it also stamps that run's date and machine
-(Reliability/results/RUN.run.json). Nothing in RELIABILITY.md is typed by
-hand: rerun the make target to change it.
+operation, a short trial count, too few executions, or a result that another
+run left (make stress and make sanitize give each run an id,
+STRONGROOM_RELIABILITY_RUN, that every result file carries) fails, rather than
+leaving a row out; it also stamps that run's id, date, machine and commit
+(Reliability/results/RUN.run.json). make stress and make sanitize remove their
+stamp before they start, so a run that fails leaves none, and the page shows
+no result of a run that did not finish, nor one another run left beside it.
+Nothing in RELIABILITY.md is typed by hand: rerun the make target to change it.
 """
 import datetime
 import glob
 import json
 import os
 import platform
+import subprocess
 import sys
 
 # Reliability/results/, or the folder given with --results (the script's own tests).
@@ -46,30 +51,105 @@ def machine():
     return f"{model}, {os.cpu_count()} cores, Linux {platform.release()}"
 
 
+def commit():
+    """The commit measured, with -dirty when the work tree had changes."""
+    try:
+        return subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "describe", "--always", "--dirty",
+                               "--abbrev=7"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def load(kind):
     return [json.load(open(p)) for p in sorted(glob.glob(os.path.join(ROOT, kind, "*.json")))]
 
 
+def stamped(run):
+    path = os.path.join(ROOT, f"{run}.run.json")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def current_run():
+    run = os.environ.get("STRONGROOM_RELIABILITY_RUN")
+    if not run:
+        fail("STRONGROOM_RELIABILITY_RUN is not set: run this through make")
+    return run
+
+
+def check_from_this_run(kinds):
+    run = current_run()
+    for kind in kinds:
+        for path in sorted(glob.glob(os.path.join(ROOT, kind, "*.json"))):
+            if json.load(open(path)).get("run") != run:
+                fail(f"{os.path.relpath(path, ROOT)} is not from this run ({run}): remove it and run again")
+
+
 def stamp(run):
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    record = {"date": now, "machine": machine(), "commit": commit()}
+    if run != "fuzz":
+        record["run"] = current_run()
     with open(os.path.join(ROOT, f"{run}.run.json"), "w") as f:
-        json.dump({"date": now, "machine": machine()}, f, indent=2, sort_keys=True)
+        json.dump(record, f, indent=2, sort_keys=True)
         f.write("\n")
 
 
 def run_line(run, command):
-    path = os.path.join(ROOT, f"{run}.run.json")
-    if not os.path.exists(path):
-        return f"Not run yet: `{command}`."
-    stamped = json.load(open(path))
-    return f"`{command}`, run of {stamped['date']} on {stamped['machine']}."
+    s = stamped(run)
+    if s is None:
+        return (f"No finished run of `{command}`: none of what an unfinished run left in Reliability/results/ is shown "
+                f"(run `{command}`).")
+    at = f", commit {s['commit']}" if "commit" in s else ""
+    return f"`{command}`, run of {s['date']} on {s['machine']}{at}."
+
+
+def rows_of(run, kind):
+    """The results of the stamped run, and the names of those another run left."""
+    s = stamped(run)
+    if s is None:
+        return [], []
+    rows = load(kind)
+    if "run" not in s:
+        return rows, []
+    mine = [r for r in rows if r.get("run") == s["run"]]
+    return mine, [str(r.get("operation") or r.get("target") or r.get("place") or r.get("sanitizer") or r.get("name") or r.get("fault"))
+                  for r in rows if r.get("run") != s["run"]]
+
+
+def left_out(names, command):
+    if names:
+        print()
+        print(f"Not shown, left by another run than this one (rerun `{command}`): {', '.join(names)}.")
 
 
 def held(failures):
     return "0 ✓" if failures == 0 else f"{failures} ✗"
 
 
+def crash_held(r):
+    """A crash row holds when no check failed and its kills landed where the test requires."""
+    short = []
+    if "minimum_inside" not in r:
+        short.append("no minimum of kills inside recorded")
+    else:
+        if r["killed_inside"] < r["minimum_inside"]:
+            short.append(f"{r['killed_inside']} kills inside, {r['minimum_inside']} required")
+        if r.get("killed_inside_with_writes", 0) < r.get("minimum_inside_with_writes", 0):
+            short.append(f"{r['killed_inside_with_writes']} kills inside the writes, {r['minimum_inside_with_writes']} required")
+    if r["failures"] == 0 and not short:
+        return "0 ✓"
+    return f"{r['failures']} ✗" + (f" ({'; '.join(short)})" if short else "")
+
+
+def inside(r):
+    text = f"{r['killed_inside']} (at least {r.get('minimum_inside', '?')})"
+    if r.get("minimum_inside_with_writes", 0) > 0:
+        text += f", {r['killed_inside_with_writes']} of them with pages written (at least {r['minimum_inside_with_writes']})"
+    return text
+
+
 def check_stress(trials, operations):
+    check_from_this_run(["crashes", "faults", "tampering", "leaks", "load"])
     crashes = load("crashes")
     if len(crashes) != operations:
         fail(f"{len(crashes)} crash operations reported, expected {operations}: run make stress")
@@ -79,6 +159,8 @@ def check_stress(trials, operations):
     for kind in ("faults", "tampering", "leaks", "load"):
         if not load(kind):
             fail(f"no {kind} results: run make stress")
+    if not os.path.exists(os.path.join(ROOT, "leaks", "core-dump.json")):
+        fail("no core dump searched (leaks/core-dump.json): is STRONGROOM_SANITIZER set?")
     stamp("stress")
 
 
@@ -93,6 +175,7 @@ def check_fuzz(executions, targets):
 
 
 def check_sanitizers():
+    check_from_this_run(["sanitizers"])
     found = {r["sanitizer"] for r in load("sanitizers")}
     if found != {"thread", "address"}:
         fail(f"sanitizer results for {sorted(found)}, expected address and thread: run make sanitize")
@@ -100,7 +183,7 @@ def check_sanitizers():
 
 
 def crashes_section():
-    rows = load("crashes")
+    rows, others = rows_of("stress", "crashes")
     print("## Crashes: child processes killed with SIGKILL at random moments")
     print()
     print(run_line("stress", "make stress"))
@@ -113,8 +196,9 @@ def crashes_section():
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(r["outcomes"].items()))
-        print(f"| {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {r['killed_inside']} | {outcomes} "
-              f"| {held(r['failures'])} | {r['seconds']:.0f} s |")
+        print(f"| {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {inside(r)} | {outcomes} "
+              f"| {crash_held(r)} | {r['seconds']:.0f} s |")
+    left_out(others, "make stress")
     print()
     print("\"Killed before exit\": SIGKILL ended the child (any other end of a child is a failure). \"Killed inside\": killed")
     print("after the operation had begun (a migration: its lock held, with or without pages written, as the outcomes tell; rekey: WAL frames")
@@ -123,12 +207,17 @@ def crashes_section():
     print("starts from the crash state. `make test` runs the same trials with 10 to 24 kills each.")
     print()
     schedules = {r.get("kill_schedule", "even") for r in rows}
-    if schedules == {"targeted"}:
+    if not rows:
+        pass
+    elif schedules == {"targeted"}:
         print("Kill moments: every other trial, a random moment of an uninterrupted run (its duration × 1.1, start-up and")
-        print("exit included); the others, a random moment between the latest kill that landed before the operation and")
-        print("the earliest that landed after it (or in the span between them when timing made them cross), so that a")
-        print("short operation inside a long run still gets kills. \"Killed inside\" is therefore higher than an even spread")
-        print("gives, and the outcome counts do not measure how long each phase takes.")
+        print("exit included); the others, a random moment in the span where the earlier kills place the operation's writes:")
+        print("after the kills that found nothing written yet (before the operation, or a migration still computing in its")
+        print("cache) and before those that found it finished, split where the fewest kills fall on the wrong side (a stalled")
+        print("start does not widen it). So a short operation inside a long run, and a migration that writes only at its")
+        print("commit, still get kills where they write. \"Killed inside\" is therefore higher than an even spread gives, and")
+        print("the outcome counts do not measure how long each phase takes. A row fails when fewer kills landed inside (and,")
+        print("for migrations, inside the writes) than the test requires.")
     elif schedules == {"even"}:
         print("Kill moments: a random moment of an uninterrupted run (its duration × 1.1), spread evenly.")
     else:
@@ -137,7 +226,7 @@ def crashes_section():
 
 
 def table_section(kind, title, intro, columns):
-    rows = load(kind)
+    rows, others = rows_of("stress", kind)
     print(f"## {title}")
     print()
     print(run_line("stress", "make stress"))
@@ -148,6 +237,7 @@ def table_section(kind, title, intro, columns):
     print("|" + "---|" * len(columns))
     for r in rows:
         print("| " + " | ".join(str(render(r)) for _, render in columns) + " |")
+    left_out(others, "make stress")
     print()
 
 
@@ -213,8 +303,10 @@ def main():
     print()
     print("| sanitizer | tests | suites | findings | suppressions | duration |")
     print("|---|---|---|---|---|---|")
-    for r in load("sanitizers"):
+    rows, others = rows_of("sanitizers", "sanitizers")
+    for r in rows:
         print(f"| {r['sanitizer']} | {r['tests']} | {r['suites']} | {held(r['findings'])} | {r['suppressions']} | {r['seconds']:.0f} s |")
+    left_out(others, "make sanitize")
     print()
     print("## Fuzzing (libFuzzer)")
     print()
@@ -222,7 +314,7 @@ def main():
     print()
     print("| target | what it feeds | executions | crashes | corpus files | regression tests | duration |")
     print("|---|---|---|---|---|---|---|")
-    for r in load("fuzz"):
+    for r in rows_of("fuzz", "fuzz")[0]:
         print(f"| {r['target']} | {r['what']} | {r['executions']:,} | {held(r['crashes'])} | {r['corpus_files']} "
               f"| {r['regression_tests']} | {r['seconds']:.0f} s |")
 

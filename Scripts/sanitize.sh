@@ -15,7 +15,8 @@
 #
 # On success writes Reliability/results/sanitizers/<sanitizer>.json:
 # {"sanitizer", "tests", "suites", "seconds" (swift-testing's own summary
-# line), "findings" (reports, 0), "suppressions"}. "suppressions" counts the
+# line), "findings" (reports, 0), "suppressions", "run" (STRONGROOM_RELIABILITY_RUN,
+# set by make sanitize for both sanitizers)}. "suppressions" counts the
 # entries of the suppression files below plus the places in Tests/ marked
 # "SANITIZER EXEMPTION(<sanitizer>)" (a check turned off for some process);
 # each one is justified where it is written.
@@ -134,11 +135,11 @@ if [ "$tests" -eq 0 ]; then
     echo "sanitize: $sanitizer: no test ran" >&2
     exit 1
 fi
-python3 - "$result" "$sanitizer" "$tests" "$suites" "$seconds" "$findings" "$suppressions" <<'EOF'
+python3 - "$result" "$sanitizer" "$tests" "$suites" "$seconds" "$findings" "$suppressions" "${STRONGROOM_RELIABILITY_RUN:-}" <<'EOF'
 import json, sys
-path, sanitizer, tests, suites, seconds, findings, suppressions = sys.argv[1:]
+path, sanitizer, tests, suites, seconds, findings, suppressions, run = sys.argv[1:]
 summary = {"sanitizer": sanitizer, "tests": int(tests), "suites": int(suites), "seconds": round(float(seconds), 1),
-           "findings": int(findings), "suppressions": int(suppressions)}
+           "findings": int(findings), "suppressions": int(suppressions), "run": run}
 with open(path, "w") as f:
     json.dump(summary, f, indent=2, sort_keys=True)
     f.write("\n")

@@ -47,7 +47,7 @@ enum ReliabilityChild {
         let newKey = try DatabaseKey.load(keyFile: newKeyFile)
         let stop = Flag()
         let readers = (0..<4).map { _ in
-            JoinableThread {
+            started {
                 while !stop.isSet {
                     _ = try? pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger") }
                 }
@@ -82,7 +82,7 @@ enum ReliabilityChild {
         }
         let counts = Counts()
         let deadline = Date().addingTimeInterval(seconds)
-        let writer = JoinableThread {
+        let writer = started {
             var n = 0
             while Date() < deadline {
                 let from = Int.random(in: 1...accounts), to = Int.random(in: 1...accounts), amount = Int.random(in: 1...50)
@@ -101,7 +101,7 @@ enum ReliabilityChild {
             }
         }
         let readers = (0..<4).map { _ in
-            JoinableThread {
+            started {
                 var seen = 0
                 while Date() < deadline {
                     counts.counting {
@@ -159,6 +159,16 @@ enum ReliabilityChild {
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
+}
+
+/// A thread of ours, joined before the process exits; a child that cannot
+/// make one fails at once.
+func started(_ body: @escaping @Sendable () -> Void) -> JoinableThread {
+    guard let thread = JoinableThread(body) else {
+        FileHandle.standardError.write(Data("reliability-child: no thread could be made\n".utf8))
+        exit(70)
+    }
+    return thread
 }
 
 /// A flag set once, read from other threads.

@@ -16,6 +16,13 @@ public struct CrashTrials {
     public var killedInside = 0
     /// Kills inside the operation that found its writes in the file (``Landing/inside``), not only begun (``Landing/begun``).
     public var killedInsideWithWrites = 0
+    /// The fewest kills that must land inside the operation, set by the
+    /// test: ``shortfall`` checks it, and ``record()`` writes it beside the
+    /// count, so that RELIABILITY.md shows a row short of it as failing.
+    public var minimumInside = 0
+    /// The fewest kills inside that must find the operation's writes in the
+    /// file (a migration, whose kills can also find it still computing).
+    public var minimumInsideWithWrites = 0
     /// How each trial ended (e.g. "old key", "new key", "version 1").
     public var outcomes: [String: Int] = [:]
     /// Checks that failed (each is also a failed expectation of the test).
@@ -46,33 +53,52 @@ public struct CrashTrials {
     private var lastDelay = 0
     /// Delays chosen so far.
     private var chosen = 0
-    /// The latest delay whose kill landed before the operation, in milliseconds.
-    private var latestBefore = 0
-    /// The earliest delay whose kill landed after the operation, in milliseconds.
-    private var earliestAfter: Int?
+    /// Delays whose kill landed before the operation wrote anything (``Landing/before``, ``Landing/begun``), in milliseconds.
+    private var early: [Int] = []
+    /// Delays whose kill landed after the operation, in milliseconds.
+    private var late: [Int] = []
 
     /// The moment of the next kill, in microseconds for `usleep`.
     ///
     /// Every other trial, a random moment in `0 ... window × 1.1`
     /// milliseconds of an uninterrupted run (start-up and exit included);
-    /// the others, a random moment between the latest kill that landed
-    /// before the operation and the earliest that landed after it (as
-    /// reported by ``landed(_:)``), so that an operation that is a short
-    /// part of its child's run (a pool's rekey between start-up and a
-    /// long close under a sanitizer) still gets kills inside it. Timing
-    /// varies from run to run, so the two can cross (a slow start made a
-    /// late kill land before); then the operation lies somewhere in the
-    /// crossed span, and the moment is drawn from it.
+    /// the others, a random moment in the span where the kills reported by
+    /// ``landed(_:)`` place the operation's writes: after the kills that
+    /// found nothing written yet and before those that found it finished,
+    /// so that an operation that is a short part of its child's run (a
+    /// pool's rekey between start-up and a long close under a sanitizer;
+    /// a migration that writes only at its commit) still gets kills inside
+    /// it. Timing varies from run to run (a start that stalled makes a
+    /// late kill land early), so the span is not bounded by the latest
+    /// early kill and the earliest late one, but split where the fewest
+    /// kills lie on the wrong side (see ``targetSpan(whole:using:)``).
     public mutating func nextKillDelay(window milliseconds: Int, using generator: inout some RandomNumberGenerator) -> UInt32 {
         let whole = max(milliseconds * 11 / 10, 10)
-        var range = 0...whole
-        if chosen % 2 == 1 {
-            let after = min(earliestAfter ?? whole, whole)
-            range = min(latestBefore, after)...max(latestBefore, after)
-        }
+        let range = chosen % 2 == 1 ? targetSpan(whole: whole, using: &generator) : 0...whole
         chosen += 1
         lastDelay = Int.random(in: range, using: &generator)
         return UInt32(lastDelay * 1000)
+    }
+
+    /// The span from the latest early kill to the earliest late one, once
+    /// the kills on the wrong side of the split between them are left out:
+    /// the split is the moment with the fewest early kills after it and late
+    /// kills before it (a random one of those when several tie).
+    private func targetSpan(whole: Int, using generator: inout some RandomNumberGenerator) -> ClosedRange<Int> {
+        let early = early.sorted(), late = late.sorted()
+        // Candidate splits: after the i earliest early kills (i = 0 ... count).
+        var best: [Int] = [], fewest = Int.max
+        var lateBefore = 0
+        for i in 0...early.count {
+            let split = i == 0 ? -1 : early[i - 1]
+            while lateBefore < late.count && late[lateBefore] <= split { lateBefore += 1 }
+            let wrong = (early.count - i) + lateBefore
+            if wrong < fewest { fewest = wrong; best = [i] } else if wrong == fewest { best.append(i) }
+        }
+        let i = best.randomElement(using: &generator)!
+        let lower = i == 0 ? 0 : min(early[i - 1], whole)
+        let upper = min(late.first { $0 > (i == 0 ? -1 : early[i - 1]) } ?? whole, whole)
+        return lower...max(lower, upper)
     }
 
     /// ``nextKillDelay(window:using:)`` with the system's random numbers.
@@ -81,13 +107,36 @@ public struct CrashTrials {
         return nextKillDelay(window: milliseconds, using: &generator)
     }
 
+    /// Trials that waited in ``waitForKill(window:since:hasWritten:)``.
+    private var waited = 0
+
+    /// Waits for the moment of the next kill of a child started at
+    /// `started`. Three trials in four, ``nextKillDelay(window:)``; the
+    /// fourth, when `hasWritten` is given, until it first says the
+    /// operation has written to the file (asked every 200 µs, for the
+    /// window × 1.1 at most), then 0 to 2 ms more. A migration writes at its
+    /// commit, milliseconds that start-up times varying by tens of
+    /// milliseconds let timing alone reach only now and then. Either way,
+    /// ``landed(_:)`` then records where this kill landed.
+    public mutating func waitForKill(window milliseconds: Int, since started: ContinuousClock.Instant, hasWritten: (() -> Bool)? = nil) {
+        waited += 1
+        guard let hasWritten, waited % 4 == 0 else {
+            usleep(nextKillDelay(window: milliseconds))
+            return
+        }
+        let deadline = started + .milliseconds(max(milliseconds * 11 / 10, 10))
+        while !hasWritten() && ContinuousClock.now < deadline { usleep(200) }
+        usleep(UInt32.random(in: 0...2000))
+        lastDelay = Self.milliseconds(ContinuousClock.now - started)
+    }
+
     /// Records where the kill of the last ``nextKillDelay(window:using:)`` landed.
     public mutating func landed(_ landing: Landing) {
         switch landing {
-        case .before: latestBefore = max(latestBefore, lastDelay)
-        case .begun: killedInside += 1
+        case .before: early.append(lastDelay)
+        case .begun: killedInside += 1; early.append(lastDelay)
         case .inside: killedInside += 1; killedInsideWithWrites += 1
-        case .after: earliestAfter = min(earliestAfter ?? lastDelay, lastDelay)
+        case .after: late.append(lastDelay)
         }
     }
 
@@ -126,10 +175,23 @@ public struct CrashTrials {
         }
     }
 
+    /// What the kills fell short of (``minimumInside``, ``minimumInsideWithWrites``), or nil.
+    public var shortfall: String? {
+        if killedInside < minimumInside {
+            return "only \(killedInside) of \(count) kills landed inside the operation (at least \(minimumInside) must): \(outcomes)"
+        }
+        if killedInsideWithWrites < minimumInsideWithWrites {
+            return "only \(killedInsideWithWrites) of \(count) kills landed inside the operation's writes (at least \(minimumInsideWithWrites) must): \(outcomes)"
+        }
+        return nil
+    }
+
     /// Writes `crashes/OPERATION.json` into `STRONGROOM_STRESS_RESULTS`, when set.
     public func record() throws {
         try ReliabilityResults.write("crashes", name: operation, [
-            "operation": operation, "trials": count, "killed_before_exit": killedBeforeExit, "killed_inside": killedInside,
+            "operation": operation, "trials": count, "killed_before_exit": killedBeforeExit,
+            "killed_inside": killedInside, "minimum_inside": minimumInside,
+            "killed_inside_with_writes": killedInsideWithWrites, "minimum_inside_with_writes": minimumInsideWithWrites,
             "outcomes": outcomes, "failures": failures, "kill_schedule": "targeted", "seconds": (Date().timeIntervalSince(started) * 10).rounded() / 10,
         ])
     }

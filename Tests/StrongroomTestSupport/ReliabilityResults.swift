@@ -5,7 +5,9 @@ public import Foundation
 /// writes one JSON file per operation into the folder of its kind
 /// (`crashes`, `faults`, `tampering`, `leaks`, `load`), from which
 /// `Scripts/reliability.py` writes the page. Without the variable (a plain
-/// `make test`) nothing is written.
+/// `make test`) nothing is written. Each file carries the run that wrote it
+/// (`STRONGROOM_RELIABILITY_RUN`, set by `make stress`), so that the page
+/// shows only what the last finished run measured.
 public enum ReliabilityResults {
     /// Whether results are being collected (`make stress`).
     public static var collecting: Bool {
@@ -17,7 +19,8 @@ public enum ReliabilityResults {
         guard let root = ProcessInfo.processInfo.environment["STRONGROOM_STRESS_RESULTS"] else { return }
         let folder = "\(root)/\(kind)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let data = try JSONSerialization.data(withJSONObject: summary, options: [.prettyPrinted, .sortedKeys])
+        let run = ProcessInfo.processInfo.environment["STRONGROOM_RELIABILITY_RUN"] ?? ""
+        let data = try JSONSerialization.data(withJSONObject: summary.merging(["run": run]) { $1 }, options: [.prettyPrinted, .sortedKeys])
         let file = name.lowercased().split { !($0.isLetter || $0.isNumber) }.joined(separator: "-")
         try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: "\(folder)/\(file).json"))
     }

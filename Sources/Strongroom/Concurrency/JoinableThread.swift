@@ -18,10 +18,9 @@ import Musl
 /// pool rekeys in the reliability child). `Foundation.Thread` cannot be
 /// joined.
 ///
-/// Join at most once; a thread released without being joined is detached.
-package final class JoinableThread: @unchecked Sendable {
-    // Sendable: `thread` is written once, in init, before the object is
-    // shared; `joined` only by `join()`, which one owner calls once.
+/// Join at most once, from one owner (it is not `Sendable`); a thread
+/// released without being joined is detached.
+package final class JoinableThread {
     #if canImport(Darwin)
     private var thread: pthread_t?
     #else
@@ -29,14 +28,21 @@ package final class JoinableThread: @unchecked Sendable {
     #endif
     private var joined = false
 
-    /// Starts `body` on a new thread.
-    package init(_ body: @escaping @Sendable () -> Void) {
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+    /// Starts `body` on a new thread, or returns nil when the system makes
+    /// none (`pthread_create` failed, as at the process's thread limit): the
+    /// caller then does the work itself, and no host process is stopped.
+    package init?(_ body: @escaping @Sendable () -> Void) {
+        let context = Unmanaged.passRetained(Body(body))
         let status = pthread_create(&thread, nil, { context in
             Unmanaged<Body>.fromOpaque((context as UnsafeMutableRawPointer?)!).takeRetainedValue().run()
             return nil
-        }, context)
-        precondition(status == 0, "pthread_create failed: \(status)")
+        }, context.toOpaque())
+        guard status == 0 else {
+            context.release()
+            // No thread to detach when this object goes.
+            joined = true
+            return nil
+        }
     }
 
     /// Waits until the thread has ended, its destructors run.

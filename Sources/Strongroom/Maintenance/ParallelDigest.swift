@@ -102,29 +102,35 @@ final class Handoff<Value>: @unchecked Sendable {
 
 /// Work started on its own thread now, and waited for later.
 final class BackgroundWork<Result>: @unchecked Sendable {
-    // Sendable: `result` is written by the worker before it ends and read
-    // only after `wait` has joined it; `thread` and `outcome` only by the
-    // one owner that calls `wait`.
+    // Sendable: `result` is written by the worker before it ends (or in
+    // init, when no thread could be made) and read only after `wait` has
+    // joined it; `thread` is read and cleared only under `lock`.
     private var result: Swift.Result<Result, StrongroomError>?
     private var thread: JoinableThread?
+    private let lock = NSLock()
 
+    /// Starts `body` on a thread of its own; when the system makes none,
+    /// runs it here and now.
     init(_ body: @escaping @Sendable () throws(StrongroomError) -> Result) {
-        thread = JoinableThread { [self] in
+        let run = { @Sendable [self] in
             do throws(StrongroomError) {
                 result = .success(try body())
             } catch {
                 result = .failure(error)
             }
         }
+        thread = JoinableThread(run)
+        if thread == nil { run() }
     }
 
     /// Waits until the work and its thread have ended (at once if they
-    /// have); may be called again. Joining, not only waiting for the
-    /// result, lets no thread of ours be ending while the process exits.
+    /// have); may be called again, from any thread. Joining, not only
+    /// waiting for the result, lets no thread of ours be ending while the
+    /// process exits.
     func wait() throws(StrongroomError) -> Result {
-        if let thread {
-            thread.join()
-            self.thread = nil
+        lock.withLock {
+            thread?.join()
+            thread = nil
         }
         return try result!.get()
     }
