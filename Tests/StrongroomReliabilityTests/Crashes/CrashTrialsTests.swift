@@ -89,4 +89,23 @@ struct CrashTrialsTests {
         let passing = (1...100).filter { Self.simulate(seed: $0, timeline).killedInside >= Self.count / 8 }.count
         #expect(passing >= 90, "\(passing) of 100 simulated tests with \(percent) % stalled starts put \(Self.count / 8) of \(Self.count) kills inside")
     }
+
+    /// One wait in four, given a sign of the first write, kills soon after
+    /// it shows (here 60 ms into the child's run); with none, at the end of
+    /// the window. The other waits sleep for a chosen moment.
+    @Test func oneWaitInFourKillsSoonAfterTheFirstWrite() {
+        var trials = CrashTrials("simulated", defaultCount: 8)
+        let clock = ContinuousClock()
+        var waits: [Duration] = []
+        for round in 0..<8 {
+            let started = clock.now
+            let writesAt = started + .milliseconds(60)
+            trials.waitForKill(window: 200, since: started) { round < 4 && clock.now >= writesAt }
+            waits.append(clock.now - started)
+            trials.landed(.after)
+        }
+        #expect(waits[3] >= .milliseconds(60) && waits[3] < .milliseconds(120), "the fourth wait: \(waits[3])")
+        #expect(waits[7] >= .milliseconds(220), "with no write, the eighth wait ends with the window × 1.1: \(waits[7])")
+        #expect(waits.enumerated().allSatisfy { $0.offset % 4 == 3 || $0.element < .milliseconds(300) }, "\(waits)")
+    }
 }

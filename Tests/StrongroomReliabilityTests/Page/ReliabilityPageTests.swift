@@ -100,4 +100,44 @@ struct ReliabilityPageTests {
         let result = try page()
         #expect(!result.stdout.contains("kill schedules"), "\(result.stdout)")
     }
+
+    /// A fuzz target run by hand (no run id) is not shown under the last `make fuzz`.
+    @Test func aFuzzTargetRunByHandIsNotShownUnderTheLastRun() throws {
+        try stamp("fuzz", id: "F1")
+        for target in ["envelope", "keyring"] {
+            try write("fuzz", target, ["target": target, "what": "w", "executions": target == "envelope" ? 100 : 1_000_000,
+                                       "seconds": 1.0, "crashes": 0, "corpus_files": 1, "regression_tests": 0,
+                                       "run": target == "envelope" ? "" : "F1"])
+        }
+        let result = try page()
+        #expect(line(result.stdout, containing: "| envelope |") == nil, "\(result.stdout)")
+        #expect(line(result.stdout, containing: "| keyring |")?.contains("0 ✓") == true, "\(result.stdout)")
+    }
+
+    /// A stamp written before runs had ids owns only results without one.
+    @Test func aStampWithoutARunIdShowsNoResultOfARun() throws {
+        try write("", "sanitizers.run", ["date": "2026-11-23 21:26 UTC", "machine": "test machine"])
+        try write("sanitizers", "address", ["sanitizer": "address", "tests": 10, "suites": 2, "findings": 0, "suppressions": 0, "seconds": 5.0])
+        try write("sanitizers", "thread", sanitizer("thread", run: ""))
+        let result = try page()
+        #expect(line(result.stdout, containing: "| address |")?.contains("0 ✓") == true, "\(result.stdout)")
+        #expect(line(result.stdout, containing: "| thread |") == nil, "\(result.stdout)")
+    }
+
+    /// The commit is the one make read when the run started; a run whose HEAD moved is refused.
+    @Test func theStampRefusesARunWhoseCommitMoved() throws {
+        for kind in ["faults", "tampering", "load"] { try write(kind, "x", ["run": "R3"]) }
+        try write("leaks", "core-dump", ["run": "R3"])
+        try write("crashes", "a", crash("a", run: "R3"))
+        let result = try page(["--stress", "200", "1"], environment: ["STRONGROOM_RELIABILITY_RUN": "R3", "STRONGROOM_RELIABILITY_COMMIT": "0000000"])
+        #expect(result.status != 0 && result.stderr.contains("as when the run started"), "\(result.stderr)")
+    }
+
+    /// --results counts wherever it stands.
+    @Test func theResultsFolderCountsWhereverItStands() throws {
+        let result = try ProcessRunner.run("/usr/bin/env", ["python3", Self.script, "--sanitizers", "--results", dir.path],
+                                           environment: ["STRONGROOM_RELIABILITY_RUN": "S9"])
+        #expect(result.status != 0 && result.stderr.contains("expected address and thread"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/sanitizers.run.json"))
+    }
 }
