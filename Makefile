@@ -98,13 +98,16 @@ LOAD_SECONDS ?= 60
 STRESS_OPERATIONS := 6
 ## A run's id (STRONGROOM_RELIABILITY_RUN) goes into every result file; its stamp is removed first and written only when
 ## it passed, so the page never shows what a failed run left. No test is exempted here (STRONGROOM_SANITIZER unset).
+## The commit measured, read when make starts, with -dirty when files other than the results had changed.
 RELIABILITY_RUN := $(shell date -u +%Y%m%dT%H%M%SZ)-$(shell echo $$$$)
+RELIABILITY_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain -- . ':!Reliability/results' ':!RELIABILITY.md' 2>/dev/null | grep -q . && echo -dirty)
+RELIABILITY_ENV := STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) STRONGROOM_RELIABILITY_COMMIT=$(RELIABILITY_COMMIT)
 stress: setup test-setup
 	rm -rf $(addprefix Reliability/results/,crashes faults tampering leaks load) Reliability/results/stress.run.json
-	env -u STRONGROOM_SANITIZER STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) \
+	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) \
 	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_STRESS_RESULTS=$(CURDIR)/Reliability/results \
 	  swift test --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests'
-	STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) python3 Scripts/reliability.py --stress $(STRESS_TRIALS) $(STRESS_OPERATIONS) > RELIABILITY.md.new \
+	$(RELIABILITY_ENV) python3 Scripts/reliability.py --stress $(STRESS_TRIALS) $(STRESS_OPERATIONS) > RELIABILITY.md.new \
 	  && mv RELIABILITY.md.new RELIABILITY.md
 	@echo "RELIABILITY.md written from Reliability/results/"
 
@@ -119,8 +122,9 @@ reliability-page:
 FUZZ_RUNS ?= 1000000
 FUZZ_TARGETS := 6
 fuzz: setup
-	FUZZ_RUNS=$(FUZZ_RUNS) bash Scripts/fuzz.sh
-	python3 Scripts/reliability.py --fuzz $(FUZZ_RUNS) $(FUZZ_TARGETS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
+	rm -f Reliability/results/fuzz.run.json
+	$(RELIABILITY_ENV) FUZZ_RUNS=$(FUZZ_RUNS) bash Scripts/fuzz.sh
+	$(RELIABILITY_ENV) python3 Scripts/reliability.py --fuzz $(FUZZ_RUNS) $(FUZZ_TARGETS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 	@echo "RELIABILITY.md written from Reliability/results/fuzz/"
 
 ## sanitize: the whole suite (swift test) under ThreadSanitizer, then under AddressSanitizer with LeakSanitizer, each in
@@ -129,9 +133,9 @@ fuzz: setup
 ## Reliability/results/sanitizers/thread.json and address.json, then RELIABILITY.md
 sanitize: setup test-setup
 	rm -f Reliability/results/sanitizers.run.json
-	STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) bash Scripts/sanitize.sh thread
-	STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) bash Scripts/sanitize.sh address
-	STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) python3 Scripts/reliability.py --sanitizers > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
+	$(RELIABILITY_ENV) bash Scripts/sanitize.sh thread
+	$(RELIABILITY_ENV) bash Scripts/sanitize.sh address
+	$(RELIABILITY_ENV) python3 Scripts/reliability.py --sanitizers > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 
 clean:
 	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo Fuzz/.build

@@ -3,7 +3,9 @@
 # over the whole library) and runs each for FUZZ_RUNS executions (default
 # 1,000,000) on a copy of its committed corpus, Fuzz/Corpus/<target>/; the inputs
 # that reach new code are merged back (libFuzzer's -merge=1). Writes
-# Reliability/results/fuzz/<target>.json for each.
+# Reliability/results/fuzz/<target>.json for each, with the run id make fuzz
+# gives (STRONGROOM_RELIABILITY_RUN; empty when run by hand, and then not shown
+# in RELIABILITY.md).
 #
 # A crash (a trap, an AddressSanitizer report, a broken invariant, a leak, a
 # timeout) saves the input under Fuzz/Crashes/ and makes the script fail once
@@ -151,7 +153,8 @@ PY
   python3 - "$RESULTS/$name.json" <<PY
 import json, sys
 json.dump({"target": "$name", "what": """$what""", "executions": int("${executions:-0}"), "seconds": $seconds,
-           "crashes": $crashes, "corpus_files": $corpus_files, "regression_tests": $regression_tests},
+           "crashes": $crashes, "corpus_files": $corpus_files, "regression_tests": $regression_tests,
+           "run": "${STRONGROOM_RELIABILITY_RUN:-}"},
           open(sys.argv[1], "w"), indent=2)
 open(sys.argv[1], "a").write("\n")
 PY

@@ -51,13 +51,25 @@ def machine():
     return f"{model}, {os.cpu_count()} cores, Linux {platform.release()}"
 
 
+def git(*args):
+    return subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), *args],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def commit():
-    """The commit measured, with -dirty when the work tree had changes."""
+    """The commit measured: as make read it when the run started (STRONGROOM_RELIABILITY_COMMIT, with -dirty
+    when files other than the results had changed); the run fails if HEAD moved since."""
+    started = os.environ.get("STRONGROOM_RELIABILITY_COMMIT")
     try:
-        return subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "describe", "--always", "--dirty",
-                               "--abbrev=7"], capture_output=True, text=True, check=True).stdout.strip()
+        head = git("rev-parse", "--short=7", "HEAD")
+        if started is None:
+            changed = git("status", "--porcelain", "--", ".", ":!Reliability/results", ":!RELIABILITY.md")
+            return head + ("-dirty" if changed else "")
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return started or "unknown"
+    if started.split("-")[0] != head:
+        fail(f"HEAD is {head}, not {started.split('-')[0]} as when the run started: run it again on one commit")
+    return started
 
 
 def load(kind):
@@ -86,9 +98,7 @@ def check_from_this_run(kinds):
 
 def stamp(run):
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    record = {"date": now, "machine": machine(), "commit": commit()}
-    if run != "fuzz":
-        record["run"] = current_run()
+    record = {"date": now, "machine": machine(), "commit": commit(), "run": current_run()}
     with open(os.path.join(ROOT, f"{run}.run.json"), "w") as f:
         json.dump(record, f, indent=2, sort_keys=True)
         f.write("\n")
@@ -104,16 +114,15 @@ def run_line(run, command):
 
 
 def rows_of(run, kind):
-    """The results of the stamped run, and the names of those another run left."""
+    """The results of the stamped run, and the names of those another run left (a stamp of an older
+    version of this script has no run id: only results with none are its own)."""
     s = stamped(run)
     if s is None:
         return [], []
     rows = load(kind)
-    if "run" not in s:
-        return rows, []
-    mine = [r for r in rows if r.get("run") == s["run"]]
+    mine = [r for r in rows if r.get("run") == s.get("run")]
     return mine, [str(r.get("operation") or r.get("target") or r.get("place") or r.get("sanitizer") or r.get("name") or r.get("fault"))
-                  for r in rows if r.get("run") != s["run"]]
+                  for r in rows if r.get("run") != s.get("run")]
 
 
 def left_out(names, command):
@@ -129,7 +138,7 @@ def held(failures):
 def crash_held(r):
     """A crash row holds when no check failed and its kills landed where the test requires."""
     short = []
-    if "minimum_inside" not in r:
+    if r.get("minimum_inside", 0) < 1:
         short.append("no minimum of kills inside recorded")
     else:
         if r["killed_inside"] < r["minimum_inside"]:
@@ -165,6 +174,7 @@ def check_stress(trials, operations):
 
 
 def check_fuzz(executions, targets):
+    check_from_this_run(["fuzz"])
     fuzz = load("fuzz")
     if len(fuzz) != targets:
         fail(f"{len(fuzz)} fuzz targets reported, expected {targets}: run make fuzz")
@@ -209,17 +219,21 @@ def crashes_section():
     schedules = {r.get("kill_schedule", "even") for r in rows}
     if not rows:
         pass
-    elif schedules == {"targeted"}:
+    elif schedules == {"split, first writes"}:
         print("Kill moments: every other trial, a random moment of an uninterrupted run (its duration × 1.1, start-up and")
         print("exit included); the others, a random moment in the span where the earlier kills place the operation's writes:")
         print("after the kills that found nothing written yet (before the operation, or a migration still computing in its")
         print("cache) and before those that found it finished, split where the fewest kills fall on the wrong side (a stalled")
         print("start does not widen it). So a short operation inside a long run, and a migration that writes only at its")
-        print("commit, still get kills where they write. \"Killed inside\" is therefore higher than an even spread gives, and")
+        print("commit, still get kills where they write. In migrations, one trial in four also waits for the first journal or")
+        print("WAL frame and kills 0 to 2 ms after it. \"Killed inside\" is therefore higher than an even spread gives, and")
         print("the outcome counts do not measure how long each phase takes. A row fails when fewer kills landed inside (and,")
         print("for migrations, inside the writes) than the test requires.")
     elif schedules == {"even"}:
         print("Kill moments: a random moment of an uninterrupted run (its duration × 1.1), spread evenly.")
+    elif schedules == {"targeted"}:
+        print("Kill moments: every other trial, a random moment between the latest kill that landed before the operation")
+        print("and the earliest that landed after it; the others, a random moment of an uninterrupted run.")
     else:
         print("Kill moments: these rows come from runs with different kill schedules (rerun `make stress`).")
     print()
@@ -244,12 +258,17 @@ def table_section(kind, title, intro, columns):
 def main():
     global ROOT
     args = sys.argv[1:]
+    # --results first, wherever it stands, so that every check reads and stamps that folder.
+    if "--results" in args:
+        at = args.index("--results")
+        if at + 1 >= len(args):
+            sys.exit(__doc__)
+        ROOT = args[at + 1]
+        del args[at:at + 2]
     try:
         while args:
             flag = args.pop(0)
-            if flag == "--results":
-                ROOT = args.pop(0)
-            elif flag == "--stress":
+            if flag == "--stress":
                 check_stress(int(args.pop(0)), int(args.pop(0)))
             elif flag == "--fuzz":
                 check_fuzz(int(args.pop(0)), int(args.pop(0)))
@@ -314,9 +333,11 @@ def main():
     print()
     print("| target | what it feeds | executions | crashes | corpus files | regression tests | duration |")
     print("|---|---|---|---|---|---|---|")
-    for r in rows_of("fuzz", "fuzz")[0]:
+    rows, others = rows_of("fuzz", "fuzz")
+    for r in rows:
         print(f"| {r['target']} | {r['what']} | {r['executions']:,} | {held(r['crashes'])} | {r['corpus_files']} "
               f"| {r['regression_tests']} | {r['seconds']:.0f} s |")
+    left_out(others, "make fuzz")
 
 
 if __name__ == "__main__":

@@ -192,7 +192,7 @@ public struct CrashTrials {
             "operation": operation, "trials": count, "killed_before_exit": killedBeforeExit,
             "killed_inside": killedInside, "minimum_inside": minimumInside,
             "killed_inside_with_writes": killedInsideWithWrites, "minimum_inside_with_writes": minimumInsideWithWrites,
-            "outcomes": outcomes, "failures": failures, "kill_schedule": "targeted", "seconds": (Date().timeIntervalSince(started) * 10).rounded() / 10,
+            "outcomes": outcomes, "failures": failures, "kill_schedule": "split, first writes", "seconds": (Date().timeIntervalSince(started) * 10).rounded() / 10,
         ])
     }
 }
