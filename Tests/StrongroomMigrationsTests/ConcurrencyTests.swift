@@ -122,10 +122,7 @@ struct ConcurrencyTests {
             // Spread the kills from process start to past the end of the run,
             // aimed at the migration's writes (see CrashTrials.waitForKill).
             let databasePath = f.databasePath
-            trials.waitForKill(window: window, since: .now) {
-                var status = stat()
-                return access(databasePath + "-journal", F_OK) == 0 || (stat(databasePath + "-wal", &status) == 0 && status.st_size > 0)
-            }
+            trials.waitForKill(window: window, since: .now) { CrashTrials.hasBegunWriting(databasePath) }
             let (killed, failure) = CrashTrials.kill(runner)
             #expect(failure == nil, "attempt \(attempt): the runner \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }

@@ -135,18 +135,11 @@ struct SealedColumnCrashTests {
         try reset(from: seeded)
         let runner = try start(arguments)
         let database = dir.file("db.sqlite")
-        trials.waitForKill(window: window, since: .now, hasWritten: aimedAtWrites ? { Self.hasBegunWriting(database) } : nil)
+        trials.waitForKill(window: window, since: .now, hasWritten: aimedAtWrites ? { CrashTrials.hasBegunWriting(database) } : nil)
         let (killed, failure) = CrashTrials.kill(runner)
         #expect(failure == nil, "trial \(trial): \(arguments.prefix(2).joined(separator: " ")) \(failure ?? "")")
         if killed { trials.killedBeforeExit += 1 }
         return (killed, failure)
-    }
-
-    /// Whether a journal or WAL frames of `database` exist: the first sign
-    /// of a write, cheap enough to ask every 200 µs.
-    static func hasBegunWriting(_ database: String) -> Bool {
-        var status = stat()
-        return access(database + "-journal", F_OK) == 0 || (stat(database + "-wal", &status) == 0 && status.st_size > 0)
     }
 
     /// Whether the killed run had written anything: frames in the WAL, a
