@@ -1,0 +1,233 @@
+import Foundation
+import Strongroom
+import StrongroomFields
+import StrongroomTestSupport
+import Testing
+
+/// Issue 25, item 1: the adversary holds the database key (not the field
+/// keyring) and plants SQL in the schema: a trigger, a view, a DEFAULT, a
+/// CHECK, an index. When the application's connection, which holds the
+/// keyring, next runs, none of it may open (or seal, or blind-index) a
+/// value: the field functions run only where the application calls them.
+@Suite("Sealed columns: SQL planted by a database-key holder")
+struct PlantedSQLTests {
+    let dir = TemporaryDirectory()
+    let databaseKey = DatabaseKey.generate()
+    let keyring = FieldKeyring.generate()
+
+    struct Customer: Codable, Equatable {
+        var id: Int64?
+        var email: String
+    }
+
+    static let columns: [SealedColumn] = [.randomized("email", in: "customer"), .deterministic("country", in: "customer")]
+
+    /// The application's queue: it holds the keyring.
+    func app(_ path: String) throws -> DatabaseQueue {
+        var config = Configuration(key: databaseKey)
+        config.seal(Self.columns, keyring: keyring)
+        return try DatabaseQueue(path: path, configuration: config)
+    }
+
+    /// The adversary's connection: the database key, and stand-ins of the
+    /// field functions of its own (so that SQLite accepts what it plants
+    /// wherever SQLite checks names when the schema is written).
+    func adversary(_ path: String) throws -> Connection {
+        let db = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        for name in ["strongroom_open", "strongroom_seal", "strongroom_blind_index"] {
+            try db.add(function: DatabaseFunction(name, pure: true) { _ in .null })
+        }
+        return db
+    }
+
+    /// A database with two customers whose e-mails are sealed; returns its path.
+    func database(_ name: String) throws -> String {
+        let path = dir.file(name)
+        let queue = try app(path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)")
+            try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
+            try db.insert(Customer(id: 2, email: "bob@example.com"), into: "customer")
+        }
+        return path
+    }
+
+    /// The sealed e-mail of row 1, as the adversary reads it from the file.
+    func envelopeOfRow1(_ path: String) throws -> [UInt8] {
+        let db = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        return try #require(try db.fetchOne([UInt8].self, sql: "SELECT email FROM customer WHERE id = 1"))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// No value of any table holds a plaintext e-mail.
+    func expectNoPlaintext(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let db = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        let tables = try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        for table in tables {
+            for row in try db.fetchAll(sql: "SELECT * FROM \(SQLScript.quotedIdentifier(table))") {
+                for index in 0..<row.count {
+                    let value = try row.decode(DatabaseValue.self, at: index)
+                    if case .text(let text) = value {
+                        #expect(!text.contains("@example.com"), "\(table) holds a plaintext e-mail", sourceLocation: sourceLocation)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The issue's reproduction: a trigger copies every e-mail, opened, into
+    /// an audit table on the application's next insert.
+    @Test func aTriggerCannotOpenSealedValues() throws {
+        let path = try database("trigger.db")
+        try adversary(path).execute(sql: """
+            CREATE TABLE audit_log(id, v);
+            CREATE TRIGGER customer_audit AFTER INSERT ON customer BEGIN
+              INSERT INTO audit_log SELECT id, strongroom_open(email, 'customer', 'email', id) FROM customer;
+            END;
+            """)
+        let queue = try app(path)
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
+        }
+        #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
+        #expect(error?.message.contains("customer_audit") == true, "names the trigger: \(error?.message ?? "")")
+        try expectNoPlaintext(path)
+        // The application still reads its own values, with its own SQL.
+        #expect(try queue.read { try $0.fetchAll(Customer.self, sql: "SELECT id, email FROM customer ORDER BY id") }.map(\.email)
+                == ["ada@example.com", "bob@example.com"])
+    }
+
+    /// The same through an UPDATE or DELETE trigger, and through a trigger
+    /// that seals a guess or blind-indexes it (oracles for guessing values).
+    @Test(arguments: [
+        "AFTER UPDATE ON customer BEGIN INSERT INTO audit_log SELECT id, strongroom_open(email, 'customer', 'email', id) FROM customer; END",
+        "BEFORE DELETE ON customer BEGIN INSERT INTO audit_log VALUES (OLD.id, strongroom_open(OLD.email, 'customer', 'email', OLD.id)); END",
+        "AFTER UPDATE ON customer BEGIN INSERT INTO audit_log VALUES (0, strongroom_seal('UK', 'customer', 'country', 'deterministic')); END",
+        "AFTER UPDATE ON customer BEGIN INSERT INTO audit_log VALUES (0, strongroom_blind_index('ada@example.com', 'customer', 'email')); END",
+    ])
+    func noTriggerRunsAFieldFunction(body: String) throws {
+        let path = try database("triggers.db")
+        try adversary(path).execute(sql: "CREATE TABLE audit_log(id, v); CREATE TRIGGER planted \(body);")
+        let queue = try app(path)
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.write { db in
+                try db.execute(sql: "UPDATE customer SET country = NULL WHERE id = 1")
+                try db.execute(sql: "DELETE FROM customer WHERE id = 2")
+            }
+        }
+        #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
+        #expect(try Connection(path: path, configuration: Configuration(key: databaseKey)).fetchOne(Int.self, sql: "SELECT count(*) FROM audit_log") == 0)
+    }
+
+    /// A view that opens values, read by the application (or by a trigger).
+    @Test func aViewCannotOpenSealedValues() throws {
+        let path = try database("view.db")
+        try adversary(path).execute(sql: "CREATE VIEW customer_plain AS SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer")
+        let queue = try app(path)
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.read { db in try db.fetchAll(sql: "SELECT * FROM customer_plain") }
+        }
+        #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
+        #expect(error?.message.contains("customer_plain") == true, "names the view: \(error?.message ?? "")")
+    }
+
+    /// A DEFAULT that opens row 1's envelope (copied into the schema as a
+    /// literal) fills a new row of the application's with the plaintext.
+    @Test func aDefaultCannotOpenSealedValues() throws {
+        let path = try database("default.db")
+        let envelope = Self.hex(try envelopeOfRow1(path))
+        try adversary(path).execute(sql: """
+            CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
+                                      leak DEFAULT (strongroom_open(x'\(envelope)', 'customer', 'email', 1)));
+            INSERT INTO customer_new(id, email, country) SELECT id, email, country FROM customer;
+            DROP TABLE customer;
+            ALTER TABLE customer_new RENAME TO customer;
+            """)
+        let queue = try app(path)
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
+        }
+        #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
+        try expectNoPlaintext(path)
+    }
+
+    /// The same DEFAULT while the application's own statement calls the
+    /// function too: a DEFAULT that seals a guess deterministically is an
+    /// oracle (its envelope equals the stored one when the guess is right).
+    @Test func aDefaultCannotRideOnTheApplicationsOwnCall() throws {
+        let path = try database("oracle.db")
+        try adversary(path).execute(sql: """
+            CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
+                                      guess DEFAULT (strongroom_seal('UK', 'customer', 'country', 'deterministic')));
+            INSERT INTO customer_new(id, email, country) SELECT id, email, country FROM customer;
+            DROP TABLE customer;
+            ALTER TABLE customer_new RENAME TO customer;
+            """)
+        let queue = try app(path)
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.write { db in
+                try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
+            }
+        }
+        #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
+        let guesses = try Connection(path: path, configuration: Configuration(key: databaseKey))
+            .fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
+        #expect(guesses == 0)
+    }
+
+    /// A CHECK constraint runs a function on every insert and update: one
+    /// bit of the plaintext per statement, told by whether it fails.
+    @Test func aCheckConstraintCannotOpenSealedValues() throws {
+        let path = try database("check.db")
+        try adversary(path).execute(sql: """
+            CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
+                                      CHECK (strongroom_open(email, 'customer', 'email', id) IS NULL OR 1));
+            INSERT INTO customer_new SELECT * FROM customer;
+            DROP TABLE customer;
+            ALTER TABLE customer_new RENAME TO customer;
+            """)
+        let queue = try app(path)
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
+        }
+        #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
+    }
+
+    /// An index on an expression computes it on every insert.
+    @Test func anIndexExpressionCannotOpenSealedValues() throws {
+        let path = try database("index.db")
+        try adversary(path).execute(sql: "CREATE INDEX planted ON customer(strongroom_open(email, 'customer', 'email', id))")
+        let queue = try app(path)
+        #expect(throws: StrongroomError.self) {
+            try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
+        }
+    }
+
+    /// The application's own SQL keeps working: its calls at top level,
+    /// its lookups, and its statements while no planted SQL is there.
+    @Test func theApplicationsOwnCallsStillWork() throws {
+        let path = try database("own.db")
+        let queue = try app(path)
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
+            try db.execute(sql: "UPDATE customer SET email = strongroom_seal('cy@example.com', 'customer', 'email', 'randomized', id) WHERE id = 3")
+        }
+        let read = try queue.read { db in
+            try db.fetchAll(String.self, sql: "SELECT strongroom_open(email, 'customer', 'email', id) FROM customer ORDER BY id")
+        }
+        #expect(read == ["ada@example.com", "bob@example.com", "cy@example.com"])
+        let country = try queue.read { db in
+            try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE country = strongroom_seal('FR', 'customer', 'country', 'deterministic')")
+        }
+        #expect(country == 3)
+        // A subquery and a CTE are the application's own SQL too.
+        let nested = try queue.read { db in
+            try db.fetchOne(String.self, sql: """
+                WITH c AS (SELECT id, email FROM customer WHERE id = 2)
+                SELECT (SELECT strongroom_open(email, 'customer', 'email', id) FROM c)
+                """)
+        }
+        #expect(nested == "bob@example.com")
+    }
+}
