@@ -159,6 +159,19 @@ struct SQLCommandTests {
         #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Artist"]).stdout == "n\n275\n", "still opens with its key")
     }
 
+    /// Issue 25, item 9: every pragma that sets a key or a cipher or KDF
+    /// setting is refused, not only `key`, `rekey` and `cipher_*`.
+    @Test(arguments: ["PRAGMA kdf_iter = 1", "PRAGMA fast_kdf_iter = 1", "PRAGMA rekey_cipher = 'aes-128-cbc'",
+                      "PRAGMA rekey_kdf_iter = 1", "PRAGMA hexrekey = '00'", "PRAGMA hexkey = '00'", "PRAGMA textkey = 'x'",
+                      "PRAGMA KDF_ITER = 1", "PRAGMA main.kdf_iter = 1", "PRAGMA cipher_page_size = 4096"])
+    func keyAndCipherPragmasAreRefused(pragma: String) throws {
+        try chinook()
+        let refused = try run(sql + ["--write", pragma + "; SELECT count(*) FROM Artist"])
+        #expect(refused.status != 0, "\(pragma): \(refused.stdout)")
+        #expect(refused.stderr.contains("does not run PRAGMA"), "refused, and says what: \(refused.stderr)")
+        #expect(try run(sql + ["--csv", "SELECT count(*) AS n FROM Artist"]).stdout == "n\n275\n", "still opens with its key")
+    }
+
     @Test func sealedColumnsAreNeverWrittenInTheClear() throws {
         try chinook()
         #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
