@@ -66,31 +66,3 @@ final class ProgressHandler {
     let call: () -> Void
     init(_ call: @escaping () -> Void) { self.call = call }
 }
-
-extension Connection {
-    /// For a connection that runs SQL someone typed (`strongroom sql`):
-    /// refuses, at prepare time, what would change the key or copy data out
-    /// of the encryption: `ATTACH` (another file, perhaps unkeyed, with a key
-    /// in the SQL text), `sqlcipher_export`, and the pragmas `key`, `rekey`,
-    /// `hexkey`, `hexrekey`, `cipher_*` (SQLCipher runs them while preparing),
-    /// `temp_store` (temporary files would be plaintext) and `writable_schema`.
-    package func refuseKeyChangesAndPlaintextCopies() {
-        sqlite3_set_authorizer(handle, { _, action, first, second, _, _ in
-            func named(_ name: UnsafePointer<CChar>?, _ candidates: [String]) -> Bool {
-                guard let name else { return false }
-                let lowered = String(cString: name).lowercased()
-                return candidates.contains { $0.hasSuffix("*") ? lowered.hasPrefix($0.dropLast()) : lowered == $0 }
-            }
-            switch action {
-            case SQLITE_ATTACH:
-                return SQLITE_DENY
-            case SQLITE_FUNCTION:
-                return named(second, ["sqlcipher_export"]) ? SQLITE_DENY : SQLITE_OK
-            case SQLITE_PRAGMA:
-                return named(first, ["key", "rekey", "hexkey", "hexrekey", "cipher*", "temp_store", "writable_schema"]) ? SQLITE_DENY : SQLITE_OK
-            default:
-                return SQLITE_OK
-            }
-        }, nil)
-    }
-}

@@ -59,6 +59,11 @@ public final class Connection {
     var traceBox: TraceBox?
     /// The commit and rollback hooks, if any (see `guardTransaction`).
     var transactionHooks: TransactionHooks?
+    /// The authorizer's policy, once one is installed (see `authorizer`).
+    var authorizerPolicy: AuthorizerPolicy?
+    /// The schema version at which no schema object mentioned a direct-only
+    /// function (see `refuseSchemaCallingDirectOnlyFunctions`).
+    var schemaVersionWithoutDirectOnlyCalls: Int64?
     /// The `-wal` file this connection wrote last, to tell when it is
     /// deleted or replaced under it (see `refuseWritesToMovedFiles`).
     var walIdentity: FileSystem.Identity?
@@ -377,6 +382,7 @@ public final class Connection {
         state.isClosed = true
         clearStatementCaches()
         if traceBox != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
+        if authorizerPolicy != nil { sqlite3_set_authorizer(handle, nil, nil) }
         if transactionHooks != nil {
             sqlite3_commit_hook(handle, nil, nil)
             sqlite3_rollback_hook(handle, nil, nil)
@@ -402,6 +408,11 @@ public final class Connection {
 
     /// The error SQLite reports for the last failed call on this connection.
     func lastError(_ resultCode: Int32, sql: String?) -> StrongroomError {
+        if let refusal = state.refusal {
+            // The authorizer, or a direct-only function, said why.
+            state.refusal = nil
+            return StrongroomError(refusal.code, refusal.message, path: path, sql: sql, sqliteCode: resultCode)
+        }
         let message = String(cString: sqlite3_errmsg(handle))
         // SQLCipher 3 reports a page that fails to decrypt or its HMAC check
         // on some reads as a bare SQLITE_ERROR with the generic text, as some

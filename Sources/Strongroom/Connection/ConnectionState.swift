@@ -9,4 +9,18 @@
 /// access is a single load or store, and statements are not `Sendable`.
 final class ConnectionState {
     @exclusivity(unchecked) var isClosed = false
+    /// The direct-only functions (their bits, see `Connection.directOnlyFunctions`)
+    /// the statement being stepped calls in its own text: the only ones
+    /// that may run now. Set around each `sqlite3_step`.
+    @exclusivity(unchecked) var allowedDirectOnlyFunctions: UInt64 = 0
+    /// The direct-only functions the statement being prepared calls in its
+    /// own text, as the authorizer saw them.
+    @exclusivity(unchecked) var referencedDirectOnlyFunctions: UInt64 = 0
+    /// Set when SQLite re-prepared the statement being stepped (another
+    /// connection changed the schema): its direct-only functions are then
+    /// withdrawn until the new schema is checked.
+    @exclusivity(unchecked) var schemaChangedWhileStepping = false
+    /// Why the authorizer or a direct-only function refused, for the error
+    /// of the statement that failed (taken by `Connection.lastError`).
+    var refusal: (code: StrongroomError.Code, message: String)?
 }

@@ -94,6 +94,13 @@ public struct StrongroomError: Error, Sendable, Hashable {
         case sealedValue = "sealed_value"
         /// A value read from the database does not convert to the requested type.
         case conversion = "conversion"
+        /// SQL the application did not write (a trigger, a view, a CHECK
+        /// constraint, a DEFAULT, an index, found in the database's schema)
+        /// calls a function only the application's own statements may call
+        /// (``DatabaseFunction/isDirectOnly``, such as the sealed-column
+        /// functions). Nothing was run; the message names the schema object:
+        /// remove it, or find out who added it.
+        case untrustedSchema = "untrusted_schema"
         /// Any other SQLite error; ``StrongroomError/sqliteCode`` tells which.
         case sqlite = "sqlite"
 

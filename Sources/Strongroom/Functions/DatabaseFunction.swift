@@ -28,16 +28,33 @@ public final class DatabaseFunction {
     /// (`SQLITE_DETERMINISTIC`): SQLite may then compute it once, and use it
     /// in indexes and CHECK constraints.
     public let isPure: Bool
+    /// True when only the application's own statements may call it: a
+    /// reference from SQL stored in the database (a trigger, a view, a
+    /// CHECK constraint, a DEFAULT, an index, a generated column) fails its
+    /// statement with ``StrongroomError/Code/untrustedSchema``, before the
+    /// function runs. For functions that use a secret the database's key
+    /// does not give (a keyring): whoever can write the schema could
+    /// otherwise have the application's connection run them on its behalf.
+    ///
+    /// Enforced on every SQLite: the authorizer refuses references in
+    /// triggers and views as a statement compiles; while a statement runs,
+    /// only the direct-only functions its own text calls may run; before a
+    /// statement that calls some runs, the schema is checked for any
+    /// mention of them; and on SQLite 3.30 and later, `SQLITE_DIRECTONLY`.
+    public let isDirectOnly: Bool
     let body: ([DatabaseValue]) throws -> DatabaseValue
 
     /// A function named `name` taking `argumentCount` arguments (nil: any
     /// number); `pure` functions (same result for the same arguments, no side
-    /// effects) may be used in indexes and CHECK constraints.
+    /// effects) may be used in indexes and CHECK constraints; `directOnly`
+    /// ones only in the application's own statements (see ``isDirectOnly``).
     ///
-    public init(_ name: String, argumentCount: Int? = nil, pure: Bool = false, _ body: @escaping ([DatabaseValue]) throws -> DatabaseValue) {
+    public init(_ name: String, argumentCount: Int? = nil, pure: Bool = false, directOnly: Bool = false,
+                _ body: @escaping ([DatabaseValue]) throws -> DatabaseValue) {
         self.name = name
         self.argumentCount = argumentCount
         self.isPure = pure
+        self.isDirectOnly = directOnly
         self.body = body
     }
 
@@ -95,6 +112,37 @@ public final class DatabaseFunction {
     }
 }
 
+/// A function as one connection registered it: a direct-only one runs only
+/// while a statement whose own text calls it steps.
+final class RegisteredFunction {
+    let function: DatabaseFunction
+    let state: ConnectionState
+    /// The function's direct-only bit on its connection; 0 for any other.
+    let directOnlyBit: UInt64
+
+    init(function: DatabaseFunction, state: ConnectionState, directOnlyBit: UInt64) {
+        self.function = function
+        self.state = state
+        self.directOnlyBit = directOnlyBit
+    }
+
+    func call(_ context: OpaquePointer?, _ count: Int32, _ values: UnsafeMutablePointer<OpaquePointer?>?) {
+        if directOnlyBit != 0 && state.allowedDirectOnlyFunctions & directOnlyBit == 0 {
+            let name = function.name
+            state.refusal = (.untrustedSchema, state.schemaChangedWhileStepping
+                ? "The database's schema changed (another connection changed it) just as a statement calling \(name)() started; it was stopped before \(name)() ran under a schema not yet checked. Run it again."
+                : "SQL stored in the database's schema (a CHECK constraint, a DEFAULT, an index or a generated column) called \(name)(), which only the application's own statements may call: it is SQL the application did not write. Nothing was written; find it with SELECT type, name, sql FROM sqlite_master WHERE sql LIKE '%\(name)%', remove it, and find out who added it.")
+            sqlite3_result_error(context, "\(name)() may only be called by the application's own statements", -1)
+            return
+        }
+        function.call(context, count, values)
+    }
+}
+
+/// `SQLITE_DIRECTONLY` (SQLite 3.30): SQLite itself refuses the function in
+/// triggers, views and schema structures. Older headers lack the constant.
+private let sqliteDirectOnlyFlag: Int32 = 0x0008_0000
+
 extension Connection {
     /// Makes `function` callable from SQL on this connection, replacing a
     /// function of the same name and argument count.
@@ -103,18 +151,20 @@ extension Connection {
     ///   SQLite does not take.
     public func add(function: DatabaseFunction) throws(StrongroomError) {
         try checkOpen()
-        let box = Unmanaged.passRetained(function)
+        let directOnlyBit = function.isDirectOnly ? try directOnlyBit(forFunction: function.name) : 0
+        let box = Unmanaged.passRetained(RegisteredFunction(function: function, state: state, directOnlyBit: directOnlyBit))
         var flags = SQLITE_UTF8
         if function.isPure { flags |= SQLITE_DETERMINISTIC }
+        if function.isDirectOnly && sqlite3_libversion_number() >= 3_030_000 { flags |= sqliteDirectOnlyFlag }
         // sqlite3_create_function_v2 calls xDestroy (releasing the box) when
         // the function is replaced or the connection closes, and also when
         // it fails to register.
         let status = sqlite3_create_function_v2(handle, function.name, Int32(function.argumentCount ?? -1), flags, box.toOpaque(), { context, count, values in
             guard let application = sqlite3_user_data(context) else { return }
-            Unmanaged<DatabaseFunction>.fromOpaque(application).takeUnretainedValue().call(context, count, values)
+            Unmanaged<RegisteredFunction>.fromOpaque(application).takeUnretainedValue().call(context, count, values)
         }, nil, nil, { application in
             guard let application else { return }
-            Unmanaged<DatabaseFunction>.fromOpaque(application).release()
+            Unmanaged<RegisteredFunction>.fromOpaque(application).release()
         })
         guard status == SQLITE_OK else {
             throw StrongroomError(.misuse, "SQLite refused the function \(function.name) (\(function.argumentCount.map(String.init) ?? "any number of") arguments): \(String(cString: sqlite3_errmsg(handle))).", path: path)

@@ -93,6 +93,13 @@ public final class Statement {
         if openingReader?.plan !== plan { openingReader = OpeningColumnReader(base: columnReader, plan: plan) }
         return openingReader
     }
+    /// The direct-only functions (``DatabaseFunction/isDirectOnly``) this
+    /// statement's own text calls, as bits: the only ones that may run
+    /// while it steps.
+    let directOnlyFunctions: UInt64
+    /// Set by `reset` for a statement that calls direct-only functions: the
+    /// next step checks the schema first.
+    private var checksSchemaFirst: Bool
     /// For a statement Strongroom generated with positional parameters
     /// (``Connection/insert(_:into:)``): the parameter of each coding key,
     /// which may be no valid parameter name (`first-name`).
@@ -102,7 +109,7 @@ public final class Statement {
     var recordColumns: (type: ObjectIdentifier, columnOfProperty: [Int32]?)?
 
     convenience init(connection: Connection, sql: String) throws(StrongroomError) {
-        let (handle, tail) = try Self.prepareHandle(connection: connection, sql: sql)
+        let (handle, tail, directOnlyFunctions) = try Self.prepareHandle(connection: connection, sql: sql)
         guard let handle else {
             throw StrongroomError(.misuse, "The SQL holds no statement.", path: connection.path, sql: sql)
         }
@@ -111,11 +118,13 @@ public final class Statement {
             sqlite3_finalize(handle)
             throw StrongroomError(.misuse, "The SQL holds more than one statement; use Connection.execute(sql:) for a script.", path: connection.path, sql: sql)
         }
-        self.init(handle: handle, connection: connection, sql: sql)
+        self.init(handle: handle, connection: connection, sql: sql, directOnlyFunctions: directOnlyFunctions)
     }
 
-    private init(handle: OpaquePointer, connection: Connection, sql: String) {
+    private init(handle: OpaquePointer, connection: Connection, sql: String, directOnlyFunctions: UInt64) {
         self.handle = handle
+        self.directOnlyFunctions = directOnlyFunctions
+        self.checksSchemaFirst = directOnlyFunctions != 0
         self.connection = connection
         self.connectionState = connection.state
         self.sql = sql
@@ -188,14 +197,18 @@ public final class Statement {
 
     /// Prepares the first statement of `sql` and returns the rest of the text.
     static func prepareFirst(connection: Connection, sql: String) throws(StrongroomError) -> (Statement?, Substring) {
-        let (handle, tail) = try prepareHandle(connection: connection, sql: sql)
+        let (handle, tail, directOnlyFunctions) = try prepareHandle(connection: connection, sql: sql)
         guard let handle else { return (nil, tail) }
         let consumed = sql.utf8.count - tail.utf8.count
         let text = String(decoding: sql.utf8.prefix(consumed), as: UTF8.self).trimmingWhitespace()
-        return (Statement(handle: handle, connection: connection, sql: text), tail)
+        return (Statement(handle: handle, connection: connection, sql: text, directOnlyFunctions: directOnlyFunctions), tail)
     }
 
-    private static func prepareHandle(connection: Connection, sql: String) throws(StrongroomError) -> (OpaquePointer?, Substring) {
+    /// The statement's handle, the rest of the text, and the direct-only
+    /// functions the authorizer saw it call.
+    private static func prepareHandle(connection: Connection, sql: String) throws(StrongroomError) -> (OpaquePointer?, Substring, UInt64) {
+        connection.state.referencedDirectOnlyFunctions = 0
+        connection.state.refusal = nil
         var handle: OpaquePointer?
         var tailOffset = 0
         let status = sql.withCString { cString in
@@ -211,7 +224,7 @@ public final class Statement {
             throw connection.lastError(status, sql: SQLScript.statements(in: sql).first ?? sql)
         }
         let tail = Substring(sql.utf8.dropFirst(tailOffset))
-        return (handle, tail)
+        return (handle, tail, connection.state.referencedDirectOnlyFunctions)
     }
 
     // MARK: Binding
@@ -307,6 +320,7 @@ public final class Statement {
         // sqlite3_reset returns the error of the last step, already reported.
         sqlite3_reset(handle)
         checksColumns = true
+        if directOnlyFunctions != 0 { checksSchemaFirst = true }
     }
 
     /// Steps once; returns true when a row is available, false when done.
@@ -316,7 +330,17 @@ public final class Statement {
         // closed handle (after a failed rekey, it would write pages under a
         // half-switched key).
         if connectionState.isClosed { try connection.checkOpen(sql: sql) }
+        if checksSchemaFirst {
+            try connection.refuseSchemaCallingDirectOnlyFunctions()
+            checksSchemaFirst = false
+        }
+        // Only the direct-only functions this statement's text calls may run
+        // while it steps (not those a trigger, CHECK or DEFAULT calls).
+        let outer = connectionState.allowedDirectOnlyFunctions
+        connectionState.allowedDirectOnlyFunctions = directOnlyFunctions
+        connectionState.schemaChangedWhileStepping = false
         let status = sqlite3_step(handle)
+        connectionState.allowedDirectOnlyFunctions = outer
         switch status {
         case SQLITE_ROW:
             if checksColumns {

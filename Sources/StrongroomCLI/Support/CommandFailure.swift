@@ -11,7 +11,7 @@ enum CommandFailure {
         switch code {
         case .wrongKey, .keyRequired, .plaintextDatabase, .notADatabase, .corrupt, .malformedKey,
              .conversion, .verificationFailed, .sealedValue, .uniqueConstraint, .primaryKeyConstraint,
-             .foreignKeyConstraint, .notNullConstraint, .checkConstraint, .constraint:
+             .foreignKeyConstraint, .notNullConstraint, .checkConstraint, .constraint, .untrustedSchema:
             return 65 // EX_DATAERR
         case .notFound, .keyMissing:
             return 66 // EX_NOINPUT

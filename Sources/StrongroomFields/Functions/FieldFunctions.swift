@@ -38,7 +38,7 @@ extension Configuration {
 enum FieldFunctions {
     static func functions(cipher: FieldCipher) -> [DatabaseFunction] {
         [
-            DatabaseFunction("strongroom_seal") { arguments in
+            DatabaseFunction("strongroom_seal", directOnly: true) { arguments in
                 let (table, column) = try names(arguments, "strongroom_seal", minimum: 4)
                 guard case .text(let modeName) = arguments[3], let mode = SealingMode(rawValue: modeName.lowercased()) else {
                     throw FieldError(.misuse, "strongroom_seal: the 4th argument is the mode: 'randomized', 'deterministic' or 'indexed'.", table: table, column: column)
@@ -47,12 +47,12 @@ enum FieldFunctions {
             },
             // Not pure: SQLite would then accept it in an index, which would
             // keep the plaintext readable with the database key alone.
-            DatabaseFunction("strongroom_open") { arguments in
+            DatabaseFunction("strongroom_open", directOnly: true) { arguments in
                 let (table, column) = try names(arguments, "strongroom_open", minimum: 3)
                 return try cipher.open(arguments[0], table: table, column: column, rowKey: Array(arguments[3...]))
             },
             // Not pure either: its value changes with the active key.
-            DatabaseFunction("strongroom_blind_index") { arguments in
+            DatabaseFunction("strongroom_blind_index", directOnly: true) { arguments in
                 let (table, column) = try names(arguments, "strongroom_blind_index", minimum: 3)
                 var keyID: UInt32?
                 if arguments.count == 4 {

@@ -1,0 +1,162 @@
+internal import CSQLCipher
+
+/// The connection's authorizer (`sqlite3_set_authorizer`: SQLite keeps one
+/// per connection, called while a statement compiles), for two policies:
+///
+/// - **Direct-only functions** (``DatabaseFunction/isDirectOnly``): a
+///   reference from a trigger or a view is refused, and each statement
+///   records the direct-only functions its own text calls; while it steps,
+///   only those may run (`ConnectionState.allowedDirectOnlyFunctions`),
+///   which keeps them out of CHECK constraints, DEFAULTs and index
+///   expressions, which SQLite compiles without asking the authorizer.
+/// - **Key changes and plaintext copies** refused, for SQL someone typed
+///   (`refuseKeyChangesAndPlaintextCopies`).
+final class AuthorizerPolicy {
+    /// Direct-only function names in ASCII lower case (SQLite's own folding
+    /// of function names), each with its bit.
+    var directOnlyFunctions: [String: UInt64] = [:]
+    var refusesKeyChanges = false
+    let state: ConnectionState
+
+    init(state: ConnectionState) { self.state = state }
+
+    /// SQLite's answer for one action.
+    func authorize(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?,
+                   _ innermost: UnsafePointer<CChar>?) -> Int32 {
+        if state.allowedDirectOnlyFunctions != 0 {
+            // Called while a statement steps: SQLite is re-preparing it for a
+            // schema another connection changed after the check. Its
+            // direct-only functions are withdrawn for this step.
+            state.allowedDirectOnlyFunctions = 0
+            state.schemaChangedWhileStepping = true
+        }
+        switch action {
+        case SQLITE_FUNCTION:
+            // For SQLITE_FUNCTION the function's name is the second argument;
+            // the last names the innermost trigger or view the reference is
+            // in, and is NULL for the statement's own text.
+            guard let second else { return SQLITE_OK }
+            let name = AuthorizerPolicy.asciiLowercased(second)
+            if refusesKeyChanges && name == "sqlcipher_export" {
+                return refuse("sqlcipher_export(), which copies the database out of its encryption; use strongroom export")
+            }
+            guard let bit = directOnlyFunctions[name] else { return SQLITE_OK }
+            if let innermost {
+                let object = String(cString: innermost)
+                state.refusal = (.untrustedSchema, "The trigger or view \"\(object)\" in the database's schema calls \(name)(), which only the application's own statements may call: it is SQL the application did not write. Nothing was run; remove \"\(object)\" (DROP TRIGGER or DROP VIEW) and find out who added it.")
+                return SQLITE_DENY
+            }
+            state.referencedDirectOnlyFunctions |= bit
+            return SQLITE_OK
+        case SQLITE_ATTACH:
+            return refusesKeyChanges ? refuse("ATTACH, which could open another file without encryption or with a key in the SQL") : SQLITE_OK
+        case SQLITE_PRAGMA:
+            guard refusesKeyChanges, let first else { return SQLITE_OK }
+            let name = AuthorizerPolicy.asciiLowercased(first)
+            guard Self.refusedPragmaPrefixes.contains(where: { name.hasPrefix($0) }) || Self.refusedPragmas.contains(name) else { return SQLITE_OK }
+            return refuse("PRAGMA \(name), which sets a key or a cipher setting, or would write plaintext; use strongroom rekey, import or export")
+        default:
+            return SQLITE_OK
+        }
+    }
+
+    /// Denies what SQL someone typed may not do, saying what and why.
+    private func refuse(_ what: String) -> Int32 {
+        state.refusal = (.permissionDenied, "This connection does not run \(what).")
+        return SQLITE_DENY
+    }
+
+    /// Pragmas that set or change a key or a cipher setting (SQLCipher
+    /// runs them while preparing), or that would write plaintext.
+    static let refusedPragmas: Set<String> = ["key", "hexkey", "textkey", "temp_store", "writable_schema"]
+    static let refusedPragmaPrefixes = ["rekey", "hexrekey", "cipher", "kdf_", "fast_kdf", "sqlcipher"]
+
+    /// True when `text` holds `name` as a whole word (not inside a longer
+    /// name: `strongroom_seal` is not in `strongroom_sealed_columns`). Any
+    /// quoting of the name around it counts as a mention.
+    static func mentions(_ text: [UInt8], _ name: [UInt8]) -> Bool {
+        func isNameByte(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F || byte == 0x24 || byte >= 0x80
+        }
+        guard !name.isEmpty, text.count >= name.count else { return false }
+        for start in 0...(text.count - name.count) where text[start] == name[0] && text[start..<(start + name.count)].elementsEqual(name) {
+            let end = start + name.count
+            if (start == 0 || !isNameByte(text[start - 1])) && (end == text.count || !isNameByte(text[end])) { return true }
+        }
+        return false
+    }
+
+    static func asciiLowercased(_ name: UnsafePointer<CChar>) -> String {
+        asciiLowercased(String(cString: name))
+    }
+
+    /// SQLite's folding of function names: ASCII letters only.
+    static func asciiLowercased(_ name: String) -> String {
+        String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+}
+
+extension Connection {
+    /// The policy, installed as the authorizer on first use.
+    var authorizer: AuthorizerPolicy {
+        if let authorizerPolicy { return authorizerPolicy }
+        let policy = AuthorizerPolicy(state: state)
+        authorizerPolicy = policy
+        // The policy lives as long as the connection, which owns it.
+        sqlite3_set_authorizer(handle, { context, action, first, second, _, innermost in
+            guard let context else { return SQLITE_OK }
+            return Unmanaged<AuthorizerPolicy>.fromOpaque(context).takeUnretainedValue().authorize(action, first, second, innermost)
+        }, Unmanaged.passUnretained(policy).toOpaque())
+        clearStatementCaches()
+        return policy
+    }
+
+    /// For a connection that runs SQL someone typed (`strongroom sql`):
+    /// refuses, at prepare time, what would change the key or copy data out
+    /// of the encryption: `ATTACH` (another file, perhaps unkeyed, with a key
+    /// in the SQL text), `sqlcipher_export`, and the pragmas `key`, `hexkey`,
+    /// `textkey`, `rekey*`, `hexrekey`, `cipher_*`, `kdf_iter`,
+    /// `fast_kdf_iter`, `sqlcipher_*` (SQLCipher runs them while preparing),
+    /// `temp_store` (temporary files would be plaintext) and `writable_schema`.
+    package func refuseKeyChangesAndPlaintextCopies() {
+        authorizer.refusesKeyChanges = true
+    }
+
+    /// The bit of the direct-only function `name`, given one on first use.
+    func directOnlyBit(forFunction name: String) throws(StrongroomError) -> UInt64 {
+        let folded = AuthorizerPolicy.asciiLowercased(name)
+        let policy = authorizer
+        if let bit = policy.directOnlyFunctions[folded] { return bit }
+        guard policy.directOnlyFunctions.count < 64 else {
+            throw StrongroomError(.misuse, "A connection takes at most 64 direct-only function names; \(name) is one too many.", path: path)
+        }
+        let bit = UInt64(1) << UInt64(policy.directOnlyFunctions.count)
+        policy.directOnlyFunctions[folded] = bit
+        // Statements prepared before did not record it, nor did the schema check.
+        clearStatementCaches()
+        schemaVersionWithoutDirectOnlyCalls = nil
+        return bit
+    }
+
+    /// Before a statement that calls direct-only functions runs: refuses
+    /// when any object of the schema (a table's CHECK or DEFAULT, an index,
+    /// a trigger, a view) mentions one of them. SQLite compiles CHECK
+    /// constraints, DEFAULTs and index expressions without asking the
+    /// authorizer, so while the statement runs they could call a function it
+    /// calls itself. Checked again only when the schema version changed.
+    func refuseSchemaCallingDirectOnlyFunctions() throws(StrongroomError) {
+        guard let policy = authorizerPolicy, !policy.directOnlyFunctions.isEmpty else { return }
+        let version = try cachedStatement(sql: "PRAGMA schema_version").fetchOne(Int64.self) ?? 0
+        if version == schemaVersionWithoutDirectOnlyCalls { return }
+        let names = policy.directOnlyFunctions.keys.sorted()
+        for row in try cachedStatement(sql: "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL").fetchAll() {
+            let sql = try row.decode(String.self, at: 2)
+            let lowered = Array(AuthorizerPolicy.asciiLowercased(sql).utf8)
+            guard let function = names.first(where: { AuthorizerPolicy.mentions(lowered, Array($0.utf8)) }) else { continue }
+            let type = try row.decode(String.self, at: 0), name = try row.decode(String.self, at: 1)
+            schemaVersionWithoutDirectOnlyCalls = nil
+            throw StrongroomError(.untrustedSchema, "The \(type) \"\(name)\" in the database's schema calls \(function)(), which only the application's own statements may call: it is SQL the application did not write (in a \(type == "table" ? "CHECK constraint or DEFAULT" : type)). Nothing was run; remove it and find out who added it.", path: path)
+        }
+        schemaVersionWithoutDirectOnlyCalls = version
+    }
+}
