@@ -117,4 +117,21 @@ struct DiffCommandTests {
         #expect(try raw.fetchOne(String.self, sql: "SELECT typeof(fax) FROM customer WHERE id = 2") == "blob")
         #expect(try raw.fetchOne(Int.self, sql: "SELECT count(*) FROM customer") == 2)
     }
+
+    /// Issue 25, item 3: a randomized column in a table without a primary
+    /// key would be sealed bound to no row.
+    @Test func sealingRandomizedInATableWithoutAPrimaryKeyIsRefused() throws {
+        write("0001_initial.sql", "CREATE TABLE note(body TEXT);")
+        write("schema.sql", """
+            CREATE TABLE note(body TEXT);
+            CREATE TABLE IF NOT EXISTS strongroom_sealed_columns (
+              table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT,
+              PRIMARY KEY (table_name, column_name));
+            INSERT INTO strongroom_sealed_columns VALUES ('note', 'body', 'randomized', NULL);
+            """)
+        let written = try run(["diff", "--name", "seal_body"])
+        #expect(written.status != 0, "\(written.stdout)")
+        #expect(written.stdout.contains("PRIMARY KEY"), "\(written.stdout)")
+        #expect(files() == ["0001_initial.sql", "schema.sql"])
+    }
 }

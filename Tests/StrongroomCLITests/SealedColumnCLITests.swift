@@ -71,4 +71,64 @@ struct SealedColumnCLITests {
         #expect(other.status == 1)
         #expect(other.stdout.contains("sealed_tampered"))
     }
+
+    /// Every value sealed under the first key opens with `keyring`.
+    func expectEverySealedValueOpens(keyring path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var config = Configuration(key: try KeyFile.read(at: dir.file("db.key")))
+        config.addFieldFunctions(keyring: try FieldKeyring.load(from: dir.file(path)))
+        let db = try Connection(path: dir.file("c.db"), configuration: config)
+        let opened = try db.fetchOne(Int.self, sql: """
+            SELECT count(strongroom_open(Phone, 'Customer', 'Phone', CustomerId)) + count(strongroom_open(Email, 'Customer', 'Email', CustomerId))
+                 + count(strongroom_open(Address, 'Customer', 'Address')) FROM Customer
+            """)
+        let stored = try db.fetchOne(Int.self, sql: "SELECT count(Phone) + count(Email) + count(Address) FROM Customer")
+        #expect(opened == stored && (stored ?? 0) > 0, sourceLocation: sourceLocation)
+    }
+
+    /// Issue 25, item 2: `fields retire` trusted the registry, which anyone
+    /// with the database key can empty; it must prove from the data that no
+    /// value uses the key.
+    @Test func retireRefusesAKeyValuesUseEvenWhenTheRegistryForgotThem() throws {
+        try importSealed()
+        let key = ["--database", "c.db", "--key-file", "db.key"]
+        #expect(try run(["sql", "--write"] + key + ["DELETE FROM strongroom_sealed_columns"]).status == 0)
+        #expect(try run(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
+        #expect(try run(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
+        let retire = try run(["fields", "retire"] + key + ["--field-keys", "fields.keyring", "--key-id", "1"])
+        #expect(retire.status != 0, "\(retire.stdout)")
+        #expect(retire.stderr.contains("Customer.Phone") && retire.stderr.contains("Employee.Email"), "names where key 1 is still used: \(retire.stderr)")
+        try expectEverySealedValueOpens(keyring: "fields.keyring")
+    }
+
+    /// `rotate` and `status` find the columns the registry forgot, so the
+    /// issue's sequence (empty the registry, add and activate a key, rotate,
+    /// retire) re-seals every value and loses none.
+    @Test func rotateAndStatusFindColumnsTheRegistryForgot() throws {
+        try importSealed()
+        let key = ["--database", "c.db", "--key-file", "db.key"]
+        #expect(try run(["sql", "--write"] + key + ["DELETE FROM strongroom_sealed_columns"]).status == 0)
+        let status = try run(["fields", "status"] + key)
+        #expect(status.stdout.contains("Customer.Phone") && status.stdout.contains("Employee.BirthDate"), "\(status.stdout)")
+        #expect(try run(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
+        #expect(try run(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
+        let rotate = try run(["fields", "rotate"] + key + ["--field-keys", "fields.keyring"])
+        #expect(rotate.status == 0, "\(rotate.stderr)")
+        #expect(!rotate.stdout.contains("Re-sealed 0 values"), "\(rotate.stdout)")
+        let retire = try run(["fields", "retire"] + key + ["--field-keys", "fields.keyring", "--key-id", "1"])
+        // The blind indexes of Customer.Email are still under key 1: the
+        // registry no longer says which column is their value's.
+        #expect(retire.status != 0 && retire.stderr.contains("Email_blind_index"), "\(retire.stderr)")
+        try expectEverySealedValueOpens(keyring: "fields.keyring")
+    }
+
+    /// Issue 25, item 8: `import --seal` with one column twice.
+    @Test func importRefusesOneColumnSealedTwice() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
+                                "--seal", "Customer.Email", "--seal", "customer.EMAIL:deterministic"])
+        #expect(imported.status == 64, "\(imported.stderr)")
+        #expect(imported.stderr.contains("twice"), "\(imported.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("c.db")))
+    }
 }

@@ -131,6 +131,36 @@ struct ReviewFindingsTests {
         try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, secret BLOB)")
         #expect(throws: StrongroomError.self) { try db.execute(sql: "CREATE INDEX t_plain ON t(strongroom_open(secret, 't', 'secret', id))") }
     }
+
+    /// Issue 25, item 3: a randomized value sealed with no row key (a
+    /// table without a primary key) would open in any row it is copied to.
+    @Test func aRandomizedValueWithoutARowKeyIsRefused() throws {
+        let cipher = FieldCipher(keyring: keyring)
+        for mode in [SealingMode.randomized, .indexed] {
+            let error = #expect(throws: FieldError.self) { try cipher.seal(.text("v"), table: "note", column: "body", rowKey: [], mode: mode) }
+            #expect(error?.code == .misuse && error?.message.contains("PRIMARY KEY") == true, "\(error?.message ?? "")")
+        }
+        #expect(try cipher.seal(.text("v"), table: "note", column: "body", rowKey: [], mode: .deterministic) != .null)
+        let db = try connection("nokey.db")
+        try db.execute(sql: "CREATE TABLE note(body)")
+        let error = #expect(throws: StrongroomError.self) {
+            try db.execute(sql: "INSERT INTO note VALUES (strongroom_seal('a', 'note', 'body', 'randomized'))")
+        }
+        #expect(error?.message.contains("PRIMARY KEY") == true, "\(error?.message ?? "")")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note") == 0)
+    }
+
+    /// Issue 25, item 8: one column named twice (another case, another
+    /// mode) would be sealed twice and open under neither.
+    @Test func sealingOneColumnTwiceIsRefused() throws {
+        let db = try connection("twice.db")
+        try db.execute(sql: "CREATE TABLE c(id INTEGER PRIMARY KEY, email TEXT); INSERT INTO c VALUES (1, 'ada@example.com')")
+        let error = #expect(throws: FieldError.self) {
+            try ColumnSealing.sealInPlace([.randomized("email", in: "c"), .deterministic("EMAIL", in: "C")], keyring: keyring, in: db)
+        }
+        #expect(error?.code == .misuse && error?.message.contains("twice") == true, "\(error?.message ?? "")")
+        #expect(try db.fetchOne(String.self, sql: "SELECT email FROM c") == "ada@example.com", "nothing sealed")
+    }
 }
 
 /// Keyring changes made at the same time by several processes all land:

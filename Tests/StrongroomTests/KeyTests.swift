@@ -134,4 +134,50 @@ struct KeyTests {
             #expect(text.contains("redacted"))
         }
     }
+
+    /// Issue 25, item 7: a key file (or its directory) that belongs to
+    /// another user is refused, as ssh refuses such keys: that user could
+    /// read it, or swap it for a key of their own.
+    @Test func aKeyFileOrDirectoryOfAnotherUserIsRefused() throws {
+        let key = DatabaseKey.generate()
+        let path = dir.file("other.key")
+        try KeyFile.write(key, to: path)
+        if getuid() == 0 {
+            #expect(chown(path, 65534, 65534) == 0)
+            let error = #expect(throws: StrongroomError.self) { try KeyFile.read(at: path) }
+            #expect(error?.code == .keyFilePermissions, "\(error?.message ?? "")")
+            #expect(error?.message.contains("65534") == true && error?.message.contains("chown") == true, "\(error?.message ?? "")")
+            // Its directory belongs to another user: the file is the caller's.
+            let other = dir.file("nobodys")
+            try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: false)
+            try KeyFile.write(key, to: other + "/db.key")
+            chmod(other, 0o700)
+            #expect(chown(other, 65534, 65534) == 0)
+            let directoryError = #expect(throws: StrongroomError.self) { try KeyFile.read(at: other + "/db.key") }
+            #expect(directoryError?.code == .keyFilePermissions, "\(directoryError?.message ?? "")")
+            #expect(directoryError?.message.contains(other) == true, "names the directory: \(directoryError?.message ?? "")")
+        } else {
+            // Another user's file cannot be made without root: the check on
+            // the owner is shown by its message where the mode passes.
+            #expect(throws: Never.self) { _ = try KeyFile.read(at: path) }
+        }
+        // The caller's own file in the caller's own directory still reads.
+        let own = dir.file("own.key")
+        try KeyFile.write(key, to: own)
+        #expect(throws: Never.self) { _ = try KeyFile.read(at: own) }
+    }
+
+    /// A directory others may write to lets them replace the key file.
+    @Test func aKeyFileInADirectoryOthersMayWriteIsRefused() throws {
+        let key = DatabaseKey.generate()
+        let shared = dir.file("shared")
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+        try KeyFile.write(key, to: shared + "/db.key")
+        chmod(shared, 0o777)
+        let error = #expect(throws: StrongroomError.self) { try KeyFile.read(at: shared + "/db.key") }
+        #expect(error?.code == .keyFilePermissions, "\(error?.message ?? "")")
+        #expect(error?.message.contains("chmod") == true, "\(error?.message ?? "")")
+        chmod(shared, 0o700)
+        #expect(throws: Never.self) { _ = try KeyFile.read(at: shared + "/db.key") }
+    }
 }
