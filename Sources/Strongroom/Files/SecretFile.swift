@@ -35,6 +35,13 @@ package enum SecretFile {
             let mode = String(info.st_mode & 0o777, radix: 8)
             throw StrongroomError(.keyFilePermissions, "The \(what) \(path) is readable or writable by group or others (mode \(mode)); run `chmod 600 \(path)`.", path: path)
         }
+        // As ssh demands of its keys: the file is the user's own, and its
+        // directory lets no one else replace it.
+        let user = geteuid()
+        if info.st_uid != user {
+            throw StrongroomError(.keyFilePermissions, "The \(what) \(path) belongs to user \(info.st_uid), not to the user running this program (\(user)): that user could read it or put another key in its place. Run as its owner, or `chown \(user) \(path)`.", path: path)
+        }
+        try checkDirectory(of: path, user: user, what: what)
         guard info.st_size <= Int64(maximumSize) else {
             throw StrongroomError(malformed, "The \(what) \(path) is larger than a \(what) can be (\(info.st_size) bytes).", path: path)
         }
@@ -51,6 +58,22 @@ package enum SecretFile {
             throw StrongroomError(malformed, "The \(what) \(path) changed while it was read; try again.", path: path)
         }
         return contents
+    }
+
+    /// The directory a secret file is in must belong to the user (or root)
+    /// and let no one else write to it (unless sticky, as /tmp is: no one
+    /// may then rename or remove another's file).
+    private static func checkDirectory(of path: String, user: uid_t, what: String) throws(StrongroomError) {
+        let directory = FileSystem.directory(of: path)
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return }  // the file was opened; its directory is there
+        if info.st_uid != user && info.st_uid != 0 {
+            throw StrongroomError(.keyFilePermissions, "The directory \(directory) of the \(what) \(path) belongs to user \(info.st_uid), who could put another file in its place; keep \(what)s in a directory of your own (`chown \(user) \(directory)`).", path: path)
+        }
+        if info.st_mode & 0o022 != 0 && info.st_mode & S_ISVTX == 0 {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw StrongroomError(.keyFilePermissions, "The directory \(directory) of the \(what) \(path) may be written by group or others (mode \(mode)), who could put another file in its place; run `chmod go-w \(directory)`.", path: path)
+        }
     }
 
     /// Makes `directory` and any missing parent, owner-only (0700), as

@@ -92,14 +92,14 @@ struct Diff: ParsableCommand {
                 throw ExitCode(1)
             }
             let plan = SchemaDiff.plan(from: current, to: desired, renames: try renames())
-            guard !plan.steps.isEmpty else {
-                print("The migrations in \(directory) already reach the model: nothing to write.")
-                return
-            }
             if !plan.refusals.isEmpty {
                 print("The next migration cannot be written from the model; nothing was written:")
                 for refusal in plan.refusals { print("  - \(refusal)") }
                 throw ExitCode(1)
+            }
+            guard !plan.steps.isEmpty else {
+                print("The migrations in \(directory) already reach the model: nothing to write.")
+                return
             }
             if !plan.destructiveSteps.isEmpty && !allowDestructive {
                 print("The next migration would lose data; nothing was written:")

@@ -26,7 +26,12 @@ struct Import: ParsableCommand {
         if !seal.isEmpty && fieldKeys == nil {
             throw ValidationError("--seal needs --field-keys PATH (create one with `strongroom keygen --field --out PATH`).")
         }
-        _ = try seal.map(Self.sealedColumn)
+        let columns = try seal.map(Self.sealedColumn)
+        // SQLite compares names without ASCII case: Email and EMAIL are one column.
+        var seen: Set<[FoldedName]> = []
+        for column in columns where !seen.insert([column.table.sqliteFolded, column.column.sqliteFolded]).inserted {
+            throw ValidationError("--seal names \(column.table).\(column.column) twice (names are compared without case, as SQLite compares them); give each column once, with its mode.")
+        }
     }
 
     /// `TABLE.COLUMN[:mode]`.

@@ -17,8 +17,11 @@ public enum ColumnSealing {
         let cipher = FieldCipher(keyring: keyring)
         for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
         let recorded = try SealedColumnRegistry.columns(in: db)
+        for (index, column) in columns.enumerated() where columns[..<index].contains(where: { $0.names(sameColumnAs: column) }) {
+            throw FieldError(.misuse, "\(column.table).\(column.column) is named twice (names are compared without case, as SQLite compares them); give each column once, with its mode.", table: column.table, column: column.column)
+        }
         for column in columns {
-            if recorded.contains(where: { $0.table.sqliteFolded == column.table.sqliteFolded && $0.column.sqliteFolded == column.column.sqliteFolded }) {
+            if recorded.contains(where: { $0.names(sameColumnAs: column) }) {
                 throw FieldError(.misuse, "\(column.table).\(column.column) is sealed already.", table: column.table, column: column.column)
             }
             let key = try FieldRotation.primaryKey(of: column.table, in: db)

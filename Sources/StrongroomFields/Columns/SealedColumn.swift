@@ -1,3 +1,5 @@
+import Strongroom
+
 /// One sealed column: where it is, and how it is sealed.
 ///
 /// ```swift
@@ -39,5 +41,12 @@ public struct SealedColumn: Sendable, Hashable, Codable {
     /// Randomized, plus a blind index in `indexColumn`.
     public static func indexed(_ column: String, in table: String, indexColumn: String) -> SealedColumn {
         SealedColumn(table: table, column: column, mode: .indexed, indexColumn: indexColumn)
+    }
+}
+
+extension SealedColumn {
+    /// True when both name one column, as SQLite compares names.
+    func names(sameColumnAs other: SealedColumn) -> Bool {
+        table.sqliteFolded == other.table.sqliteFolded && column.sqliteFolded == other.column.sqliteFolded
     }
 }

@@ -187,6 +187,10 @@ public final class FieldCipher {
     /// randomized values are bound to it, deterministic ones ignore it.
     public func seal(_ value: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode) throws(FieldError) -> DatabaseValue {
         if case .null = value { return .null }
+        if mode != .deterministic && rowKey.isEmpty {
+            // Bound to no row, such a value would open in any row it was copied to.
+            throw FieldError(.misuse, "\(table).\(column): a \(mode.rawValue) value is bound to its row's PRIMARY KEY, and no key was given (the table declares no PRIMARY KEY, or the call passed no key columns); declare a primary key, or seal the column deterministic.", table: table, column: column)
+        }
         if mode != .deterministic && rowKey.contains(where: { $0.isNull }) {
             // 0x00 ‖ u32(0) for every NULL: two rows with NULL keys would be bound alike.
             throw FieldError(.misuse, "\(table).\(column): a row key with NULL cannot bind a sealed value to its row; declare the primary key NOT NULL.", table: table, column: column)

@@ -304,6 +304,10 @@ private struct Planner {
                 guard column.sealing != wasSealed else { continue }
                 let t = q(table.name), c = q(column.name)
                 let key = table.primaryKey.map(q).joined(separator: ", ")
+                if let mode = column.sealing, mode != .deterministic, table.primaryKey.isEmpty {
+                    refusals.append("Sealing \(table.name).\(column.name) \(mode.rawValue): such values are bound to their row's PRIMARY KEY, and \(table.name) declares none. Give \(table.name) a primary key, or seal the column deterministic.")
+                    continue
+                }
                 // The stored value opened, under the table's old key.
                 let opened = wasSealed.map { before in
                     let oldKey = (old?.primaryKey ?? []).map(q).joined(separator: ", ")
