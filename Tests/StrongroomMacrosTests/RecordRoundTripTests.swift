@@ -371,3 +371,52 @@ extension RecordRoundTripTests {
         try DatabaseSchema(Clause.self).validate(db)
     }
 }
+
+/// Issue 25, item 5: the forms that are columns (several names in one
+/// declaration, access modifiers) beside those that are not (computed,
+/// `static`, `lazy`, and what `#if` holds but stored properties).
+@Table("person")
+struct Named {
+    @PrimaryKey var id: Int64
+    var first, last: String
+    private(set) var secret: String
+    fileprivate var note: String?
+    var label: String {
+        get { first + " " + last }
+        set { first = newValue }
+    }
+    static let kind = "person"
+    lazy var initials: String = String(first.prefix(1) + last.prefix(1))
+    #if DEBUG
+    var debugName: String { "person \(id)" }
+    @Ignored var scratch: [String] = ["unread"]
+    #endif
+
+    init(id: Int64, first: String, last: String, secret: String, note: String?) {
+        self.id = id
+        self.first = first
+        self.last = last
+        self.secret = secret
+        self.note = note
+    }
+}
+
+extension RecordRoundTripTests {
+    @Test func severalNamesInOneDeclarationAndAccessModifiersRoundTripBesideWhatIsNoColumn() throws {
+        #expect(Named.databaseColumnNames == ["id", "first", "last", "secret", "note"])
+        let db = try open()
+        try db.execute(sql: DatabaseSchema(Named.self).sql)
+        try db.insert(Named(id: 1, first: "Ada", last: "Lovelace", secret: "s", note: nil))
+        try db.insert(Named(id: 2, first: "Alan", last: "Turing", secret: "", note: "n"))
+        var read = try db.fetchAll(Named.self)
+        #expect(read.map(\.first) == ["Ada", "Alan"])
+        #expect(read.map(\.last) == ["Lovelace", "Turing"])
+        #expect(read.map(\.secret) == ["s", ""])
+        #expect(read.map(\.note) == [nil, "n"])
+        #expect(read[0].initials == "AL")
+        #if DEBUG
+        #expect(read[1].scratch == ["unread"])
+        #endif
+        try DatabaseSchema(Named.self).validate(db)
+    }
+}
