@@ -36,7 +36,7 @@
 /// (`didSet`) and access modifiers (`private(set)`) included; each `let`
 /// without an initial value; each name of `var first, last: String`. A
 /// name that needs quoting, in SQL (`order`, `group`) or in Swift
-/// (`` `default` ``), names its column as it is, quoted wherever SQL is
+/// (`default`, in backticks), names its column as it is, quoted wherever SQL is
 /// written. Computed, `static` and `lazy` properties are no columns, nor
 /// is an `@Ignored` one, which needs an initial value (records read from
 /// the database get it).
