@@ -604,4 +604,55 @@ extension TableMacroExpansionTests {
             """, "'(x, y)' declares several properties in one pattern, which @Table cannot take apart; declare each on its own ('var x: Int')",
                 line: 4, column: 9)
     }
+
+    /// Every spelling of an optional is a nullable column.
+    @Test func everySpellingOfAnOptional() {
+        expand("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var a: String!
+                var b: Optional<Int>
+                var c: Swift.Optional<Double>
+            }
+            """, """
+            struct T {
+                var id: Int64
+                var a: String!
+                var b: Optional<Int>
+                var c: Swift.Optional<Double>
+            }
+
+            extension T: Strongroom.TableRecord, StrongroomMigrations.TableModel {
+                static let databaseTableName = "t"
+
+                static let databaseColumnNames: [String] = ["id", "a", "b", "c"]
+
+                init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                    self.id = try row.decode(at: 0)
+                    self.a = try row.decode(at: 1)
+                    self.b = try row.decode(at: 2)
+                    self.c = try row.decode(at: 3)
+                }
+
+                func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
+                    try binder.bind(self.id, at: 0)
+                    try binder.bind(self.a, at: 1)
+                    try binder.bind(self.b, at: 2)
+                    try binder.bind(self.c, at: 3)
+                }
+
+                static let tableDefinition = StrongroomMigrations.TableDefinition(
+                    "t",
+                    columns: [
+                        StrongroomMigrations.ColumnDefinition("id", type: "INTEGER", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("a", type: "TEXT"),
+                        StrongroomMigrations.ColumnDefinition("b", type: "INTEGER"),
+                        StrongroomMigrations.ColumnDefinition("c", type: "REAL"),
+                    ],
+                    primaryKey: ["id"]
+                )
+            }
+            """)
+    }
 }
