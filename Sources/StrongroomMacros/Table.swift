@@ -32,6 +32,34 @@
 /// values that conforms to `DatabaseValueConvertible`, names
 /// its type with `@Column(type: "TEXT")`. `@Ignored` leaves a property out.
 ///
+/// Columns are, in declaration order: each stored `var`, observers
+/// (`didSet`) and access modifiers (`private(set)`) included; each `let`
+/// without an initial value; each name of `var first, last: String`. A
+/// name that needs quoting, in SQL (`order`, `group`) or in Swift
+/// (`default`, in backticks), names its column as it is, quoted wherever SQL is
+/// written. Computed, `static` and `lazy` properties are no columns, nor
+/// is an `@Ignored` one, which needs an initial value (records read from
+/// the database get it).
+///
+/// These are compile errors that say what to do, as the table would not be
+/// what the struct declares:
+/// - a stored property inside `#if`, or a property's attributes inside
+///   `#if`: the macro cannot evaluate the condition, and a table is the same
+///   in every build. Declare it outside the `#if` (optional, if some builds
+///   have no value for it), or a type of its own for each configuration.
+///   What else `#if` holds (computed or `static` properties, methods,
+///   `@Ignored` properties) is fine.
+/// - a `let` with an initial value, which a row could not set (synthesized
+///   `Decodable` skips one with a warning): make it `var`, or mark it `@Ignored`.
+/// - a property wrapper (`@Clamped var level: Int`), whose storage is the
+///   wrapper, not the value a row holds: mark it `@Ignored`, or store the
+///   value in a plain property.
+/// - a nested optional (`String??`): one NULL cannot tell `nil` from
+///   `.some(nil)`.
+/// - a tuple pattern (`var (x, y): (Int, Int)`): declare each property on
+///   its own.
+/// - a property without a written type (`var name = "x"`).
+///
 /// - Parameters:
 ///   - name: The table's name; by default the type's name with its first
 ///     letter lowercased (`Customer` → `customer`).

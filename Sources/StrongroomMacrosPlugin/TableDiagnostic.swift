@@ -15,6 +15,11 @@ enum TableDiagnostic: DiagnosticMessage {
     case sealedDefault(String)
     case notALiteral(String)
     case unknownColumn(String)
+    case storedInIfConfig(String)
+    case attributeInIfConfig(String)
+    case propertyWrapper(property: String, wrapper: String)
+    case nestedOptional(property: String, type: String, single: String)
+    case severalInOnePattern(pattern: String, first: String?)
 
     var message: String {
         switch self {
@@ -42,6 +47,16 @@ enum TableDiagnostic: DiagnosticMessage {
             return "@Table reads '\(argument)' when it compiles: write it as a literal"
         case .unknownColumn(let column):
             return "@Table(primaryKey:/unique:) names '\(column)', which is no column of this table"
+        case .storedInIfConfig(let property):
+            return "'\(property)' is a stored property inside #if, whose condition @Table cannot evaluate; declare it outside the #if (optional, if some builds have no value for it), or declare a type of its own for each configuration"
+        case .attributeInIfConfig(let property):
+            return "'\(property)' has attributes inside #if, whose condition @Table cannot evaluate; write its attributes outside the #if"
+        case .propertyWrapper(let property, let wrapper):
+            return "'\(property)' is wrapped by @\(wrapper), which @Table cannot read or write through; mark it @Ignored, or store the value in a plain property"
+        case .nestedOptional(let property, let type, let single):
+            return "'\(property)' has type '\(type)', a nested optional, which one column cannot hold (NULL cannot tell nil from .some(nil)); make it '\(single)'"
+        case .severalInOnePattern(let pattern, let first):
+            return "'\(pattern)' declares several properties in one pattern, which @Table cannot take apart; declare each on its own" + (first.map { " ('\($0)')" } ?? "")
         }
     }
 

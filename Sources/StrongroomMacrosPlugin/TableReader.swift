@@ -39,18 +39,36 @@ struct TableReader<Context: MacroExpansionContext> {
         var primaryKeyAttribute: AttributeSyntax?
 
         for item in structDecl.memberBlock.members {
-            guard let variable = item.decl.as(VariableDeclSyntax.self) else { continue }
-            if variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) }) { continue }
+            // The macro cannot evaluate an #if: a stored property there
+            // would be neither stored nor read, so it is refused.
+            if let ifConfig = item.decl.as(IfConfigDeclSyntax.self) {
+                refuseStoredProperties(in: ifConfig)
+                continue
+            }
+            guard let variable = item.decl.as(VariableDeclSyntax.self), Self.mayBeColumns(variable) else { continue }
             let attributes = Self.attributes(of: variable)
-            for binding in variable.bindings {
-                guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
-                if let accessors = binding.accessorBlock, Self.isComputed(accessors) { continue }
+            if let ifConfig = Self.attributeInIfConfig(of: variable), attributes["Ignored"] == nil {
+                let names = variable.bindings.filter { !Self.isComputed($0) }.map { Self.name(of: $0.pattern) }
+                if !names.isEmpty { diagnose(ifConfig, .attributeInIfConfig(names.joined(separator: ", "))) }
+                continue
+            }
+            for (binding, writtenType) in zip(variable.bindings, Self.writtenTypes(of: variable)) {
+                if Self.isComputed(binding) { continue }
+                guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
+                    if attributes["Ignored"] == nil {
+                        diagnose(binding.pattern, .severalInOnePattern(pattern: binding.pattern.trimmedDescription,
+                                                                       first: Self.firstOfPattern(binding, specifier: variable.bindingSpecifier.text)))
+                    }
+                    continue
+                }
                 let name = pattern.identifier.text
                 let bare = name.filter { $0 != "`" }
                 if let ignored = attributes["Ignored"] {
-                    if binding.initializer == nil && !(binding.typeAnnotation.map { Self.unwrapOptional($0.type) != nil } ?? false) {
-                        diagnose(ignored, .ignoredWithoutValue(bare))
-                    }
+                    if Self.needsValue(binding, writtenType) { diagnose(ignored, .ignoredWithoutValue(bare)) }
+                    continue
+                }
+                if let wrapper = Self.propertyWrapper(of: variable) {
+                    diagnose(wrapper, .propertyWrapper(property: bare, wrapper: Self.baseName(wrapper.attributeName)))
                     continue
                 }
                 if variable.bindingSpecifier.tokenKind == .keyword(.let), binding.initializer != nil {
@@ -60,11 +78,17 @@ struct TableReader<Context: MacroExpansionContext> {
                     diagnose(variable.bindingSpecifier, .letWithValue(bare), fixIts: [fix])
                     continue
                 }
-                guard let type = binding.typeAnnotation?.type else {
+                guard let type = writtenType else {
                     diagnose(pattern, .missingType(bare))
                     continue
                 }
                 let wrapped = Self.unwrapOptional(type)
+                if let wrapped, Self.unwrapOptional(wrapped) != nil {
+                    var single = wrapped
+                    while let inner = Self.unwrapOptional(single) { single = inner }
+                    diagnose(type, .nestedOptional(property: bare, type: type.trimmedDescription, single: single.trimmedDescription + "?"))
+                    continue
+                }
                 let base = wrapped ?? type
                 var column: [(label: String?, expression: ExprSyntax)] = []
                 if let attribute = attributes["Column"] { column = Self.arguments(of: attribute) }
@@ -169,6 +193,98 @@ struct TableReader<Context: MacroExpansionContext> {
         return table
     }
 
+    // MARK: Declaration forms
+
+    /// Diagnoses each stored property `ifConfig` declares, in any of its
+    /// clauses, nested ones too; an `@Ignored` one needs only its value.
+    mutating func refuseStoredProperties(in ifConfig: IfConfigDeclSyntax) {
+        for clause in ifConfig.clauses {
+            guard case .decls(let members)? = clause.elements else { continue }
+            for member in members {
+                if let nested = member.decl.as(IfConfigDeclSyntax.self) {
+                    refuseStoredProperties(in: nested)
+                    continue
+                }
+                guard let variable = member.decl.as(VariableDeclSyntax.self), Self.mayBeColumns(variable) else { continue }
+                let ignored = Self.attributes(of: variable)["Ignored"]
+                for (binding, writtenType) in zip(variable.bindings, Self.writtenTypes(of: variable)) where !Self.isComputed(binding) {
+                    let name = Self.name(of: binding.pattern)
+                    if let ignored {
+                        if Self.needsValue(binding, writtenType) { diagnose(ignored, .ignoredWithoutValue(name)) }
+                        continue
+                    }
+                    diagnose(binding.pattern, .storedInIfConfig(name))
+                }
+            }
+        }
+    }
+
+    /// False for `static`, `class` and `lazy` properties, which are no columns.
+    static func mayBeColumns(_ variable: VariableDeclSyntax) -> Bool {
+        !variable.modifiers.contains { ["static", "class", "lazy"].contains($0.name.text) }
+    }
+
+    /// True for a property with a getter (computed), false for a stored one,
+    /// observers and all.
+    static func isComputed(_ binding: PatternBindingSyntax) -> Bool {
+        binding.accessorBlock.map(isComputed) ?? false
+    }
+
+    /// The name a pattern declares, without backticks (a tuple pattern as written).
+    static func name(of pattern: PatternSyntax) -> String {
+        pattern.as(IdentifierPatternSyntax.self).map { $0.identifier.text.filter { $0 != "`" } } ?? pattern.trimmedDescription
+    }
+
+    /// The type of each binding: its own annotation, or for a name with
+    /// neither a type nor a value, the next one's (`var first, last: String`).
+    static func writtenTypes(of variable: VariableDeclSyntax) -> [TypeSyntax?] {
+        var types: [TypeSyntax?] = []
+        var following: TypeSyntax?
+        for binding in variable.bindings.reversed() {
+            if let annotation = binding.typeAnnotation {
+                following = annotation.type
+            } else if binding.initializer != nil || binding.accessorBlock != nil {
+                following = nil
+            }
+            types.append(following)
+        }
+        return types.reversed()
+    }
+
+    /// True when an `@Ignored` property has no initial value (an optional
+    /// one starts as nil).
+    static func needsValue(_ binding: PatternBindingSyntax, _ type: TypeSyntax?) -> Bool {
+        binding.initializer == nil && !(type.map { unwrapOptional($0) != nil } ?? false)
+    }
+
+    /// The first property of a tuple pattern, declared on its own (`var x: Int`).
+    static func firstOfPattern(_ binding: PatternBindingSyntax, specifier: String) -> String? {
+        guard let pattern = binding.pattern.as(TuplePatternSyntax.self), let first = pattern.elements.first,
+              let type = binding.typeAnnotation?.type.as(TupleTypeSyntax.self), let firstType = type.elements.first else { return nil }
+        return "\(specifier) \(first.pattern.trimmedDescription): \(firstType.type.trimmedDescription)"
+    }
+
+    /// The `#if` among a property's attributes, if any.
+    static func attributeInIfConfig(of variable: VariableDeclSyntax) -> IfConfigDeclSyntax? {
+        for element in variable.attributes {
+            if case .ifConfigDecl(let ifConfig) = element { return ifConfig }
+        }
+        return nil
+    }
+
+    /// The attributes `@Table` reads; any other custom attribute (a
+    /// capitalized name, but a global actor's) is taken for a property wrapper.
+    static var markers: Set<String> { ["PrimaryKey", "Column", "Sealed", "Indexed", "Ignored"] }
+
+    static func propertyWrapper(of variable: VariableDeclSyntax) -> AttributeSyntax? {
+        for element in variable.attributes {
+            guard case .attribute(let attribute) = element else { continue }
+            let name = baseName(attribute.attributeName)
+            if let first = name.first, first.isUppercase, !markers.contains(name), !name.hasSuffix("Actor") { return attribute }
+        }
+        return nil
+    }
+
     // MARK: Attribute arguments
 
     /// `variable` with `attribute` written first, on the same line.
@@ -243,6 +359,11 @@ struct TableReader<Context: MacroExpansionContext> {
         if let optional = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return optional.wrappedType }
         if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
            let argument = identifier.genericArgumentClause?.arguments.first {
+            return TypeSyntax(fromProtocol: argument.argument.as(TypeSyntax.self) ?? TypeSyntax(stringLiteral: argument.argument.trimmedDescription))
+        }
+        // `Swift.Optional<T>`
+        if let member = type.as(MemberTypeSyntax.self), member.name.text == "Optional", member.baseType.trimmedDescription == "Swift",
+           let argument = member.genericArgumentClause?.arguments.first {
             return TypeSyntax(fromProtocol: argument.argument.as(TypeSyntax.self) ?? TypeSyntax(stringLiteral: argument.argument.trimmedDescription))
         }
         return nil

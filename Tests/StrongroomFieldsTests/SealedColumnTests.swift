@@ -158,3 +158,39 @@ struct SealedColumnTests {
         db.close()
     }
 }
+
+extension SealedColumnTests {
+    /// A record whose hand-written `encode(to:)` skips a nil phone.
+    struct SparseCustomer: Encodable {
+        var id: Int64
+        var email: String
+        var phone: String?
+        var country: String
+        enum CodingKeys: String, CodingKey { case id, email, phone, country }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(email, forKey: .email)
+            if let phone { try container.encode(phone, forKey: .phone) }
+            try container.encode(country, forKey: .country)
+        }
+    }
+
+    /// Issue 25, item 6, on the sealed path: records of one type that encode
+    /// different keys each insert their own columns, sealed, and read back.
+    @Test func sealedRecordsThatEncodeOtherKeysKeepEveryValue() throws {
+        let db = try Connection(path: dir.file("sparse.db"), configuration: configuration())
+        try db.execute(sql: Self.schema)
+        let records = [
+            SparseCustomer(id: 1, email: "ada@example.com", phone: nil, country: "UK"),
+            SparseCustomer(id: 2, email: "bob@example.com", phone: "+33 1", country: "FR"),
+            SparseCustomer(id: 3, email: "cy@example.com", phone: nil, country: "DE"),
+            SparseCustomer(id: 4, email: "di@example.com", phone: "+49 2", country: "DE"),
+        ]
+        for record in records { try db.insert(record, into: "customer") }
+        let read = try db.fetchAll(Customer.self, sql: "SELECT id, email, phone, country, 0.0 AS score FROM customer ORDER BY id")
+        #expect(read.map(\.phone) == [nil, "+33 1", nil, "+49 2"])
+        #expect(read.map(\.email) == records.map(\.email))
+        #expect(read.map(\.country) == records.map(\.country))
+    }
+}

@@ -318,3 +318,105 @@ extension RecordRoundTripTests {
         #expect(notes == [[0xff, 0x41]])          // the bytes SQLite holds
     }
 }
+
+/// Issue 25, item 5: names SQL reserves (`order`, `group`, `select`) or
+/// Swift does (`` `default` ``), a `let` without a value, and a stored
+/// property with an observer, read and written for real.
+@Table("order")
+struct Order: Equatable {
+    @PrimaryKey var id: Int64
+    var order: Int
+    var `default`: String?
+    @Indexed var group: String
+    @Column("select") var selection: String
+    var café: String
+    let created: Date
+    var level: Int { didSet { precondition(level >= 0) } }
+}
+
+/// Sealed columns whose names need quoting, in each mode.
+@Table("where")
+struct Clause: Equatable {
+    @PrimaryKey var order: Int64
+    @Sealed var `default`: String?
+    @Sealed(.deterministic) var group: String
+    @Sealed(.indexed) var `where`: String
+}
+
+extension RecordRoundTripTests {
+    @Test func namesThatNeedQuotingLetsAndObservedPropertiesRoundTrip() throws {
+        let db = try open()
+        let schema = DatabaseSchema(Order.self)
+        try db.execute(sql: schema.sql)
+        let orders = [
+            Order(id: 1, order: 3, default: "d", group: "g", selection: "s", café: "☕", created: Self.date, level: 2),
+            Order(id: 2, order: -1, default: nil, group: "", selection: "x\"y", café: "", created: Date(timeIntervalSince1970: 0), level: 0),
+        ]
+        for order in orders { try db.insert(order) }
+        #expect(try db.fetchAll(Order.self) == orders)
+        #expect(try db.fetchOne(Order.self, sql: #"SELECT * FROM "order" WHERE "order" = 3 AND "group" = 'g' AND "select" = 's'"#) == orders[0])
+        try schema.validate(db)
+    }
+
+    @Test func sealedColumnsWhoseNamesNeedQuotingRoundTrip() throws {
+        var configuration = Configuration(key: .generate())
+        configuration.seal(Clause.tableDefinition.sealedColumns, keyring: FieldKeyring.generate())
+        let db = try Connection(path: dir.file("quoted.db"), configuration: configuration)
+        try db.execute(sql: DatabaseSchema(Clause.self).sql)
+        let clauses = [Clause(order: 1, default: "a", group: "g", where: "w1"), Clause(order: 2, default: nil, group: "g", where: "w2")]
+        for clause in clauses { try db.insert(clause) }
+        #expect(try db.fetchAll(Clause.self) == clauses)
+        let found = try db.fetchOne(Clause.self, sql: #"SELECT * FROM "where" WHERE "where_index" = strongroom_blind_index(?, 'where', 'where')"#, arguments: ["w2"])
+        #expect(found == clauses[1])
+        try DatabaseSchema(Clause.self).validate(db)
+    }
+}
+
+/// Issue 25, item 5: the forms that are columns (several names in one
+/// declaration, access modifiers) beside those that are not (computed,
+/// `static`, `lazy`, and what `#if` holds but stored properties).
+@Table("person")
+struct Named {
+    @PrimaryKey var id: Int64
+    var first, last: String
+    private(set) var secret: String
+    fileprivate var note: String?
+    var label: String {
+        get { first + " " + last }
+        set { first = newValue }
+    }
+    static let kind = "person"
+    lazy var initials: String = String(first.prefix(1) + last.prefix(1))
+    #if DEBUG
+    var debugName: String { "person \(id)" }
+    @Ignored var scratch: [String] = ["unread"]
+    #endif
+
+    init(id: Int64, first: String, last: String, secret: String, note: String?) {
+        self.id = id
+        self.first = first
+        self.last = last
+        self.secret = secret
+        self.note = note
+    }
+}
+
+extension RecordRoundTripTests {
+    @Test func severalNamesInOneDeclarationAndAccessModifiersRoundTripBesideWhatIsNoColumn() throws {
+        #expect(Named.databaseColumnNames == ["id", "first", "last", "secret", "note"])
+        let db = try open()
+        try db.execute(sql: DatabaseSchema(Named.self).sql)
+        try db.insert(Named(id: 1, first: "Ada", last: "Lovelace", secret: "s", note: nil))
+        try db.insert(Named(id: 2, first: "Alan", last: "Turing", secret: "", note: "n"))
+        var read = try db.fetchAll(Named.self)
+        #expect(read.map(\.first) == ["Ada", "Alan"])
+        #expect(read.map(\.last) == ["Lovelace", "Turing"])
+        #expect(read.map(\.secret) == ["s", ""])
+        #expect(read.map(\.note) == [nil, "n"])
+        #expect(read[0].initials == "AL")
+        #if DEBUG
+        #expect(read[1].scratch == ["unread"])
+        #endif
+        try DatabaseSchema(Named.self).validate(db)
+    }
+}

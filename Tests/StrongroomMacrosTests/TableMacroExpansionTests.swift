@@ -420,3 +420,239 @@ struct TableMacroExpansionTests {
             """, "'phone' is sealed, so a default would be stored as plaintext by any INSERT that omits it; drop the default", line: 4, column: 30)
     }
 }
+
+/// Issue 25, item 5: each form a stored property takes in Swift, and what
+/// `@Table` makes of it.
+extension TableMacroExpansionTests {
+    /// Several names in one declaration, `let` without a value, observers,
+    /// names that need quoting are columns; computed, `static` and `lazy`
+    /// properties, and what `#if` holds that is no stored property, are not.
+    @Test func theFormsThatAreColumnsAndTheFormsThatAreNot() {
+        expand("""
+            @Table
+            struct Event {
+                @PrimaryKey var id: Int64
+                var first, last: String
+                let created: Date
+                var level: Int = 0 { didSet { print(level) } }
+                var label: String { get { first } set { first = newValue } }
+                static let kind = "event"
+                lazy var summary: String = first + last
+                var `default`: String?
+                var order: Int
+                #if DEBUG
+                var debugName: String { "event" }
+                static var count = 0
+                @Ignored var scratch: String = ""
+                func describe() -> String { first }
+                #endif
+            }
+            """, """
+            struct Event {
+                var id: Int64
+                var first, last: String
+                let created: Date
+                var level: Int = 0 { didSet { print(level) } }
+                var label: String { get { first } set { first = newValue } }
+                static let kind = "event"
+                lazy var summary: String = first + last
+                var `default`: String?
+                var order: Int
+                #if DEBUG
+                var debugName: String { "event" }
+                static var count = 0
+                var scratch: String = ""
+                func describe() -> String { first }
+                #endif
+            }
+
+            extension Event: Strongroom.TableRecord, StrongroomMigrations.TableModel {
+                static let databaseTableName = "event"
+
+                static let databaseColumnNames: [String] = ["id", "first", "last", "created", "level", "default", "order"]
+
+                init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                    self.id = try row.decode(at: 0)
+                    self.first = try row.decode(at: 1)
+                    self.last = try row.decode(at: 2)
+                    self.created = try row.decode(at: 3)
+                    self.level = try row.decode(at: 4)
+                    self.`default` = try row.decode(at: 5)
+                    self.order = try row.decode(at: 6)
+                }
+
+                func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
+                    try binder.bind(self.id, at: 0)
+                    try binder.bind(self.first, at: 1)
+                    try binder.bind(self.last, at: 2)
+                    try binder.bind(self.created, at: 3)
+                    try binder.bind(self.level, at: 4)
+                    try binder.bind(self.`default`, at: 5)
+                    try binder.bind(self.order, at: 6)
+                }
+
+                static let tableDefinition = StrongroomMigrations.TableDefinition(
+                    "event",
+                    columns: [
+                        StrongroomMigrations.ColumnDefinition("id", type: "INTEGER", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("first", type: "TEXT", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("last", type: "TEXT", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("created", type: "TEXT", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("level", type: "INTEGER", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("default", type: "TEXT"),
+                        StrongroomMigrations.ColumnDefinition("order", type: "INTEGER", notNull: true),
+                    ],
+                    primaryKey: ["id"]
+                )
+            }
+            """)
+    }
+
+    /// A stored property inside `#if` was left out of the table without a
+    /// word: neither stored nor read back.
+    @Test func aStoredPropertyInsideIfConfig() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                #if DEBUG
+                var trace: String
+                #endif
+            }
+            """, "'trace' is a stored property inside #if, whose condition @Table cannot evaluate; declare it outside the #if (optional, if some builds have no value for it), or declare a type of its own for each configuration",
+                line: 5, column: 9)
+    }
+
+    /// A sealed property inside `#if`, in each branch and nested: each is refused.
+    @Test func aSealedPropertyInsideIfConfig() {
+        let source = """
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                #if os(Linux)
+                @Sealed var phone: String?
+                #else
+                #if DEBUG
+                var phone: String?
+                #endif
+                #endif
+            }
+            """
+        let message = "'phone' is a stored property inside #if, whose condition @Table cannot evaluate; declare it outside the #if (optional, if some builds have no value for it), or declare a type of its own for each configuration"
+        expand(source, Self.stripped(source), diagnostics: [
+            DiagnosticSpec(message: message, line: 5, column: 17),
+            DiagnosticSpec(message: message, line: 8, column: 9),
+        ])
+    }
+
+    /// An attribute inside `#if` (`#if X @Sealed #endif var phone`) was
+    /// ignored: the property was stored as plaintext.
+    @Test func anAttributeInsideIfConfig() {
+        let source = """
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                #if os(Linux)
+                @Sealed
+                #endif
+                var phone: String?
+            }
+            """
+        expand(source, Self.stripped(source), diagnostics: [
+            DiagnosticSpec(message: "'phone' has attributes inside #if, whose condition @Table cannot evaluate; write its attributes outside the #if", line: 4, column: 5),
+        ])
+    }
+
+    /// A property wrapper's storage is the wrapper, not the value a row holds.
+    @Test func aPropertyWrapper() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                @Clamped var level: Int
+            }
+            """, "'level' is wrapped by @Clamped, which @Table cannot read or write through; mark it @Ignored, or store the value in a plain property",
+                line: 4, column: 5)
+    }
+
+    /// One NULL cannot tell `nil` from `.some(nil)`.
+    @Test func aNestedOptional() {
+        let source = """
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var nickname: String??
+                var alias: Optional<String?>
+            }
+            """
+        expand(source, Self.stripped(source), diagnostics: [
+            DiagnosticSpec(message: "'nickname' has type 'String??', a nested optional, which one column cannot hold (NULL cannot tell nil from .some(nil)); make it 'String?'",
+                           line: 4, column: 19),
+            DiagnosticSpec(message: "'alias' has type 'Optional<String?>', a nested optional, which one column cannot hold (NULL cannot tell nil from .some(nil)); make it 'String?'",
+                           line: 5, column: 16),
+        ])
+    }
+
+    /// A tuple pattern declares several properties that no one name reads.
+    @Test func aTuplePattern() {
+        refuses("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var (x, y): (Int, Int)
+            }
+            """, "'(x, y)' declares several properties in one pattern, which @Table cannot take apart; declare each on its own ('var x: Int')",
+                line: 4, column: 9)
+    }
+
+    /// Every spelling of an optional is a nullable column.
+    @Test func everySpellingOfAnOptional() {
+        expand("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                var a: String!
+                var b: Optional<Int>
+                var c: Swift.Optional<Double>
+            }
+            """, """
+            struct T {
+                var id: Int64
+                var a: String!
+                var b: Optional<Int>
+                var c: Swift.Optional<Double>
+            }
+
+            extension T: Strongroom.TableRecord, StrongroomMigrations.TableModel {
+                static let databaseTableName = "t"
+
+                static let databaseColumnNames: [String] = ["id", "a", "b", "c"]
+
+                init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                    self.id = try row.decode(at: 0)
+                    self.a = try row.decode(at: 1)
+                    self.b = try row.decode(at: 2)
+                    self.c = try row.decode(at: 3)
+                }
+
+                func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
+                    try binder.bind(self.id, at: 0)
+                    try binder.bind(self.a, at: 1)
+                    try binder.bind(self.b, at: 2)
+                    try binder.bind(self.c, at: 3)
+                }
+
+                static let tableDefinition = StrongroomMigrations.TableDefinition(
+                    "t",
+                    columns: [
+                        StrongroomMigrations.ColumnDefinition("id", type: "INTEGER", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("a", type: "TEXT"),
+                        StrongroomMigrations.ColumnDefinition("b", type: "INTEGER"),
+                        StrongroomMigrations.ColumnDefinition("c", type: "REAL"),
+                    ],
+                    primaryKey: ["id"]
+                )
+            }
+            """)
+    }
+}

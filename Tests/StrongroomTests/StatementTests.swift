@@ -328,3 +328,61 @@ struct StatementTests {
         #expect(Date(timeIntervalSince1970: -1.5).databaseValue == .text("1969-12-31 23:59:58.500"))
     }
 }
+
+extension StatementTests {
+    /// A record whose hand-written `encode(to:)` skips a nil email, as many
+    /// do: its records encode different keys.
+    struct SparsePerson: Encodable {
+        var id: Int
+        var name: String
+        var email: String?
+        enum CodingKeys: String, CodingKey { case id, name, email }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(name, forKey: .name)
+            if let email { try container.encode(email, forKey: .email) }
+        }
+    }
+
+    /// Issue 25, item 6: the INSERT built from the first record's keys was
+    /// reused for every record of the type, so a later record's email (a key
+    /// the first did not encode) was dropped without an error.
+    @Test func recordsThatEncodeOtherKeysThanTheFirstKeepEveryValue() throws {
+        try db.insert(SparsePerson(id: 1, name: "A", email: nil), into: "person")
+        try db.insert(SparsePerson(id: 2, name: "B", email: "b@example.com"), into: "person")
+        try db.insert(SparsePerson(id: 3, name: "C", email: nil), into: "person")
+        try db.insert(SparsePerson(id: 4, name: "D", email: "d@example.com"), into: "person")
+        #expect(try db.fetchAll(String?.self, sql: "SELECT email FROM person ORDER BY id") == [nil, "b@example.com", nil, "d@example.com"])
+        // And the other way round, on a connection whose first record
+        // encodes more keys than the next.
+        let other = try Connection.inMemory(configuration: Configuration(key: .generate()))
+        try other.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT DEFAULT 'unset')")
+        try other.insert(SparsePerson(id: 5, name: "E", email: "e@example.com"), into: "person")
+        try other.insert(SparsePerson(id: 6, name: "F", email: nil), into: "person")
+        // A key the record does not encode is a column the INSERT leaves out:
+        // it gets its default, as it would in the first record.
+        #expect(try other.fetchAll(String?.self, sql: "SELECT email FROM person ORDER BY id") == ["e@example.com", "unset"])
+    }
+
+    /// Issue 25, item 6: a later record's key that no column holds was
+    /// dropped as silently; it is an error, and nothing is inserted.
+    @Test func aLaterRecordsKeyThatNoColumnHoldsIsAnError() throws {
+        struct Nicknamed: Encodable {
+            var id: Int
+            var name: String
+            var nickname: String?
+            enum CodingKeys: String, CodingKey { case id, name, nickname }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(id, forKey: .id)
+                try container.encode(name, forKey: .name)
+                if let nickname { try container.encode(nickname, forKey: .nickname) }
+            }
+        }
+        try db.insert(Nicknamed(id: 1, name: "A", nickname: nil), into: "person")
+        let error = #expect(throws: StrongroomError.self) { try db.insert(Nicknamed(id: 2, name: "B", nickname: "Bee"), into: "person") }
+        #expect(error?.message.contains("nickname") == true, "\(error?.message ?? "")")
+        #expect(try db.fetchAll(Int.self, sql: "SELECT id FROM person ORDER BY id") == [1])
+    }
+}

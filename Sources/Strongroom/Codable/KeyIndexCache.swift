@@ -14,6 +14,8 @@ final class KeyIndexCache {
         var position = 0
         /// Keys of the current record that found an index.
         var resolvedCount = 0
+        /// Keys of the current record that found none.
+        var unresolvedCount = 0
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -33,10 +35,14 @@ final class KeyIndexCache {
     func beginRecord() {
         state.pointee.position = 0
         state.pointee.resolvedCount = 0
+        state.pointee.unresolvedCount = 0
     }
 
     /// How many keys of the current record found an index.
     var resolvedCount: Int { state.pointee.resolvedCount }
+
+    /// How many keys of the current record found none.
+    var unresolvedCount: Int { state.pointee.unresolvedCount }
 
     /// Forgets every lookup (the statement's columns changed).
     func forget() {
@@ -61,7 +67,10 @@ final class KeyIndexCache {
 
     @inline(__always)
     private func found(_ index: Int32) -> Int32? {
-        guard index >= 0 else { return nil }
+        guard index >= 0 else {
+            state.pointee.unresolvedCount += 1
+            return nil
+        }
         state.pointee.resolvedCount += 1
         return index
     }

@@ -12,6 +12,18 @@ extension Statement {
     /// Properties the statement does not name are ignored; a parameter no
     /// property fills is an error.
     public func execute<Record: Encodable>(record: Record) throws(StrongroomError) {
+        let bound = try bind(record: record).bound
+        guard bound >= parameterCount else {
+            throw StrongroomError(.misuse, "\(Record.self) fills \(bound) of the statement's \(parameterCount) parameters; every parameter must be named after a property (:name).",
+                                  path: connection.path, sql: sql)
+        }
+        while try step() {}
+    }
+
+    /// Resets the statement and binds the properties of `record` to its
+    /// parameters, each key to the parameter of its name; returns how many
+    /// keys found a parameter and how many found none.
+    func bind<Record: Encodable>(record: Record) throws(StrongroomError) -> (bound: Int, unbound: Int) {
         reset()
         clearBindings()
         let sink = StatementSink(statement: self)
@@ -23,13 +35,7 @@ extension Statement {
         } catch {
             throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: connection.path, sql: sql)
         }
-        let bound = encodingKeys.resolvedCount
-        guard bound >= parameterCount else {
-            let rule = parametersByKey == nil ? "every parameter must be named after a property (:name)"
-                : "every record of a type inserted into one table must encode the same properties (the first one's define the INSERT)"
-            throw StrongroomError(.misuse, "\(Record.self) fills \(bound) of the statement's \(parameterCount) parameters; \(rule).", path: connection.path, sql: sql)
-        }
-        while try step() {}
+        return (encodingKeys.resolvedCount, encodingKeys.unresolvedCount)
     }
 
     /// Runs the statement and decodes every row into `T`.

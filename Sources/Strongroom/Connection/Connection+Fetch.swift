@@ -43,8 +43,11 @@ extension Connection {
     /// try db.insert(Person(id: 1, name: "Ada", email: nil), into: "person")
     /// ```
     ///
-    /// The INSERT statement is built from the properties of the first record
-    /// of each type and cached.
+    /// Each record inserts the columns it encodes, one per coding key; a
+    /// column it leaves out gets its default. The INSERT is built from the
+    /// keys of the first record of each type and cached; a later record that
+    /// encodes other keys (an `encode(to:)` that skips nil values) is
+    /// inserted with a statement of its own keys, also cached.
     public func insert<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) {
         if let transform = columnTransform, transform.transformsInserts(into: table) {
             try insert(record, into: table, through: transform)
@@ -70,7 +73,40 @@ extension Connection {
             statement.parametersByKey = Dictionary(sink.keys.enumerated().map { ($1, Int32($0 + 1)) }, uniquingKeysWith: { first, _ in first })
             insertStatementCache[cacheKey] = statement
         }
-        try statement.execute(record: record)
+        let (bound, unbound) = try statement.bind(record: record)
+        guard bound == statement.parameterCount && unbound == 0 else {
+            // Keys other than the first record's: none is dropped, none
+            // left to the last record's binding.
+            statement.clearBindings()
+            try insertWithItsOwnKeys(record, into: table)
+            return
+        }
+        while try statement.step() {}
+    }
+
+    /// Inserts `record` with an INSERT of the keys it encodes, cached by
+    /// table and column list.
+    private func insertWithItsOwnKeys<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) {
+        let sink = ValueListSink()
+        do {
+            try record.encode(to: RecordEncoder(sink: sink))
+        } catch {
+            throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: path)
+        }
+        guard !sink.keys.isEmpty else {
+            throw StrongroomError(.misuse, "\(Record.self) encodes no property to insert.", path: path)
+        }
+        try insertStatement(into: table, columns: sink.keys)
+            .execute(arguments: StatementArguments(sink.values.map { $0 as any DatabaseValueConvertible }))
+    }
+
+    /// The cached `INSERT INTO table (columns…)`, with positional parameters.
+    private func insertStatement(into table: String, columns: [String]) throws(StrongroomError) -> Statement {
+        let cacheKey = ([table] + columns).map(ExactText.init)
+        if let cached = insertStatementsByColumns[cacheKey] { return cached }
+        let statement = try prepare(sql: Self.insertSQL(into: table, columns: columns))
+        insertStatementsByColumns[cacheKey] = statement
+        return statement
     }
 
     /// An insert into a table a ``ColumnTransform`` handles (sealed columns):
@@ -95,15 +131,7 @@ extension Connection {
             try inSavepoint { db in
                 var columns = columns, values = values
                 try transform.prepareInsert(into: table, columns: &columns, values: &values, connection: db)
-                let cacheKey = ([table] + columns).map(ExactText.init)
-                let statement: Statement
-                if let cached = db.transformedInsertCache[cacheKey] {
-                    statement = cached
-                } else {
-                    statement = try db.prepare(sql: Self.insertSQL(into: table, columns: columns))
-                    db.transformedInsertCache[cacheKey] = statement
-                }
-                try statement.execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
+                try db.insertStatement(into: table, columns: columns).execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
             }
         } catch let error as StrongroomError {
             throw error

@@ -46,8 +46,10 @@ public final class Connection {
     /// Why the connection was closed, when the library closed it.
     private var closedReason: String?
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
-    /// INSERT statements of transformed rows, by table and column list.
-    var transformedInsertCache: [[ExactText]: Statement] = [:]
+    /// INSERT statements by table and column list: of transformed rows, and
+    /// of `Encodable` records that encode other keys than the first record
+    /// of their type.
+    var insertStatementsByColumns: [[ExactText]: Statement] = [:]
     /// INSERT statements of ``TableRecord`` types, by type.
     var recordInsertCache: [ObjectIdentifier: Statement] = [:]
     /// The entry of `recordInsertCache` used last while no transform is
@@ -352,7 +354,7 @@ public final class Connection {
     func clearStatementCaches() {
         statementCache.removeAll()
         insertStatementCache.removeAll()
-        transformedInsertCache.removeAll()
+        insertStatementsByColumns.removeAll()
         recordInsertCache.removeAll()
         lastRecordInsert = nil
     }
