@@ -57,7 +57,7 @@ struct RotationTests {
         let before = try queue.read { db in try FieldRotation.status(of: Self.columns, in: db) }
         #expect(before.map(\.valuesByKeyID) == [[1: 250], [1: 200], [1: 250]].map { $0 })
         // A key in use cannot retire.
-        #expect(throws: FieldError.self) { try queue.read { db in try FieldRotation.retire(1, from: second, columns: Self.columns, in: db) } }
+        #expect(throws: FieldError.self) { try queue.read { db in try FieldRotation.retire(1, from: second, in: db) } }
 
         var seen: [Int] = []
         let report = try FieldRotation.rotate(queue, columns: Self.columns, keyring: second, batchSize: 40) { seen.append($0) }
@@ -68,7 +68,7 @@ struct RotationTests {
         #expect(after.allSatisfy { $0.unsealed == 0 })
 
         // Without key 1, everything still opens, blind indexes and deterministic lookups follow the new key.
-        let retired = try queue.read { db in try FieldRotation.retire(1, from: second, columns: Self.columns, in: db) }
+        let retired = try queue.read { db in try FieldRotation.retire(1, from: second, in: db) }
         #expect(retired.keyIDs == [2])
         #expect(try read(path, keyring: retired).map(\.email) == Self.people(250).map(\.email))
         var config = Configuration(key: databaseKey)

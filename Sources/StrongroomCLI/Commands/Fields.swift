@@ -75,7 +75,8 @@ struct Fields: ParsableCommand {
             try CommandFailure.reporting(json: output.json) {
                 let fieldKeys = try keyring.load()
                 let queue = try DatabaseQueue(path: database, configuration: KeyOptions.existing(try key.loadKey()))
-                let columns = try queue.read { db in try SealedColumnRegistry.columns(in: db) }
+                // The registry's columns, and any column its envelopes show sealed that it forgot.
+                let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db) }
                 let bar = ProgressBar()
                 let report = try FieldRotation.rotate(queue, columns: columns, keyring: fieldKeys, batchSize: batchSize) { done in
                     bar.draw(line: "re-sealed \(done) values under key \(fieldKeys.activeKeyID)")
@@ -100,13 +101,17 @@ struct Fields: ParsableCommand {
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
                 let db = try key.open(database, readOnly: true)
-                let status = try FieldRotation.status(of: SealedColumnRegistry.columns(in: db), in: db)
+                let recorded = try SealedColumnRegistry.columns(in: db)
+                let status = try FieldRotation.status(of: SealedValueSearch.sealedColumns(in: db), in: db)
+                let isRecorded = status.map { line in recorded.contains { $0.table == line.table && $0.column == line.column } }
                 if output.json {
-                    Output.json(StatusReport(database: database, sealedColumns: status.map(StatusLine.init)))
+                    Output.json(StatusReport(database: database, sealedColumns: zip(status, isRecorded).map(StatusLine.init)))
                     return
                 }
-                if status.isEmpty { print("\(database) records no sealed column.") }
-                for column in status { print(column) }
+                if status.isEmpty { print("\(database) holds no sealed column.") }
+                for (column, recorded) in zip(status, isRecorded) {
+                    print("\(column)\(recorded ? "" : " (sealed values, but not in strongroom_sealed_columns)")")
+                }
             }
         }
     }
@@ -123,7 +128,7 @@ struct Fields: ParsableCommand {
             try CommandFailure.reporting(json: output.json) {
                 let db = try key.open(database, readOnly: true)
                 try FieldKeyring.update(at: keyring.path) { current in
-                    try FieldRotation.retire(keyID, from: current, columns: SealedColumnRegistry.columns(in: db), in: db)
+                    try FieldRotation.retire(keyID, from: current, in: db)
                 }
                 if output.json {
                     Output.json(["field_keyring": keyring.path, "retired_key_id": "\(keyID)"])
@@ -142,8 +147,12 @@ struct StatusLine: Encodable {
     let mode: String
     let valuesByKeyId: [String: Int]
     let unsealed: Int
+    /// False for a column whose envelopes show it sealed, but which
+    /// `strongroom_sealed_columns` does not record.
+    let recorded: Bool
 
-    init(_ status: FieldRotation.ColumnStatus) {
+    init(_ status: FieldRotation.ColumnStatus, recorded: Bool) {
+        self.recorded = recorded
         table = status.table
         column = status.column
         mode = status.mode.rawValue

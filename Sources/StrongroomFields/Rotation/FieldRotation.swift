@@ -126,13 +126,20 @@ public enum FieldRotation {
         return Report(resealed: resealed, batches: batches)
     }
 
-    /// The keyring without `keyID`, after checking that no value of
-    /// `columns` is sealed under it.
-    public static func retire(_ keyID: UInt32, from keyring: FieldKeyring, columns: [SealedColumn], in db: Connection) throws -> FieldKeyring {
-        let inUse = try status(of: columns, in: db).filter { ($0.valuesByKeyID[keyID] ?? 0) > 0 }
+    /// The keyring without `keyID`, after checking in the data itself
+    /// that no value anywhere in the database uses it: every column of every
+    /// table is searched for envelopes and blind indexes under it
+    /// (``SealedValueSearch``), whatever the registry of sealed columns says
+    /// (anyone with the database key can edit that).
+    public static func retire(_ keyID: UInt32, from keyring: FieldKeyring, in db: Connection) throws -> FieldKeyring {
+        let inUse = try SealedValueSearch.findings(in: db).filter { $0.count(underKey: keyID) > 0 }
         guard inUse.isEmpty else {
-            let places = inUse.map { "\($0.table).\($0.column): \($0.valuesByKeyID[keyID] ?? 0)" }.joined(separator: ", ")
-            throw FieldError(.keyring, "Key \(keyID) still seals values (\(places)); rotate them to the active key first.")
+            let places = inUse.map { finding in
+                let blind = finding.blindIndexesByKeyID[keyID] ?? 0, sealed = finding.count(underKey: keyID) - blind
+                return "\(finding.table).\(finding.column): " + [sealed > 0 ? "\(sealed) sealed values" : nil, blind > 0 ? "\(blind) blind indexes" : nil]
+                    .compactMap { $0 }.joined(separator: ", ")
+            }.joined(separator: "; ")
+            throw FieldError(.keyring, "Key \(keyID) is still in use (\(places)); nothing was retired. Re-seal the values under the active key first (`strongroom fields rotate`); blind indexes are recomputed for the indexed columns strongroom_sealed_columns records, so record a column whose record is missing again before rotating.")
         }
         return try keyring.removingKey(keyID)
     }
