@@ -68,8 +68,9 @@ struct FileSystemFaultTests {
     func aWriteToAReadOnlyFileIsReadOnlyAndChangesNothing(_ journal: Configuration.JournalMode) throws {
         let key = try seed(journal: journal)
         // The file is read-only; its directory is not (SQLite 3.15 reads a WAL
-        // database only where it can make the -shm).
-        chmod(dir.path, 0o777)
+        // database only where it can make the -shm). Sticky, as /tmp is: a
+        // key file may not lie where others could replace it.
+        chmod(dir.path, 0o1777)
         chmod(dir.file("app.db"), 0o444)
         let write = try runUnprivileged(["sql", "--database", "app.db", "--key-file", "db.key", "--json", "--write", "INSERT INTO ledger(amount) VALUES (1)"])
         #expect(write.status == 77, "\(write.stdout) \(write.stderr)")
