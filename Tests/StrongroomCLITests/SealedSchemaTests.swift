@@ -1,0 +1,151 @@
+import Foundation
+import Strongroom
+import StrongroomFields
+import StrongroomTestSupport
+import Testing
+
+/// Issue 25, items 4, 11 and the reporting half of 1: migrations that would
+/// unbind sealed values from their rows, `verify` on a database no migration
+/// manages, and triggers or views on sealed tables that no migration made.
+@Suite("Sealed columns: schema changes and verification")
+struct SealedSchemaTests {
+    let dir = TemporaryDirectory()
+
+    func run(_ arguments: [String]) throws -> ProcessResult {
+        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
+    }
+
+    func write(_ name: String, _ text: String) {
+        try? FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: dir.file("Migrations/" + name), contents: Data(text.utf8))
+    }
+
+    var key: [String] { ["--database", "app.db", "--key-file", "db.key"] }
+
+    /// A connection with the field functions.
+    func connection() throws -> Connection {
+        var config = Configuration(key: try KeyFile.read(at: dir.file("db.key")))
+        config.addFieldFunctions(keyring: try FieldKeyring.load(from: dir.file("fields.keyring")))
+        return try Connection(path: dir.file("app.db"), configuration: config)
+    }
+
+    /// note(id INTEGER PRIMARY KEY, body) at version 1, with two bodies sealed randomized.
+    func sealedNotes() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        write("0001_note.sql", "CREATE TABLE note(id INTEGER PRIMARY KEY, body BLOB);")
+        #expect(try run(["migrate"] + key).status == 0)
+        let db = try connection()
+        try db.execute(sql: "INSERT INTO note VALUES (1, strongroom_seal('first secret', 'note', 'body', 'randomized', 1)), (2, strongroom_seal('second', 'note', 'body', 'randomized', 2))")
+        try SealedColumnRegistry.record([.randomized("body", in: "note")], in: db)
+    }
+
+    func expectBodiesOpen(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let bodies = try connection().fetchAll(String.self, sql: "SELECT strongroom_open(body, 'note', 'body', id) FROM note ORDER BY id")
+        #expect(bodies == ["first secret", "second"], sourceLocation: sourceLocation)
+    }
+
+    /// Item 4: the model changes `id INTEGER PRIMARY KEY` to `id TEXT
+    /// PRIMARY KEY`; the values bound to 1 and 2 would never open bound to
+    /// '1' and '2'. `diff` refuses, even with --allow-destructive.
+    @Test func diffRefusesAKeyTypeChangeUnderRandomizedValues() throws {
+        try sealedNotes()
+        write("schema.sql", """
+            CREATE TABLE note(id TEXT PRIMARY KEY, body BLOB);
+            CREATE TABLE IF NOT EXISTS strongroom_sealed_columns (
+              table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT,
+              PRIMARY KEY (table_name, column_name));
+            INSERT INTO strongroom_sealed_columns VALUES ('note', 'body', 'randomized', NULL);
+            """)
+        // The migrations' own schema records the sealed column too.
+        write("0002_record.sql", """
+            CREATE TABLE IF NOT EXISTS strongroom_sealed_columns (
+              table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT,
+              PRIMARY KEY (table_name, column_name));
+            INSERT OR REPLACE INTO strongroom_sealed_columns VALUES ('note', 'body', 'randomized', NULL);
+            """)
+        let diff = try run(["diff", "--allow-destructive", "--name", "text_ids"])
+        #expect(diff.status == 1, "\(diff.stdout)")
+        #expect(diff.stdout.contains("primary key") && diff.stdout.contains("note.body"), "\(diff.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("Migrations/0003_text_ids.sql")))
+    }
+
+    /// Item 4: the same change written by hand is refused by the runner
+    /// before its commit: the database stays at version 1, every value opens.
+    @Test func aMigrationThatUnbindsSealedValuesIsRolledBack() throws {
+        try sealedNotes()
+        write("0002_text_ids.sql", """
+            -- strongroom: rebuild
+            CREATE TABLE note(id TEXT PRIMARY KEY, body BLOB);
+            """)
+        for withKeys in [false, true] {
+            let migrate = try run(["migrate"] + key + (withKeys ? ["--field-keys", "fields.keyring"] : []))
+            #expect(migrate.status != 0, "\(migrate.stdout)")
+            #expect(migrate.stderr.contains("note.body") && migrate.stderr.contains("row"), "\(migrate.stderr)")
+        }
+        #expect(try connection().fetchOne(Int.self, sql: "PRAGMA user_version") ?? 0 <= 1)
+        #expect(try connection().fetchOne(String.self, sql: "SELECT typeof(id) FROM note WHERE id = 1") == "integer")
+        try expectBodiesOpen()
+        // Values moved to other rows by a data migration are refused too.
+        write("0002_text_ids.sql", "UPDATE note SET id = id + 10;")
+        let moved = try run(["migrate"] + key)
+        #expect(moved.status != 0 && moved.stderr.contains("note.body"), "\(moved.stderr)")
+        try expectBodiesOpen()
+        // A migration that opens and seals again under the new key passes.
+        write("0002_text_ids.sql", """
+            CREATE TABLE note_new(id TEXT PRIMARY KEY, body BLOB);
+            INSERT INTO note_new SELECT CAST(id AS TEXT), strongroom_seal(strongroom_open(body, 'note', 'body', id), 'note', 'body', 'randomized', CAST(id AS TEXT)) FROM note;
+            DROP TABLE note;
+            ALTER TABLE note_new RENAME TO note;
+            """)
+        let resealed = try run(["migrate"] + key + ["--field-keys", "fields.keyring"])
+        #expect(resealed.status == 0, "\(resealed.stderr)")
+        try expectBodiesOpen()
+    }
+
+    /// Item 11: an imported database no migration manages: verify checks
+    /// what it can and says it did not check drift; Strongroom's own tables
+    /// are never drift.
+    @Test func verifyOnADatabaseNoMigrationManages() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "app.db", "--key-file", "db.key",
+                                "--field-keys", "fields.keyring", "--seal", "Customer.Phone"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
+        let verify = try run(["verify"] + key + ["--field-keys", "fields.keyring"])
+        #expect(verify.status == 0, "\(verify.stdout)")
+        #expect(!verify.stdout.contains("schema_drift") && !verify.stdout.contains("strongroom_sealed_columns"), "\(verify.stdout)")
+        #expect(verify.stdout.contains("drift was not checked"), "\(verify.stdout)")
+        let json = try run(["verify"] + key + ["--json"])
+        #expect(json.stdout.contains("\"drift_checked\" : false"), "\(json.stdout)")
+        // A managed database: the registry, made outside the migrations by
+        // import --seal, is no drift either.
+        write("0001_note.sql", "CREATE TABLE note(id INTEGER PRIMARY KEY, body BLOB);")
+        #expect(try run(["migrate", "--database", "m.db", "--key-file", "db.key"]).status == 0)
+        var config = Configuration(key: try KeyFile.read(at: dir.file("db.key")))
+        config.addFieldFunctions(keyring: try FieldKeyring.load(from: dir.file("fields.keyring")))
+        let db = try Connection(path: dir.file("m.db"), configuration: config)
+        try db.execute(sql: "INSERT INTO note VALUES (1, 'x')")
+        try ColumnSealing.sealInPlace([.randomized("body", in: "note")], keyring: FieldKeyring.load(from: dir.file("fields.keyring")), in: db)
+        db.close()
+        let managed = try run(["verify", "--database", "m.db", "--key-file", "db.key"])
+        #expect(managed.status == 0, "\(managed.stdout)")
+    }
+
+    /// Item 1: verify reports a trigger or view on a sealed table that no
+    /// migration made, managed or not.
+    @Test func verifyReportsTriggersAndViewsOnSealedTables() throws {
+        try sealedNotes()
+        let bare = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try bare.execute(sql: """
+            CREATE TABLE copy(v);
+            CREATE TRIGGER note_copy AFTER INSERT ON note BEGIN INSERT INTO copy VALUES (NEW.body); END;
+            CREATE VIEW note_view AS SELECT body FROM note;
+            """)
+        bare.close()
+        let verify = try run(["verify"] + key)
+        #expect(verify.status == 1, "\(verify.stdout)")
+        #expect(verify.stdout.contains("[untrusted_sql]") && verify.stdout.contains("note_copy") && verify.stdout.contains("note_view"), "\(verify.stdout)")
+    }
+}
