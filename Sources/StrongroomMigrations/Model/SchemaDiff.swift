@@ -218,10 +218,16 @@ private struct Planner {
         }
         let needsRebuild = !dropped.isEmpty || !changed.isEmpty || constraintsChanged
             || added.contains { !Self.canAddColumn($0, of: new) }
-        if old.primaryKey.map(\.sqliteFolded) != new.primaryKey.map(\.sqliteFolded) {
+        // Randomized values are bound to the key's values as stored: another
+        // key, or a key column of another type (1 becomes '1'), unbinds them.
+        let keyTypeChanged = old.primaryKey.contains { key in
+            guard let before = old.column(key), let after = new.column(key) else { return false }
+            return before.type.uppercased() != after.type.uppercased()
+        }
+        if old.primaryKey.map(\.sqliteFolded) != new.primaryKey.map(\.sqliteFolded) || keyTypeChanged {
             let bound = old.columns.filter { $0.sealing != nil && $0.sealing != .deterministic }.map { "\(name).\($0.name)" }
             if !bound.isEmpty {
-                refusals.append("Changing the primary key of \(name): the sealed values of \(bound.joined(separator: ", ")) are bound to it. Open them, change the key and seal them again, in a migration written by hand.")
+                refusals.append("Changing the primary key of \(name)\(keyTypeChanged ? " (the type of its columns)" : ""): the sealed values of \(bound.joined(separator: ", ")) are bound to its values as stored, and would no longer open. Open them, change the key and seal them again, in a migration written by hand.")
             }
         }
         if needsRebuild {

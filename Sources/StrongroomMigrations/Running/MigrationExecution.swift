@@ -103,6 +103,8 @@ struct MigrationExecution {
             throw failure("cannot start its transaction: \(error.message)", statement: nil, underlying: error)
         }
         do throws(MigrationError) {
+            let rowKeys: SealedRowKeyCheck
+            do { rowKeys = try SealedRowKeyCheck.noting(db) } catch { throw failure("cannot note its sealed values' row keys: \(error.message)", statement: nil, underlying: error) }
             // The body may not end the runner's transaction: a COMMIT is
             // turned into a rollback (nothing of it is committed), and a
             // ROLLBACK (then perhaps BEGIN again) is noticed.
@@ -117,6 +119,9 @@ struct MigrationExecution {
             }
             db.guardTransaction(onCommit: nil, onRollback: nil)
             if ended.commits + ended.rollbacks > 0 { throw transactionEnded(ended) }
+            let moved: String?
+            do { moved = try rowKeys.moved(in: db) } catch { throw failure("cannot check its sealed values' row keys: \(error.message)", statement: nil, underlying: error) }
+            if let moved { throw failure(moved + ".", statement: nil, underlying: nil) }
             if checkForeignKeys { try checkForeignKeyViolations() }
             let entry = try historyEntry(start: start)
             do {
