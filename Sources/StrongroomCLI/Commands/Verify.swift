@@ -27,9 +27,12 @@ struct Verify: ParsableCommand {
             if output.json {
                 Output.json(WithField(base: report, key: "sealed_value_failures", value: sealedFailures.map { SealedFailure(error: $0) }))
             } else if report.isClean && sealedFailures.isEmpty {
-                print("\(database) is at version \(report.currentVersion) and matches \(migrationOptions.migrations): no finding." + (fieldKeys.map { " Every sealed value opens with \($0)." } ?? ""))
+                print((report.driftChecked
+                       ? "\(database) is at version \(report.currentVersion) and matches \(migrationOptions.migrations): no finding."
+                       : "\(database) has no migration history, so schema drift was not checked; integrity, foreign keys and triggers and views on sealed tables: no finding.")
+                      + (fieldKeys.map { " Every sealed value opens with \($0)." } ?? ""))
             } else {
-                print("\(database) is at version \(report.currentVersion); \(report.findings.count + sealedFailures.count) finding(s):")
+                print("\(database) is at version \(report.currentVersion)\(report.driftChecked ? "" : " (no migration history: schema drift was not checked)"); \(report.findings.count + sealedFailures.count) finding(s):")
                 for finding in report.findings {
                     print("  [\(finding.code.rawValue)] \(finding.message)")
                 }

@@ -1,4 +1,5 @@
 public import Strongroom
+import StrongroomFields
 
 /// One thing `verify` found wrong. ``code`` is stable, for matching and JSON.
 public struct VerificationFinding: Sendable, Codable, Equatable, CustomStringConvertible {
@@ -16,6 +17,12 @@ public struct VerificationFinding: Sendable, Codable, Equatable, CustomStringCon
         case integrity = "integrity"
         /// `PRAGMA foreign_key_check` found rows breaking a foreign key.
         case foreignKey = "foreign_key"
+        /// A trigger or view on a sealed table (or calling a sealed-column
+        /// function) that no migration creates: SQL the application did not
+        /// write, which could copy sealed values elsewhere. Find out who
+        /// added it; a connection holding the field keyring refuses to run
+        /// the field functions for it either way.
+        case untrustedSQL = "untrusted_sql"
     }
 
     /// What kind of finding, to match on.
@@ -37,6 +44,11 @@ public struct VerificationReport: Sendable, Codable {
     public let currentVersion: Int
     /// Every finding; empty when everything holds.
     public let findings: [VerificationFinding]
+    /// False for a database no migration manages (no migration history:
+    /// imported, say): its schema has nothing to be compared with, and
+    /// schema drift was not checked. Integrity, foreign keys and triggers
+    /// and views on sealed tables were.
+    public let driftChecked: Bool
     /// True when there is no finding.
     public var isClean: Bool { findings.isEmpty }
 }
@@ -44,8 +56,9 @@ public struct VerificationReport: Sendable, Codable {
 extension VerificationReport: CustomStringConvertible {
     /// "At version 5; no finding." or one line per finding.
     public var description: String {
-        guard !isClean else { return "At version \(currentVersion); no finding." }
-        return "At version \(currentVersion); \(findings.count) finding(s):\n" + findings.map { "  [\($0.code.rawValue)] \($0.message)" }.joined(separator: "\n")
+        let drift = driftChecked ? "" : " (no migration history: schema drift was not checked)"
+        guard !isClean else { return "At version \(currentVersion)\(drift); no finding." }
+        return "At version \(currentVersion)\(drift); \(findings.count) finding(s):\n" + findings.map { "  [\($0.code.rawValue)] \($0.message)" }.joined(separator: "\n")
     }
 }
 
@@ -70,31 +83,69 @@ extension Migrator {
             findings.append(VerificationFinding(code: .pending, version: migration.version, file: migration.file,
                 message: "Migration \(migration.file ?? String(migration.version)) is not applied\(migration.version < current ? " (older than the current version \(current))" : "")."))
         }
-        findings += try drift(db, upTo: current, applied: done)
+        // A database no migration manages has no schema to compare with.
+        let managed = !applied.isEmpty
+        let replayed = managed ? try replayedSnapshot(upTo: current, applied: done) : nil
+        if let replayed { findings += try drift(db, replayed: replayed) }
+        findings += try untrustedSQL(db, replayed: replayed)
         findings += try integrity(db)
-        return VerificationReport(currentVersion: current, findings: findings)
+        return VerificationReport(currentVersion: current, findings: findings, driftChecked: managed)
     }
 
-    private func drift(_ db: Connection, upTo current: Int, applied: (Int) -> Bool) throws(MigrationError) -> [VerificationFinding] {
-        // Replay what should be there into a fresh in-memory database.
-        let replayed: SchemaSnapshot
+    /// Triggers and views no migration creates (all of them, without a
+    /// history) that name a sealed table or call a sealed-column function.
+    private func untrustedSQL(_ db: Connection, replayed: Result<SchemaSnapshot, MigrationError>?) throws(MigrationError) -> [VerificationFinding] {
+        do {
+            let sealedTables = Set(try SealedColumnRegistry.columns(in: db).map(\.table.sqliteFolded))
+            let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index"].map(\.sqliteFolded))
+            var findings: [VerificationFinding] = []
+            for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') AND sql IS NOT NULL ORDER BY name") {
+                let type = try row.decode(String.self, at: 0), name = try row.decode(String.self, at: 1)
+                if case .success(let expected)? = replayed, expected.objects["\(type) \(name.lowercased())"] != nil { continue }
+                let names = Set(SQLTokenizer.tokenize(try row.decode(String.self, at: 3)).compactMap { $0.identifier?.sqliteFolded })
+                let table = try row.decode(String.self, at: 2)
+                let sealed = names.union([table.sqliteFolded]).intersection(sealedTables)
+                let calls = !names.isDisjoint(with: functions)
+                guard !sealed.isEmpty || calls else { continue }
+                let what = calls ? "calls a sealed-column function" : "reads or writes a sealed table"
+                findings.append(VerificationFinding(code: .untrustedSQL, version: nil, file: nil,
+                    message: "The \(type) \(name) \(what), and no migration creates it: SQL the application did not write, which could copy sealed values elsewhere. Find out who added it, and remove it (DROP \(type.uppercased()) \(SQLScript.quotedIdentifier(name)))."))
+            }
+            return findings
+        } catch {
+            throw .database(error)
+        }
+    }
+
+    /// The schema the applied migrations give, replayed into a fresh
+    /// in-memory database; a failure to replay is a finding of its own.
+    private func replayedSnapshot(upTo current: Int, applied: (Int) -> Bool) throws(MigrationError) -> Result<SchemaSnapshot, MigrationError> {
         do {
             let scratch = try Self.scratchDatabase()
             var replay = self
             replay.migrations = migrations.filter { $0.version <= current && applied($0.version) }
             try replay.migrate(scratch)
-            replayed = try SchemaSnapshot(scratch)
+            return .success(try SchemaSnapshot(scratch))
         } catch let error as MigrationError {
-            return [VerificationFinding(code: .schemaDrift, version: error.version, file: error.file,
-                message: "Replaying the applied migrations into an empty database failed, so drift cannot be checked: \(error.message)")]
+            return .failure(error)
         } catch let error as StrongroomError {
             throw .database(error)
         } catch {
             throw MigrationError(.database, "\(error)")
         }
+    }
+
+    private func drift(_ db: Connection, replayed: Result<SchemaSnapshot, MigrationError>) throws(MigrationError) -> [VerificationFinding] {
+        let expected: SchemaSnapshot
+        switch replayed {
+        case .success(let snapshot): expected = snapshot
+        case .failure(let error):
+            return [VerificationFinding(code: .schemaDrift, version: error.version, file: error.file,
+                message: "Replaying the applied migrations into an empty database failed, so drift cannot be checked: \(error.message)")]
+        }
         let live: SchemaSnapshot
         do { live = try SchemaSnapshot(db) } catch { throw .database(error) }
-        return live.differences(from: replayed).map {
+        return live.differences(from: expected).map {
             VerificationFinding(code: .schemaDrift, version: nil, file: nil, message: "Schema drift: \($0).")
         }
     }
