@@ -97,6 +97,19 @@ struct SchemaValidationTests {
         #expect(found == [.columnNotSealed(table: "album", column: "notes", mode: .randomized, plaintextValues: 1)])
     }
 
+    /// Issue 25, item 1: a trigger or view on a sealed table is SQL the
+    /// model does not declare, and could copy its values elsewhere.
+    @Test func findsTriggersAndViewsOnSealedTables() throws {
+        let found = try differences(Self.model, extraSQL: """
+            CREATE TRIGGER album_copy AFTER INSERT ON album BEGIN UPDATE artist SET country = NEW.notes WHERE id = NEW.artist_id; END;
+            CREATE VIEW album_notes AS SELECT "notes" FROM "album";
+            CREATE TRIGGER artist_touch AFTER INSERT ON artist BEGIN SELECT 1; END;
+            """).map(\.description)
+        #expect(found.count == 2, "\(found)")
+        #expect(found.contains { $0.contains("trigger album_copy") && $0.contains("sealed") }, "\(found)")
+        #expect(found.contains { $0.contains("view album_notes") && $0.contains("sealed") }, "\(found)")
+    }
+
     @Test func theErrorListsEveryDifferenceAndSaysWhatToDo() throws {
         let db = try Connection.inMemory()
         try db.execute(sql: DatabaseSchema(tables: [Self.artist]).sql)
