@@ -41,6 +41,10 @@ public enum SchemaDifference: Sendable, Hashable, CustomStringConvertible {
     case sealingMode(table: String, column: String, expected: SealingMode, found: SealingMode)
     /// The indexed sealed column keeps its blind index in another column.
     case blindIndexColumn(table: String, column: String, expected: String?, found: String?)
+    /// A trigger or view (`type`) on a table the model seals columns of, or
+    /// calling a sealed-column function: the model declares none, and such
+    /// SQL could copy sealed values elsewhere.
+    case triggerOrViewOnSealedTable(type: String, name: String, table: String)
 
     /// One line: what differs, as expected against found.
     public var description: String {
@@ -74,6 +78,7 @@ public enum SchemaDifference: Sendable, Hashable, CustomStringConvertible {
         case .columnSealed(let table, let column): return "\(table).\(column): plaintext expected, sealed found"
         case .sealingMode(let table, let column, let expected, let found): return "\(table).\(column): sealed \(expected.rawValue) expected, \(found.rawValue) found"
         case .blindIndexColumn(let table, let column, let expected, let found): return "\(table).\(column): blind index in \(expected ?? "(none)") expected, \(found ?? "(none)") found"
+        case .triggerOrViewOnSealedTable(let type, let name, let table): return "\(type) \(name) on sealed table \(table): not in the model (it could copy sealed values elsewhere; find out who added it)"
         }
     }
 }
@@ -158,9 +163,25 @@ extension DatabaseSchema {
                 }
             }
         }
+        differences += try triggersAndViewsOnSealedTables(db)
         if !differences.isEmpty {
             throw SchemaMismatch(path: db.path, differences: differences)
         }
+    }
+
+    /// Triggers and views that name a table with sealed columns in the
+    /// model, or call a sealed-column function.
+    func triggersAndViewsOnSealedTables(_ db: Connection) throws(StrongroomError) -> [SchemaDifference] {
+        let sealed = Dictionary(tables.filter { $0.columns.contains { $0.sealing != nil } }.map { ($0.name.sqliteFolded, $0.name) }, uniquingKeysWith: { a, _ in a })
+        let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index"].map(\.sqliteFolded))
+        var found: [SchemaDifference] = []
+        for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') AND sql IS NOT NULL ORDER BY name") {
+            let names = Set(SQLTokenizer.tokenize(try row.decode(String.self, at: 3)).compactMap { $0.identifier?.sqliteFolded })
+                .union([try row.decode(String.self, at: 2).sqliteFolded])
+            guard let table = names.compactMap({ sealed[$0] }).sorted().first ?? (names.isDisjoint(with: functions) ? nil : "(a field function)") else { continue }
+            found.append(.triggerOrViewOnSealedTable(type: try row.decode(String.self, at: 0), name: try row.decode(String.self, at: 1), table: table))
+        }
+        return found
     }
 
     /// How `other` (a database's schema) differs from this one (the model):
