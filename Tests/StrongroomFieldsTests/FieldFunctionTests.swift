@@ -58,4 +58,27 @@ struct FieldFunctionTests {
         let plain = #expect(throws: StrongroomError.self) { try db.fetchOne(String.self, sql: "SELECT strongroom_open(email, 'customer', 'email', id) FROM customer WHERE id = 2") }
         #expect(plain?.message.contains("plain value") == true)
     }
+
+    /// Issue 25, item 9: strongroom_open checks the envelope's mode: a
+    /// deterministic envelope (bound to no row) in a column opened with its
+    /// row key, the column's declared mode where it is declared.
+    @Test func openChecksTheColumnsMode() throws {
+        let keyring = FieldKeyring.generate()
+        var config = Configuration.plaintext
+        config.addFieldFunctions(keyring: keyring)
+        let db = try Connection.inMemory(configuration: config)
+        let deterministic = try #require(try db.fetchOne([UInt8].self, sql: "SELECT strongroom_seal('x', 't', 'c', 'deterministic')"))
+        let error = #expect(throws: StrongroomError.self) {
+            try db.fetchOne(String.self, sql: "SELECT strongroom_open(?, 't', 'c', 7)", arguments: [deterministic])
+        }
+        #expect(error?.message.contains("deterministic") == true, "\(error?.message ?? "")")
+        #expect(try db.fetchOne(String.self, sql: "SELECT strongroom_open(?, 't', 'c')", arguments: [deterministic]) == "x")
+        // Declared randomized on the configuration: refused even without a row key.
+        var sealing = Configuration.plaintext
+        sealing.seal([.randomized("c", in: "t")], keyring: keyring)
+        let declared = try Connection.inMemory(configuration: sealing)
+        #expect(throws: StrongroomError.self) {
+            try declared.fetchOne(String.self, sql: "SELECT strongroom_open(?, 't', 'c')", arguments: [deterministic])
+        }
+    }
 }

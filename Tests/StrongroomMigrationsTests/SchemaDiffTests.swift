@@ -191,4 +191,26 @@ struct SchemaDiffTests {
         #expect(stale?.description.contains("regenerate it") == true)
         #expect(stale?.differences == [.missingColumn(table: "track", column: "isrc")])
     }
+
+    /// Issue 25, item 9: the model moves an indexed column's blind index to
+    /// another column: the diff fills the new one, so lookups still find rows.
+    @Test func aBlindIndexMovedToAnotherColumnIsFilled() throws {
+        func model(_ indexColumn: String) -> DatabaseSchema {
+            DatabaseSchema(tables: [TableDefinition("person", columns: [
+                ColumnDefinition("id", type: "INTEGER", notNull: true),
+                ColumnDefinition("email", type: "BLOB", sealing: .indexed, sealedIndexColumn: indexColumn),
+                ColumnDefinition(indexColumn, type: "BLOB"),
+            ], primaryKey: ["id"], indexes: [IndexDefinition("person_\(indexColumn)", columns: [indexColumn])])])
+        }
+        var configuration = Configuration.plaintext
+        configuration.addFieldFunctions(keyring: keyring)
+        let db = try Connection.inMemory(configuration: configuration)
+        try db.execute(sql: model("email_index").sql)
+        try db.execute(sql: "INSERT INTO person VALUES (1, strongroom_seal('ada@example.com', 'person', 'email', 'indexed', 1), strongroom_blind_index('ada@example.com', 'person', 'email'))")
+        let plan = SchemaDiff.plan(from: try DatabaseSchema.read(from: db), to: model("email_lookup"))
+        #expect(plan.refusals.isEmpty, "\(plan.refusals)")
+        try Migrator(migrations: [Migration(version: 1, description: "move blind index", sql: plan.sql)]).migrate(db)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT id FROM person WHERE email_lookup = strongroom_blind_index('ada@example.com', 'person', 'email')") == 1,
+                "\(plan.sql)")
+    }
 }

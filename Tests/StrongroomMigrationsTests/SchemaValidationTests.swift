@@ -110,6 +110,16 @@ struct SchemaValidationTests {
         #expect(found.contains { $0.contains("view album_notes") && $0.contains("sealed") }, "\(found)")
     }
 
+    /// Issue 25, item 9: a partial index covers only the rows its WHERE
+    /// selects; one with another (or no) WHERE is another index.
+    @Test func comparesPartialIndexWhereClauses() throws {
+        let partial = try differences(Self.model, extraSQL: """
+            DROP INDEX artist_country;
+            CREATE INDEX artist_country ON artist(country) WHERE country IS NOT NULL;
+            """).map(\.description)
+        #expect(partial.contains { $0.contains("artist_country") }, "\(partial)")
+    }
+
     @Test func theErrorListsEveryDifferenceAndSaysWhatToDo() throws {
         let db = try Connection.inMemory()
         try db.execute(sql: DatabaseSchema(tables: [Self.artist]).sql)
