@@ -32,7 +32,7 @@ extension Configuration {
     public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring) {
         prepareConnection { db throws(StrongroomError) in
             let cipher = FieldCipher(keyring: keyring)
-            for function in FieldFunctions.functions(cipher: cipher) {
+            for function in FieldFunctions.functions(cipher: cipher, declared: columns) {
                 try db.add(function: function)
             }
             db.columnTransform = SealingTransform(columns: columns, cipher: cipher, connection: db)

@@ -5,7 +5,7 @@ public import Strongroom
 /// | function | returns |
 /// |---|---|
 /// | `strongroom_seal(value, table, column, mode, key...)` | the envelope of `value` (`mode`: `'randomized'`, `'deterministic'` or `'indexed'`; `key...`: the row's primary key columns, in order) |
-/// | `strongroom_open(envelope, table, column, key...)` | the value |
+/// | `strongroom_open(envelope, table, column, key...)` | the value; an envelope of the other mode than the column's (declared with ``Configuration/seal(_:keyring:)``, else told by the call: key columns for randomized, none for deterministic) is refused |
 /// | `strongroom_blind_index(value, table, column [, key_id])` | the blind index under the active key (or `key_id`) |
 /// | `strongroom_key_id(envelope)` | the id of the key an envelope was sealed under, or NULL |
 ///
@@ -36,8 +36,11 @@ extension Configuration {
 }
 
 enum FieldFunctions {
-    static func functions(cipher: FieldCipher) -> [DatabaseFunction] {
-        [
+    /// The functions, with `cipher`; `declared` (the columns a
+    /// configuration seals) gives `strongroom_open` each column's mode.
+    static func functions(cipher: FieldCipher, declared: [SealedColumn] = []) -> [DatabaseFunction] {
+        let modes = Dictionary(declared.map { ([$0.table.sqliteFolded, $0.column.sqliteFolded], $0.mode) }, uniquingKeysWith: { a, _ in a })
+        return [
             DatabaseFunction("strongroom_seal", directOnly: true) { arguments in
                 let (table, column) = try names(arguments, "strongroom_seal", minimum: 4)
                 guard case .text(let modeName) = arguments[3], let mode = SealingMode(rawValue: modeName.lowercased()) else {
@@ -49,7 +52,11 @@ enum FieldFunctions {
             // keep the plaintext readable with the database key alone.
             DatabaseFunction("strongroom_open", directOnly: true) { arguments in
                 let (table, column) = try names(arguments, "strongroom_open", minimum: 3)
-                return try cipher.open(arguments[0], table: table, column: column, rowKey: Array(arguments[3...]))
+                let rowKey = Array(arguments[3...])
+                // The column's declared mode; else the call's shape says it: a
+                // row key for a randomized value, none for a deterministic one.
+                let mode = modes[[table.sqliteFolded, column.sqliteFolded]] ?? (rowKey.isEmpty ? .deterministic : .randomized)
+                return try cipher.open(arguments[0], table: table, column: column, rowKey: rowKey, mode: mode)
             },
             // Not pure either: its value changes with the active key.
             DatabaseFunction("strongroom_blind_index", directOnly: true) { arguments in

@@ -49,6 +49,24 @@ public struct DatabaseSchema: Sendable, Hashable {
 }
 
 extension DatabaseSchema {
+    /// The text after the top-level WHERE of an index's CREATE INDEX.
+    static func whereClause(ofIndex index: String, in db: Connection) throws(StrongroomError) -> String? {
+        guard let sql = try db.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [index]) else { return nil }
+        let tokens = SQLTokenizer.tokenize(sql)
+        var depth = 0
+        for token in tokens {
+            if token.kind == .punctuation && token.text == "(" { depth += 1 }
+            if token.kind == .punctuation && token.text == ")" { depth -= 1 }
+            if depth == 0 && token.isKeyword("WHERE") {
+                let scalars = Array(sql.unicodeScalars)
+                var rest = ""
+                rest.unicodeScalars.append(contentsOf: scalars[token.range.upperBound...])
+                return SQLScript.normalized(rest)
+            }
+        }
+        return nil
+    }
+
     /// The tables and indexes of the main database of `db`, read from
     /// SQLite's own account of them (`PRAGMA table_info`, `index_list`,
     /// `foreign_key_list`), and which columns are sealed (from the sealed
@@ -100,7 +118,12 @@ extension DatabaseSchema {
                    !uniqueKeys.contains(where: { $0.map(\.sqliteFolded) == folded }) {
                     uniqueKeys.append(indexColumns)
                 }
-            case "c": indexes.append(IndexDefinition(index, columns: indexColumns, unique: try row.decode(Int.self, column: "unique") != 0))
+            case "c":
+                // A partial index (PRAGMA index_list's `partial`, SQLite 3.8.9): the expression after its WHERE.
+                var isPartial = false
+                if row.columnNames.contains("partial") { isPartial = try row.decode(Int.self, column: "partial") != 0 }
+                let condition = isPartial ? try Self.whereClause(ofIndex: index, in: db) : nil
+                indexes.append(IndexDefinition(index, columns: indexColumns, unique: try row.decode(Int.self, column: "unique") != 0, whereSQL: condition))
             default: break   // "pk": the primary key, read from table_info
             }
         }

@@ -307,7 +307,11 @@ private struct Planner {
             for column in table.columns {
                 let before = old?.column(column.name)
                 let wasSealed = before?.sealing
-                guard column.sealing != wasSealed else { continue }
+                // An indexed column whose blind index moves to another column:
+                // the new one is filled from the opened values.
+                let indexMoved = column.sealing == .indexed && wasSealed == .indexed
+                    && before?.sealedIndexColumn?.sqliteFolded != column.sealedIndexColumn?.sqliteFolded
+                guard column.sealing != wasSealed || indexMoved else { continue }
                 let t = q(table.name), c = q(column.name)
                 let key = table.primaryKey.map(q).joined(separator: ", ")
                 if let mode = column.sealing, mode != .deterministic, table.primaryKey.isEmpty {
@@ -318,6 +322,11 @@ private struct Planner {
                 let opened = wasSealed.map { before in
                     let oldKey = (old?.primaryKey ?? []).map(q).joined(separator: ", ")
                     return "strongroom_open(\(c), \(DatabaseSchema.literal(table.name)), \(DatabaseSchema.literal(column.name))\(before == .deterministic || oldKey.isEmpty ? "" : ", " + oldKey))"
+                }
+                if indexMoved, let opened, let indexColumn = column.sealedIndexColumn {
+                    add("UPDATE \(t) SET \(q(indexColumn)) = strongroom_blind_index(\(opened), \(DatabaseSchema.literal(table.name)), \(DatabaseSchema.literal(column.name))) WHERE \(c) IS NOT NULL")
+                    recorded.append(SealedColumn(table: table.name, column: column.name, mode: .indexed, indexColumn: indexColumn))
+                    continue
                 }
                 switch (opened, column.sealing) {
                 case (let opened?, let mode?):

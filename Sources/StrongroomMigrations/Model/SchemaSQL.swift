@@ -25,6 +25,7 @@ extension TableDefinition {
     public var createIndexSQL: [String] {
         indexes.map { index in
             "CREATE \(index.unique ? "UNIQUE " : "")INDEX \(SQLScript.quotedIdentifier(index.name)) ON \(SQLScript.quotedIdentifier(name)) (\(Self.list(index.columns)))"
+                + (index.whereSQL.map { " WHERE " + $0 } ?? "")
         }
     }
 

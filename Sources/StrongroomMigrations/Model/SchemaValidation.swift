@@ -56,7 +56,9 @@ public enum SchemaDifference: Sendable, Hashable, CustomStringConvertible {
             if key.onUpdate != .noAction { text += " ON UPDATE \(key.onUpdate.rawValue)" }
             return text
         }
-        func index(_ index: IndexDefinition) -> String { "\(index.unique ? "unique " : "")index \(index.name) on \(list(index.columns))" }
+        func index(_ index: IndexDefinition) -> String {
+            "\(index.unique ? "unique " : "")index \(index.name) on \(list(index.columns))" + (index.whereSQL.map { " where \($0)" } ?? "")
+        }
         switch self {
         case .missingTable(let table): return "table \(table): missing"
         case .extraTable(let table): return "table \(table): not in the model"
@@ -296,8 +298,23 @@ extension ForeignKeyDefinition {
 
 extension IndexDefinition {
     struct Folded: Hashable {
-        let name: FoldedName, columns: [FoldedName], unique: Bool
+        let name: FoldedName, columns: [FoldedName], unique: Bool, condition: [String]?
     }
 
-    var folded: Folded { Folded(name: name.sqliteFolded, columns: columns.map(\.sqliteFolded), unique: unique) }
+    var folded: Folded {
+        Folded(name: name.sqliteFolded, columns: columns.map(\.sqliteFolded), unique: unique, condition: whereSQL.map(Self.comparable))
+    }
+
+    /// A WHERE expression as compared: its tokens, words (keywords and
+    /// names) in ASCII upper case, quoted names folded, literals as written;
+    /// comments and white space gone.
+    static func comparable(_ condition: String) -> [String] {
+        SQLTokenizer.tokenize(condition).map { token in
+            switch token.kind {
+            case .word: return String(decoding: token.text.utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+            case .quotedIdentifier: return String(decoding: (token.identifier ?? token.text).utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+            default: return token.text
+            }
+        }
+    }
 }

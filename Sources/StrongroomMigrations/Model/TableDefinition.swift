@@ -154,12 +154,22 @@ public struct IndexDefinition: Sendable, Hashable {
     public var columns: [String]
     /// Whether it is a `UNIQUE` index.
     public var unique: Bool
+    /// For a partial index, the expression after `WHERE` (the rows it
+    /// covers); nil for an index of every row. Compared token by token,
+    /// keywords and names without case, literals exactly.
+    public var whereSQL: String?
 
-    /// An index.
+    /// An index of every row.
     public init(_ name: String, columns: [String], unique: Bool = false) {
+        self.init(name, columns: columns, unique: unique, whereSQL: nil)
+    }
+
+    /// A partial index, of the rows `whereSQL` selects (nil: every row).
+    public init(_ name: String, columns: [String], unique: Bool = false, whereSQL: String?) {
         self.name = name
         self.columns = columns
         self.unique = unique
+        self.whereSQL = whereSQL
     }
 }
 
