@@ -131,4 +131,26 @@ struct SealedColumnCLITests {
         #expect(imported.stderr.contains("twice"), "\(imported.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("c.db")))
     }
+
+    /// Issue 25, item 10: `import --field-context` binds the sealed values
+    /// to a tenant; verify (which reads the recorded context) opens them,
+    /// and a value copied from another tenant's database does not.
+    @Test func importBindsSealedValuesToAFieldContext() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
+        for tenant in ["a", "b"] {
+            let imported = try run(["import", "--from", Fixtures.chinook, "--database", "\(tenant).db", "--key-file", "db.key", "--field-keys", "fields.keyring",
+                                    "--seal", "Customer.Phone", "--field-context", "tenant-\(tenant)"])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            let verify = try run(["verify", "--database", "\(tenant).db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
+            #expect(verify.status == 0, "\(verify.stdout)")
+        }
+        let key = try KeyFile.read(at: dir.file("db.key"))
+        let phone = try #require(try Connection(path: dir.file("a.db"), configuration: Configuration(key: key)).fetchOne([UInt8].self, sql: "SELECT Phone FROM Customer WHERE CustomerId = 1"))
+        try Connection(path: dir.file("b.db"), configuration: Configuration(key: key)).execute(sql: "UPDATE Customer SET Phone = ? WHERE CustomerId = 1", arguments: [phone])
+        let verify = try run(["verify", "--database", "b.db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
+        #expect(verify.status == 1 && verify.stdout.contains("Customer.Phone, row 1"), "\(verify.stdout)")
+        #expect(try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-context", "x"]).status == 64)
+    }
 }

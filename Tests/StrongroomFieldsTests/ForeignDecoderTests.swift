@@ -23,7 +23,9 @@ struct ForeignDecoderTests {
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    @Test func pythonOpensWhatStrongroomSealed() throws {
+    /// Without a context, and with one (issue 25, item 10).
+    @Test(arguments: [nil, "tenant-4711"])
+    func pythonOpensWhatStrongroomSealed(context: String?) throws {
         let python = try #require(ProcessRunner.which("python3"))
         let keyringPath = dir.file("fields.keyring")
         let (twoKeys, second) = FieldKeyring.generate().addingKey()
@@ -34,7 +36,7 @@ struct ForeignDecoderTests {
         var cases: [[String: Any]] = []
         var expected: [(Int, [UInt8])?] = []
         for keyring in [twoKeys, try twoKeys.activating(second)] {
-            let cipher = FieldCipher(keyring: keyring)
+            let cipher = FieldCipher(keyring: keyring, context: try context.map { try FieldContext($0) })
             for (index, value) in values.enumerated() {
                 for mode in [SealingMode.randomized, .deterministic] {
                     let rowKey = rowKeys[index % rowKeys.count]
@@ -43,12 +45,12 @@ struct ForeignDecoderTests {
                         let (type, bytes) = Self.encoding(part)
                         return ["type": type, "payload": Self.hex(bytes)]
                     }
-                    cases.append(["table": "customer", "column": "EMAIL", "row_key": encodedKey, "envelope": Self.hex(envelope)])
+                    cases.append(["table": "customer", "column": "EMAIL", "row_key": encodedKey, "envelope": Self.hex(envelope), "context": context ?? NSNull()])
                     expected.append(Self.encoding(value))
                     // The same envelope, one bit flipped in its last byte: refused.
                     var damaged = envelope
                     damaged[damaged.count - 1] ^= 0x80
-                    cases.append(["table": "customer", "column": "email", "row_key": encodedKey, "envelope": Self.hex(damaged)])
+                    cases.append(["table": "customer", "column": "email", "row_key": encodedKey, "envelope": Self.hex(damaged), "context": context ?? NSNull()])
                     expected.append(nil)
                 }
             }

@@ -232,4 +232,21 @@ struct PlantedSQLTests {
         }
         #expect(nested == "bob@example.com")
     }
+
+    /// The application's cached statements meet another connection's schema
+    /// changes: an innocent one changes nothing, a planted one is refused.
+    @Test func schemaChangesUnderCachedStatementsAreChecked() throws {
+        let path = try database("changes.db")
+        let queue = try app(path)
+        let lookup = "SELECT id FROM customer WHERE country = strongroom_seal('FR', 'customer', 'country', 'deterministic')"
+        #expect(try queue.read { db in try db.fetchAll(Int64.self, sql: lookup) }.isEmpty)
+        try adversary(path).execute(sql: "CREATE TABLE unrelated(x)")
+        try queue.write { db in
+            try db.execute(sql: "UPDATE customer SET country = strongroom_seal('FR', 'customer', 'country', 'deterministic') WHERE id = 2")
+        }
+        #expect(try queue.read { db in try db.fetchAll(Int64.self, sql: lookup) } == [2])
+        try adversary(path).execute(sql: "CREATE VIEW planted AS SELECT strongroom_open(email, 'customer', 'email', id) FROM customer")
+        let error = #expect(throws: StrongroomError.self) { try queue.read { db in try db.fetchAll(Int64.self, sql: lookup) } }
+        #expect(error?.code.rawValue == "untrusted_schema" && error?.message.contains("planted") == true, "\(error?.message ?? "")")
+    }
 }

@@ -24,9 +24,10 @@ final class AuthorizerPolicy {
     func authorize(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?,
                    _ innermost: UnsafePointer<CChar>?) -> Int32 {
         if state.allowedDirectOnlyFunctions != 0 {
-            // Called while a statement steps: SQLite is re-preparing it for a
-            // schema another connection changed after the check. Its
-            // direct-only functions are withdrawn for this step.
+            // Called while a statement steps: SQLite is re-preparing it (for a
+            // schema another connection changed after the check, or having
+            // reset its own). Its direct-only functions are withdrawn for
+            // this step; `Statement.step` checks the schema and runs it again.
             state.allowedDirectOnlyFunctions = 0
             state.schemaChangedWhileStepping = true
         }

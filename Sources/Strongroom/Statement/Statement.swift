@@ -339,8 +339,22 @@ public final class Statement {
         let outer = connectionState.allowedDirectOnlyFunctions
         connectionState.allowedDirectOnlyFunctions = directOnlyFunctions
         connectionState.schemaChangedWhileStepping = false
-        let status = sqlite3_step(handle)
+        var status = sqlite3_step(handle)
         connectionState.allowedDirectOnlyFunctions = outer
+        if status != SQLITE_ROW && status != SQLITE_DONE && connectionState.schemaChangedWhileStepping && directOnlyFunctions != 0 {
+            // SQLite re-prepared the statement as it started, and its
+            // direct-only functions were withdrawn: nothing of it took effect
+            // (a re-prepare comes before any row or write, and a failed
+            // statement's writes are undone). Check the schema it now runs
+            // against, then run it again.
+            sqlite3_reset(handle)
+            connectionState.refusal = nil
+            try connection.refuseSchemaCallingDirectOnlyFunctions()
+            connectionState.allowedDirectOnlyFunctions = directOnlyFunctions
+            connectionState.schemaChangedWhileStepping = false
+            status = sqlite3_step(handle)
+            connectionState.allowedDirectOnlyFunctions = outer
+        }
         switch status {
         case SQLITE_ROW:
             if checksColumns {

@@ -19,12 +19,21 @@ struct Import: ParsableCommand {
     @Option(help: ArgumentHelp("Seal a column while importing: TABLE.COLUMN[:randomized|deterministic|indexed] (default randomized; indexed adds COLUMN_blind_index). Repeat for more.", valueName: "spec"))
     var seal: [String] = []
 
+    @Option(name: .customLong("field-context"), help: ArgumentHelp("Bind the sealed values to this tenant or database identifier too (recorded in the database): a value copied into another tenant's database does not open there.", valueName: "id"))
+    var fieldContext: String?
+
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if !seal.isEmpty && fieldKeys == nil {
             throw ValidationError("--seal needs --field-keys PATH (create one with `strongroom keygen --field --out PATH`).")
+        }
+        if fieldContext != nil && seal.isEmpty {
+            throw ValidationError("--field-context goes with --seal: it binds the sealed values.")
+        }
+        if let fieldContext {
+            do { _ = try FieldContext(fieldContext) } catch { throw ValidationError("--field-context: \(error.message)") }
         }
         let columns = try seal.map(Self.sealedColumn)
         // SQLite compares names without ASCII case: Email and EMAIL are one column.
@@ -56,10 +65,14 @@ struct Import: ParsableCommand {
             var finishing: ((Connection) throws(StrongroomError) -> Void)?
             if let fieldKeys, !columns.isEmpty {
                 let keyring = try FieldKeyring.load(from: fieldKeys)
+                let context = try fieldContext.map { try FieldContext($0) }
                 let path = database
                 finishing = { (db: Connection) throws(StrongroomError) -> Void in
                     try FieldErrors.asStrongroomErrors(path: path) {
-                        try db.inTransaction(.immediate) { db in try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db) }
+                        try db.inTransaction(.immediate) { db in
+                            if let context { try SealedColumnRegistry.record(context: context, in: db) }
+                            try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db)
+                        }
                     }
                 }
             }

@@ -29,13 +29,30 @@ extension Configuration {
     ///
     /// Writes through SQL (`UPDATE`) do not pass through here: seal in the
     /// statement with `strongroom_seal(…)`.
-    public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring) {
+    ///
+    /// With a `context` (a tenant or database identifier, see
+    /// ``FieldContext``), values are bound to it too; a database that
+    /// records another context is refused. Without one, the context the
+    /// database records, if any, is used.
+    public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring, context: FieldContext? = nil) {
         prepareConnection { db throws(StrongroomError) in
-            let cipher = FieldCipher(keyring: keyring)
+            let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
             for function in FieldFunctions.functions(cipher: cipher, declared: columns) {
                 try db.add(function: function)
             }
             db.columnTransform = SealingTransform(columns: columns, cipher: cipher, connection: db)
         }
+    }
+}
+
+extension FieldContext {
+    /// The context a connection binds values to: `given`, which must be the
+    /// one the database records if it records one; else the recorded one.
+    static func effective(_ given: FieldContext?, in db: Connection) throws(StrongroomError) -> FieldContext? {
+        let recorded = try SealedColumnRegistry.context(in: db)
+        if let given, let recorded, given != recorded {
+            throw StrongroomError(.misuse, "\(db.path) binds its sealed values to the field context \(recorded), and this connection was configured with \(given): it is another tenant's database, or the wrong context was given.", path: db.path)
+        }
+        return given ?? recorded
     }
 }

@@ -26,14 +26,53 @@ public enum SealedColumnRegistry {
         }
     }
 
+    /// The mode of the row that records the database's ``FieldContext``
+    /// (table and column names empty, the identifier in `index_column`): a
+    /// Strongroom older than contexts refuses the database, which it could
+    /// not open a value of.
+    static let contextMode = "context"
+
+    /// Records the ``FieldContext`` the database's sealed values are bound
+    /// to, for the tools that open them (`verify`, `fields rotate`,
+    /// `export`), which read it here. Call it once, when the database is
+    /// made, before anything is sealed.
+    ///
+    /// - Throws: ``StrongroomError/Code/misuse`` when another context is
+    ///   recorded already (its values are bound to that one).
+    public static func record(context: FieldContext, in db: Connection) throws(StrongroomError) {
+        if let recorded = try self.context(in: db) {
+            guard recorded == context else {
+                throw StrongroomError(.misuse, "\(db.path) records the field context \(recorded), and its sealed values are bound to it; it cannot be recorded as \(context).", path: db.path)
+            }
+            return
+        }
+        try db.execute(sql: createTableSQL)
+        try db.execute(sql: "INSERT INTO \(table)(table_name, column_name, mode, index_column) VALUES ('', '', ?, ?)", arguments: [contextMode, context.identifier])
+    }
+
+    /// The ``FieldContext`` the database records, or nil.
+    public static func context(in db: Connection) throws(StrongroomError) -> FieldContext? {
+        guard try exists(in: db),
+              let identifier = try db.fetchOne(String.self, sql: "SELECT index_column FROM \(table) WHERE table_name = '' AND column_name = '' AND mode = ?", arguments: [contextMode]) else {
+            return nil
+        }
+        do {
+            return try FieldContext(identifier)
+        } catch {
+            throw StrongroomError(.misuse, "\(table) records a field context that is not one: \(error.message)", path: db.path)
+        }
+    }
+
+    private static func exists(in db: Connection) throws(StrongroomError) -> Bool {
+        try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
+    }
+
     /// The recorded sealed columns, by table and column; none when the
     /// database records none.
     public static func columns(in db: Connection) throws(StrongroomError) -> [SealedColumn] {
-        guard try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1 else {
-            return []
-        }
+        guard try exists(in: db) else { return [] }
         var columns: [SealedColumn] = []
-        for row in try db.fetchAll(sql: "SELECT table_name, column_name, mode, index_column FROM \(table) ORDER BY table_name, column_name") {
+        for row in try db.fetchAll(sql: "SELECT table_name, column_name, mode, index_column FROM \(table) WHERE mode <> '\(contextMode)' ORDER BY table_name, column_name") {
             let modeName = try row.decode(String.self, column: "mode")
             guard let mode = SealingMode(rawValue: modeName) else {
                 throw StrongroomError(.misuse, "\(table) records an unknown sealing mode '\(modeName)'; this Strongroom is older than the database.", path: db.path)

@@ -17,6 +17,11 @@ import StrongroomCrypto
 public final class FieldCipher {
     /// The keys it seals and opens with.
     public let keyring: FieldKeyring
+    /// What every value is bound to beyond table, column and row; nil for nothing more.
+    public let context: FieldContext?
+    /// `u32(len) ‖ context`, or nothing: appended to the associated data
+    /// and put before a blind index's plaintext.
+    private let contextPart: [UInt8]
 
     private struct Subkey {
         let keyID: UInt32
@@ -81,15 +86,16 @@ public final class FieldCipher {
         boundColumns.value(table: table, column: column) { BoundColumn(table: table, column: column) }
     }
 
-    /// header ‖ the column's prefix [‖ the row key]: the associated data.
-    private static func associatedDataByteCount(column: BoundColumn, rowKey: [DatabaseValue]?) -> Int {
-        FieldEnvelope.headerByteCount + column.associatedDataPrefix.count + (rowKey.map(FieldEnvelope.rowKeyByteCount) ?? 0)
+    /// header ‖ the column's prefix [‖ the row key] [‖ the context]: the associated data.
+    private func associatedDataByteCount(column: BoundColumn, rowKey: [DatabaseValue]?) -> Int {
+        FieldEnvelope.headerByteCount + column.associatedDataPrefix.count + (rowKey.map(FieldEnvelope.rowKeyByteCount) ?? 0) + contextPart.count
     }
 
-    private static func writeAssociatedData(header: UnsafeRawBufferPointer, column: BoundColumn, rowKey: [DatabaseValue]?, to out: inout FieldEnvelope.Writer) {
+    private func writeAssociatedData(header: UnsafeRawBufferPointer, column: BoundColumn, rowKey: [DatabaseValue]?, to out: inout FieldEnvelope.Writer) {
         out.write(header)
         column.associatedDataPrefix.withUnsafeBytes { out.write($0) }
         if let rowKey { FieldEnvelope.writeRowKey(rowKey, to: &out) }
+        if !contextPart.isEmpty { contextPart.withUnsafeBytes { out.write($0) } }
     }
 
     /// Scratch memory for one value's associated data and its plaintext,
@@ -125,9 +131,12 @@ public final class FieldCipher {
         scratch.deallocate()
     }
 
-    /// A cipher for `keyring`; derives column keys on first use.
-    public init(keyring: FieldKeyring) {
+    /// A cipher for `keyring`, binding values to `context` too when one is
+    /// given (see ``FieldContext``); derives column keys on first use.
+    public init(keyring: FieldKeyring, context: FieldContext? = nil) {
         self.keyring = keyring
+        self.context = context
+        self.contextPart = context?.boundBytes ?? []
     }
 
     // MARK: Subkeys
@@ -203,12 +212,12 @@ public final class FieldCipher {
                                                                 UInt8(keyID >> 24 & 0xFF), UInt8(keyID >> 16 & 0xFF), UInt8(keyID >> 8 & 0xFF), UInt8(keyID & 0xFF))
         let boundRowKey = algorithm == .aes256GCM ? rowKey : nil
         let h = FieldEnvelope.headerByteCount, n = FieldEnvelope.plaintextByteCount(value)
-        let a = Self.associatedDataByteCount(column: names, rowKey: boundRowKey)
+        let a = associatedDataByteCount(column: names, rowKey: boundRowKey)
         let total = h + (algorithm == .aes256GCM ? AESGCM.nonceByteCount + n + AESGCM.tagByteCount : AESSIV.tagByteCount + n)
         let scratch = scratch(byteCount: a + n)
         defer { finishScratch(plaintext: UnsafeMutableRawBufferPointer(rebasing: scratch[a...])) }
         var writer = FieldEnvelope.Writer(scratch)
-        withUnsafeBytes(of: header) { Self.writeAssociatedData(header: $0, column: names, rowKey: boundRowKey, to: &writer) }
+        withUnsafeBytes(of: header) { writeAssociatedData(header: $0, column: names, rowKey: boundRowKey, to: &writer) }
         FieldEnvelope.writePlaintext(value, to: &writer)
         precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
         let associatedData = UnsafeRawBufferPointer(rebasing: scratch[0..<a]), plaintext = UnsafeRawBufferPointer(rebasing: scratch[a...])
@@ -304,12 +313,12 @@ public final class FieldCipher {
         let subkey = Subkey(keyID: keyID, column: names)
         let boundRowKey = algorithm == .aes256GCM ? rowKey : nil
         let n = bytes.count - h - overhead
-        let a = Self.associatedDataByteCount(column: names, rowKey: boundRowKey)
+        let a = associatedDataByteCount(column: names, rowKey: boundRowKey)
         let scratch = scratch(byteCount: a + n)
         let associatedData = UnsafeRawBufferPointer(rebasing: scratch[0..<a]), plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[a...])
         defer { finishScratch(plaintext: plaintext) }
         var writer = FieldEnvelope.Writer(UnsafeMutableRawBufferPointer(mutating: associatedData))
-        Self.writeAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: boundRowKey, to: &writer)
+        writeAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<h]), column: names, rowKey: boundRowKey, to: &writer)
         precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
         do {
             switch algorithm {
@@ -348,7 +357,8 @@ public final class FieldCipher {
 
     /// The blind index of `value` for `table.column` under key `keyID` (the
     /// active key by default): key id (4 bytes) || HMAC-SHA256 of the
-    /// value's plaintext encoding, truncated to 16 bytes. NULL stays NULL.
+    /// value's plaintext encoding (after the context, when there is one),
+    /// truncated to 16 bytes. NULL stays NULL.
     ///
     /// ```swift
     /// let probe = try cipher.blindIndex(.text("ada@example.com"), table: "customer", column: "email")
@@ -361,10 +371,11 @@ public final class FieldCipher {
         var out = [UInt8]()
         out.reserveCapacity(4 + FieldEnvelope.blindIndexTagByteCount)
         FieldEnvelope.appendBigEndian(id, to: &out)
-        let n = FieldEnvelope.plaintextByteCount(value)
+        let n = contextPart.count + FieldEnvelope.plaintextByteCount(value)
         let scratch = scratch(byteCount: n + HMACSHA256.byteCount)
         defer { finishScratch(plaintext: scratch) }
         var writer = FieldEnvelope.Writer(UnsafeMutableRawBufferPointer(rebasing: scratch[0..<n]))
+        if !contextPart.isEmpty { contextPart.withUnsafeBytes { writer.write($0) } }
         FieldEnvelope.writePlaintext(value, to: &writer)
         precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
         let tag = UnsafeMutableRawBufferPointer(rebasing: scratch[n...])

@@ -26,9 +26,11 @@ extension Configuration {
     /// var config = Configuration(key: databaseKey)
     /// config.addFieldFunctions(keyring: try FieldKeyring.load(from: "Keys/fields.keyring"))
     /// ```
-    public mutating func addFieldFunctions(keyring: FieldKeyring) {
+    ///
+    /// `context`: as for ``Configuration/seal(_:keyring:context:)``.
+    public mutating func addFieldFunctions(keyring: FieldKeyring, context: FieldContext? = nil) {
         prepareConnection { db throws(StrongroomError) in
-            for function in FieldFunctions.functions(cipher: FieldCipher(keyring: keyring)) {
+            for function in FieldFunctions.functions(cipher: FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))) {
                 try db.add(function: function)
             }
         }

@@ -3,7 +3,7 @@
 the keyring format (Keys/README.md), with Python's `cryptography` package.
 
 Usage: python3 open_envelopes.py KEYRING < cases.json > results.json
-cases.json: [{"table", "column", "row_key": [{"type": int, "payload": hex}], "envelope": hex}]
+cases.json: [{"table", "column", "row_key": [{"type": int, "payload": hex}], "envelope": hex, "context": text or null}]
 results.json: [{"type": int, "value": hex} | {"error": text}]
 """
 import json
@@ -37,7 +37,7 @@ def subkey(master, purpose, table, column, length):
     return HKDF(algorithm=hashes.SHA256(), length=length, salt=LABEL, info=info).derive(master)
 
 
-def open_envelope(keys, envelope, table, column, row_key):
+def open_envelope(keys, envelope, table, column, row_key, context=None):
     if len(envelope) < 6 or envelope[0] != 1 or envelope[1] not in (1, 2):
         raise ValueError("not an envelope")
     algorithm = envelope[1]
@@ -49,6 +49,9 @@ def open_envelope(keys, envelope, table, column, row_key):
         for part in row_key:
             payload = bytes.fromhex(part["payload"])
             ad += bytes([part["type"]]) + struct.pack(">I", len(payload)) + payload
+    if context is not None:
+        ad += struct.pack(">I", len(context.encode("utf-8"))) + context.encode("utf-8")
+    if algorithm == 1:
         key = subkey(keys[key_id], b"aes-256-gcm", t, c, 32)
         plain = AESGCM(key).decrypt(envelope[6:18], envelope[18:], ad)
     else:
@@ -62,7 +65,7 @@ def main():
     results = []
     for case in json.load(sys.stdin):
         try:
-            kind, value = open_envelope(keys, bytes.fromhex(case["envelope"]), case["table"], case["column"], case["row_key"])
+            kind, value = open_envelope(keys, bytes.fromhex(case["envelope"]), case["table"], case["column"], case["row_key"], case.get("context"))
             results.append({"type": kind, "value": value.hex()})
         except Exception as error:  # every failure is reported, never a value
             results.append({"error": type(error).__name__})
