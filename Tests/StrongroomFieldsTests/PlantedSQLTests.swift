@@ -54,6 +54,17 @@ struct PlantedSQLTests {
         return path
     }
 
+    /// The adversary rebuilds `customer` with `extra` (a column or a
+    /// constraint) added, keeping its rows.
+    func replaceCustomer(_ path: String, adding extra: String) throws {
+        try adversary(path).execute(sql: """
+            CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB, \(extra));
+            INSERT INTO customer_new(id, email, country) SELECT id, email, country FROM customer;
+            DROP TABLE customer;
+            ALTER TABLE customer_new RENAME TO customer;
+            """)
+    }
+
     /// The sealed e-mail of row 1, as the adversary reads it from the file.
     func envelopeOfRow1(_ path: String) throws -> [UInt8] {
         let db = try Connection(path: path, configuration: Configuration(key: databaseKey))
@@ -139,13 +150,7 @@ struct PlantedSQLTests {
     @Test func aDefaultCannotOpenSealedValues() throws {
         let path = try database("default.db")
         let envelope = Self.hex(try envelopeOfRow1(path))
-        try adversary(path).execute(sql: """
-            CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
-                                      leak DEFAULT (strongroom_open(x'\(envelope)', 'customer', 'email', 1)));
-            INSERT INTO customer_new(id, email, country) SELECT id, email, country FROM customer;
-            DROP TABLE customer;
-            ALTER TABLE customer_new RENAME TO customer;
-            """)
+        try replaceCustomer(path, adding: "leak DEFAULT (strongroom_open(x'\(envelope)', 'customer', 'email', 1))")
         let queue = try app(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
@@ -159,13 +164,7 @@ struct PlantedSQLTests {
     /// oracle (its envelope equals the stored one when the guess is right).
     @Test func aDefaultCannotRideOnTheApplicationsOwnCall() throws {
         let path = try database("oracle.db")
-        try adversary(path).execute(sql: """
-            CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
-                                      guess DEFAULT (strongroom_seal('UK', 'customer', 'country', 'deterministic')));
-            INSERT INTO customer_new(id, email, country) SELECT id, email, country FROM customer;
-            DROP TABLE customer;
-            ALTER TABLE customer_new RENAME TO customer;
-            """)
+        try replaceCustomer(path, adding: "guess DEFAULT (strongroom_seal('UK', 'customer', 'country', 'deterministic'))")
         let queue = try app(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in
@@ -182,13 +181,7 @@ struct PlantedSQLTests {
     /// bit of the plaintext per statement, told by whether it fails.
     @Test func aCheckConstraintCannotOpenSealedValues() throws {
         let path = try database("check.db")
-        try adversary(path).execute(sql: """
-            CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
-                                      CHECK (strongroom_open(email, 'customer', 'email', id) IS NULL OR 1));
-            INSERT INTO customer_new SELECT * FROM customer;
-            DROP TABLE customer;
-            ALTER TABLE customer_new RENAME TO customer;
-            """)
+        try replaceCustomer(path, adding: "CHECK (strongroom_open(email, 'customer', 'email', id) IS NULL OR 1)")
         let queue = try app(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }

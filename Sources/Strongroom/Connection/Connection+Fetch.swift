@@ -59,11 +59,7 @@ extension Connection {
             statement = cached
         } else {
             let sink = KeyListSink()
-            do {
-                try record.encode(to: RecordEncoder(sink: sink))
-            } catch {
-                throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: path)
-            }
+            try encode(record, into: sink)
             guard !sink.keys.isEmpty else {
                 throw StrongroomError(.misuse, "\(Record.self) encodes no property to insert.", path: path)
             }
@@ -84,15 +80,20 @@ extension Connection {
         while try statement.step() {}
     }
 
-    /// Inserts `record` with an INSERT of the keys it encodes, cached by
-    /// table and column list.
-    private func insertWithItsOwnKeys<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) {
-        let sink = ValueListSink()
+    /// Encodes `record` into `sink`; a failure is a conversion error.
+    private func encode<Record: Encodable>(_ record: Record, into sink: some RecordSink) throws(StrongroomError) {
         do {
             try record.encode(to: RecordEncoder(sink: sink))
         } catch {
             throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: path)
         }
+    }
+
+    /// Inserts `record` with an INSERT of the keys it encodes, cached by
+    /// table and column list.
+    private func insertWithItsOwnKeys<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) {
+        let sink = ValueListSink()
+        try encode(record, into: sink)
         guard !sink.keys.isEmpty else {
             throw StrongroomError(.misuse, "\(Record.self) encodes no property to insert.", path: path)
         }
@@ -115,11 +116,7 @@ extension Connection {
     /// uses it are written together.
     private func insert<Record: Encodable>(_ record: Record, into table: String, through transform: any ColumnTransform) throws(StrongroomError) {
         let sink = ValueListSink()
-        do {
-            try record.encode(to: RecordEncoder(sink: sink))
-        } catch {
-            throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: path)
-        }
+        try encode(record, into: sink)
         try insert(columns: sink.keys, values: sink.values, into: table, through: transform)
     }
 
