@@ -101,6 +101,21 @@ step "15. The app, with the keyring, finds a customer by e-mail (blind index) an
 
 step "16. Values per field key, per sealed column"
 "$strongroom" fields status --database "$sealed" --key-file "$key"
+
+step "17. Whoever holds the database key plants a trigger to have the app open every e-mail for them: the app refuses"
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "CREATE TABLE Loot(v);
+  CREATE TRIGGER grab AFTER UPDATE ON Customer BEGIN
+    INSERT INTO Loot SELECT strongroom_open(Email, 'Customer', 'Email', CustomerId) FROM Customer;
+  END;"
+if "$lookup" "$sealed" "$key" "$fields" luisg@embraer.com.br > demo/lookup.out 2>&1; then
+  echo "FAIL: the app ran with a planted trigger that opens sealed values" >&2; exit 1
+fi
+sed 's/^/  /' demo/lookup.out
+# verify exits 1 on findings; its untrusted_sql line must be there.
+{ "$strongroom" verify --database "$sealed" --key-file "$key" --migrations demo/Migrations || true; } | grep -F "[untrusted_sql]" | sed 's/^/  /'
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "DROP TRIGGER grab; DROP TABLE Loot;"
+echo "  trigger removed:"
+"$lookup" "$sealed" "$key" "$fields" luisg@embraer.com.br | head -n 1 | sed 's/^/    /'
 echo
 echo "Demo complete: $db is encrypted with $key and at the latest schema version;"
 echo "$sealed also keeps its customers' and employees' personal data sealed under $fields."
