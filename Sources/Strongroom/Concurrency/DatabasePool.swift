@@ -134,7 +134,7 @@ public final class DatabasePool: @unchecked Sendable {
                 try reader.inTransaction(.deferred) { db in
                     // Start the snapshot now, as the block starts (a deferred
                     // transaction would take it at the block's first query).
-                    _ = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE 0")
+                    _ = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE 0")
                     return try body(db)
                 }
             }

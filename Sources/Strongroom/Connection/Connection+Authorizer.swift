@@ -133,31 +133,42 @@ extension Connection {
         }
         let bit = UInt64(1) << UInt64(policy.directOnlyFunctions.count)
         policy.directOnlyFunctions[folded] = bit
-        // Statements prepared before did not record it, nor did the schema check.
+        // Statements prepared before did not record it.
         clearStatementCaches()
-        schemaVersionWithoutDirectOnlyCalls = nil
         return bit
     }
 
-    /// Before a statement that calls direct-only functions runs: refuses
-    /// when any object of the schema (a table's CHECK or DEFAULT, an index,
-    /// a trigger, a view) mentions one of them. SQLite compiles CHECK
-    /// constraints, DEFAULTs and index expressions without asking the
-    /// authorizer, so while the statement runs they could call a function it
-    /// calls itself. Checked again only when the schema version changed.
+    /// Before a statement that writes and calls direct-only functions runs:
+    /// refuses when an object of the schema (a table's CHECK or DEFAULT, an
+    /// index, a trigger, a view) of the main or an attached database
+    /// mentions one of them, or when such a schema holds a `CREATE TEMP`
+    /// object (only `writable_schema` puts one there; SQLite would load it
+    /// into the temp schema, where it could shadow even `sqlite_master`).
+    /// SQLite compiles CHECK constraints, DEFAULTs and index expressions
+    /// without asking the authorizer, so while the statement runs they could
+    /// call a function it calls itself. Read each time from each schema's own
+    /// `sqlite_master` (an edit made with `writable_schema` changes no schema
+    /// version, and a connection reloads its schema after its own rollback).
+    /// A statement that only reads runs none of them.
     func refuseSchemaCallingDirectOnlyFunctions() throws(StrongroomError) {
         guard let policy = authorizerPolicy, !policy.directOnlyFunctions.isEmpty else { return }
-        let version = try cachedStatement(sql: "PRAGMA schema_version").fetchOne(Int64.self) ?? 0
-        if version == schemaVersionWithoutDirectOnlyCalls { return }
         let names = policy.directOnlyFunctions.keys.sorted()
-        for row in try cachedStatement(sql: "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL").fetchAll() {
-            let sql = try row.decode(String.self, at: 2)
-            let lowered = Array(AuthorizerPolicy.asciiLowercased(sql).utf8)
-            guard let function = names.first(where: { AuthorizerPolicy.mentions(lowered, Array($0.utf8)) }) else { continue }
-            let type = try row.decode(String.self, at: 0), name = try row.decode(String.self, at: 1)
-            schemaVersionWithoutDirectOnlyCalls = nil
-            throw StrongroomError(.untrustedSchema, "The \(type) \"\(name)\" in the database's schema calls \(function)(), which only the application's own statements may call: it is SQL the application did not write (in a \(type == "table" ? "CHECK constraint or DEFAULT" : type)). Nothing was run; remove it and find out who added it.", path: path)
+        // Only the rows that may matter reach Swift: those naming a function, or `temp`.
+        let filter = (names + ["temp"]).map { "instr(lower(sql), \(SQLScript.quotedLiteral($0))) > 0" }.joined(separator: " OR ")
+        for schema in try fetchAll(sql: "PRAGMA database_list").map({ row throws(StrongroomError) in try row.decode(String.self, column: "name") })
+        where schema.lowercased() != "temp" {
+            let master = "\(SQLScript.quotedIdentifier(schema)).sqlite_master"
+            for row in try cachedStatement(sql: "SELECT type, name, sql FROM \(master) WHERE sql IS NOT NULL AND (\(filter))").fetchAll() {
+                let sql = try row.decode(String.self, at: 2)
+                let type = try row.decode(String.self, at: 0), name = try row.decode(String.self, at: 1)
+                let statement = AuthorizerPolicy.asciiLowercased(SQLScript.normalized(sql))
+                if statement.hasPrefix("create temp ") || statement.hasPrefix("create temporary ") {
+                    throw StrongroomError(.untrustedSchema, "The schema of \(schema) holds a temporary \(type) \"\(name)\", which only PRAGMA writable_schema puts there (SQLite would load it over the real schema, even over sqlite_master): it is SQL the application did not write. Nothing was run; remove it (DELETE FROM \(master) WHERE name = \(SQLScript.quotedLiteral(name)), with writable_schema) and find out who added it.", path: path)
+                }
+                let lowered = Array(AuthorizerPolicy.asciiLowercased(sql).utf8)
+                guard let function = names.first(where: { AuthorizerPolicy.mentions(lowered, Array($0.utf8)) }) else { continue }
+                throw StrongroomError(.untrustedSchema, "The \(type) \"\(name)\" in the schema of \(schema) calls \(function)(), which only the application's own statements may call: it is SQL the application did not write (in a \(type == "table" ? "CHECK constraint or DEFAULT" : type)). Nothing was run; remove it and find out who added it.", path: path)
+            }
         }
-        schemaVersionWithoutDirectOnlyCalls = version
     }
 }

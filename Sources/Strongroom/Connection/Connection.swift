@@ -63,9 +63,6 @@ public final class Connection {
     var transactionHooks: TransactionHooks?
     /// The authorizer's policy, once one is installed (see `authorizer`).
     var authorizerPolicy: AuthorizerPolicy?
-    /// The schema version at which no schema object mentioned a direct-only
-    /// function (see `refuseSchemaCallingDirectOnlyFunctions`).
-    var schemaVersionWithoutDirectOnlyCalls: Int64?
     /// The `-wal` file this connection wrote last, to tell when it is
     /// deleted or replaced under it (see `refuseWritesToMovedFiles`).
     var walIdentity: FileSystem.Identity?
@@ -275,7 +272,7 @@ public final class Connection {
 
         // Read page 1 now, so that a wrong key fails at open.
         do {
-            _ = try fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+            _ = try fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master")
         } catch let error where error.code == .notADatabase {
             if isEncrypted {
                 throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF), or its first page is damaged (SQLCipher checks the key there and cannot tell these apart; check the key first).", path: path, sqliteCode: error.sqliteCode)

@@ -216,7 +216,7 @@ public enum PlaintextConversion {
         if let started = second {
             do throws(StrongroomError) {
                 try started.execute(sql: "BEGIN")
-                _ = try started.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+                _ = try started.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master")
             } catch {
                 started.rollbackQuietly()
                 started.close()
@@ -224,7 +224,7 @@ public enum PlaintextConversion {
             }
         }
         try connection.execute(sql: "BEGIN")
-        _ = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+        _ = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master")
         let after = try connection.fetchOne(Int.self, sql: "PRAGMA data_version")
         guard let second, before == after else {
             second?.rollbackQuietly()

@@ -70,6 +70,11 @@ public enum SQLScript {
         "\"" + doubling("\"", in: name) + "\""
     }
 
+    /// `text` quoted as an SQL string literal: `'text'`, inner quotes doubled.
+    package static func quotedLiteral(_ text: String) -> String {
+        "'" + doubling("'", in: text) + "'"
+    }
+
     /// `text` with every `quote` doubled, scalar by scalar. (Swift compares
     /// Characters: a quote followed by a combining mark is one Character, and
     /// `replacingOccurrences(of:with:)` would leave that quote single.)

@@ -98,7 +98,7 @@ public final class Statement {
     /// while it steps.
     let directOnlyFunctions: UInt64
     /// Set by `reset` for a statement that calls direct-only functions: the
-    /// next step checks the schema first.
+    /// next step checks the schema first, if the statement writes.
     private var checksSchemaFirst: Bool
     /// For a statement Strongroom generated with positional parameters
     /// (``Connection/insert(_:into:)``): the parameter of each coding key,
@@ -331,7 +331,8 @@ public final class Statement {
         // half-switched key).
         if connectionState.isClosed { try connection.checkOpen(sql: sql) }
         if checksSchemaFirst {
-            try connection.refuseSchemaCallingDirectOnlyFunctions()
+            // Only a write runs CHECK constraints, DEFAULTs and index expressions.
+            if sqlite3_stmt_readonly(handle) == 0 { try connection.refuseSchemaCallingDirectOnlyFunctions() }
             checksSchemaFirst = false
         }
         // Only the direct-only functions this statement's text calls may run

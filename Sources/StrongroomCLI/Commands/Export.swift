@@ -37,7 +37,7 @@ struct Export: ParsableCommand {
             for column in try ColumnSealing.openInPlace(keyring: keyring, in: db) {
                 guard let indexColumn = column.indexColumn else { continue }
                 // The indexes on exactly that column (PRAGMA index_info names each index's columns).
-                for index in try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL",
+                for index in try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL",
                                              arguments: [column.table]) {
                     let indexed = try db.fetchAll(sql: "PRAGMA index_info(\(SQLScript.quotedIdentifier(index)))").map { try $0.decode(String?.self, column: "name") }
                     if indexed.count == 1, indexed[0]?.lowercased() == indexColumn.lowercased() {

@@ -77,6 +77,13 @@ public enum ColumnSealing {
         let cipher = FieldCipher(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
         var failures: [FieldError] = []
         for column in try SealedColumnRegistry.columns(in: db) {
+            let present = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(column.table)))")
+                .contains { row in (try? row.decode(String.self, column: "name"))?.sqliteFolded == column.column.sqliteFolded }
+            guard present else {
+                failures.append(FieldError(.misuse, "\(column.table).\(column.column) is recorded as sealed, but the database has no such column: renamed (its values are bound to the old name and no longer open) or dropped without its record.", table: column.table, column: column.column))
+                if failures.count >= limit { return failures }
+                continue
+            }
             let key = column.mode == .deterministic ? [] : try FieldRotation.primaryKey(of: column.table, in: db)
             let selected = (key.map(SQLScript.quotedIdentifier) + ["+\(SQLScript.quotedIdentifier(column.column)) AS strongroom_stored"]).joined(separator: ", ")
             for row in try db.fetchAll(sql: "SELECT \(selected) FROM \(SQLScript.quotedIdentifier(column.table))") {

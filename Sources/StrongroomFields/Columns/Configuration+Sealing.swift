@@ -33,7 +33,8 @@ extension Configuration {
     /// With a `context` (a tenant or database identifier, see
     /// ``FieldContext``), values are bound to it too; a database that
     /// records another context is refused. Without one, the context the
-    /// database records, if any, is used.
+    /// database records, if any, is used: a database-key holder can rewrite
+    /// that one, so pass the context to rely on it.
     public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring, context: FieldContext? = nil) {
         prepareConnection { db throws(StrongroomError) in
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))

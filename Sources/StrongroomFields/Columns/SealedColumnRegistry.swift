@@ -64,7 +64,7 @@ public enum SealedColumnRegistry {
     }
 
     private static func exists(in db: Connection) throws(StrongroomError) -> Bool {
-        try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
+        try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
     }
 
     /// The recorded sealed columns, by table and column; none when the

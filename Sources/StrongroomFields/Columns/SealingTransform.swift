@@ -73,7 +73,7 @@ final class SealingTransform: ColumnTransform {
         let keyed = try PrimaryKeyColumns.read(table, in: connection)
         // The spelling sqlite_sequence uses, and whether the table has a rowid
         // (a WITHOUT ROWID table's INTEGER PRIMARY KEY is an ordinary column).
-        let spelled = try connection.fetchOne(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+        let spelled = try connection.fetchOne(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
                                               arguments: [table]) ?? table
         let hasRowid = (try? connection.prepare(sql: "SELECT rowid FROM \(quoted) LIMIT 0")) != nil
         let key = PrimaryKey(table: spelled, columns: keyed.map(\.name), affinities: keyed.map { Affinity(declaredType: $0.type) },
@@ -159,7 +159,7 @@ final class SealingTransform: ColumnTransform {
     private func assignRowid(table: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {
         let quoted = SQLScript.quotedIdentifier(table)
         var next = (try connection.fetchOne(Int64.self, sql: "SELECT coalesce(max(rowid), 0) FROM \(quoted)") ?? 0)
-        let hasSequence = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") == 1
+        let hasSequence = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE name = 'sqlite_sequence'") == 1
         if hasSequence, let used = try connection.fetchOne(Int64.self, sql: "SELECT coalesce(seq, 0) FROM sqlite_sequence WHERE name = ?", arguments: [table]) {
             next = max(next, used)
         }

@@ -18,12 +18,17 @@ public enum SealedValueSearch {
         public let deterministicByKeyID: [UInt32: Int]
         /// Values shaped like blind indexes, per key id.
         public let blindIndexesByKeyID: [UInt32: Int]
+        /// Values that are none of these (plaintext, or other data).
+        public let otherValues: Int
 
-        /// The mode its envelopes were sealed in: randomized when any is
-        /// (an indexed column's values are randomized too), else deterministic;
-        /// nil when it holds only blind indexes.
+        /// The mode its envelopes were sealed in, when every value of the
+        /// column is an envelope (a column of other data where a few values
+        /// look like envelopes by chance is none): randomized when any is (an
+        /// indexed column's values are randomized too), else deterministic;
+        /// nil otherwise.
         public var mode: SealingMode? {
-            !randomizedByKeyID.isEmpty ? .randomized : !deterministicByKeyID.isEmpty ? .deterministic : nil
+            guard otherValues == 0 && blindIndexesByKeyID.isEmpty else { return nil }
+            return !randomizedByKeyID.isEmpty ? .randomized : !deterministicByKeyID.isEmpty ? .deterministic : nil
         }
 
         /// Values of any kind under `keyID`.
@@ -32,41 +37,55 @@ public enum SealedValueSearch {
         }
     }
 
-    /// Every column of every table (but the registry) holding envelopes or
-    /// blind indexes, with their counts per key id. Reads each column once.
+    /// Every column of every table (but the registry; tables named like
+    /// SQLite's own included) holding envelopes or blind indexes, with their
+    /// counts per key id. Reads each column once. An envelope stored as TEXT
+    /// counts too: its bytes are the envelope's.
     public static func findings(in db: Connection) throws(StrongroomError) -> [Finding] {
         var findings: [Finding] = []
-        for table in try db.tableNames() where table.sqliteFolded != SealedColumnRegistry.table.sqliteFolded {
-            let quotedTable = SQLScript.quotedIdentifier(table)
-            for column in try db.fetchAll(sql: "PRAGMA table_info(\(quotedTable))").map({ row throws(StrongroomError) in try row.decode(String.self, column: "name") }) {
+        let tables = try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name")
+        for table in tables where table.sqliteFolded != SealedColumnRegistry.table.sqliteFolded {
+            let quotedTable = "main." + SQLScript.quotedIdentifier(table)
+            for column in try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))").map({ row throws(StrongroomError) in try row.decode(String.self, column: "name") }) {
                 let name = SQLScript.quotedIdentifier(column)
-                // kind: 1 GCM envelope, 2 SIV envelope, 0 blind index.
+                let bytes = "CAST(\(name) AS BLOB)"
+                let blindIndex = "typeof(\(name)) = 'blob' AND length(\(name)) = \(4 + FieldEnvelope.blindIndexTagByteCount)"
+                // The shortest envelopes: header, nonce or synthetic IV, tag, one plaintext byte.
+                let envelope = """
+                    typeof(\(name)) IN ('blob', 'text') AND substr(\(bytes), 1, 1) = x'01'
+                    AND ((substr(\(bytes), 2, 1) = x'01' AND length(\(bytes)) >= \(FieldEnvelope.headerByteCount + 12 + 16 + 1))
+                      OR (substr(\(bytes), 2, 1) = x'02' AND length(\(bytes)) >= \(FieldEnvelope.headerByteCount + 16 + 1)))
+                    """
+                // kind: 1 GCM envelope, 2 SIV envelope, 0 blind index, NULL anything else.
                 var found: [UInt8: [UInt32: Int]] = [:]
+                var others = 0
                 for row in try db.fetchAll(sql: """
-                    SELECT CASE WHEN length(\(name)) = \(4 + FieldEnvelope.blindIndexTagByteCount) THEN x'00' ELSE substr(\(name), 2, 1) END AS kind,
-                           CASE WHEN length(\(name)) = \(4 + FieldEnvelope.blindIndexTagByteCount) THEN substr(\(name), 1, 4) ELSE substr(\(name), 3, 4) END AS key_id,
+                    SELECT CASE WHEN \(blindIndex) THEN x'00' WHEN \(envelope) THEN substr(\(bytes), 2, 1) END AS kind,
+                           CASE WHEN \(blindIndex) THEN substr(\(name), 1, 4) WHEN \(envelope) THEN substr(\(bytes), 3, 4) END AS key_id,
                            count(*) AS n
-                      FROM \(quotedTable)
-                     WHERE typeof(\(name)) = 'blob'
-                       AND (length(\(name)) = \(4 + FieldEnvelope.blindIndexTagByteCount)
-                            OR (length(\(name)) > \(FieldEnvelope.headerByteCount) AND substr(\(name), 1, 1) = x'01' AND substr(\(name), 2, 1) IN (x'01', x'02')))
-                     GROUP BY 1, 2
+                      FROM \(quotedTable) WHERE \(name) IS NOT NULL GROUP BY 1, 2
                     """) {
-                    let kind = try row.decode([UInt8].self, column: "kind").first ?? 0
-                    let id = try row.decode([UInt8].self, column: "key_id").reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-                    found[kind, default: [:]][id, default: 0] += try row.decode(Int.self, column: "n")
+                    let count = try row.decode(Int.self, column: "n")
+                    guard let kind = try row.decode([UInt8]?.self, column: "kind")?.first,
+                          let id = try row.decode([UInt8]?.self, column: "key_id")?.reduce(UInt32(0), { $0 << 8 | UInt32($1) }) else {
+                        others += count
+                        continue
+                    }
+                    found[kind, default: [:]][id, default: 0] += count
                 }
                 guard !found.isEmpty else { continue }
                 findings.append(Finding(table: table, column: column, randomizedByKeyID: found[1] ?? [:],
-                                        deterministicByKeyID: found[2] ?? [:], blindIndexesByKeyID: found[0] ?? [:]))
+                                        deterministicByKeyID: found[2] ?? [:], blindIndexesByKeyID: found[0] ?? [:], otherValues: others))
             }
         }
         return findings
     }
 
     /// The columns the registry records, and after them every column whose
-    /// envelopes show it sealed though the registry does not say so (its
-    /// mode read from them), so that status and rotation miss none.
+    /// values are all envelopes though the registry does not say so (its
+    /// mode read from them), so that status and rotation miss none. (A
+    /// column the registry forgot that also holds other values is not taken:
+    /// ``FieldRotation/retire(_:from:in:)`` still finds its envelopes.)
     public static func sealedColumns(in db: Connection) throws(StrongroomError) -> [SealedColumn] {
         let recorded = try SealedColumnRegistry.columns(in: db)
         var columns = recorded

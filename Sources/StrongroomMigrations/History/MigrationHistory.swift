@@ -38,7 +38,7 @@ enum MigrationHistory {
     static let table = "strongroom_migrations"
 
     static func exists(_ db: Connection) throws(StrongroomError) -> Bool {
-        try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
+        try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
     }
 
     static func create(_ db: Connection) throws(StrongroomError) {

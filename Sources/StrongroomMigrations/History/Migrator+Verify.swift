@@ -99,8 +99,15 @@ extension Migrator {
             let sealedTables = Set(try SealedColumnRegistry.columns(in: db).map(\.table.sqliteFolded))
             let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index"].map(\.sqliteFolded))
             var findings: [VerificationFinding] = []
-            for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') AND sql IS NOT NULL ORDER BY name") {
+            for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE sql IS NOT NULL ORDER BY name") {
                 let type = try row.decode(String.self, at: 0), name = try row.decode(String.self, at: 1)
+                let words = SQLScript.normalized(try row.decode(String.self, at: 3)).split(separator: " ").prefix(2).map { $0.uppercased() }
+                if words.count == 2 && words[0] == "CREATE" && (words[1] == "TEMP" || words[1] == "TEMPORARY") {
+                    findings.append(VerificationFinding(code: .untrustedSQL, version: nil, file: nil,
+                        message: "The schema holds a temporary \(type) \(name), which only PRAGMA writable_schema puts there: SQLite loads it over the real schema (even over sqlite_master, hiding what is there). SQL the application did not write; find out who added it, and remove it (with writable_schema)."))
+                    continue
+                }
+                guard type == "trigger" || type == "view" else { continue }
                 if case .success(let expected)? = replayed, expected.objects["\(type) \(name.lowercased())"] != nil { continue }
                 let names = Set(SQLTokenizer.tokenize(try row.decode(String.self, at: 3)).compactMap { $0.identifier?.sqliteFolded })
                 let table = try row.decode(String.self, at: 2)

@@ -12,7 +12,7 @@ public struct SchemaSnapshot: Sendable, Equatable {
     init(_ db: Connection) throws(StrongroomError) {
         var objects: [String: String] = [:]
         for row in try db.fetchAll(sql: """
-            SELECT type, name, sql FROM sqlite_master
+            SELECT type, name, sql FROM main.sqlite_master
             WHERE sql IS NOT NULL AND \(SQLScript.isUserObjectName()) AND name <> '\(MigrationHistory.table)'
             """) {
             let key = "\(try row.decode(String.self, at: 0)) \(try row.decode(String.self, at: 1).lowercased())"

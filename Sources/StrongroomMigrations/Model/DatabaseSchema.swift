@@ -51,7 +51,7 @@ public struct DatabaseSchema: Sendable, Hashable {
 extension DatabaseSchema {
     /// The text after the top-level WHERE of an index's CREATE INDEX.
     static func whereClause(ofIndex index: String, in db: Connection) throws(StrongroomError) -> String? {
-        guard let sql = try db.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [index]) else { return nil }
+        guard let sql = try db.fetchOne(String.self, sql: "SELECT sql FROM main.sqlite_master WHERE type = 'index' AND name = ?", arguments: [index]) else { return nil }
         let tokens = SQLTokenizer.tokenize(sql)
         var depth = 0
         for token in tokens {
@@ -78,7 +78,7 @@ extension DatabaseSchema {
         var sql: [FoldedName: String] = [:]
         for name in names {
             tables.append(try readTable(name, sealed: sealed.filter { $0.table.sqliteFolded == name.sqliteFolded }, db: db))
-            sql[name.sqliteFolded] = try db.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [name])
+            sql[name.sqliteFolded] = try db.fetchOne(String.self, sql: "SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [name])
         }
         var schema = DatabaseSchema(tables: tables)
         schema.createTableSQL = sql

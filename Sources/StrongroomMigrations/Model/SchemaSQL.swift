@@ -170,6 +170,6 @@ extension DatabaseSchema {
     }
 
     static func literal(_ text: String) -> String {
-        "'" + SQLScript.doubling("'", in: text) + "'"
+        SQLScript.quotedLiteral(text)
     }
 }

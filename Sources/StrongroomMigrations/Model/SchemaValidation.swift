@@ -177,7 +177,7 @@ extension DatabaseSchema {
         let sealed = Dictionary(tables.filter { $0.columns.contains { $0.sealing != nil } }.map { ($0.name.sqliteFolded, $0.name) }, uniquingKeysWith: { a, _ in a })
         let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index"].map(\.sqliteFolded))
         var found: [SchemaDifference] = []
-        for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') AND sql IS NOT NULL ORDER BY name") {
+        for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE type IN ('trigger', 'view') AND sql IS NOT NULL ORDER BY name") {
             let names = Set(SQLTokenizer.tokenize(try row.decode(String.self, at: 3)).compactMap { $0.identifier?.sqliteFolded })
                 .union([try row.decode(String.self, at: 2).sqliteFolded])
             guard let table = names.compactMap({ sealed[$0] }).sorted().first ?? (names.isDisjoint(with: functions) ? nil : "(a field function)") else { continue }

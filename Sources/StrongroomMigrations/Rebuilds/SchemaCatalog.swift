@@ -28,7 +28,7 @@ struct SchemaCatalog {
 
     init(_ db: Connection) throws {
         objects = try db.fetchAll(sql: """
-            SELECT type, name, tbl_name, sql FROM sqlite_master
+            SELECT type, name, tbl_name, sql FROM main.sqlite_master
             WHERE sql IS NOT NULL AND type IN ('table', 'index', 'view', 'trigger') ORDER BY rowid
             """).compactMap { row in
             guard let kind = Object.Kind(rawValue: try row.decode(String.self, at: 0)) else { return nil }

@@ -262,7 +262,7 @@ public enum TableRebuild {
 
     /// The table's `sqlite_sequence` value, if it has one.
     static func autoincrementSequence(of table: String, in db: Connection) throws -> Int64? {
-        guard try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'") == 1 else { return nil }
+        guard try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'") == 1 else { return nil }
         return try db.fetchOne(Int64.self, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table])
     }
 

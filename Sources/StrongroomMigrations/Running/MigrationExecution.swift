@@ -250,7 +250,7 @@ struct ForeignKeyViolation: CustomStringConvertible {
     /// cannot check ("foreign key mismatch").
     static func all(in db: Connection) throws(StrongroomError) -> [ForeignKeyViolation] {
         // A WITHOUT ROWID table's "rowid" in foreign_key_check means nothing.
-        let withoutRowid = Set(try db.fetchAll(sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL").compactMap { row in
+        let withoutRowid = Set(try db.fetchAll(sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND sql IS NOT NULL").compactMap { row in
             CreateTableDefinition(row[1].description)?.isWithoutRowid == true ? row[0].description : nil
         })
         return try db.fetchAll(sql: "PRAGMA foreign_key_check").map { row in

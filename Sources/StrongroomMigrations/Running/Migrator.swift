@@ -298,13 +298,13 @@ public struct Migrator: Sendable {
             defer { if foreignKeys { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             try db.inTransaction(.immediate) { db in
                 for kind in ["trigger", "view", "table"] {
-                    for name in try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = ? AND \(SQLScript.isUserObjectName())", arguments: [kind]) {
+                    for name in try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = ? AND \(SQLScript.isUserObjectName())", arguments: [kind]) {
                         // main.: a TEMP object of the same name would be found first.
                         try db.execute(sql: "DROP \(kind.uppercased()) IF EXISTS main.\(SQLScript.quotedIdentifier(name))")
                     }
                 }
                 // sqlite_sequence keeps AUTOINCREMENT counters of dropped tables.
-                if try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") == 1 {
+                if try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE name = 'sqlite_sequence'") == 1 {
                     try db.execute(sql: "DELETE FROM sqlite_sequence")
                 }
                 try db.execute(sql: "PRAGMA user_version = 0")
