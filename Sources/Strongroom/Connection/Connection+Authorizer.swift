@@ -123,6 +123,19 @@ extension Connection {
         authorizer.refusesKeyChanges = true
     }
 
+    /// The query that reads, from `schema`'s own `sqlite_master`, the rows
+    /// that may matter to the scan: those that hold a function's name or
+    /// `temp` (LIKE ignores ASCII case, as SQLite's names do; its `_`
+    /// matches any character, which only lets more rows through). Kept per
+    /// schema, prepared once.
+    private func schemaScan(of schema: String, names: [String]) throws(StrongroomError) -> Statement {
+        if let scan = schemaScanStatements[schema] { return scan }
+        let filter = (names + ["temp"]).map { "sql LIKE \(SQLScript.quotedLiteral("%" + $0 + "%"))" }.joined(separator: " OR ")
+        let scan = try prepare(sql: "SELECT type, name, sql FROM \(SQLScript.quotedIdentifier(schema)).sqlite_master WHERE sql IS NOT NULL AND (\(filter))")
+        schemaScanStatements[schema] = scan
+        return scan
+    }
+
     /// The bit of the direct-only function `name`, given one on first use.
     func directOnlyBit(forFunction name: String) throws(StrongroomError) -> UInt64 {
         let folded = AuthorizerPolicy.asciiLowercased(name)
@@ -133,8 +146,9 @@ extension Connection {
         }
         let bit = UInt64(1) << UInt64(policy.directOnlyFunctions.count)
         policy.directOnlyFunctions[folded] = bit
-        // Statements prepared before did not record it.
+        // Statements prepared before did not record it, nor did the scan.
         clearStatementCaches()
+        schemaTextsWithoutDirectOnlyCalls.removeAll()
         return bit
     }
 
@@ -153,20 +167,23 @@ extension Connection {
     func refuseSchemaCallingDirectOnlyFunctions() throws(StrongroomError) {
         guard let policy = authorizerPolicy, !policy.directOnlyFunctions.isEmpty else { return }
         let names = policy.directOnlyFunctions.keys.sorted()
-        // Only the rows that may matter reach Swift: those naming a function, or `temp`.
-        let filter = (names + ["temp"]).map { "instr(lower(sql), \(SQLScript.quotedLiteral($0))) > 0" }.joined(separator: " OR ")
         for schema in try fetchAll(sql: "PRAGMA database_list").map({ row throws(StrongroomError) in try row.decode(String.self, column: "name") })
         where schema.lowercased() != "temp" {
             let master = "\(SQLScript.quotedIdentifier(schema)).sqlite_master"
-            for row in try cachedStatement(sql: "SELECT type, name, sql FROM \(master) WHERE sql IS NOT NULL AND (\(filter))").fetchAll() {
+            for row in try schemaScan(of: schema, names: names).fetchAll() {
                 let sql = try row.decode(String.self, at: 2)
+                // A text found clean once is clean (the registry's own table, say).
+                if schemaTextsWithoutDirectOnlyCalls.contains(ExactText(sql)) { continue }
                 let type = try row.decode(String.self, at: 0), name = try row.decode(String.self, at: 1)
                 let statement = AuthorizerPolicy.asciiLowercased(SQLScript.normalized(sql))
                 if statement.hasPrefix("create temp ") || statement.hasPrefix("create temporary ") {
                     throw StrongroomError(.untrustedSchema, "The schema of \(schema) holds a temporary \(type) \"\(name)\", which only PRAGMA writable_schema puts there (SQLite would load it over the real schema, even over sqlite_master): it is SQL the application did not write. Nothing was run; remove it (DELETE FROM \(master) WHERE name = \(SQLScript.quotedLiteral(name)), with writable_schema) and find out who added it.", path: path)
                 }
                 let lowered = Array(AuthorizerPolicy.asciiLowercased(sql).utf8)
-                guard let function = names.first(where: { AuthorizerPolicy.mentions(lowered, Array($0.utf8)) }) else { continue }
+                guard let function = names.first(where: { AuthorizerPolicy.mentions(lowered, Array($0.utf8)) }) else {
+                    schemaTextsWithoutDirectOnlyCalls.insert(ExactText(sql))
+                    continue
+                }
                 throw StrongroomError(.untrustedSchema, "The \(type) \"\(name)\" in the schema of \(schema) calls \(function)(), which only the application's own statements may call: it is SQL the application did not write (in a \(type == "table" ? "CHECK constraint or DEFAULT" : type)). Nothing was run; remove it and find out who added it.", path: path)
             }
         }

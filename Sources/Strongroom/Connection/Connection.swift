@@ -63,6 +63,10 @@ public final class Connection {
     var transactionHooks: TransactionHooks?
     /// The authorizer's policy, once one is installed (see `authorizer`).
     var authorizerPolicy: AuthorizerPolicy?
+    /// The schema scan's query, per schema, and the schema texts it found
+    /// clean (see `refuseSchemaCallingDirectOnlyFunctions`).
+    var schemaScanStatements: [String: Statement] = [:]
+    var schemaTextsWithoutDirectOnlyCalls: Set<ExactText> = []
     /// The `-wal` file this connection wrote last, to tell when it is
     /// deleted or replaced under it (see `refuseWritesToMovedFiles`).
     var walIdentity: FileSystem.Identity?
@@ -353,6 +357,7 @@ public final class Connection {
         insertStatementCache.removeAll()
         insertStatementsByColumns.removeAll()
         recordInsertCache.removeAll()
+        schemaScanStatements.removeAll()
         lastRecordInsert = nil
     }
 
