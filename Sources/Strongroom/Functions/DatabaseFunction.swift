@@ -39,8 +39,10 @@ public final class DatabaseFunction {
     /// Enforced on every SQLite: the authorizer refuses references in
     /// triggers and views as a statement compiles; while a statement runs,
     /// only the direct-only functions its own text calls may run; before a
-    /// statement that calls some runs, the schema is checked for any
-    /// mention of them; and on SQLite 3.30 and later, `SQLITE_DIRECTONLY`.
+    /// statement that calls some and writes runs, the schema of the main and
+    /// every attached database is checked for any mention of them (a read
+    /// runs no CHECK, DEFAULT or index expression); and on SQLite 3.30 and
+    /// later, `SQLITE_DIRECTONLY`.
     public let isDirectOnly: Bool
     let body: ([DatabaseValue]) throws -> DatabaseValue
 
