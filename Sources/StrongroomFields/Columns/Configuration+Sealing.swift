@@ -11,7 +11,7 @@ extension Configuration {
     /// - Every read (rows, `Decodable` records, single values) opens the
     ///   sealed columns it selects. A query that selects a randomized sealed
     ///   column must also select its table's primary key.
-    /// - The SQL functions of ``addFieldFunctions(keyring:)`` are there too,
+    /// - The SQL functions of ``addFieldFunctions(keyring:context:)`` are there too,
     ///   for updates and lookups in SQL.
     ///
     /// ```swift

@@ -37,7 +37,7 @@ public enum SealedColumnRegistry {
     /// `export`), which read it here. Call it once, when the database is
     /// made, before anything is sealed.
     ///
-    /// - Throws: ``StrongroomError/Code/misuse`` when another context is
+    /// - Throws: `StrongroomError.Code.misuse` when another context is
     ///   recorded already (its values are bound to that one).
     public static func record(context: FieldContext, in db: Connection) throws(StrongroomError) {
         if let recorded = try self.context(in: db) {
