@@ -79,4 +79,50 @@ struct RowKeyCheckEvasionTests {
         let migrate = try run(["migrate"] + key)
         #expect(migrate.status == 0, "\(migrate.stderr)")
     }
+
+    // Third review.
+
+    /// verify reads only rows whose type column says trigger or view; SQLite
+    /// loads a trigger from any row whose sql is CREATE TRIGGER.
+    @Test func verifyMissesATriggerStoredAsATableRow() throws {
+        try sealedNotes()
+        let bare = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try bare.execute(sql: """
+            CREATE TABLE copy(v);
+            PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('table', 'note_copy', 'note', 0,
+              'CREATE TRIGGER note_copy AFTER INSERT ON note BEGIN INSERT INTO copy VALUES (NEW.body); END');
+            PRAGMA writable_schema = OFF;
+            """)
+        bare.close()
+        // It fires.
+        try connection().execute(sql: "INSERT INTO note VALUES (3, strongroom_seal('third', 'note', 'body', 'randomized', 3))")
+        #expect(try connection().fetchOne(Int.self, sql: "SELECT count(*) FROM copy") == 1)
+        let verify = try run(["verify"] + key)
+        #expect(verify.stdout.contains("note_copy"), "\(verify.status) \(verify.stdout)")
+    }
+
+    /// A rename with its record updated to the new name: the check takes the
+    /// old table for dropped and the recorded column exists.
+    @Test func aRenameWithItsRecordUpdatedPasses() throws {
+        try sealedNotes()
+        write("0002_rename.sql", "ALTER TABLE note RENAME TO memo; UPDATE strongroom_sealed_columns SET table_name = 'memo' WHERE table_name = 'note';")
+        let migrate = try run(["migrate"] + key)
+        #expect(migrate.status != 0, "migrate accepted it: \(migrate.stdout) \(migrate.stderr); memo opens: \(String(describing: opened("memo")))")
+    }
+    /// A schema row whose sql is a BLOB still loads; verify decodes it as String.
+    @Test func verifyOnABlobSqlRow() throws {
+        try sealedNotes()
+        let bare = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try bare.execute(sql: """
+            CREATE TABLE copy(v);
+            PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('trigger', 'note_copy', 'note', 0,
+              CAST('CREATE TRIGGER note_copy AFTER INSERT ON note BEGIN INSERT INTO copy VALUES (NEW.body); END' AS BLOB));
+            PRAGMA writable_schema = OFF;
+            """)
+        bare.close()
+        let verify = try run(["verify"] + key)
+        #expect(verify.stdout.contains("note_copy"), "status \(verify.status) stdout: \(verify.stdout) stderr: \(verify.stderr)")
+    }
 }
