@@ -67,6 +67,10 @@ struct PlantedSchemaRowTests {
         try db.execute(sql: "COMMIT")
         let visits = try db.fetchAll(Int.self, sql: "SELECT visits FROM customer ORDER BY id")
         #expect(visits == [1, 1, 1], "visits after one UPDATE: \(visits)")
+        // Outside one, it runs again once the schema is checked, and applies once.
+        try bare(path).execute(sql: "CREATE TABLE unrelated2(x)")
+        try update.execute()
+        #expect(try db.fetchAll(Int.self, sql: "SELECT visits FROM customer ORDER BY id") == [2, 2, 2])
     }
 
     /// SealedValueSearch lists tables by sqlite_master.type and .name; SQLite

@@ -23,11 +23,13 @@ final class AuthorizerPolicy {
     /// SQLite's answer for one action.
     func authorize(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?,
                    _ innermost: UnsafePointer<CChar>?) -> Int32 {
-        if state.allowedDirectOnlyFunctions != 0 {
+        if state.allowedDirectOnlyFunctions != 0 && !state.scanHoldsWhileStepping {
             // Called while a statement steps: SQLite is re-preparing it (for a
             // schema another connection changed after the check, or having
-            // reset its own). Its direct-only functions are withdrawn for
-            // this step; `Statement.step` checks the schema and runs it again.
+            // reset its own), against a schema the check may not have seen.
+            // Its direct-only functions are withdrawn for this step;
+            // `Statement.step` checks the schema and runs it again where that
+            // is safe.
             state.allowedDirectOnlyFunctions = 0
             state.schemaChangedWhileStepping = true
         }
@@ -125,12 +127,18 @@ extension Connection {
 
     /// The query that reads, from `schema`'s own `sqlite_master`, the rows
     /// that may matter to the scan: those that hold a function's name or
-    /// `temp` (LIKE ignores ASCII case, as SQLite's names do; its `_`
-    /// matches any character, which only lets more rows through). Kept per
-    /// schema, prepared once.
+    /// `temp`, in any ASCII case (GLOB with a `[xX]` class per letter: LIKE
+    /// would follow the connection's `case_sensitive_like`). The `sql`
+    /// column is read as text whatever its type (a BLOB loads too). Kept
+    /// per schema, prepared once.
     private func schemaScan(of schema: String, names: [String]) throws(StrongroomError) -> Statement {
         if let scan = schemaScanStatements[schema] { return scan }
-        let filter = (names + ["temp"]).map { "sql LIKE \(SQLScript.quotedLiteral("%" + $0 + "%"))" }.joined(separator: " OR ")
+        func anyCase(_ name: String) -> String {
+            "*" + name.unicodeScalars.map { c in
+                ("a"..."z").contains(c) ? "[\(c)\(Character(c).uppercased())]" : (c == "*" || c == "?" || c == "[" || c == "]" ? "[\(c)]" : String(c))
+            }.joined() + "*"
+        }
+        let filter = (names + ["temp"]).map { "CAST(sql AS TEXT) GLOB \(SQLScript.quotedLiteral(anyCase($0)))" }.joined(separator: " OR ")
         let scan = try prepare(sql: "SELECT type, name, sql FROM \(SQLScript.quotedIdentifier(schema)).sqlite_master WHERE sql IS NOT NULL AND (\(filter))")
         schemaScanStatements[schema] = scan
         return scan
@@ -171,7 +179,7 @@ extension Connection {
         where schema.lowercased() != "temp" {
             let master = "\(SQLScript.quotedIdentifier(schema)).sqlite_master"
             for row in try schemaScan(of: schema, names: names).fetchAll() {
-                let sql = try row.decode(String.self, at: 2)
+                let sql = SQLScript.schemaText(row[2])
                 // A text found clean once is clean (the registry's own table, say).
                 if schemaTextsWithoutDirectOnlyCalls.contains(ExactText(sql)) { continue }
                 let type = try row.decode(String.self, at: 0), name = try row.decode(String.self, at: 1)

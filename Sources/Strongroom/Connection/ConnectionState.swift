@@ -20,6 +20,9 @@ final class ConnectionState {
     /// connection changed the schema): its direct-only functions are then
     /// withdrawn until the new schema is checked.
     @exclusivity(unchecked) var schemaChangedWhileStepping = false
+    /// Set while a statement steps whose schema check was made inside the
+    /// transaction it runs in: a re-prepare then withdraws nothing.
+    @exclusivity(unchecked) var scanHoldsWhileStepping = false
     /// Why the authorizer or a direct-only function refused, for the error
     /// of the statement that failed (taken by `Connection.lastError`).
     var refusal: (code: StrongroomError.Code, message: String)?

@@ -132,7 +132,7 @@ final class RegisteredFunction {
         if directOnlyBit != 0 && state.allowedDirectOnlyFunctions & directOnlyBit == 0 {
             let name = function.name
             state.refusal = (.untrustedSchema, state.schemaChangedWhileStepping
-                ? "The database's schema changed (another connection changed it) just as a statement calling \(name)() started; it was stopped before \(name)() ran under a schema not yet checked. Run it again."
+                ? "The database's schema changed (another connection changed it) just as a statement calling \(name)() started; it was stopped before \(name)() ran under a schema not yet checked. Roll back the transaction it ran in (rows it wrote before it stopped may remain) and run it again."
                 : "SQL stored in the database's schema (a CHECK constraint, a DEFAULT, an index or a generated column) called \(name)(), which only the application's own statements may call: it is SQL the application did not write. Nothing was written; find it with SELECT type, name, sql FROM main.sqlite_master WHERE sql LIKE '%\(name)%', remove it, and find out who added it.")
             sqlite3_result_error(context, "\(name)() may only be called by the application's own statements", -1)
             return

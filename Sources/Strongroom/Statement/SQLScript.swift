@@ -70,6 +70,17 @@ public enum SQLScript {
         "\"" + doubling("\"", in: name) + "\""
     }
 
+    /// The text of a `sqlite_master.sql` value, as SQLite reads it to load
+    /// the schema: TEXT as is, a BLOB's bytes as UTF-8 (a row written with
+    /// `writable_schema` may hold either, and both load), else empty.
+    package static func schemaText(_ value: DatabaseValue) -> String {
+        switch value {
+        case .text(let text): text
+        case .blob(let bytes): String(decoding: bytes, as: UTF8.self)
+        default: ""
+        }
+    }
+
     /// `text` quoted as an SQL string literal: `'text'`, inner quotes doubled.
     package static func quotedLiteral(_ text: String) -> String {
         "'" + doubling("'", in: text) + "'"

@@ -100,6 +100,9 @@ public final class Statement {
     /// Set by `reset` for a statement that calls direct-only functions: the
     /// next step checks the schema first, if the statement writes.
     private var checksSchemaFirst: Bool
+    /// True for a run whose schema check was made inside the transaction it
+    /// runs in: a re-prepare then meets the schema that was checked.
+    private var scanHoldsForThisRun = false
     /// For a statement Strongroom generated with positional parameters
     /// (``Connection/insert(_:into:)``): the parameter of each coding key,
     /// which may be no valid parameter name (`first-name`).
@@ -332,7 +335,13 @@ public final class Statement {
         if connectionState.isClosed { try connection.checkOpen(sql: sql) }
         if checksSchemaFirst {
             // Only a write runs CHECK constraints, DEFAULTs and index expressions.
-            if sqlite3_stmt_readonly(handle) == 0 { try connection.refuseSchemaCallingDirectOnlyFunctions() }
+            scanHoldsForThisRun = false
+            if sqlite3_stmt_readonly(handle) == 0 {
+                try connection.refuseSchemaCallingDirectOnlyFunctions()
+                // Inside a transaction the scan read the very schema this run
+                // will meet (the transaction's snapshot, or its lock, holds it).
+                scanHoldsForThisRun = sqlite3_get_autocommit(connection.handle) == 0
+            }
             checksSchemaFirst = false
         }
         // Only the direct-only functions this statement's text calls may run
@@ -340,14 +349,19 @@ public final class Statement {
         let outer = connectionState.allowedDirectOnlyFunctions
         connectionState.allowedDirectOnlyFunctions = directOnlyFunctions
         connectionState.schemaChangedWhileStepping = false
+        connectionState.scanHoldsWhileStepping = scanHoldsForThisRun
+        // Whether a failed run leaves nothing behind: a read writes nothing,
+        // and outside a transaction SQLite rolls a failed statement's
+        // implicit one back. (Inside one, rows a statement wrote before a
+        // function failed may stay: SQLite keeps no statement journal for a
+        // statement it expects cannot fail halfway.)
+        let rerunnable = directOnlyFunctions != 0 && (sqlite3_stmt_readonly(handle) != 0 || sqlite3_get_autocommit(connection.handle) != 0)
         var status = sqlite3_step(handle)
         connectionState.allowedDirectOnlyFunctions = outer
-        if status != SQLITE_ROW && status != SQLITE_DONE && connectionState.schemaChangedWhileStepping && directOnlyFunctions != 0 {
-            // SQLite re-prepared the statement as it started, and its
-            // direct-only functions were withdrawn: nothing of it took effect
-            // (a re-prepare comes before any row or write, and a failed
-            // statement's writes are undone). Check the schema it now runs
-            // against, then run it again.
+        if status != SQLITE_ROW && status != SQLITE_DONE && connectionState.schemaChangedWhileStepping && rerunnable {
+            // SQLite re-prepared the statement as it started (before any row),
+            // and its direct-only functions were withdrawn. Check the schema it
+            // now runs against, then run it again.
             sqlite3_reset(handle)
             connectionState.refusal = nil
             try connection.refuseSchemaCallingDirectOnlyFunctions()

@@ -37,14 +37,77 @@ public enum SealedValueSearch {
         }
     }
 
-    /// Every column of every table (but the registry; tables named like
+    /// The tables of the main database as SQLite loads them: by the name in
+    /// each `CREATE TABLE` of `sqlite_master` (SQLite reads a row's SQL, not
+    /// its `type` or `name`, which `writable_schema` can make lie), and by
+    /// the names of rows of type `table`; the registry and tables named like
+    /// SQLite's own included.
+    static func tableNames(in db: Connection) throws(StrongroomError) -> [String] {
+        var names: [String] = []
+        for row in try db.fetchAll(sql: "SELECT type, name, sql FROM main.sqlite_master") {
+            var candidates: [String] = []
+            if case .text(let type) = row[0], type == "table", case .text(let name) = row[1] { candidates.append(name) }
+            if let created = createdTableName(SQLScript.schemaText(row[2])) { candidates.append(created) }
+            for name in candidates where !names.contains(where: { $0.sqliteFolded == name.sqliteFolded }) {
+                // Only a name SQLite knows as a table (a view or a lie has no columns here).
+                if try !db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(name)))").isEmpty { names.append(name) }
+            }
+        }
+        return names.sorted()
+    }
+
+    /// The table a `CREATE [TEMP] TABLE [IF NOT EXISTS] [schema.]name` makes;
+    /// nil for any other statement (a virtual table keeps its data in
+    /// ordinary tables of its own).
+    static func createdTableName(_ sql: String) -> String? {
+        var tokens: [String] = []
+        var words: [String] = []
+        var scalars = SQLScript.normalized(sql).unicodeScalars[...]
+        while let first = scalars.first, tokens.count < 8 {
+            if first == " " { scalars.removeFirst(); continue }
+            let closing: Unicode.Scalar? = first == "\"" ? "\"" : first == "`" ? "`" : first == "[" ? "]" : first == "'" ? "'" : nil
+            if let closing {
+                scalars.removeFirst()
+                var name = ""
+                while let c = scalars.first {
+                    scalars.removeFirst()
+                    if c == closing {
+                        // A doubled quote is one quote (not inside brackets).
+                        if closing != "]", scalars.first == closing { scalars.removeFirst(); name.unicodeScalars.append(c); continue }
+                        break
+                    }
+                    name.unicodeScalars.append(c)
+                }
+                tokens.append(name); words.append("")
+            } else if first.properties.isAlphabetic || first == "_" || first == "$" || ("0"..."9").contains(first) || first.value >= 0x80 {
+                var word = ""
+                while let c = scalars.first, c.properties.isAlphabetic || c == "_" || c == "$" || ("0"..."9").contains(c) || c.value >= 0x80 {
+                    word.unicodeScalars.append(c); scalars.removeFirst()
+                }
+                tokens.append(word); words.append(word.uppercased())
+            } else {
+                tokens.append(String(first)); words.append(String(first)); scalars.removeFirst()
+            }
+        }
+        var i = 0
+        func next(_ word: String) -> Bool { if i < words.count && words[i] == word { i += 1; return true }; return false }
+        guard next("CREATE") else { return nil }
+        _ = next("TEMP") || next("TEMPORARY")
+        guard next("TABLE") else { return nil }
+        if next("IF") { guard next("NOT"), next("EXISTS") else { return nil } }
+        guard i < tokens.count else { return nil }
+        var name = tokens[i]
+        if i + 2 < tokens.count && tokens[i + 1] == "." { name = tokens[i + 2] }
+        return name
+    }
+
+    /// Every column of every table (the registry and tables named like
     /// SQLite's own included) holding envelopes or blind indexes, with their
     /// counts per key id. Reads each column once. An envelope stored as TEXT
     /// counts too: its bytes are the envelope's.
     public static func findings(in db: Connection) throws(StrongroomError) -> [Finding] {
         var findings: [Finding] = []
-        let tables = try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name")
-        for table in tables where table.sqliteFolded != SealedColumnRegistry.table.sqliteFolded {
+        for table in try tableNames(in: db) {
             let quotedTable = "main." + SQLScript.quotedIdentifier(table)
             for column in try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))").map({ row throws(StrongroomError) in try row.decode(String.self, column: "name") }) {
                 let name = SQLScript.quotedIdentifier(column)

@@ -100,17 +100,22 @@ extension Migrator {
             let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index"].map(\.sqliteFolded))
             var findings: [VerificationFinding] = []
             for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE sql IS NOT NULL ORDER BY name") {
-                let type = try row.decode(String.self, at: 0), name = try row.decode(String.self, at: 1)
-                let words = SQLScript.normalized(try row.decode(String.self, at: 3)).split(separator: " ").prefix(2).map { $0.uppercased() }
-                if words.count == 2 && words[0] == "CREATE" && (words[1] == "TEMP" || words[1] == "TEMPORARY") {
+                let sql = SQLScript.schemaText(row[3])
+                let name = SQLScript.schemaText(row[1])
+                // What SQLite loads is told by the SQL, not by the row's type.
+                var words = SQLScript.normalized(sql).split(separator: " ").prefix(3).map { $0.uppercased() }
+                let temporary = words.count >= 2 && words[0] == "CREATE" && (words[1] == "TEMP" || words[1] == "TEMPORARY")
+                if temporary { words.remove(at: 1) }
+                let type = words.count >= 2 && words[0] == "CREATE" && ["TRIGGER", "VIEW", "TABLE", "INDEX"].contains(words[1]) ? words[1].lowercased() : SQLScript.schemaText(row[0])
+                if temporary {
                     findings.append(VerificationFinding(code: .untrustedSQL, version: nil, file: nil,
                         message: "The schema holds a temporary \(type) \(name), which only PRAGMA writable_schema puts there: SQLite loads it over the real schema (even over sqlite_master, hiding what is there). SQL the application did not write; find out who added it, and remove it (with writable_schema)."))
                     continue
                 }
                 guard type == "trigger" || type == "view" else { continue }
                 if case .success(let expected)? = replayed, expected.objects["\(type) \(name.lowercased())"] != nil { continue }
-                let names = Set(SQLTokenizer.tokenize(try row.decode(String.self, at: 3)).compactMap { $0.identifier?.sqliteFolded })
-                let table = try row.decode(String.self, at: 2)
+                let names = Set(SQLTokenizer.tokenize(sql).compactMap { $0.identifier?.sqliteFolded })
+                let table = SQLScript.schemaText(row[2])
                 let sealed = names.union([table.sqliteFolded]).intersection(sealedTables)
                 let calls = !names.isDisjoint(with: functions)
                 guard !sealed.isEmpty || calls else { continue }

@@ -15,8 +15,9 @@ public struct SchemaSnapshot: Sendable, Equatable {
             SELECT type, name, sql FROM main.sqlite_master
             WHERE sql IS NOT NULL AND \(SQLScript.isUserObjectName()) AND name <> '\(MigrationHistory.table)'
             """) {
-            let key = "\(try row.decode(String.self, at: 0)) \(try row.decode(String.self, at: 1).lowercased())"
-            objects[key] = SQLScript.normalized(try row.decode(String.self, at: 2))
+            // Any storage class: a row written with writable_schema may hold a BLOB.
+            let key = "\(SQLScript.schemaText(row[0])) \(SQLScript.schemaText(row[1]).lowercased())"
+            objects[key] = SQLScript.normalized(SQLScript.schemaText(row[2]))
         }
         self.objects = objects
     }

@@ -178,10 +178,10 @@ extension DatabaseSchema {
         let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index"].map(\.sqliteFolded))
         var found: [SchemaDifference] = []
         for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE type IN ('trigger', 'view') AND sql IS NOT NULL ORDER BY name") {
-            let names = Set(SQLTokenizer.tokenize(try row.decode(String.self, at: 3)).compactMap { $0.identifier?.sqliteFolded })
-                .union([try row.decode(String.self, at: 2).sqliteFolded])
+            let names = Set(SQLTokenizer.tokenize(SQLScript.schemaText(row[3])).compactMap { $0.identifier?.sqliteFolded })
+                .union([SQLScript.schemaText(row[2]).sqliteFolded])
             guard let table = names.compactMap({ sealed[$0] }).sorted().first ?? (names.isDisjoint(with: functions) ? nil : "(a field function)") else { continue }
-            found.append(.triggerOrViewOnSealedTable(type: try row.decode(String.self, at: 0), name: try row.decode(String.self, at: 1), table: table))
+            found.append(.triggerOrViewOnSealedTable(type: SQLScript.schemaText(row[0]), name: SQLScript.schemaText(row[1]), table: table))
         }
         return found
     }

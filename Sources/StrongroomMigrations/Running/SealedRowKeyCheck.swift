@@ -17,6 +17,8 @@ struct SealedRowKeyCheck {
     struct Watched {
         let table: String
         let column: String
+        /// Randomized values are bound to their row too.
+        let boundToRow: Bool
         let temporaryTable: String
     }
 
@@ -43,18 +45,19 @@ struct SealedRowKeyCheck {
     /// inside the migration's transaction, before its statements.
     static func noting(_ db: Connection) throws(StrongroomError) -> SealedRowKeyCheck {
         var watched: [Watched] = []
-        for column in try SealedColumnRegistry.columns(in: db) where column.mode != .deterministic {
+        for column in try SealedColumnRegistry.columns(in: db) {
             let (key, columns) = try keyColumns(of: column.table, in: db)
-            guard !key.isEmpty, columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else { continue }
+            guard columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else { continue }
+            let boundToRow = column.mode != .deterministic && !key.isEmpty
             let temporary = "strongroom_row_keys_\(watched.count)"
             let name = SQLScript.quotedIdentifier(column.column)
             // Pairs: a value copied to another row is noted at both keys.
             try db.execute(sql: "CREATE TEMP TABLE \(temporary)(envelope BLOB, row_key TEXT, PRIMARY KEY (envelope, row_key)) WITHOUT ROWID")
             try db.execute(sql: """
-                INSERT OR IGNORE INTO temp.\(temporary) SELECT \(name), \(rowKeyExpression(key))
+                INSERT OR IGNORE INTO temp.\(temporary) SELECT \(name), \(boundToRow ? rowKeyExpression(key) : "''")
                   FROM main.\(SQLScript.quotedIdentifier(column.table)) WHERE typeof(\(name)) = 'blob'
                 """)
-            watched.append(Watched(table: column.table, column: column.column, temporaryTable: temporary))
+            watched.append(Watched(table: column.table, column: column.column, boundToRow: boundToRow, temporaryTable: temporary))
         }
         return SealedRowKeyCheck(watched: watched)
     }
@@ -70,7 +73,21 @@ struct SealedRowKeyCheck {
             guard !columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else { continue }
             return "\(column.table).\(column.column) is recorded as sealed in strongroom_sealed_columns but is gone after it: sealed values are bound to their table's and column's names, so a renamed one would hold values that no longer open. Rename it back (open and seal its values again under the new name, in a migration written by hand), or, if it was dropped, delete its record in the same migration (DELETE FROM strongroom_sealed_columns WHERE table_name = \(SQLScript.quotedLiteral(column.table)) AND column_name = \(SQLScript.quotedLiteral(column.column)))"
         }
-        for table in watched {
+        // Values noted in one sealed column that now sit in another (a table
+        // or column renamed with its record): bound to the old names.
+        for column in try SealedColumnRegistry.columns(in: db) {
+            let name = SQLScript.quotedIdentifier(column.column), source = "main.\(SQLScript.quotedIdentifier(column.table))"
+            for table in watched where !(table.table.sqliteFolded == column.table.sqliteFolded && table.column.sqliteFolded == column.column.sqliteFolded) {
+                let moved = try db.fetchOne(Int.self, sql: """
+                    SELECT count(*) FROM \(source) AS t WHERE typeof(t.\(name)) = 'blob'
+                       AND EXISTS (SELECT 1 FROM temp.\(table.temporaryTable) AS r WHERE r.envelope = t.\(name))
+                    """) ?? 0
+                if moved > 0 {
+                    return "\(moved) sealed value(s) of \(table.table).\(table.column) now sit in \(column.table).\(column.column): sealed values are bound to their table's and column's names, and would no longer open there. Open and seal them again under the new names in the same migration (strongroom_open, then strongroom_seal)"
+                }
+            }
+        }
+        for table in watched where table.boundToRow {
             let (key, columns) = try Self.keyColumns(of: table.table, in: db)
             // A column the migration dropped, with its record, holds nothing to open.
             guard columns.contains(where: { $0.sqliteFolded == table.column.sqliteFolded }) else { continue }
