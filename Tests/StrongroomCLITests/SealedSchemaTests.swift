@@ -40,6 +40,11 @@ struct SealedSchemaTests {
         try SealedColumnRegistry.record([.randomized("body", in: "note")], in: db)
     }
 
+    /// The bodies as they open bound to `table`'s name, or nil.
+    func opened(_ table: String) -> [String]? {
+        try? connection().fetchAll(String.self, sql: "SELECT strongroom_open(body, '\(table)', 'body', id) FROM \(table) ORDER BY id")
+    }
+
     func expectBodiesOpen(sourceLocation: SourceLocation = #_sourceLocation) throws {
         let bodies = try connection().fetchAll(String.self, sql: "SELECT strongroom_open(body, 'note', 'body', id) FROM note ORDER BY id")
         #expect(bodies == ["first secret", "second"], sourceLocation: sourceLocation)
@@ -147,5 +152,98 @@ struct SealedSchemaTests {
         let verify = try run(["verify"] + key)
         #expect(verify.status == 1, "\(verify.stdout)")
         #expect(verify.stdout.contains("[untrusted_sql]") && verify.stdout.contains("note_copy") && verify.stdout.contains("note_view"), "\(verify.stdout)")
+    }
+
+    // Second and third reviews: migrations that unbound sealed values past
+    // the row-key check, a copied envelope that blocked every migration,
+    // verify blinded by a planted view or a schema row of another type.
+
+    /// A migration renames the sealed table: the table name is in every
+    /// envelope's associated data; the check takes the old table as dropped.
+    @Test func aTableRenameUnbindsEveryValue() throws {
+        try sealedNotes()
+        write("0002_rename.sql", "ALTER TABLE note RENAME TO memo;")
+        let migrate = try run(["migrate"] + key)
+        #expect(migrate.status != 0 && migrate.stderr.contains("note"), "\(migrate.stderr)")
+        #expect(opened("note") == ["first secret", "second"])
+        // A table recorded sealed that no longer exists is a finding of verify, not a crash.
+        try connection().execute(sql: "ALTER TABLE note RENAME TO memo")
+        let verify = try run(["verify"] + key + ["--field-keys", "fields.keyring"])
+        #expect(verify.status == 1 && verify.stdout.contains("note"), "\(verify.status) \(verify.stdout) \(verify.stderr)")
+    }
+
+    /// verify's untrusted_sql finding is blinded by a TEMP view named sqlite_master.
+    @Test func verifyBlindedByShadowedMaster() throws {
+        try sealedNotes()
+        let bare = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try bare.execute(sql: """
+            CREATE TABLE copy(v);
+            CREATE TRIGGER note_copy AFTER INSERT ON note BEGIN INSERT INTO copy VALUES (NEW.body); END;
+            PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('view', 'sqlite_master', 'sqlite_master', 0,
+              'CREATE TEMP VIEW sqlite_master AS SELECT type, name, tbl_name, rootpage, sql FROM main.sqlite_master WHERE name NOT IN (''note_copy'', ''sqlite_master'')');
+            PRAGMA writable_schema = OFF;
+            """)
+        bare.close()
+        let verify = try run(["verify"] + key)
+        #expect(verify.stdout.contains("note_copy"), "\(verify.stdout)")
+        #expect(verify.stdout.contains("sqlite_master"), "the planted TEMP view is reported too: \(verify.stdout)")
+    }
+
+    /// One envelope copied into a second row (by whoever holds the database
+    /// key): every later migration, even one that touches nothing sealed, is
+    /// refused as moving values (the temp table keeps one key per envelope).
+    @Test func aCopiedEnvelopeBlocksEveryMigration() throws {
+        try sealedNotes()
+        try connection().execute(sql: "UPDATE note SET body = (SELECT body FROM note WHERE id = 1) WHERE id = 2")
+        write("0002_unrelated.sql", "CREATE TABLE unrelated(x);")
+        let migrate = try run(["migrate"] + key)
+        #expect(migrate.status == 0, "\(migrate.stderr)")
+    }
+
+    // Third review.
+
+    /// verify reads only rows whose type column says trigger or view; SQLite
+    /// loads a trigger from any row whose sql is CREATE TRIGGER.
+    @Test func verifyMissesATriggerStoredAsATableRow() throws {
+        try sealedNotes()
+        let bare = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try bare.execute(sql: """
+            CREATE TABLE copy(v);
+            PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('table', 'note_copy', 'note', 0,
+              'CREATE TRIGGER note_copy AFTER INSERT ON note BEGIN INSERT INTO copy VALUES (NEW.body); END');
+            PRAGMA writable_schema = OFF;
+            """)
+        bare.close()
+        // It fires.
+        try connection().execute(sql: "INSERT INTO note VALUES (3, strongroom_seal('third', 'note', 'body', 'randomized', 3))")
+        #expect(try connection().fetchOne(Int.self, sql: "SELECT count(*) FROM copy") == 1)
+        let verify = try run(["verify"] + key)
+        #expect(verify.stdout.contains("note_copy"), "\(verify.status) \(verify.stdout)")
+    }
+
+    /// A rename with its record updated to the new name: the check takes the
+    /// old table for dropped and the recorded column exists.
+    @Test func aRenameWithItsRecordUpdatedPasses() throws {
+        try sealedNotes()
+        write("0002_rename.sql", "ALTER TABLE note RENAME TO memo; UPDATE strongroom_sealed_columns SET table_name = 'memo' WHERE table_name = 'note';")
+        let migrate = try run(["migrate"] + key)
+        #expect(migrate.status != 0, "migrate accepted it: \(migrate.stdout) \(migrate.stderr); memo opens: \(String(describing: opened("memo")))")
+    }
+    /// A schema row whose sql is a BLOB still loads; verify decodes it as String.
+    @Test func verifyOnABlobSqlRow() throws {
+        try sealedNotes()
+        let bare = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try bare.execute(sql: """
+            CREATE TABLE copy(v);
+            PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('trigger', 'note_copy', 'note', 0,
+              CAST('CREATE TRIGGER note_copy AFTER INSERT ON note BEGIN INSERT INTO copy VALUES (NEW.body); END' AS BLOB));
+            PRAGMA writable_schema = OFF;
+            """)
+        bare.close()
+        let verify = try run(["verify"] + key)
+        #expect(verify.stdout.contains("note_copy"), "status \(verify.status) stdout: \(verify.stdout) stderr: \(verify.stderr)")
     }
 }

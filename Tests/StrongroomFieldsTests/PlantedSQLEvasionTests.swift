@@ -9,39 +9,7 @@ import Testing
 /// look like envelopes by chance. Each reproduced before its fix.
 @Suite("Sealed columns: planted SQL that hides")
 struct PlantedSQLEvasionTests {
-    let dir = TemporaryDirectory()
-    let databaseKey = DatabaseKey.generate()
-    let keyring = FieldKeyring.generate()
-
-    struct Customer: Codable, Equatable {
-        var id: Int64?
-        var email: String
-    }
-    static let columns: [SealedColumn] = [.randomized("email", in: "customer"), .deterministic("country", in: "customer")]
-
-    func app(_ path: String) throws -> DatabaseQueue {
-        var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
-        return try DatabaseQueue(path: path, configuration: config)
-    }
-    func adversary(_ path: String) throws -> Connection {
-        let db = try Connection(path: path, configuration: Configuration(key: databaseKey))
-        for name in ["strongroom_open", "strongroom_seal", "strongroom_blind_index"] {
-            try db.add(function: DatabaseFunction(name, pure: true) { _ in .null })
-        }
-        return db
-    }
-    func database(_ name: String) throws -> String {
-        let path = dir.file(name)
-        let queue = try app(path)
-        try queue.write { db in
-            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)")
-            try SealedColumnRegistry.record(Self.columns, in: db)
-            try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
-            try db.insert(Customer(id: 2, email: "bob@example.com"), into: "customer")
-        }
-        return path
-    }
+    let f = PlantedSQLFixture()
 
     static let shadow = """
         PRAGMA writable_schema = ON;
@@ -55,23 +23,23 @@ struct PlantedSQLEvasionTests {
     /// SQLite 3.15 loads into the temp schema, shadowing the unqualified name
     /// the scan reads.
     @Test func shadowedSqliteMasterHidesADefaultOracle() throws {
-        let path = try database("shadow.db")
-        try adversary(path).execute(sql: """
+        let path = try f.database("shadow.db")
+        try f.adversary(path).execute(sql: """
             CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
                                       guess DEFAULT (strongroom_seal('UK', 'customer', 'country', 'deterministic')));
             INSERT INTO customer_new(id, email, country) SELECT id, email, country FROM customer;
             DROP TABLE customer;
             ALTER TABLE customer_new RENAME TO customer;
             """)
-        try adversary(path).execute(sql: Self.shadow)
-        let queue = try app(path)
+        try f.adversary(path).execute(sql: Self.shadow)
+        let queue = try f.app(path)
         var thrown: (any Error)?
         do {
             try queue.write { db in
                 try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
             }
         } catch { thrown = error }
-        let guesses = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        let guesses = try Connection(path: path, configuration: Configuration(key: f.databaseKey))
             .fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
         #expect(thrown != nil && guesses == 0, "the planted DEFAULT ran strongroom_seal for the adversary")
     }
@@ -79,8 +47,8 @@ struct PlantedSQLEvasionTests {
     /// A CHECK that opens the application's new value on each insert (an
     /// error oracle), hidden the same way.
     @Test func shadowedSqliteMasterHidesACheck() throws {
-        let path = try database("shadowcheck.db")
-        try adversary(path).execute(sql: """
+        let path = try f.database("shadowcheck.db")
+        try f.adversary(path).execute(sql: """
             CREATE TABLE opened(v);
             CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
                                       CHECK (strongroom_seal('UK', 'customer', 'country', 'deterministic') <> country));
@@ -88,8 +56,8 @@ struct PlantedSQLEvasionTests {
             DROP TABLE customer;
             ALTER TABLE customer_new RENAME TO customer;
             """)
-        try adversary(path).execute(sql: Self.shadow)
-        let queue = try app(path)
+        try f.adversary(path).execute(sql: Self.shadow)
+        let queue = try f.app(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in
                 try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
@@ -100,22 +68,22 @@ struct PlantedSQLEvasionTests {
 
     /// An attached database's schema is not scanned.
     @Test func attachedSchemaIsNotScanned() throws {
-        let path = try database("main.db")
-        let other = dir.file("other.db")
-        try adversary(other).execute(sql: """
+        let path = try f.database("main.db")
+        let other = f.dir.file("other.db")
+        try f.adversary(other).execute(sql: """
             CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB,
                                   guess DEFAULT (strongroom_seal('UK', 'customer', 'country', 'deterministic')));
             """)
-        var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        var config = Configuration(key: f.databaseKey)
+        config.seal(PlantedSQLFixture.columns, keyring: f.keyring)
         let db = try Connection(path: path, configuration: config)
         var thrown: (any Error)?
         do {
-            try db.attach(other, as: "archive", key: databaseKey)
+            try db.attach(other, as: "archive", key: f.databaseKey)
             try db.execute(sql: "INSERT INTO archive.customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
             try db.detach("archive")
         } catch { thrown = error }
-        let guesses = try Connection(path: other, configuration: Configuration(key: databaseKey))
+        let guesses = try Connection(path: other, configuration: Configuration(key: f.databaseKey))
             .fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
         #expect(thrown != nil && guesses == 0)
     }
@@ -124,8 +92,8 @@ struct PlantedSQLEvasionTests {
     /// and a forwarding trigger in its place: the application keeps reading
     /// and writing through SQL, SealedValueSearch sees nothing, retire deletes the key.
     @Test func retireMissesValuesInATableNamedSqlite() throws {
-        let path = try database("retire.db")
-        try adversary(path).execute(sql: """
+        let path = try f.database("retire.db")
+        try f.adversary(path).execute(sql: """
             PRAGMA writable_schema = ON;
             ALTER TABLE customer RENAME TO sqlite_customer;
             PRAGMA writable_schema = OFF;
@@ -134,17 +102,11 @@ struct PlantedSQLEvasionTests {
               INSERT INTO sqlite_customer VALUES (NEW.id, NEW.email, NEW.country);
             END;
             """)
-        let queue = try app(path)
-        let read = try queue.read { db in
-            try db.fetchAll(String.self, sql: "SELECT strongroom_open(email, 'customer', 'email', id) FROM customer ORDER BY id")
-        }
-        #expect(read == ["ada@example.com", "bob@example.com"])
+        let queue = try f.app(path)
+        try f.expectTheAppReadsBothEmails(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
         #expect(findings.contains { $0.table == "sqlite_customer" && $0.column == "email" }, "\(findings)")
-        let active = keyring.activeKeyID
-        let added = keyring.addingKey()
-        let ring = try added.keyring.activating(added.keyID)
-        let error = #expect(throws: FieldError.self) { _ = try queue.write { db in try FieldRotation.retire(active, from: ring, in: db) } }
+        let error = f.expectRetireRefused(queue)
         #expect(error?.message.contains("sqlite_customer.email") == true, "\(error?.message ?? "")")
     }
 
@@ -154,12 +116,12 @@ struct PlantedSQLEvasionTests {
     /// migration, a temp table in a rolled-back transaction), and the scan
     /// is skipped.
     @Test func schemaVersionCacheSkipsAScanAfterARollback() throws {
-        let path = try database("cache.db")
-        var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        let path = try f.database("cache.db")
+        var config = Configuration(key: f.databaseKey)
+        config.seal(PlantedSQLFixture.columns, keyring: f.keyring)
         let db = try Connection(path: path, configuration: config)
         try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
-        try adversary(path).execute(sql: """
+        try f.adversary(path).execute(sql: """
             PRAGMA writable_schema = ON;
             UPDATE sqlite_master SET sql = 'CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB, guess DEFAULT (strongroom_seal(''UK'', ''customer'', ''country'', ''deterministic'')))' WHERE name = 'customer';
             PRAGMA writable_schema = OFF;
@@ -169,7 +131,7 @@ struct PlantedSQLEvasionTests {
         do {
             try db.execute(sql: "INSERT INTO customer(id, country) VALUES (4, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         } catch { thrown = error }
-        let guesses = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        let guesses = try Connection(path: path, configuration: Configuration(key: f.databaseKey))
             .fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
         #expect(thrown != nil && guesses == 0)
     }
@@ -178,15 +140,15 @@ struct PlantedSQLEvasionTests {
     /// start 01 01: SealedValueSearch calls the column sealed, and rotate
     /// (the CLI passes it SealedValueSearch.sealedColumns) fails on it.
     @Test func anOrdinaryBlobLooksLikeAnEnvelope() throws {
-        let path = try database("uuid.db")
-        let queue = try app(path)
+        let path = try f.database("uuid.db")
+        let queue = try f.app(path)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE file(id INTEGER PRIMARY KEY, uuid BLOB)")
             try db.execute(sql: "INSERT INTO file VALUES (1, x'0101a5b6c7d84e0f9a1b2c3d4e5f6071'), (2, x'7f3e2d1c0b0a49f8a7b6c5d4e3f2a1b0')")
         }
         let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db) }
         #expect(!columns.contains { $0.table == "file" }, "\(columns)")
-        let added = keyring.addingKey()
+        let added = f.keyring.addingKey()
         let ring = try added.keyring.activating(added.keyID)
         #expect(try FieldRotation.rotate(queue, columns: columns, keyring: ring).resealed.values.reduce(0, +) == 2)
     }

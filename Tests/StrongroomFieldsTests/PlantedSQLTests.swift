@@ -11,53 +11,12 @@ import Testing
 /// value: the field functions run only where the application calls them.
 @Suite("Sealed columns: SQL planted by a database-key holder")
 struct PlantedSQLTests {
-    let dir = TemporaryDirectory()
-    let databaseKey = DatabaseKey.generate()
-    let keyring = FieldKeyring.generate()
-
-    struct Customer: Codable, Equatable {
-        var id: Int64?
-        var email: String
-    }
-
-    static let columns: [SealedColumn] = [.randomized("email", in: "customer"), .deterministic("country", in: "customer")]
-
-    /// The application's queue: it holds the keyring.
-    func app(_ path: String) throws -> DatabaseQueue {
-        var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
-        return try DatabaseQueue(path: path, configuration: config)
-    }
-
-    /// The adversary's connection: the database key, and stand-ins of the
-    /// field functions of its own (so that SQLite accepts what it plants
-    /// wherever SQLite checks names when the schema is written).
-    func adversary(_ path: String) throws -> Connection {
-        let db = try Connection(path: path, configuration: Configuration(key: databaseKey))
-        for name in ["strongroom_open", "strongroom_seal", "strongroom_blind_index"] {
-            try db.add(function: DatabaseFunction(name, pure: true) { _ in .null })
-        }
-        return db
-    }
-
-    /// A database with two customers whose e-mails are sealed; returns its path.
-    func database(_ name: String) throws -> String {
-        let path = dir.file(name)
-        let queue = try app(path)
-        try queue.write { db in
-            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)")
-            // Its name starts like strongroom_seal, and is no mention of it.
-            try SealedColumnRegistry.record(Self.columns, in: db)
-            try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
-            try db.insert(Customer(id: 2, email: "bob@example.com"), into: "customer")
-        }
-        return path
-    }
+    let f = PlantedSQLFixture()
 
     /// The adversary rebuilds `customer` with `extra` (a column or a
     /// constraint) added, keeping its rows.
     func replaceCustomer(_ path: String, adding extra: String) throws {
-        try adversary(path).execute(sql: """
+        try f.adversary(path).execute(sql: """
             CREATE TABLE customer_new(id INTEGER PRIMARY KEY, email BLOB, country BLOB, \(extra));
             INSERT INTO customer_new(id, email, country) SELECT id, email, country FROM customer;
             DROP TABLE customer;
@@ -67,7 +26,7 @@ struct PlantedSQLTests {
 
     /// The sealed e-mail of row 1, as the adversary reads it from the file.
     func envelopeOfRow1(_ path: String) throws -> [UInt8] {
-        let db = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        let db = try Connection(path: path, configuration: Configuration(key: f.databaseKey))
         return try #require(try db.fetchOne([UInt8].self, sql: "SELECT email FROM customer WHERE id = 1"))
     }
 
@@ -75,7 +34,7 @@ struct PlantedSQLTests {
 
     /// No value of any table holds a plaintext e-mail.
     func expectNoPlaintext(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let db = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        let db = try Connection(path: path, configuration: Configuration(key: f.databaseKey))
         let tables = try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
         for table in tables {
             for row in try db.fetchAll(sql: "SELECT * FROM \(SQLScript.quotedIdentifier(table))") {
@@ -92,22 +51,22 @@ struct PlantedSQLTests {
     /// The issue's reproduction: a trigger copies every e-mail, opened, into
     /// an audit table on the application's next insert.
     @Test func aTriggerCannotOpenSealedValues() throws {
-        let path = try database("trigger.db")
-        try adversary(path).execute(sql: """
+        let path = try f.database("trigger.db")
+        try f.adversary(path).execute(sql: """
             CREATE TABLE audit_log(id, v);
             CREATE TRIGGER customer_audit AFTER INSERT ON customer BEGIN
               INSERT INTO audit_log SELECT id, strongroom_open(email, 'customer', 'email', id) FROM customer;
             END;
             """)
-        let queue = try app(path)
+        let queue = try f.app(path)
         let error = #expect(throws: StrongroomError.self) {
-            try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
+            try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
         }
         #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
         #expect(error?.message.contains("customer_audit") == true, "names the trigger: \(error?.message ?? "")")
         try expectNoPlaintext(path)
         // The application still reads its own values, with its own SQL.
-        #expect(try queue.read { try $0.fetchAll(Customer.self, sql: "SELECT id, email FROM customer ORDER BY id") }.map(\.email)
+        #expect(try queue.read { try $0.fetchAll(PlantedSQLFixture.Customer.self, sql: "SELECT id, email FROM customer ORDER BY id") }.map(\.email)
                 == ["ada@example.com", "bob@example.com"])
     }
 
@@ -120,9 +79,9 @@ struct PlantedSQLTests {
         "AFTER UPDATE ON customer BEGIN INSERT INTO audit_log VALUES (0, strongroom_blind_index('ada@example.com', 'customer', 'email')); END",
     ])
     func noTriggerRunsAFieldFunction(body: String) throws {
-        let path = try database("triggers.db")
-        try adversary(path).execute(sql: "CREATE TABLE audit_log(id, v); CREATE TRIGGER planted \(body);")
-        let queue = try app(path)
+        let path = try f.database("triggers.db")
+        try f.adversary(path).execute(sql: "CREATE TABLE audit_log(id, v); CREATE TRIGGER planted \(body);")
+        let queue = try f.app(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in
                 try db.execute(sql: "UPDATE customer SET country = NULL WHERE id = 1")
@@ -130,14 +89,14 @@ struct PlantedSQLTests {
             }
         }
         #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
-        #expect(try Connection(path: path, configuration: Configuration(key: databaseKey)).fetchOne(Int.self, sql: "SELECT count(*) FROM audit_log") == 0)
+        #expect(try Connection(path: path, configuration: Configuration(key: f.databaseKey)).fetchOne(Int.self, sql: "SELECT count(*) FROM audit_log") == 0)
     }
 
     /// A view that opens values, read by the application (or by a trigger).
     @Test func aViewCannotOpenSealedValues() throws {
-        let path = try database("view.db")
-        try adversary(path).execute(sql: "CREATE VIEW customer_plain AS SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer")
-        let queue = try app(path)
+        let path = try f.database("view.db")
+        try f.adversary(path).execute(sql: "CREATE VIEW customer_plain AS SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer")
+        let queue = try f.app(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.read { db in try db.fetchAll(sql: "SELECT * FROM customer_plain") }
         }
@@ -148,12 +107,12 @@ struct PlantedSQLTests {
     /// A DEFAULT that opens row 1's envelope (copied into the schema as a
     /// literal) fills a new row of the application's with the plaintext.
     @Test func aDefaultCannotOpenSealedValues() throws {
-        let path = try database("default.db")
+        let path = try f.database("default.db")
         let envelope = Self.hex(try envelopeOfRow1(path))
         try replaceCustomer(path, adding: "leak DEFAULT (strongroom_open(x'\(envelope)', 'customer', 'email', 1))")
-        let queue = try app(path)
+        let queue = try f.app(path)
         let error = #expect(throws: StrongroomError.self) {
-            try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
+            try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
         }
         #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
         try expectNoPlaintext(path)
@@ -163,16 +122,16 @@ struct PlantedSQLTests {
     /// function too: a DEFAULT that seals a guess deterministically is an
     /// oracle (its envelope equals the stored one when the guess is right).
     @Test func aDefaultCannotRideOnTheApplicationsOwnCall() throws {
-        let path = try database("oracle.db")
+        let path = try f.database("oracle.db")
         try replaceCustomer(path, adding: "guess DEFAULT (strongroom_seal('UK', 'customer', 'country', 'deterministic'))")
-        let queue = try app(path)
+        let queue = try f.app(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in
                 try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
             }
         }
         #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
-        let guesses = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        let guesses = try Connection(path: path, configuration: Configuration(key: f.databaseKey))
             .fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
         #expect(guesses == 0)
     }
@@ -180,30 +139,30 @@ struct PlantedSQLTests {
     /// A CHECK constraint runs a function on every insert and update: one
     /// bit of the plaintext per statement, told by whether it fails.
     @Test func aCheckConstraintCannotOpenSealedValues() throws {
-        let path = try database("check.db")
+        let path = try f.database("check.db")
         try replaceCustomer(path, adding: "CHECK (strongroom_open(email, 'customer', 'email', id) IS NULL OR 1)")
-        let queue = try app(path)
+        let queue = try f.app(path)
         let error = #expect(throws: StrongroomError.self) {
-            try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
+            try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
         }
         #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
     }
 
     /// An index on an expression computes it on every insert.
     @Test func anIndexExpressionCannotOpenSealedValues() throws {
-        let path = try database("index.db")
-        try adversary(path).execute(sql: "CREATE INDEX planted ON customer(strongroom_open(email, 'customer', 'email', id))")
-        let queue = try app(path)
+        let path = try f.database("index.db")
+        try f.adversary(path).execute(sql: "CREATE INDEX planted ON customer(strongroom_open(email, 'customer', 'email', id))")
+        let queue = try f.app(path)
         #expect(throws: StrongroomError.self) {
-            try queue.write { db in try db.insert(Customer(id: 3, email: "cy@example.com"), into: "customer") }
+            try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
         }
     }
 
     /// The application's own SQL keeps working: its calls at top level,
     /// its lookups, and its statements while no planted SQL is there.
     @Test func theApplicationsOwnCallsStillWork() throws {
-        let path = try database("own.db")
-        let queue = try app(path)
+        let path = try f.database("own.db")
+        let queue = try f.app(path)
         try queue.write { db in
             try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
             try db.execute(sql: "UPDATE customer SET email = strongroom_seal('cy@example.com', 'customer', 'email', 'randomized', id) WHERE id = 3")
@@ -229,16 +188,16 @@ struct PlantedSQLTests {
     /// The application's cached statements meet another connection's schema
     /// changes: an innocent one changes nothing, a planted one is refused.
     @Test func schemaChangesUnderCachedStatementsAreChecked() throws {
-        let path = try database("changes.db")
-        let queue = try app(path)
+        let path = try f.database("changes.db")
+        let queue = try f.app(path)
         let lookup = "SELECT id FROM customer WHERE country = strongroom_seal('FR', 'customer', 'country', 'deterministic')"
         #expect(try queue.read { db in try db.fetchAll(Int64.self, sql: lookup) }.isEmpty)
-        try adversary(path).execute(sql: "CREATE TABLE unrelated(x)")
+        try f.adversary(path).execute(sql: "CREATE TABLE unrelated(x)")
         try queue.write { db in
             try db.execute(sql: "UPDATE customer SET country = strongroom_seal('FR', 'customer', 'country', 'deterministic') WHERE id = 2")
         }
         #expect(try queue.read { db in try db.fetchAll(Int64.self, sql: lookup) } == [2])
-        try adversary(path).execute(sql: "CREATE VIEW planted AS SELECT strongroom_open(email, 'customer', 'email', id) FROM customer")
+        try f.adversary(path).execute(sql: "CREATE VIEW planted AS SELECT strongroom_open(email, 'customer', 'email', id) FROM customer")
         let error = #expect(throws: StrongroomError.self) { try queue.read { db in try db.fetchAll(Int64.self, sql: lookup) } }
         #expect(error?.code.rawValue == "untrusted_schema" && error?.message.contains("planted") == true, "\(error?.message ?? "")")
     }

@@ -10,40 +10,7 @@ import Testing
 /// case_sensitive_like; and the CREATE TEMP spellings SQLite still loads.
 @Suite("Sealed columns: planted schema rows, retries")
 struct PlantedSchemaRowTests {
-    let dir = TemporaryDirectory()
-    let databaseKey = DatabaseKey.generate()
-    let keyring = FieldKeyring.generate()
-
-    struct Customer: Codable, Equatable {
-        var id: Int64?
-        var email: String
-    }
-    static let columns: [SealedColumn] = [.randomized("email", in: "customer"), .deterministic("country", in: "customer")]
-
-    func appConnection(_ path: String) throws -> Connection {
-        var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
-        return try Connection(path: path, configuration: config)
-    }
-    func app(_ path: String) throws -> DatabaseQueue {
-        var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
-        return try DatabaseQueue(path: path, configuration: config)
-    }
-    func bare(_ path: String) throws -> Connection {
-        try Connection(path: path, configuration: Configuration(key: databaseKey))
-    }
-    func database(_ name: String) throws -> String {
-        let path = dir.file(name)
-        let queue = try app(path)
-        try queue.write { db in
-            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)")
-            try SealedColumnRegistry.record(Self.columns, in: db)
-            try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
-            try db.insert(Customer(id: 2, email: "bob@example.com"), into: "customer")
-        }
-        return path
-    }
+    let f = PlantedSQLFixture()
 
     static let clean = "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB, guess)"
 
@@ -52,13 +19,13 @@ struct PlantedSchemaRowTests {
     /// constraint has no statement journal: rows written before the first
     /// (withdrawn) direct-only call stay written, and the retry writes them again.
     @Test func retryAfterReprepareAppliesEarlierRowsTwice() throws {
-        let path = try database("retry.db")
-        let db = try appConnection(path)
+        let path = try f.database("retry.db")
+        let db = try f.appConnection(path)
         try db.execute(sql: "ALTER TABLE customer ADD COLUMN visits INTEGER DEFAULT 0")
         try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         let update = try db.prepare(sql: "UPDATE customer SET visits = visits + 1, country = CASE WHEN id = 3 THEN strongroom_seal('DE', 'customer', 'country', 'deterministic') ELSE country END")
         do {
-            let other = try bare(path)
+            let other = try f.bare(path)
             try other.execute(sql: "CREATE TABLE unrelated(x)")
             other.close()
         }
@@ -68,62 +35,51 @@ struct PlantedSchemaRowTests {
         let visits = try db.fetchAll(Int.self, sql: "SELECT visits FROM customer ORDER BY id")
         #expect(visits == [1, 1, 1], "visits after one UPDATE: \(visits)")
         // Outside one, it runs again once the schema is checked, and applies once.
-        try bare(path).execute(sql: "CREATE TABLE unrelated2(x)")
+        try f.bare(path).execute(sql: "CREATE TABLE unrelated2(x)")
         try update.execute()
         #expect(try db.fetchAll(Int.self, sql: "SELECT visits FROM customer ORDER BY id") == [2, 2, 2])
     }
 
-    /// SealedValueSearch lists tables by sqlite_master.type and .name; SQLite
-    /// loads a row by its sql text alone. A table whose row says type
-    /// 'index', or whose name column differs from the name in its sql, is
-    /// still a table every statement reads, and retire misses its values.
+    /// SQLite loads a schema row by its sql text alone: a table whose row
+    /// says type 'index', or whose name column differs from the name in its
+    /// sql, is still a table every statement reads (SealedValueSearch once
+    /// listed tables by type and name, and retire missed its values).
     @Test func retireMissesATableWhoseMasterRowLies() throws {
-        let path = try database("retire-type.db")
-        try bare(path).execute(sql: """
+        let path = try f.database("retire-type.db")
+        try f.bare(path).execute(sql: """
             ALTER TABLE customer RENAME TO hidden_customer;
             CREATE VIEW customer AS SELECT * FROM hidden_customer;
             PRAGMA writable_schema = ON;
             UPDATE sqlite_master SET type = 'index' WHERE name = 'hidden_customer';
             PRAGMA writable_schema = OFF;
             """)
-        let queue = try app(path)
-        let read = try queue.read { db in
-            try db.fetchAll(String.self, sql: "SELECT strongroom_open(email, 'customer', 'email', id) FROM customer ORDER BY id")
-        }
-        #expect(read == ["ada@example.com", "bob@example.com"])
+        let queue = try f.app(path)
+        try f.expectTheAppReadsBothEmails(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
         #expect(findings.contains { $0.table == "hidden_customer" && $0.column == "email" }, "\(findings)")
-        let active = keyring.activeKeyID
-        let added = keyring.addingKey()
-        let ring = try added.keyring.activating(added.keyID)
-        var retired = false
-        do { _ = try queue.write { db in try FieldRotation.retire(active, from: ring, in: db) }; retired = true } catch {}
-        #expect(!retired, "retire deleted the key that every email is sealed under")
+        f.expectRetireRefused(queue)
     }
 
     @Test func retireMissesATableWhoseMasterNameDiffers() throws {
-        let path = try database("retire-name.db")
-        try bare(path).execute(sql: """
+        let path = try f.database("retire-name.db")
+        try f.bare(path).execute(sql: """
             ALTER TABLE customer RENAME TO hidden_customer;
             CREATE VIEW customer AS SELECT * FROM hidden_customer;
             PRAGMA writable_schema = ON;
             UPDATE sqlite_master SET name = 'decoy', tbl_name = 'decoy' WHERE name = 'hidden_customer';
             PRAGMA writable_schema = OFF;
             """)
-        let queue = try app(path)
-        let read = try queue.read { db in
-            try db.fetchAll(String.self, sql: "SELECT strongroom_open(email, 'customer', 'email', id) FROM customer ORDER BY id")
-        }
-        #expect(read == ["ada@example.com", "bob@example.com"])
+        let queue = try f.app(path)
+        try f.expectTheAppReadsBothEmails(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
         #expect(findings.contains { $0.column == "email" && $0.table.lowercased().contains("customer") }, "\(findings)")
     }
-    /// findings skips the registry table by name; extra columns on it are
-    /// still searched by nothing. Rows with mode 'context' (and names other
-    /// than '') are neither sealed columns nor the context row.
+    /// Values moved into extra columns of the registry table (SealedValueSearch
+    /// once skipped it by name); rows with mode 'context' and names other
+    /// than '' are neither sealed columns nor the context row.
     @Test func retireMissesValuesMovedIntoTheRegistryTable() throws {
-        let path = try database("retire-registry.db")
-        try bare(path).execute(sql: """
+        let path = try f.database("retire-registry.db")
+        try f.bare(path).execute(sql: """
             ALTER TABLE strongroom_sealed_columns ADD COLUMN c_id;
             ALTER TABLE strongroom_sealed_columns ADD COLUMN c_email;
             ALTER TABLE strongroom_sealed_columns ADD COLUMN c_country;
@@ -132,48 +88,40 @@ struct PlantedSchemaRowTests {
             DROP TABLE customer;
             CREATE VIEW customer AS SELECT c_id AS id, c_email AS email, c_country AS country FROM strongroom_sealed_columns WHERE c_id IS NOT NULL;
             """)
-        let queue = try app(path)
-        let read = try queue.read { db in
-            try db.fetchAll(String.self, sql: "SELECT strongroom_open(email, 'customer', 'email', id) FROM customer ORDER BY id")
-        }
-        #expect(read == ["ada@example.com", "bob@example.com"])
-        let active = keyring.activeKeyID
-        let added = keyring.addingKey()
-        let ring = try added.keyring.activating(added.keyID)
-        var retired = false
-        do { _ = try queue.write { db in try FieldRotation.retire(active, from: ring, in: db) }; retired = true } catch {}
-        #expect(!retired, "retire deleted the key that every email is sealed under")
+        let queue = try f.app(path)
+        try f.expectTheAppReadsBothEmails(queue)
+        f.expectRetireRefused(queue)
     }
     /// Odd spellings of CREATE TEMP that SQLite's loader still takes are
     /// refused by the scan (these passed when written).
     @Test(arguments: ["CREATE /*x*/ TEMP VIEW", "create --x\ntemporary view", "CREATE \t\u{0C}\r\nTeMp/**/VIEW", "CREATE TEMP\nVIEW"])
     func oddCreateTempSpellingsAreRefused(_ prefix: String) throws {
-        let path = try database("odd\(abs(prefix.hashValue)).db")
+        let path = try f.database("odd\(abs(prefix.hashValue)).db")
         let body = "\(prefix) sqlite_master AS SELECT 'table' AS type, 'customer' AS name, 'customer' AS tbl_name, 'CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)' AS sql"
-        let adversary = try bare(path)
+        let adversary = try f.bare(path)
         try adversary.execute(sql: "PRAGMA writable_schema = ON")
         try adversary.execute(sql: "INSERT INTO sqlite_master VALUES ('view', 'sqlite_master', 'sqlite_master', 0, ?)", arguments: [body])
         try adversary.execute(sql: "PRAGMA writable_schema = OFF")
         adversary.close()
         // SQLite loads it into temp:
-        let loaded = try bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+        let loaded = try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
         #expect(loaded == 1, "not loaded as a temp view: \(String(describing: loaded))")
-        let db = try appConnection(path)
+        let db = try f.appConnection(path)
         let error = #expect(throws: StrongroomError.self) {
             try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         }
         #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
     }
-    /// The prefilter is SQL LIKE on the application's connection: after the
-    /// application turns on PRAGMA case_sensitive_like (an ordinary setting,
-    /// used to let LIKE use indexes), upper-case mentions pass it unseen.
+    /// The application turns on PRAGMA case_sensitive_like (an ordinary
+    /// setting, used to let LIKE use indexes): an upper-case mention must
+    /// still be found (a LIKE prefilter once let it pass unseen).
     @Test func caseSensitiveLikeBlindsThePrefilter() throws {
-        let path = try database("csl.db")
-        let db = try appConnection(path)
+        let path = try f.database("csl.db")
+        let db = try f.appConnection(path)
         try db.execute(sql: "PRAGMA case_sensitive_like = ON")
         try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         do {
-            let adversary = try bare(path)
+            let adversary = try f.bare(path)
             let version = try adversary.fetchOne(Int.self, sql: "PRAGMA schema_version")!
             try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB, guess DEFAULT (STRONGROOM_SEAL(''UK'', ''customer'', ''country'', ''deterministic'')))' WHERE name = 'customer'; PRAGMA writable_schema = OFF; PRAGMA schema_version = \(version + 1);")
             adversary.close()
@@ -182,10 +130,10 @@ struct PlantedSchemaRowTests {
         do {
             try db.execute(sql: "INSERT INTO customer(id, country) VALUES (4, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         } catch { thrown = error }
-        let adversary = try bare(path)
+        let adversary = try f.bare(path)
         try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(Self.clean)' WHERE name = 'customer'; PRAGMA writable_schema = OFF;")
         adversary.close()
-        let guesses = try bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
+        let guesses = try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
         #expect(guesses == 0, "guesses=\(guesses ?? -1) thrown=\(String(describing: thrown)) guesses=\(guesses ?? -1)")
     }
 }

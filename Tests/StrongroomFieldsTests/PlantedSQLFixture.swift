@@ -1,0 +1,85 @@
+import Foundation
+import Strongroom
+import StrongroomFields
+import StrongroomTestSupport
+import Testing
+
+/// What the planted-SQL suites share: the application, which holds the
+/// field keyring, and the adversary, who holds only the database key.
+final class PlantedSQLFixture {
+    let dir = TemporaryDirectory()
+    let databaseKey = DatabaseKey.generate()
+    let keyring = FieldKeyring.generate()
+
+    struct Customer: Codable, Equatable {
+        var id: Int64?
+        var email: String
+    }
+
+    static let columns: [SealedColumn] = [.randomized("email", in: "customer"), .deterministic("country", in: "customer")]
+
+    /// The application's queue: it holds the keyring.
+    func app(_ path: String) throws -> DatabaseQueue {
+        var config = Configuration(key: databaseKey)
+        config.seal(Self.columns, keyring: keyring)
+        return try DatabaseQueue(path: path, configuration: config)
+    }
+
+    /// The application's connection.
+    func appConnection(_ path: String) throws -> Connection {
+        var config = Configuration(key: databaseKey)
+        config.seal(Self.columns, keyring: keyring)
+        return try Connection(path: path, configuration: config)
+    }
+
+    /// A connection with the database key alone.
+    func bare(_ path: String) throws -> Connection {
+        try Connection(path: path, configuration: Configuration(key: databaseKey))
+    }
+
+    /// The adversary's connection: the database key, and stand-ins of the
+    /// field functions of its own (so that SQLite accepts what it plants
+    /// wherever SQLite checks names when the schema is written).
+    func adversary(_ path: String) throws -> Connection {
+        let db = try bare(path)
+        for name in ["strongroom_open", "strongroom_seal", "strongroom_blind_index"] {
+            try db.add(function: DatabaseFunction(name, pure: true) { _ in .null })
+        }
+        return db
+    }
+
+    /// A database with two customers whose e-mails are sealed, and the
+    /// registry (its name starts like strongroom_seal, and is no mention of
+    /// it); returns its path.
+    func database(_ name: String) throws -> String {
+        let path = dir.file(name)
+        let queue = try app(path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)")
+            try SealedColumnRegistry.record(Self.columns, in: db)
+            try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
+            try db.insert(Customer(id: 2, email: "bob@example.com"), into: "customer")
+        }
+        return path
+    }
+
+    /// The application still reads both e-mails through `customer`, whatever
+    /// the adversary put behind that name.
+    func expectTheAppReadsBothEmails(_ queue: DatabaseQueue, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let read = try queue.read { db in
+            try db.fetchAll(String.self, sql: "SELECT strongroom_open(email, 'customer', 'email', id) FROM customer ORDER BY id")
+        }
+        #expect(read == ["ada@example.com", "bob@example.com"], sourceLocation: sourceLocation)
+    }
+
+    /// Retiring the key every e-mail is sealed under is refused; returns the error.
+    @discardableResult
+    func expectRetireRefused(_ queue: DatabaseQueue, sourceLocation: SourceLocation = #_sourceLocation) -> FieldError? {
+        let active = keyring.activeKeyID
+        let added = keyring.addingKey()
+        return #expect(throws: FieldError.self, "retire deleted the key that every e-mail is sealed under", sourceLocation: sourceLocation) {
+            let ring = try added.keyring.activating(added.keyID)
+            _ = try queue.write { db in try FieldRotation.retire(active, from: ring, in: db) }
+        }
+    }
+}
