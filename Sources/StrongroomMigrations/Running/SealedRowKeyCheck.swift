@@ -75,17 +75,19 @@ struct SealedRowKeyCheck {
         }
         // Values noted in one sealed column that now sit in another (a table
         // or column renamed with its record): bound to the old names.
+        // One pass over each recorded column, whatever the number of others.
         for column in try SealedColumnRegistry.columns(in: db) {
             let name = SQLScript.quotedIdentifier(column.column), source = "main.\(SQLScript.quotedIdentifier(column.table))"
-            for table in watched where !(table.table.sqliteFolded == column.table.sqliteFolded && table.column.sqliteFolded == column.column.sqliteFolded) {
-                let moved = try db.fetchOne(Int.self, sql: """
-                    SELECT count(*) FROM \(source) AS t WHERE typeof(t.\(name)) = 'blob'
-                       AND EXISTS (SELECT 1 FROM temp.\(table.temporaryTable) AS r WHERE r.envelope = t.\(name))
-                    """) ?? 0
-                if moved > 0 {
-                    return "\(moved) sealed value(s) of \(table.table).\(table.column) now sit in \(column.table).\(column.column): sealed values are bound to their table's and column's names, and would no longer open there. Open and seal them again under the new names in the same migration (strongroom_open, then strongroom_seal)"
-                }
-            }
+            let others = watched.filter { !($0.table.sqliteFolded == column.table.sqliteFolded && $0.column.sqliteFolded == column.column.sqliteFolded) }
+            guard !others.isEmpty else { continue }
+            let origin = others.enumerated().map { index, table in
+                "WHEN EXISTS (SELECT 1 FROM temp.\(table.temporaryTable) AS r WHERE r.envelope = t.\(name)) THEN \(index)"
+            }.joined(separator: " ")
+            guard let index = try db.fetchOne(Int.self, sql: """
+                SELECT origin FROM (SELECT CASE \(origin) END AS origin FROM \(source) AS t WHERE typeof(t.\(name)) = 'blob') WHERE origin IS NOT NULL LIMIT 1
+                """) else { continue }
+            let table = others[index]
+            return "Sealed values of \(table.table).\(table.column) now sit in \(column.table).\(column.column): sealed values are bound to their table's and column's names, and would no longer open there. Open and seal them again under the new names in the same migration (strongroom_open, then strongroom_seal)"
         }
         for table in watched where table.boundToRow {
             let (key, columns) = try Self.keyColumns(of: table.table, in: db)
