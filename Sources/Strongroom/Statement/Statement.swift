@@ -333,6 +333,33 @@ public final class Statement {
         // closed handle (after a failed rekey, it would write pages under a
         // half-switched key).
         if connectionState.isClosed { try connection.checkOpen(sql: sql) }
+        let status: Int32
+        if directOnlyFunctions == 0 && connectionState.allowedDirectOnlyFunctions == 0 {
+            // Nothing to allow or to withdraw: the common case costs two loads.
+            status = sqlite3_step(handle)
+        } else {
+            status = try stepAllowingDirectOnlyFunctions()
+        }
+        switch status {
+        case SQLITE_ROW:
+            if checksColumns {
+                checksColumns = false
+                refreshColumnsIfReprepared()
+            }
+            return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.lastError(status, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// `sqlite3_step` for a statement whose text calls direct-only functions
+    /// (or while some are allowed): checks the schema before a write, allows
+    /// only the statement's own functions while it steps, and runs it again
+    /// where that is safe after SQLite re-prepared it.
+    private func stepAllowingDirectOnlyFunctions() throws(StrongroomError) -> Int32 {
         if checksSchemaFirst {
             // Only a write runs CHECK constraints, DEFAULTs and index expressions.
             scanHoldsForThisRun = false
@@ -370,19 +397,7 @@ public final class Statement {
             status = sqlite3_step(handle)
             connectionState.allowedDirectOnlyFunctions = outer
         }
-        switch status {
-        case SQLITE_ROW:
-            if checksColumns {
-                checksColumns = false
-                refreshColumnsIfReprepared()
-            }
-            return true
-        case SQLITE_DONE: return false
-        default:
-            let error = connection.lastError(status, sql: sql)
-            sqlite3_reset(handle)
-            throw error
-        }
+        return status
     }
 
     /// Runs the statement to completion with `arguments`.

@@ -184,7 +184,7 @@ enum ResultFormat {
             let shown = escapingControlCharacters(text)
             let bare = text.trimmingCharacters(in: .whitespaces)
             let ambiguous = bare.uppercased() == "NULL" || (bare.hasPrefix("x'") && bare.hasSuffix("'")) || (bare.hasPrefix("'") && bare.hasSuffix("'"))
-            return ambiguous ? "'" + SQLScript.doubling("'", in: shown) + "'" : shown
+            return ambiguous ? SQLScript.quotedLiteral(shown) : shown
         }
     }
 

@@ -14,7 +14,7 @@ public enum ColumnSealing {
     /// }
     /// ```
     public static func sealInPlace(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
-        let cipher = FieldCipher(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
+        let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
         let recorded = try SealedColumnRegistry.columns(in: db)
         for (index, column) in columns.enumerated() where columns[..<index].contains(where: { $0.names(sameColumnAs: column) }) {
@@ -57,7 +57,7 @@ public enum ColumnSealing {
     /// - Returns: the columns that were sealed.
     @discardableResult
     public static func openInPlace(keyring: FieldKeyring, in db: Connection) throws -> [SealedColumn] {
-        let cipher = FieldCipher(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
+        let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
         let columns = try SealedColumnRegistry.columns(in: db)
         for column in columns {
@@ -74,7 +74,7 @@ public enum ColumnSealing {
     /// Opens every value of every recorded sealed column and reports each
     /// one that fails, by table, column and row (for `strongroom verify`).
     public static func failures(keyring: FieldKeyring, in db: Connection, limit: Int = 100) throws -> [FieldError] {
-        let cipher = FieldCipher(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
+        let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         var failures: [FieldError] = []
         for column in try SealedColumnRegistry.columns(in: db) {
             let present = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(column.table)))")

@@ -83,3 +83,11 @@ public enum SealedColumnRegistry {
         return columns
     }
 }
+
+extension FieldCipher {
+    /// A cipher for `keyring` with the context `db` records (the tools' way:
+    /// they are given none of their own).
+    convenience init(keyring: FieldKeyring, contextRecordedIn db: Connection) throws(StrongroomError) {
+        self.init(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
+    }
+}

@@ -64,7 +64,7 @@ public enum FieldRotation {
     /// `progress` is called after each batch with the values re-sealed so far.
     public static func rotate(_ queue: DatabaseQueue, columns: [SealedColumn], keyring: FieldKeyring, batchSize: Int = 1000,
                               progress: ((Int) -> Void)? = nil) throws -> Report {
-        let cipher = FieldCipher(keyring: keyring, context: try queue.read { db in try SealedColumnRegistry.context(in: db) })
+        let cipher = try queue.read { db in try FieldCipher(keyring: keyring, contextRecordedIn: db) }
         let active = keyring.activeKeyID
         let activeBytes: [UInt8] = [UInt8(active >> 24 & 0xFF), UInt8(active >> 16 & 0xFF), UInt8(active >> 8 & 0xFF), UInt8(active & 0xFF)]
         var resealed: [String: Int] = [:]
