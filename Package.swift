@@ -99,8 +99,8 @@ let package = Package(
         // A VFS for tests that makes writes to one file fail as on a full disk.
         .target(
             name: "CFaultVFS",
-            path: "Tests/CFaultVFS",
-            linkerSettings: [.linkedLibrary("sqlcipher")]
+            dependencies: ["CSQLCipher"],
+            path: "Tests/CFaultVFS"
         ),
         // A small app that reads sealed columns (make demo runs it).
         .executableTarget(

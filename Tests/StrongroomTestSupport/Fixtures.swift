@@ -47,3 +47,27 @@ public enum Fixtures {
         try FileManager.default.copyItem(atPath: source, toPath: destination)
     }
 }
+
+extension Fixtures {
+    /// The SQLCipher 3 database of `Tests/Fixtures/SQLCipher3/` (see its
+    /// README), copied into `directory` with its key file and field keyring
+    /// (mode 0600, which git does not keep).
+    public static func legacyDatabase(in directory: TemporaryDirectory) throws -> (database: String, keyFile: String, keyring: String) {
+        let source = repositoryRoot + "/Tests/Fixtures/SQLCipher3/"
+        let copy = (database: directory.file("legacy.db"), keyFile: directory.file("legacy.key"), keyring: directory.file("legacy-fields.keyring"))
+        try Self.copy(source + "legacy.db", to: copy.database)
+        for (name, path) in [("legacy.key", copy.keyFile), ("legacy-fields.keyring", copy.keyring)] {
+            try Self.copy(source + name, to: path)
+            chmod(path, 0o600)
+        }
+        return copy
+    }
+
+    /// The legacy database's tables and their row counts (Chinook's, the
+    /// migration history and the sealed-column registry).
+    public static let legacyRowCounts: [String: Int] = [
+        "Album": 347, "Artist": 275, "Customer": 59, "CustomerNote": 59, "Employee": 8, "Genre": 25, "Invoice": 412,
+        "InvoiceLine": 2240, "MediaType": 5, "Playlist": 18, "PlaylistTrack": 8715, "Track": 3503,
+        "strongroom_sealed_columns": 1, "strongroom_migrations": 5,
+    ]
+}

@@ -318,18 +318,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// so readers skip the derivation. Any other key is used as is.
     private static func readerKey(for key: DatabaseKey?, writer: Connection) throws(StrongroomError) -> DatabaseKey? {
         guard let key, case .passphrase(let passphrase) = key.material else { return key }
-        guard let kdf = SQLCipherKDF(cipherVersion: writer.cipherVersion),
-              let salt = writer.fileSalt() else {
+        guard let kdf = SQLCipherKDF(of: writer), let salt = writer.fileSalt() else {
             writer.logger.notice("pool readers will stretch the passphrase themselves", metadata: ["cipher_version": "\(writer.cipherVersion)"])
             return key
         }
-        // The iterations the writer really used: its configuration, or a
-        // process-wide `cipher_default_kdf_iter`, or SQLCipher's default.
-        let reported: String? = try? writer.fetchOne(String.self, sql: "PRAGMA kdf_iter")
-        let iterations = reported.flatMap { Int($0) } ?? kdf.iterations
         let derived: SecureBytes
         do {
-            derived = try PBKDF2.deriveKey(from: passphrase, salt: salt, hash: kdf.hash, iterations: iterations, byteCount: DatabaseKey.rawKeyByteCount)
+            derived = try PBKDF2.deriveKey(from: passphrase, salt: salt, hash: kdf.hash, iterations: kdf.iterations, byteCount: DatabaseKey.rawKeyByteCount)
         } catch {
             throw StrongroomError(.sqlite, "Key derivation failed: \(error.message)", path: writer.path)
         }
@@ -340,19 +335,5 @@ public final class DatabasePool: @unchecked Sendable {
             }
         }
         return DatabaseKey(material: .rawWithSalt(withSalt))
-    }
-}
-
-/// SQLCipher's default passphrase stretching, by major version.
-struct SQLCipherKDF {
-    let hash: PBKDF2.Hash
-    let iterations: Int
-
-    init?(cipherVersion: String) {
-        switch cipherVersion.split(separator: ".").first {
-        case "3": hash = .sha1; iterations = 64_000
-        case "4": hash = .sha512; iterations = 256_000
-        default: return nil
-        }
     }
 }

@@ -93,6 +93,20 @@ public struct Configuration: Sendable {
     /// open a file made without HMAC: without it, page tampering goes unnoticed.
     public var usesHMAC: Bool?
 
+    /// Open a file written with an older SQLCipher's default settings
+    /// (`PRAGMA cipher_compatibility`, applied after the key).
+    ///
+    /// Default `nil`: the linked SQLCipher's own format. On SQLCipher 4, a
+    /// file written by SQLCipher 3 then fails to open with
+    /// ``StrongroomError/Code/legacyCipherFormat``; set ``CipherFormat/sqlcipher3``
+    /// to open it as it is (every connection, and every tool given
+    /// `PRAGMA cipher_compatibility = 3`), until it is upgraded once with
+    /// ``DatabaseUpgrade``. A format newer than the linked SQLCipher's
+    /// (``CipherFormat/sqlcipher4`` on SQLCipher 3) cannot be opened and fails
+    /// with ``StrongroomError/Code/sqlcipherUnavailable``. ``cipherPageSize``,
+    /// ``kdfIterations`` and ``usesHMAC`` still apply on top.
+    public var cipherCompatibility: CipherFormat?
+
     /// Enforce foreign keys (`PRAGMA foreign_keys = ON`). Default `true`.
     public var foreignKeys = true
 

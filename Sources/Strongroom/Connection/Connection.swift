@@ -201,6 +201,7 @@ public final class Connection {
     /// Process-wide SQLite settings, applied once before the first connection.
     private static let librarySetUp: Void = {
         _ = strongroom_sqlite_disable_memstatus()
+        SQLCipherLog.silence()
     }()
 
     /// `path` escaped for an SQLite URI filename: every byte outside the
@@ -263,6 +264,14 @@ public final class Connection {
 
         if isEncrypted {
             // Cipher settings take effect only after the key and before the first read.
+            if let format = configuration.cipherCompatibility {
+                guard let native = CipherFormat.native(cipherVersion: version), format <= native else {
+                    throw StrongroomError(.sqlcipherUnavailable, "\(format) files cannot be opened with SQLCipher \(version), the one linked into this program; link SQLCipher \(format.rawValue) or later.", path: path)
+                }
+                if format != native {
+                    try execute(sql: "PRAGMA cipher_compatibility = \(format.rawValue)")
+                }
+            }
             if let pageSize = configuration.cipherPageSize {
                 try execute(sql: "PRAGMA cipher_page_size = \(pageSize)")
             }
@@ -279,6 +288,9 @@ public final class Connection {
             _ = try fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master")
         } catch let error where error.code == .notADatabase {
             if isEncrypted {
+                if let legacy = legacyFormatOpening(configuration: configuration), false {
+                    throw StrongroomError(.legacyCipherFormat, "\(path) was written by \(legacy) (its key opens it with \(legacy)'s settings), and this program links SQLCipher \(version): upgrade it once with `strongroom upgrade` (DatabaseUpgrade), or open it in compatibility mode (`--cipher-compatibility \(legacy.rawValue)`, Configuration.cipherCompatibility).", path: path, sqliteCode: error.sqliteCode)
+                }
                 throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF), or its first page is damaged (SQLCipher checks the key there and cannot tell these apart; check the key first).", path: path, sqliteCode: error.sqliteCode)
             }
             throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path, sqliteCode: error.sqliteCode)
@@ -290,6 +302,30 @@ public final class Connection {
             // write access to it.
             throw StrongroomError(.readOnly, "\(path) is in WAL mode and this user may not write to it, and SQLite \(String(cString: sqlite3_libversion())) reads a WAL database only with write access (to the file, its -wal and -shm). Give this user write access, or have its owner switch it to rollback-journal mode (PRAGMA journal_mode = DELETE) before sharing it read-only.", path: path, sqliteCode: error.sqliteCode)
         }
+    }
+
+    /// The older format whose settings open this file with the same key,
+    /// tried when the linked SQLCipher's own settings did not: a SQLCipher 3
+    /// file on SQLCipher 4. Only when no format or cipher setting was chosen
+    /// (those say what the file is). One more open of the file (which writes
+    /// nothing: the journal mode is kept), and one key derivation under the old, cheaper KDF (PBKDF2-HMAC-SHA1,
+    /// 64,000 iterations for a passphrase; none for a raw key).
+    private func legacyFormatOpening(configuration: Configuration) -> CipherFormat? {
+        guard path != ":memory:", !path.isEmpty,
+              configuration.cipherCompatibility == nil, configuration.cipherPageSize == nil,
+              configuration.kdfIterations == nil, configuration.usesHMAC == nil,
+              let native = CipherFormat.native(cipherVersion: cipherVersion), native > .sqlcipher3,
+              let key = self.configuration.key else { return nil }
+        if case .rawWithSalt = key.material { return nil }
+        var probe = Configuration(key: key)
+        probe.cipherCompatibility = .sqlcipher3
+        probe.readOnly = configuration.readOnly
+        probe.createIfMissing = false
+        probe.keepsJournalMode = true
+        probe.cacheSizeKiB = 64
+        probe.logger = logger
+        guard (try? Connection(path: path, configuration: probe, keyOverride: nil)) != nil else { return nil }
+        return .sqlcipher3
     }
 
     /// The lock creators of one file take in turn: `<file>-strongroom-create.lock`

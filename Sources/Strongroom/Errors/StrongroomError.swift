@@ -21,6 +21,12 @@ public struct StrongroomError: Error, Sendable, Hashable {
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// The key does not decrypt the database (or the file is not a SQLCipher database).
         case wrongKey = "wrong_key"
+        /// The key opens the file only with SQLCipher 3's settings, and the linked
+        /// SQLCipher is 4 or later: a file written by SQLCipher 3 (Debian 12's
+        /// libsqlcipher, for one). Upgrade it once (`strongroom upgrade`,
+        /// ``DatabaseUpgrade``), or open it with
+        /// ``Configuration/cipherCompatibility`` set to ``CipherFormat/sqlcipher3``.
+        case legacyCipherFormat = "legacy_cipher_format"
         /// The file is encrypted (or not a database) and no key was given.
         case keyRequired = "key_required"
         /// A key was given but the file is a plaintext SQLite database.

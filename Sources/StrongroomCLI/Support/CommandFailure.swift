@@ -11,7 +11,8 @@ enum CommandFailure {
         switch code {
         case .wrongKey, .keyRequired, .plaintextDatabase, .notADatabase, .corrupt, .malformedKey,
              .conversion, .verificationFailed, .sealedValue, .uniqueConstraint, .primaryKeyConstraint,
-             .foreignKeyConstraint, .notNullConstraint, .checkConstraint, .constraint, .untrustedSchema:
+             .foreignKeyConstraint, .notNullConstraint, .checkConstraint, .constraint, .untrustedSchema,
+             .legacyCipherFormat:
             return 65 // EX_DATAERR
         case .notFound, .keyMissing:
             return 66 // EX_NOINPUT
