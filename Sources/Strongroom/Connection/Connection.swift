@@ -288,7 +288,7 @@ public final class Connection {
             _ = try fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master")
         } catch let error where error.code == .notADatabase {
             if isEncrypted {
-                if let legacy = legacyFormatOpening(configuration: configuration), false {
+                if let legacy = legacyFormatOpening(configuration: configuration) {
                     throw StrongroomError(.legacyCipherFormat, "\(path) was written by \(legacy) (its key opens it with \(legacy)'s settings), and this program links SQLCipher \(version): upgrade it once with `strongroom upgrade` (DatabaseUpgrade), or open it in compatibility mode (`--cipher-compatibility \(legacy.rawValue)`, Configuration.cipherCompatibility).", path: path, sqliteCode: error.sqliteCode)
                 }
                 throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF), or its first page is damaged (SQLCipher checks the key there and cannot tell these apart; check the key first).", path: path, sqliteCode: error.sqliteCode)
