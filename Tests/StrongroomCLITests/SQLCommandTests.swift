@@ -21,7 +21,7 @@ struct SQLCommandTests {
     }
 
     let sql = ["sql", "--database", "c.db", "--key-file", "db.key"]
-    static let values = "SELECT 1 AS i, 2.5 AS r, 0.1 AS tenth, 'NULL' AS word, NULL AS nothing, '' AS empty, x'00ff10' AS b"
+    static let values = "SELECT 1 AS i, 2.5 AS r, 0.1 AS tenth, 'NULL' AS word, NULL AS \"nothing\", '' AS empty, x'00ff10' AS b"
 
     @Test func chinookInEveryFormat() throws {
         try chinook()

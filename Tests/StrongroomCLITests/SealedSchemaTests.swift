@@ -185,6 +185,12 @@ struct SealedSchemaTests {
             PRAGMA writable_schema = OFF;
             """)
         bare.close()
+        if SQLCipherLibrary.sqliteVersionNumber >= 3_046_000 {
+            // SQLite 3.46 refuses to load the planted row: verify says so, and what could have put it there.
+            let verify = try run(["verify"] + key)
+            #expect(verify.status == 65 && verify.stderr.contains("malformed database schema") && verify.stderr.contains("writable_schema"), "\(verify.status) \(verify.stdout) \(verify.stderr)")
+            return
+        }
         let verify = try run(["verify"] + key)
         #expect(verify.stdout.contains("note_copy"), "\(verify.stdout)")
         #expect(verify.stdout.contains("sqlite_master"), "the planted TEMP view is reported too: \(verify.stdout)")
@@ -216,6 +222,12 @@ struct SealedSchemaTests {
             PRAGMA writable_schema = OFF;
             """)
         bare.close()
+        if SQLCipherLibrary.sqliteVersionNumber >= 3_046_000 {
+            // SQLite 3.46 refuses to load the planted row: verify says so, and what could have put it there.
+            let verify = try run(["verify"] + key)
+            #expect(verify.status == 65 && verify.stderr.contains("malformed database schema") && verify.stderr.contains("writable_schema"), "\(verify.status) \(verify.stdout) \(verify.stderr)")
+            return
+        }
         // It fires.
         try connection().execute(sql: "INSERT INTO note VALUES (3, strongroom_seal('third', 'note', 'body', 'randomized', 3))")
         #expect(try connection().fetchOne(Int.self, sql: "SELECT count(*) FROM copy") == 1)

@@ -32,6 +32,21 @@ final class PlantedSQLFixture {
         return try Connection(path: path, configuration: config)
     }
 
+    /// SQLite 3.46.1 (SQLCipher 4.6.1) refuses to load schema rows that SQLite
+    /// 3.15.2 (SQLCipher 3.4.1) loads: a TEMP object stored in the main schema
+    /// (a second sqlite_master), a row whose type or name disagrees with its
+    /// SQL. There such a plant leaves a file no connection opens, so the
+    /// attack ends before any SQL runs (checked on these two versions).
+    static let sqliteRefusesPlantedSchemaRows = SQLCipherLibrary.sqliteVersionNumber >= 3_046_000
+
+    /// Where SQLite refuses the planted row: the application's open fails as
+    /// a malformed schema, saying who could have put it there.
+    func expectTheAppCannotOpen(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let error = #expect(throws: StrongroomError.self, sourceLocation: sourceLocation) { try self.appConnection(path) }
+        #expect(error?.code == .corrupt && error?.message.contains("malformed database schema") == true
+                && error?.message.contains("writable_schema") == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
+    }
+
     /// A connection with the database key alone.
     func bare(_ path: String) throws -> Connection {
         try Connection(path: path, configuration: Configuration(key: databaseKey))

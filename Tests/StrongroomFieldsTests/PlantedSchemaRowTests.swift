@@ -53,6 +53,10 @@ struct PlantedSchemaRowTests {
             UPDATE sqlite_master SET type = 'index' WHERE name = 'hidden_customer';
             PRAGMA writable_schema = OFF;
             """)
+        if PlantedSQLFixture.sqliteRefusesPlantedSchemaRows {
+            f.expectTheAppCannotOpen(path)
+            return
+        }
         let queue = try f.app(path)
         try f.expectTheAppReadsBothEmails(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
@@ -69,6 +73,10 @@ struct PlantedSchemaRowTests {
             UPDATE sqlite_master SET name = 'decoy', tbl_name = 'decoy' WHERE name = 'hidden_customer';
             PRAGMA writable_schema = OFF;
             """)
+        if PlantedSQLFixture.sqliteRefusesPlantedSchemaRows {
+            f.expectTheAppCannotOpen(path)
+            return
+        }
         let queue = try f.app(path)
         try f.expectTheAppReadsBothEmails(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
@@ -103,6 +111,10 @@ struct PlantedSchemaRowTests {
         try adversary.execute(sql: "INSERT INTO sqlite_master VALUES ('view', 'sqlite_master', 'sqlite_master', 0, ?)", arguments: [body])
         try adversary.execute(sql: "PRAGMA writable_schema = OFF")
         adversary.close()
+        if PlantedSQLFixture.sqliteRefusesPlantedSchemaRows {
+            f.expectTheAppCannotOpen(path)
+            return
+        }
         // SQLite loads it into temp:
         let loaded = try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
         #expect(loaded == 1, "not loaded as a temp view: \(String(describing: loaded))")

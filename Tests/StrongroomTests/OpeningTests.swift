@@ -232,12 +232,14 @@ struct OpeningTests {
     @Test func customCipherPageSizeMustBeGivenAgainToReopen() throws {
         let key = DatabaseKey.generate()
         var config = Configuration(key: key)
-        config.cipherPageSize = 4096
+        // A size other than the linked SQLCipher's default (1024 on 3.x, 4096 on 4.x).
+        let pageSize = SQLCipherLibrary.nativeFormat == .sqlcipher4 ? 8192 : 4096
+        config.cipherPageSize = pageSize
         let path = dir.file("p4k.db")
         let db = try Connection(path: path, configuration: config)
         try db.execute(sql: "CREATE TABLE t(x)")
         db.close()
-        #expect(Fixtures.bytes(of: path).count % 4096 == 0)
+        #expect(Fixtures.bytes(of: path).count % pageSize == 0 && Fixtures.bytes(of: path).count >= pageSize)
         let reopened = try Connection(path: path, configuration: config)
         #expect(try reopened.fetchOne(Int.self, sql: "SELECT count(*) FROM t") == 0)
         #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: Configuration(key: key)) }

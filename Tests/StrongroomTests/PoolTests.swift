@@ -121,7 +121,8 @@ struct PoolTests {
         settings.usesHMAC = false
         try Connection(path: path, configuration: settings).execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         // The stock shell agrees on what the file is.
-        let shell = try ProcessRunner.run("/usr/bin/sqlcipher", [path], input: "PRAGMA key = 'settings pass';\nPRAGMA kdf_iter = 20000;\nPRAGMA cipher_use_hmac = OFF;\nSELECT count(*) FROM t;\n")
+        // The linked engine's own shell (the 4.x one first on PATH when the tests run on SQLCipher 4).
+        let shell = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: "PRAGMA key = 'settings pass';\nPRAGMA kdf_iter = 20000;\nPRAGMA cipher_use_hmac = OFF;\nSELECT count(*) FROM t;\n")
         #expect(shell.stdout.contains("1"), "\(shell.stdout) \(shell.stderr)")
         // Without the settings the key does not open it.
         let plain = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: Configuration(key: try .passphrase("settings pass"))) }

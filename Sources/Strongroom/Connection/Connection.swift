@@ -295,6 +295,9 @@ public final class Connection {
             }
             throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path, sqliteCode: error.sqliteCode)
         } catch let error where error.code == .corrupt {
+            if error.message.hasPrefix("malformed database schema") {
+                throw error
+            }
             throw StrongroomError(.notADatabase, "\(path) is truncated or corrupt; restore it from a backup.", path: path, sqliteCode: error.sqliteCode)
         } catch let error where error.code == .cannotCreate && access(path, W_OK) != 0 {
             // This user may not write the file, and its -wal cannot be
@@ -454,6 +457,9 @@ public final class Connection {
             return StrongroomError(refusal.code, refusal.message, path: path, sql: sql, sqliteCode: resultCode)
         }
         let message = String(cString: sqlite3_errmsg(handle))
+        if resultCode & 0xFF == SQLITE_ERROR, let refusal = directOnlyRefusal(message, sql: sql, resultCode: resultCode) {
+            return refusal
+        }
         // SQLCipher 3 reports a page that fails to decrypt or its HMAC check
         // on some reads as a bare SQLITE_ERROR with the generic text, as some
         // SQL errors are (FTS commands, functions that give no text): say both.
@@ -461,6 +467,22 @@ public final class Connection {
             return StrongroomError(.sqlite, "\(message) (SQLCipher reports a page that fails to decrypt or fails its HMAC check this way too: if this SQL is valid, \(path) may be damaged; check it with PRAGMA integrity_check)", path: path, sql: sql, sqliteCode: resultCode)
         }
         return StrongroomError.sqlite(resultCode, message: message, path: path, sql: sql)
+    }
+
+    /// SQLite ≥ 3.30 refuses a direct-only function (``DatabaseFunction/isDirectOnly``)
+    /// called from the schema itself, with "unsafe use of name()": the
+    /// refusal the schema scan gives, naming the object that calls it.
+    private func directOnlyRefusal(_ message: String, sql: String?, resultCode: Int32) -> StrongroomError? {
+        let prefix = "unsafe use of "
+        guard message.hasPrefix(prefix), let policy = authorizerPolicy else { return nil }
+        let name = AuthorizerPolicy.asciiLowercased(String(message.dropFirst(prefix.count).prefix { $0 != "(" }))
+        guard policy.directOnlyFunctions[name] != nil else { return nil }
+        do {
+            try refuseSchemaCallingDirectOnlyFunctions()
+        } catch {
+            return StrongroomError(error.code, error.message, path: path, sql: sql, sqliteCode: resultCode)
+        }
+        return StrongroomError(.untrustedSchema, "SQLite refused a call to \(name)() from SQL stored in the database's schema (a trigger, view, CHECK, DEFAULT, index or generated column): only the application's own statements may call it, and this is SQL the application did not write. Nothing was run; find the object that calls it, remove it, and find out who added it.", path: path, sql: sql, sqliteCode: resultCode)
     }
 
     // MARK: Statements

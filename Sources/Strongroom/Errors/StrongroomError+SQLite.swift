@@ -30,6 +30,12 @@ extension StrongroomError {
             case SQLITE_READONLY:
                 code = .readOnly
                 message += ": the database or this connection is read-only"
+            case SQLITE_CORRUPT where message.hasPrefix("malformed database schema"):
+                // SQLite 3.46 refuses schema rows SQLite 3.15 loaded: a temp
+                // object or a reserved name in the main schema, a row whose
+                // type or name disagrees with its SQL.
+                code = .corrupt
+                message += ": SQLite \(String(cString: sqlite3_libversion())) refuses to load this row of the database's schema, which only damage or a write with PRAGMA writable_schema puts there. Nothing was run; restore the file from a backup, and find out who edited its schema"
             case SQLITE_CORRUPT:
                 code = .corrupt
                 message += ": the database is damaged (in an encrypted database, a page failed its HMAC check: it was changed outside SQLCipher or damaged on disk); restore it from a backup"

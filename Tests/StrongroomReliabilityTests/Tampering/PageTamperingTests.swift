@@ -66,7 +66,13 @@ struct PageTamperingTests {
         let key = DatabaseKey.generate()
         try KeyFile.write(key, to: dir.file("db.key"))
         let path = try makeDatabase(key: key)
-        let classified = try ProcessRunner.run("/usr/bin/env", ["python3", Self.classifier, dir.file("db.key"), path])
+        // The page layout of each engine's default format: SQLCipher 3 has 1024-byte
+        // pages ending in a 16-byte IV, a 20-byte HMAC-SHA1 and 12 bytes of padding
+        // the HMAC does not cover; SQLCipher 4 has 4096-byte pages ending in the IV
+        // and a 64-byte HMAC-SHA512, with no padding.
+        let isSQLCipher4 = SQLCipherLibrary.nativeFormat == .sqlcipher4
+        let pageSize = isSQLCipher4 ? 4096 : 1024, reserved = isSQLCipher4 ? 80 : 48
+        let classified = try ProcessRunner.run("/usr/bin/env", ["python3", Self.classifier, dir.file("db.key"), path, "\(pageSize)", "\(reserved)"])
         #expect(classified.status == 0, "\(classified.stderr)")
         let kinds = try JSONSerialization.jsonObject(with: Data(classified.stdout.utf8)) as? [String: String] ?? [:]
         let byKind = Dictionary(grouping: kinds.keys.compactMap(Int.init), by: { kinds["\($0)"]! })
@@ -77,11 +83,13 @@ struct PageTamperingTests {
             Issue.record("the untouched file does not read")
             return
         }
-        // Where in a 1024-byte page (SQLCipher 3): the encrypted body (on
-        // page 1 after the 16-byte salt), the IV, the 20-byte HMAC-SHA1, and
-        // 12 bytes of padding the HMAC does not cover, which SQLite never reads.
-        let regions: [(String, ClosedRange<Int>)] = [("salt or body start", 0...15), ("body", 16...975), ("IV", 976...991),
-                                                     ("HMAC", 992...1011), ("padding after the HMAC", 1012...1023)]
+        // Where in a page: the encrypted body (on page 1 after the 16-byte
+        // salt), the IV, the HMAC, and (SQLCipher 3) 12 bytes of padding the
+        // HMAC does not cover, which SQLite never reads.
+        let ivStart = pageSize - reserved, hmacStart = ivStart + 16, hmacEnd = hmacStart + (isSQLCipher4 ? 64 : 20)
+        var regions: [(String, ClosedRange<Int>)] = [("salt or body start", 0...15), ("body", 16...(ivStart - 1)), ("IV", ivStart...(hmacStart - 1)),
+                                                     ("HMAC", hmacStart...(hmacEnd - 1))]
+        if hmacEnd < pageSize { regions.append(("padding after the HMAC", hmacEnd...(pageSize - 1))) }
         // Reproducible: STRONGROOM_TAMPER_SEED replays a run; every failure names its seed.
         let seed = ProcessInfo.processInfo.environment["STRONGROOM_TAMPER_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
         var random = SplitMix64(seed: seed)
@@ -91,7 +99,7 @@ struct PageTamperingTests {
             for page in pages.sorted().shuffled(using: &random).prefix(3) {
                 for (region, offsets) in regions {
                     var bytes = original
-                    let offset = (page - 1) * 1024 + Int.random(in: offsets, using: &random)
+                    let offset = (page - 1) * pageSize + Int.random(in: offsets, using: &random)
                     bytes[offset] ^= UInt8.random(in: 1...255, using: &random)
                     let copy = dir.file("tampered.db")
                     try Data(bytes).write(to: URL(fileURLWithPath: copy))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Prints the kind of every page of a SQLCipher 3 database, as JSON.
+"""Prints the kind of every page of a SQLCipher database, as JSON.
 
-usage: page_kinds.py KEY_FILE DATABASE
+usage: page_kinds.py KEY_FILE DATABASE [PAGE_SIZE RESERVED_BYTES]
 
 The tampering tests flip bytes in pages of each kind; SQLCipher 3.4.1 has no
 dbstat table, so this decrypts each page (AES-256-CBC with the raw key from
@@ -9,7 +9,9 @@ the key file, SQLCipher 3's defaults: 1024-byte pages, 48 reserved bytes:
 IV then HMAC) and reads the b-tree page type, the freelist from the header,
 and the overflow chains from the b-tree cells' absence: any page that is not
 a b-tree page or on the freelist is an overflow page. Prints
-{"1": "header page", "2": "table leaf", ...}. It only reads.
+{"1": "header page", "2": "table leaf", ...}. It only reads. SQLCipher 4's
+defaults are 4096 80 (the IV, then a 64-byte HMAC-SHA512): pass them. Page
+decryption needs no HMAC key, so only the sizes differ.
 """
 import json
 import sys
@@ -20,6 +22,9 @@ PAGE, RESERVE = 1024, 48
 
 
 def main():
+    global PAGE, RESERVE
+    if len(sys.argv) == 5:
+        PAGE, RESERVE = int(sys.argv[3]), int(sys.argv[4])
     key = bytes.fromhex(open(sys.argv[1]).read().strip())
     data = open(sys.argv[2], "rb").read()
     pages = len(data) // PAGE
@@ -34,7 +39,7 @@ def main():
 
     first = plain(1)
     if first[16:18] != PAGE.to_bytes(2, "big"):
-        sys.exit("page_kinds.py: page 1 does not decrypt to a 1024-byte-page header: wrong key or settings")
+        sys.exit("page_kinds.py: page 1 does not decrypt to a header of the given page size: wrong key or settings")
     kinds = {1: "header page (page 1: salt, schema root)"}
     trunk = int.from_bytes(first[32:36], "big")
     while trunk:
