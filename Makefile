@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test docs demo bench bench-readme stress reliability-page sanitize fuzz clean
+.PHONY: setup test-setup apt-packages build install install-check test test-sqlcipher4 docs demo bench bench-readme stress reliability-page sanitize fuzz clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -51,8 +51,10 @@ install: build
 install-check: setup
 	@bash Scripts/check-install.sh
 
-## test: the whole suite (real SQLCipher files, real processes, the debug build); the benchmark harness must still compile,
-## the documentation must build (make docs), and what make install lays down must check out (make install-check)
+## test: the whole suite (real SQLCipher files, real processes, the debug build) on both engines: the system's
+## SQLCipher (Debian 12: 3.4.1 on SQLite 3.15.2), then SQLCipher 4.6.1 on SQLite 3.46.1 (make test-sqlcipher4);
+## the benchmark harness must still compile, the documentation must build (make docs), and what make install lays
+## down must check out (make install-check)
 test: setup test-setup
 	swift build --package-path Benchmarks
 	swift build --package-path Benchmarks/GRDBPeer
@@ -62,6 +64,13 @@ test: setup test-setup
 	swift test $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory install-check
+	@$(MAKE) --no-print-directory test-sqlcipher4
+
+## test-sqlcipher4: the whole suite on SQLCipher 4.6.1, Debian's bookworm-backports packages (libsqlcipher1,
+## libsqlcipher-dev, sqlcipher) fetched with apt and unpacked into .build/sqlcipher4, the system's packages left
+## as they are; its own build in .build/sqlcipher4/build. ARGS: options for swift test (--filter X)
+test-sqlcipher4: setup test-setup
+	bash Scripts/test-sqlcipher4.sh $(ARGS)
 
 ## docs: the DocC archive of every library module, warnings as errors (a broken symbol link fails),
 ## and a doc comment on every public symbol; archives in .build/plugins/Swift-DocC/outputs/

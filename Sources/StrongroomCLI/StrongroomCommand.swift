@@ -16,6 +16,6 @@ struct StrongroomCommand: ParsableCommand {
         74 rekey did not take effect (the old key still opens the file);
         75 temporarily unavailable (busy); 77 permission (key file mode); 70 internal error.
         """,
-        subcommands: [Keygen.self, Status.self, SQL.self, Migrate.self, Verify.self, Diff.self, Baseline.self, Rekey.self, Backup.self, Import.self, Export.self, Fields.self]
+        subcommands: [Keygen.self, Status.self, SQL.self, Migrate.self, Verify.self, Diff.self, Baseline.self, Rekey.self, Upgrade.self, Backup.self, Import.self, Export.self, Fields.self]
     )
 }

@@ -27,6 +27,9 @@ public struct StrongroomError: Error, Sendable, Hashable {
         /// ``DatabaseUpgrade``), or open it with
         /// ``Configuration/cipherCompatibility`` set to ``CipherFormat/sqlcipher3``.
         case legacyCipherFormat = "legacy_cipher_format"
+        /// The file is in the linked SQLCipher's format already: an upgrade
+        /// has nothing to do, and changed nothing.
+        case alreadyCurrent = "already_current"
         /// The file is encrypted (or not a database) and no key was given.
         case keyRequired = "key_required"
         /// A key was given but the file is a plaintext SQLite database.

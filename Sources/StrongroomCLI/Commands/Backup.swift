@@ -34,7 +34,7 @@ struct Backup: ParsableCommand {
             let newKey = try newKeyFile.map { path throws(StrongroomError) in try DatabaseKey.load(keyFile: path) }
             let bar = ProgressBar()
             defer { bar.finish() }
-            let report = try DatabaseBackup.copy(from: database, configuration: KeyOptions.existing(try key.loadKey(), readOnly: true),
+            let report = try DatabaseBackup.copy(from: database, configuration: self.key.existing(try key.loadKey(), readOnly: true),
                                                  to: to, newKey: newKey, progress: { progress in
                 let percent = progress.totalPages == 0 ? 100 : 100 * progress.copiedPages / progress.totalPages
                 bar.draw(line: "backup: \(percent)% (\(progress))")

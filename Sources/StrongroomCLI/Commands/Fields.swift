@@ -74,7 +74,7 @@ struct Fields: ParsableCommand {
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
                 let fieldKeys = try keyring.load()
-                let queue = try DatabaseQueue(path: database, configuration: KeyOptions.existing(try key.loadKey()))
+                let queue = try DatabaseQueue(path: database, configuration: self.key.existing(try key.loadKey()))
                 // The registry's columns, and any column its envelopes show sealed that it forgot.
                 let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db) }
                 let bar = ProgressBar()

@@ -61,7 +61,7 @@ struct Migrate: ParsableCommand {
             let isEmptyFile = exists && (info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0
             let creates = !dryRun && paths[0] == database && (!exists || isEmptyFile)
             // An existing file keeps its journal mode; a new one gets WAL.
-            var configuration = KeyOptions.existing(databaseKey, readOnly: dryRun)
+            var configuration = self.key.existing(databaseKey, readOnly: dryRun)
             configuration.createIfMissing = creates
             configuration.keepsJournalMode = !creates
             if let keyring { configuration.addFieldFunctions(keyring: keyring) }
@@ -127,7 +127,7 @@ struct Migrate: ParsableCommand {
             throw StrongroomError(.misuse, "--dry-run takes a single database, not a glob.")
         }
         let results = MigrationFleet.migrate(paths, with: migrator, to: to, jobs: jobs) { _ in
-            var configuration = KeyOptions.existing(key)
+            var configuration = self.key.existing(key)
             if let keyring { configuration.addFieldFunctions(keyring: keyring) }
             return configuration
         }

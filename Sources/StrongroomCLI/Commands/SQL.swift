@@ -118,7 +118,7 @@ struct SQL: ParsableCommand {
     /// The connection: read-only unless --write, and opening the sealed
     /// columns the database records when a keyring is given.
     func open() throws -> Connection {
-        var configuration = KeyOptions.existing(try key.loadKey(), readOnly: !write)
+        var configuration = self.key.existing(try key.loadKey(), readOnly: !write)
         if let fieldKeys {
             let keyring = try FieldKeyring.load(from: fieldKeys)
             let sealed = try {

@@ -14,17 +14,31 @@ struct KeyOptions: ParsableArguments {
     @Flag(name: .customLong("passphrase-stdin"), help: "Read a passphrase from standard input (up to the first newline; on a terminal, prompted and not echoed).")
     var passphraseFromStandardInput = false
 
+    @Option(name: .customLong("cipher-compatibility"), help: ArgumentHelp("Open a file in an older SQLCipher's format as it is: 3 for a file SQLCipher 3 wrote, on SQLCipher 4 (PRAGMA cipher_compatibility). `strongroom upgrade` converts it once instead.", valueName: "3"))
+    var cipherCompatibility: Int?
+
     func validate() throws {
         let count = [keyFile != nil, keyEnvironment != nil, passphraseFromStandardInput].filter { $0 }.count
         guard count == 1 else {
             throw ValidationError("Give the database key with exactly one of --key-file, --key-env or --passphrase-stdin.")
+        }
+        if let cipherCompatibility, CipherFormat(rawValue: cipherCompatibility) == nil {
+            throw ValidationError("--cipher-compatibility takes 3 or 4 (the SQLCipher major version that wrote the file), not \(cipherCompatibility).")
         }
     }
 
     /// How the commands open an existing database: with this key, never
     /// creating a file, read-only unless they change it, keeping its journal mode.
     func open(_ path: String, readOnly: Bool) throws(StrongroomError) -> Connection {
-        try Connection(path: path, configuration: Self.existing(try loadKey(), readOnly: readOnly))
+        try Connection(path: path, configuration: existing(try loadKey(), readOnly: readOnly))
+    }
+
+    /// The configuration for a database the command did not create, in the
+    /// format --cipher-compatibility names.
+    func existing(_ key: DatabaseKey, readOnly: Bool = false) -> Configuration {
+        var configuration = Self.existing(key, readOnly: readOnly)
+        configuration.cipherCompatibility = cipherCompatibility.flatMap(CipherFormat.init(rawValue:))
+        return configuration
     }
 
     /// The configuration for a database the command did not create.

@@ -24,8 +24,8 @@ enum CommandFailure {
             return 74 // EX_IOERR (for rekey: the rewrite failed; the old key still opens the file)
         case .keyFilePermissions, .permissionDenied, .readOnly:
             return 77 // EX_NOPERM
-        case .misuse:
-            return 64 // EX_USAGE
+        case .misuse, .alreadyCurrent:
+            return 64 // EX_USAGE (for upgrade: the file needs none)
         case .sqlcipherUnavailable, .sqlite:
             return 70 // EX_SOFTWARE
         }
