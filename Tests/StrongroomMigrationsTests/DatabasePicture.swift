@@ -61,11 +61,30 @@ enum DatabasePicture {
         }
     }
 
-    /// SQL tokens, names without quotes and case, literals as written.
+    /// SQL tokens, names without quotes and case, literals as written. A
+    /// table's name written as a 'string' (`CREATE TABLE 't'(…)`, which SQLite
+    /// takes for the name) is a name too: SQLite keeps it as written when it
+    /// alters the table in place, and writes `"t"` when a rebuild renames the
+    /// new table to it.
     static func normalized(_ sql: String) -> String {
-        SQLTokenizer.tokenize(sql).filter { $0.text != ";" }.map { token in
-            token.identifier.map { String(String.UnicodeScalarView($0.sqliteFolded.scalars)) } ?? token.text
+        let tokens = SQLTokenizer.tokenize(sql).filter { $0.text != ";" }
+        let tableName = tableNameIndex(tokens)
+        return tokens.indices.map { i in
+            let name = i == tableName ? tokens[i].name : tokens[i].identifier
+            return name.map { String(String.UnicodeScalarView($0.sqliteFolded.scalars)) } ?? tokens[i].text
         }.joined(separator: " ")
+    }
+
+    /// The position of the name in `CREATE [TEMP] TABLE [IF NOT EXISTS] [schema.]name (`, if it is one.
+    private static func tableNameIndex(_ tokens: [SQLToken]) -> Int? {
+        guard tokens.first?.isKeyword("CREATE") == true else { return nil }
+        var i = 1
+        while i < tokens.count, tokens[i].isKeyword("TEMP") || tokens[i].isKeyword("TEMPORARY") { i += 1 }
+        guard i < tokens.count, tokens[i].isKeyword("TABLE") else { return nil }
+        i += 1
+        if i + 2 < tokens.count, tokens[i].isKeyword("IF"), tokens[i + 1].isKeyword("NOT"), tokens[i + 2].isKeyword("EXISTS") { i += 3 }
+        if i + 2 < tokens.count, tokens[i + 1].text == "." { i += 2 }
+        return i + 1 < tokens.count && tokens[i + 1].text == "(" ? i : nil
     }
 
     /// True when two pictures are the same to the unicode scalar (Swift's

@@ -178,10 +178,29 @@ struct ForeignKeyTests {
         #expect(error?.underlying?.code == .foreignKeyConstraint, "\(String(describing: error))")
         #expect(error?.statement?.contains("INSERT INTO album") == true)
         // With immediate checks a hand-written rebuild would delete the children:
-        // the runner's own rebuild refuses instead.
+        // the runner's own rebuild refuses instead, wherever it would rebuild.
         f.write("0002_strict.sql", "-- strongroom: immediate-foreign-keys\nALTER TABLE artist DROP COLUMN fax;\n")
+        if SQLCipherLibrary.sqliteVersionNumber >= 3_035_000 {
+            // SQLite 3.35+ drops the column itself, in place: no table is
+            // dropped, so immediate checks are safe and the children stay.
+            #expect(try f.migrator().migrate(db).toVersion == 2)
+            #expect(try db.fetchAll(sql: "PRAGMA table_info(artist)").map { try $0.decode(String.self, column: "name") } == ["id", "name"])
+        } else {
+            // SQLite 3.15 has no DROP COLUMN: it would be a rebuild, refused.
+            let refused = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
+            #expect(refused?.code == .unsupportedRebuild)
+            #expect(try f.migrator().currentVersion(db) == 1)
+            f.remove("0002_strict.sql")
+        }
+        #expect(try albums(db).count == 3)
+        // A rebuild directive rebuilds on every SQLite: refused under immediate checks.
+        f.write("0003_strict_rebuild.sql", """
+            -- strongroom: immediate-foreign-keys
+            -- strongroom: rebuild
+            CREATE TABLE artist(id INTEGER PRIMARY KEY, name TEXT NOT NULL COLLATE NOCASE);
+            """)
         let refused = #expect(throws: MigrationError.self) { try f.migrator().migrate(db) }
-        #expect(refused?.code == .unsupportedRebuild)
+        #expect(refused?.code == .unsupportedRebuild && refused?.version == 3, "\(String(describing: refused))")
         #expect(try albums(db).count == 3)
     }
 

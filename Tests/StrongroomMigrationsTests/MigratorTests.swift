@@ -397,26 +397,53 @@ struct MigratorTests {
             func add(_ e: MigrationEvent) { lock.lock(); items.append(e); lock.unlock() }
         }
         f.write("0011_drop_email.sql", "ALTER TABLE customer DROP COLUMN email;")
+        f.write("0012_rebuild_order.sql", """
+            -- strongroom: rebuild
+            CREATE TABLE "order"(id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customer(id) ON DELETE CASCADE, total REAL NOT NULL DEFAULT 0);
+            """)
         let events = Events()
         try f.migrator().migrate(try f.open()) { events.add($0) }
         let statements = events.items.compactMap { event -> String? in
             if case .statementStarted(let v, let i, let n) = event { return "\(v):\(i)/\(n)" }
             return nil
         }
-        #expect(statements == ["1:1/2", "1:2/2", "2:1/2", "2:2/2", "10:1/1", "11:1/1"])
-        #expect(events.items.contains { if case .rowsCopied(11, "customer", 2) = $0 { return true }; return false })
-        #expect(events.items.filter { if case .migrationFinished = $0 { return true }; return false }.count == 4)
+        #expect(statements == ["1:1/2", "1:2/2", "2:1/2", "2:2/2", "10:1/1", "11:1/1", "12:1/1"])
+        let copied = events.items.compactMap { event -> String? in
+            if case .rowsCopied(let v, let table, let rows) = event { return "\(v):\(table):\(rows)" }
+            return nil
+        }
+        if SQLCipherLibrary.sqliteVersionNumber >= 3_035_000 {
+            // SQLite 3.35+ drops the column itself: no rebuild, no rows copied.
+            #expect(copied == ["12:order:2"])
+        } else {
+            // SQLite 3.15 has no DROP COLUMN: the runner rebuilds customer.
+            #expect(copied == ["11:customer:2", "12:order:2"])
+        }
+        #expect(events.items.filter { if case .migrationFinished = $0 { return true }; return false }.count == 5)
     }
 
     @Test func progressAlsoReachesTheCallersLogger() throws {
         f.write("0011_drop_email.sql", "ALTER TABLE customer DROP COLUMN email;")
+        f.write("0012_rebuild_order.sql", """
+            -- strongroom: rebuild
+            CREATE TABLE "order"(id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customer(id) ON DELETE CASCADE, total REAL NOT NULL DEFAULT 0);
+            """)
         var migrator = try f.migrator()
         let (logger, store) = CapturingLogHandler.logger()
         migrator.logger = logger
         try migrator.migrate(try f.open())
         #expect(store.lines.contains { $0.contains("migration statement") && $0.contains("1/2") })
-        #expect(store.lines.contains { $0.contains("rebuilt table") && $0.contains("\"rows_copied\": 2") }, "\(store.lines.filter { $0.contains("rebuilt") })")
-        #expect(store.lines.filter { $0.contains("applied migration") }.count == 4)
+        let rebuilt = store.lines.filter { $0.contains("rebuilt table") }
+        #expect(rebuilt.contains { $0.contains("\"table\": order") && $0.contains("\"rows_copied\": 2") && $0.contains("\"version\": 12") }, "\(rebuilt)")
+        if SQLCipherLibrary.sqliteVersionNumber >= 3_035_000 {
+            // SQLite 3.35+ drops the column itself: nothing rebuilt for 11.
+            #expect(rebuilt.count == 1, "\(rebuilt)")
+        } else {
+            // SQLite 3.15 has no DROP COLUMN: the runner rebuilds customer.
+            #expect(rebuilt.count == 2, "\(rebuilt)")
+            #expect(rebuilt.contains { $0.contains("\"table\": customer") && $0.contains("\"rows_copied\": 2") && $0.contains("\"version\": 11") }, "\(rebuilt)")
+        }
+        #expect(store.lines.filter { $0.contains("applied migration") }.count == 5)
     }
 }
 

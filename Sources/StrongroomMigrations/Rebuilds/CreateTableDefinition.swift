@@ -28,7 +28,8 @@ struct CreateTableDefinition {
         i += 1
         if i + 2 < tokens.count, tokens[i].isKeyword("IF"), tokens[i + 1].isKeyword("NOT"), tokens[i + 2].isKeyword("EXISTS") { i += 3 }
         if i + 2 < tokens.count, tokens[i + 1].text == "." { i += 2 }
-        guard i + 1 < tokens.count, let name = tokens[i].identifier, tokens[i + 1].text == "(" else { return nil }
+        // SQLite takes a 'string' in the table name's place for the name too.
+        guard i + 1 < tokens.count, let name = tokens[i].name, tokens[i + 1].text == "(" else { return nil }
         table = name
         // Split the parenthesized body at top-level commas.
         var depth = 0

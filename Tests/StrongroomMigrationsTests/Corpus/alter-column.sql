@@ -1605,6 +1605,78 @@ ALTER TABLE t DROP COLUMN 'b';
 -- then
 SELECT rowid, * FROM t ORDER BY rowid;
 
+-- case: name-single-quoted-table-rename
+-- source: corpus: CREATE TABLE 't'(...) names the table with a string, as SQLite accepts (and keeps in sqlite_master)
+-- native: ok
+-- setup
+CREATE TABLE 't'('a' INTEGER, 'b' TEXT);
+INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z');
+DELETE FROM t WHERE a = 2;
+-- alter
+ALTER TABLE t RENAME COLUMN a TO x;
+-- then
+INSERT INTO t(x, b) VALUES (4, 'w');
+SELECT rowid, * FROM t ORDER BY rowid;
+
+-- case: name-single-quoted-table-drop
+-- source: corpus: DROP COLUMN in a table whose CREATE TABLE names it with a string
+-- native: ok
+-- setup
+CREATE TABLE 't'(a INTEGER, b TEXT, c REAL);
+INSERT INTO t VALUES (1, 'x', 1.5), (2, 'y', 2.5), (3, 'z', 3.5);
+DELETE FROM t WHERE a = 2;
+-- alter
+ALTER TABLE t DROP COLUMN b;
+-- then
+SELECT rowid, * FROM t ORDER BY rowid;
+
+-- case: fk-single-quoted-child-table-name
+-- source: corpus: the child table's CREATE TABLE names it with a string; its REFERENCES p(x) must follow the rename
+-- native: ok
+-- setup
+CREATE TABLE p(id INTEGER PRIMARY KEY, x TEXT UNIQUE);
+CREATE TABLE 'c'(id INTEGER PRIMARY KEY, ax TEXT REFERENCES p(x));
+INSERT INTO p VALUES (1, 'k1'), (2, 'k2');
+INSERT INTO c VALUES (1, 'k1'), (5, 'k2');
+-- alter
+ALTER TABLE p RENAME COLUMN x TO y;
+-- then
+INSERT INTO c VALUES (6, 'k1');
+
+-- case: name-single-quoted-everywhere
+-- source: corpus: an index, a trigger and its UPDATE OF list, a view and its column list, all naming with strings
+-- native: ok
+-- setup
+CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT, n INTEGER DEFAULT 0);
+CREATE TABLE log(id INTEGER PRIMARY KEY, 'msg' TEXT);
+CREATE INDEX i ON 't'('a' COLLATE NOCASE, 'b' DESC);
+CREATE TRIGGER tr AFTER UPDATE OF 'a' ON 't' BEGIN INSERT INTO 'log'('msg') VALUES (NEW.a); END;
+CREATE VIEW 'v'('p', 'q') AS SELECT a, b FROM 't';
+INSERT INTO t(id, a, b) VALUES (1, 'x', 'p'), (2, 'y', 'q');
+-- alter
+ALTER TABLE 't' RENAME 'a' TO 'z';
+-- then
+UPDATE t SET z = 'X' WHERE id = 1;
+PRAGMA integrity_check;
+SELECT * FROM v;
+
+-- case: name-single-quoted-everywhere-drop
+-- source: corpus: DROP COLUMN with an index, a trigger and a view on the table, all naming it with a string
+-- native: ok
+-- setup
+CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT, c TEXT);
+CREATE TABLE log(id INTEGER PRIMARY KEY, msg TEXT);
+CREATE INDEX i ON 't'('a');
+CREATE TRIGGER tr AFTER INSERT ON 't' BEGIN INSERT INTO 'log'(msg) VALUES (NEW.a); END;
+CREATE VIEW 'v' AS SELECT a, b FROM 't';
+INSERT INTO t VALUES (1, 'x', 'p', 'c1'), (2, 'y', 'q', 'c2');
+-- alter
+ALTER TABLE t DROP COLUMN c;
+-- then
+INSERT INTO t(a, b) VALUES ('z', 'r');
+SELECT * FROM v;
+SELECT * FROM log;
+
 -- case: name-constraint-keyword-prefix-drop
 -- source: corpus: columns named unique_visits, primary_x, check_y: DROP unique_visits must not be taken for a UNIQUE column
 -- native: ok
