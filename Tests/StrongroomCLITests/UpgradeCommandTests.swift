@@ -27,6 +27,13 @@ struct UpgradeCommandTests {
         let status = try run(["status"] + key)
         let compatible = try run(["status", "--cipher-compatibility", "3"] + key)
         #expect(compatible.status == 0 && compatible.stdout.contains("Customer") && compatible.stdout.contains("version 5"), "\(compatible.stdout) \(compatible.stderr)")
+        // The format, and whether compatibility mode is on.
+        #expect(compatible.stdout.contains("format        SQLCipher 3") && compatible.stdout.contains("compatibility mode") == isSQLCipher4, "\(compatible.stdout)")
+        let compatibleJSON = json(try run(["status", "--json", "--cipher-compatibility", "3"] + key))
+        #expect(compatibleJSON["format"] as? Int == 3 && compatibleJSON["compatibility_mode"] as? Bool == isSQLCipher4, "\(compatibleJSON)")
+        if isSQLCipher4 {
+            #expect((compatibleJSON["cipher_settings"] as? [String])?.contains { $0.contains("cipher_compatibility") || $0.contains("kdf_iter = 64000") } == true, "\(compatibleJSON)")
+        }
         let upgrade = try run(["upgrade", "--json"] + key)
         guard isSQLCipher4 else {
             #expect(status.status == 0, "\(status.stderr)")
@@ -46,7 +53,8 @@ struct UpgradeCommandTests {
         let verify = try run(["verify", "--migrations", Fixtures.repositoryRoot + "/Migrations", "--field-keys", "legacy-fields.keyring"] + key)
         #expect(verify.status == 0 && verify.stdout.contains("version 5") && verify.stdout.contains("Every sealed value opens"), "\(verify.stdout) \(verify.stderr)")
         let after = try run(["status"] + key)
-        #expect(after.status == 0 && after.stdout.contains("4.6") && after.stdout.contains("4096"), "\(after.stdout)")
+        #expect(after.status == 0 && after.stdout.contains("4.6") && after.stdout.contains("4096") && after.stdout.contains("HMAC_SHA512")
+                && after.stdout.contains("PBKDF2_HMAC_SHA512") && after.stdout.contains("format        SQLCipher 4\n"), "\(after.stdout)")
         // Current now: refused, 64, nothing changed.
         let bytes = Fixtures.bytes(of: dir.file("legacy.db"))
         let again = try run(["upgrade"] + key)

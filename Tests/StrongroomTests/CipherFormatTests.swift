@@ -124,4 +124,64 @@ struct CipherFormatTests {
             #expect(error?.message.contains("SQLCipher 4 files cannot be opened with SQLCipher 3") == true)
         }
     }
+
+    /// Item 6: other cipher settings open in connections and pools, whose
+    /// readers get the key derived once with the file's own KDF (SHA-256
+    /// here), and in the engine's own shell given the same pragmas; without
+    /// them the key is wrong (not legacy). SQLCipher 3 has SHA-1 only.
+    @Test func otherHMACAndKDFAlgorithmsOpenInConnectionsPoolsAndTheShell() throws {
+        let path = dir.file("algorithms.db")
+        var config = Configuration(key: try .passphrase("algorithm pass"))
+        config.hmacAlgorithm = .sha256
+        config.kdfAlgorithm = .pbkdf2SHA256
+        config.kdfIterations = 10_000
+        config.cipherPageSize = 2048
+        guard isSQLCipher4 else {
+            let error = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: config) }
+            #expect(error?.code == .sqlcipherUnavailable && error?.message.contains("HMAC-SHA1 only") == true, "\(error?.message ?? "")")
+            // SHA-1, SQLCipher 3's own, is accepted.
+            config.hmacAlgorithm = .sha1
+            config.kdfAlgorithm = .pbkdf2SHA1
+            try Connection(path: path, configuration: config).execute(sql: "CREATE TABLE t(x)")
+            return
+        }
+        try Connection(path: path, configuration: config).execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2)")
+        let status = try Connection(path: path, configuration: config).status()
+        #expect(status.hmacAlgorithm == "HMAC_SHA256" && status.kdfAlgorithm == "PBKDF2_HMAC_SHA256" && status.cipherPageSize == 2048)
+        #expect(status.cipherSettings.contains { $0.contains("cipher_hmac_algorithm = HMAC_SHA256") }, "\(status.cipherSettings)")
+        let (logger, lines) = CapturingLogHandler.logger()
+        config.logger = logger
+        let pool = try DatabasePool(path: path, configuration: config)
+        let sums = try (0..<4).map { _ in try pool.read { try $0.fetchOne(Int.self, sql: "SELECT sum(x) FROM t") } }
+        #expect(sums == [3, 3, 3, 3])
+        #expect(!lines.lines.contains { $0.contains("stretch the passphrase") }, "\(lines.lines)")
+        let shell = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: """
+            PRAGMA key = 'algorithm pass';
+            PRAGMA cipher_page_size = 2048;
+            PRAGMA kdf_iter = 10000;
+            PRAGMA cipher_hmac_algorithm = HMAC_SHA256;
+            PRAGMA cipher_kdf_algorithm = PBKDF2_HMAC_SHA256;
+            SELECT sum(x) FROM t;
+
+            """)
+        #expect(shell.stdout.contains("3"), "\(shell.stdout) \(shell.stderr)")
+        let plain = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: Configuration(key: try .passphrase("algorithm pass"))) }
+        #expect(plain?.code == .wrongKey)
+    }
+
+    /// A passphrase pool on the engine's own format derives its readers' key
+    /// once (SHA-512 and 256,000 iterations on SQLCipher 4), as on SQLCipher 3
+    /// in compatibility mode: no reader stretches it again.
+    @Test(arguments: [false, true])
+    func aPassphrasePoolDerivesOnceWithTheFilesKDF(_ compatibility: Bool) throws {
+        var config = Configuration(key: try .passphrase("pool pass"))
+        if compatibility { config.cipherCompatibility = .sqlcipher3 }
+        let (logger, lines) = CapturingLogHandler.logger()
+        config.logger = logger
+        let pool = try DatabasePool(path: dir.file("pool.db"), configuration: config)
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (5)") }
+        let values = try (0..<4).map { _ in try pool.read { try $0.fetchOne(Int.self, sql: "SELECT x FROM t") } }
+        #expect(values == [5, 5, 5, 5])
+        #expect(!lines.lines.contains { $0.contains("stretch the passphrase") }, "\(lines.lines)")
+    }
 }

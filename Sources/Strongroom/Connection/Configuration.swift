@@ -107,6 +107,19 @@ public struct Configuration: Sendable {
     /// ``kdfIterations`` and ``usesHMAC`` still apply on top.
     public var cipherCompatibility: CipherFormat?
 
+    /// The page HMAC (`PRAGMA cipher_hmac_algorithm`), applied after the key.
+    /// Default `nil`: the format's own (SHA-512 on SQLCipher 4, SHA-1 on 3).
+    /// Set it to open a file made with another; every tool that opens the
+    /// file must be given the same pragma. SQLCipher 3 has HMAC-SHA1 only: any
+    /// other fails there with ``StrongroomError/Code/sqlcipherUnavailable``.
+    public var hmacAlgorithm: HMACAlgorithm?
+
+    /// The passphrase KDF (`PRAGMA cipher_kdf_algorithm`), applied after the
+    /// key. Default `nil`: the format's own (PBKDF2-HMAC-SHA512 on SQLCipher
+    /// 4, PBKDF2-HMAC-SHA1 on 3). SQLCipher 3 has PBKDF2-HMAC-SHA1 only: any
+    /// other fails there with ``StrongroomError/Code/sqlcipherUnavailable``.
+    public var kdfAlgorithm: KDFAlgorithm?
+
     /// Enforce foreign keys (`PRAGMA foreign_keys = ON`). Default `true`.
     public var foreignKeys = true
 

@@ -272,6 +272,25 @@ public final class Connection {
                     try execute(sql: "PRAGMA cipher_compatibility = \(format.rawValue)")
                 }
             }
+            let native = CipherFormat.native(cipherVersion: version)
+            if let hmac = configuration.hmacAlgorithm {
+                if native == .sqlcipher3 {
+                    guard hmac == .sha1 else {
+                        throw StrongroomError(.sqlcipherUnavailable, "SQLCipher \(version) has HMAC-SHA1 only, not \(hmac.rawValue); open this file with SQLCipher 4.", path: path)
+                    }
+                } else {
+                    try execute(sql: "PRAGMA cipher_hmac_algorithm = \(hmac.rawValue)")
+                }
+            }
+            if let kdf = configuration.kdfAlgorithm {
+                if native == .sqlcipher3 {
+                    guard kdf == .pbkdf2SHA1 else {
+                        throw StrongroomError(.sqlcipherUnavailable, "SQLCipher \(version) has PBKDF2-HMAC-SHA1 only, not \(kdf.rawValue); open this file with SQLCipher 4.", path: path)
+                    }
+                } else {
+                    try execute(sql: "PRAGMA cipher_kdf_algorithm = \(kdf.rawValue)")
+                }
+            }
             if let pageSize = configuration.cipherPageSize {
                 try execute(sql: "PRAGMA cipher_page_size = \(pageSize)")
             }
@@ -317,6 +336,7 @@ public final class Connection {
         guard path != ":memory:", !path.isEmpty,
               configuration.cipherCompatibility == nil, configuration.cipherPageSize == nil,
               configuration.kdfIterations == nil, configuration.usesHMAC == nil,
+              configuration.hmacAlgorithm == nil, configuration.kdfAlgorithm == nil,
               let native = CipherFormat.native(cipherVersion: cipherVersion), native > .sqlcipher3,
               let key = self.configuration.key else { return nil }
         if case .rawWithSalt = key.material { return nil }

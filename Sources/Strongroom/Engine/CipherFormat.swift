@@ -12,7 +12,7 @@
 /// config.cipherCompatibility = .sqlcipher3   // until the file is upgraded
 /// let queue = try DatabaseQueue(path: "legacy.db", configuration: config)
 /// ```
-public enum CipherFormat: Int, Sendable, Hashable, Comparable, CustomStringConvertible {
+public enum CipherFormat: Int, Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
     /// SQLCipher 3's settings: 1 KiB pages, PBKDF2-HMAC-SHA1 64,000, HMAC-SHA1.
     case sqlcipher3 = 3
     /// SQLCipher 4's settings: 4 KiB pages, PBKDF2-HMAC-SHA512 256,000, HMAC-SHA512.
@@ -21,6 +21,7 @@ public enum CipherFormat: Int, Sendable, Hashable, Comparable, CustomStringConve
     /// "SQLCipher 3" or "SQLCipher 4".
     public var description: String { "SQLCipher \(rawValue)" }
 
+    /// SQLCipher 3's format comes before SQLCipher 4's.
     public static func < (a: CipherFormat, b: CipherFormat) -> Bool { a.rawValue < b.rawValue }
 
     /// The format a SQLCipher of this version writes by default (its major
@@ -31,4 +32,26 @@ public enum CipherFormat: Int, Sendable, Hashable, Comparable, CustomStringConve
         if major >= 4 { return .sqlcipher4 }
         return major == 3 ? .sqlcipher3 : nil
     }
+}
+
+/// The HMAC each page carries (`PRAGMA cipher_hmac_algorithm`, SQLCipher 4).
+/// SQLCipher 3 knows HMAC-SHA1 only.
+public enum HMACAlgorithm: String, Sendable, Hashable, Codable {
+    /// HMAC-SHA1 (SQLCipher 3's, the only one it has).
+    case sha1 = "HMAC_SHA1"
+    /// HMAC-SHA256.
+    case sha256 = "HMAC_SHA256"
+    /// HMAC-SHA512 (SQLCipher 4's default).
+    case sha512 = "HMAC_SHA512"
+}
+
+/// How a passphrase is stretched (`PRAGMA cipher_kdf_algorithm`, SQLCipher 4).
+/// SQLCipher 3 knows PBKDF2-HMAC-SHA1 only.
+public enum KDFAlgorithm: String, Sendable, Hashable, Codable {
+    /// PBKDF2-HMAC-SHA1 (SQLCipher 3's, the only one it has).
+    case pbkdf2SHA1 = "PBKDF2_HMAC_SHA1"
+    /// PBKDF2-HMAC-SHA256.
+    case pbkdf2SHA256 = "PBKDF2_HMAC_SHA256"
+    /// PBKDF2-HMAC-SHA512 (SQLCipher 4's default).
+    case pbkdf2SHA512 = "PBKDF2_HMAC_SHA512"
 }

@@ -30,6 +30,25 @@ public struct DatabaseStatus: Sendable, Codable {
     public let kdfIterations: Int?
     /// `PRAGMA cipher_use_hmac`: whether each page carries an HMAC, nil for plaintext.
     public let hmac: Bool?
+    /// The format the file was opened in: the linked SQLCipher's own, or
+    /// the older one ``Configuration/cipherCompatibility`` named; nil for plaintext.
+    public let format: CipherFormat?
+    /// True when the file was opened in an older format than the linked
+    /// SQLCipher's (compatibility mode; ``DatabaseUpgrade`` converts it).
+    public let compatibilityMode: Bool
+    /// `PRAGMA cipher_hmac_algorithm` (e.g. `"HMAC_SHA512"`; SQLCipher 4 only,
+    /// SQLCipher 3 always uses HMAC-SHA1 and does not answer), nil for plaintext.
+    public let hmacAlgorithm: String?
+    /// `PRAGMA cipher_kdf_algorithm` (e.g. `"PBKDF2_HMAC_SHA512"`; SQLCipher 4
+    /// only, SQLCipher 3 always uses PBKDF2-HMAC-SHA1), nil for plaintext.
+    public let kdfAlgorithm: String?
+    /// `PRAGMA cipher_plaintext_header_size` (SQLCipher 4 only; 0 when the
+    /// whole header is encrypted), nil for plaintext and SQLCipher 3.
+    public let plaintextHeaderSize: Int?
+    /// `PRAGMA cipher_settings` (SQLCipher 4 only): the pragmas another tool
+    /// needs after the key to open the file as this connection did, e.g.
+    /// `PRAGMA cipher_page_size = 4096;`; empty on SQLCipher 3 and for plaintext.
+    public let cipherSettings: [String]
     /// The crypto library SQLCipher uses (`PRAGMA cipher_provider`).
     public let cipherProvider: String?
     /// `PRAGMA page_size`, the usable page size SQLite reports.
@@ -74,6 +93,12 @@ extension Connection {
             cipherPageSize: isEncrypted ? try integer("cipher_page_size") : nil,
             kdfIterations: isEncrypted ? try integer("kdf_iter") : nil,
             hmac: isEncrypted ? try integer("cipher_use_hmac").map { $0 != 0 } : nil,
+            format: isEncrypted ? configuration.cipherCompatibility ?? CipherFormat.native(cipherVersion: cipherVersion) : nil,
+            compatibilityMode: isEncrypted && configuration.cipherCompatibility.map { $0 != CipherFormat.native(cipherVersion: cipherVersion) } == true,
+            hmacAlgorithm: isEncrypted ? try text("cipher_hmac_algorithm") : nil,
+            kdfAlgorithm: isEncrypted ? try text("cipher_kdf_algorithm") : nil,
+            plaintextHeaderSize: isEncrypted ? try integer("cipher_plaintext_header_size") : nil,
+            cipherSettings: isEncrypted ? try fetchAll(String.self, sql: "PRAGMA cipher_settings") : [],
             cipherProvider: isEncrypted ? try text("cipher_provider") : nil,
             pageSize: try integer("page_size") ?? 0,
             pageCount: try integer("page_count") ?? 0,

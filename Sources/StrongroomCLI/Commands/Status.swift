@@ -56,7 +56,11 @@ struct Status: ParsableCommand {
             "sqlcipher     \(s.cipherVersion)",
         ]
         if s.encrypted {
-            lines.append("cipher        \(s.cipher ?? "?") via \(s.cipherProvider ?? "?"), page \(s.cipherPageSize ?? 0) bytes, HMAC \(s.hmac == true ? "on" : "off"), KDF \(s.kdfIterations ?? 0) iterations")
+            let hmac = s.hmac == true ? "on" + (s.hmacAlgorithm.map { " (\($0))" } ?? "") : "off"
+            lines.append("cipher        \(s.cipher ?? "?") via \(s.cipherProvider ?? "?"), page \(s.cipherPageSize ?? 0) bytes, HMAC \(hmac), KDF \(s.kdfIterations ?? 0) iterations\(s.kdfAlgorithm.map { " (\($0))" } ?? "")\(s.plaintextHeaderSize.map { $0 > 0 ? ", \($0)-byte plaintext header" : "" } ?? "")")
+            if let format = s.format {
+                lines.append("format        \(format)" + (s.compatibilityMode ? " (compatibility mode: `strongroom upgrade` converts it to the linked SQLCipher's format)" : ""))
+            }
         }
         lines += [
             "size          \(s.fileSize) bytes (\(s.pageCount) pages of \(s.pageSize) bytes)",
