@@ -89,10 +89,19 @@ demo: build
 ## QUICK=1: every workload at a tiny size in seconds; CHECK=1: fail when a ratio to C is >15% worse than
 ## Benchmarks/baseline.json; PUBLISH=1: copy the report to Benchmarks/results/ (committed) and rewrite the
 ## README's performance section from it; OUT=DIR: the report elsewhere (relative to Benchmarks/); ARGS: more options (--help lists them)
+## First the engine-sensitive groups (encryption, open, pool) on SQLCipher 4.6.1 (Scripts/sqlcipher4.sh; its own build in
+## Benchmarks/.build-sqlcipher4, report in Benchmarks/report-sqlcipher4/), then every workload on the system's SQLCipher,
+## whose report shows both engines side by side (--engine-report).
 bench: setup
 	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev sqlite3 openssl"
 	swift build -c release --package-path Benchmarks/GRDBPeer
+	bash Scripts/sqlcipher4.sh
+	source .build/sqlcipher4/env && cd Benchmarks && swift build -c release --scratch-path .build-sqlcipher4 $$SQLCIPHER4_SWIFT_FLAGS \
+	  && ! ldd .build-sqlcipher4/release/StrongroomBenchmarks | grep -q 'libsqlcipher\.so\.0' \
+	  && .build-sqlcipher4/release/StrongroomBenchmarks --only encryption open pool --out $(or $(OUT),report)-sqlcipher4 \
+	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick)
 	cd Benchmarks && swift run -c release StrongroomBenchmarks --out $(or $(OUT),report) \
+	  --engine-report $(or $(OUT),report)-sqlcipher4/report.json \
 	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(CHECK)),--check) $(if $(filter 1,$(PUBLISH)),--publish) $(ARGS)
 
 ## bench-readme: rewrite the README's performance section, report.md and report.svg from Benchmarks/results/report.json

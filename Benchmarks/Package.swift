@@ -13,10 +13,18 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
     ],
     targets: [
+        // SQLCipher as pkg-config names it (SQLCipher 4 with PKG_CONFIG_PATH from
+        // Scripts/sqlcipher4.sh: make bench measures both engines).
+        .systemLibrary(
+            name: "CSQLCipherLibrary",
+            pkgConfig: "sqlcipher",
+            providers: [.apt(["libsqlcipher-dev"])]
+        ),
         .target(
             name: "CBenchmarkLoops",
-            cSettings: [.unsafeFlags(["-O2", "-I/usr/include/sqlcipher"])],
-            linkerSettings: [.linkedLibrary("sqlcipher"), .linkedLibrary("crypto")]
+            dependencies: ["CSQLCipherLibrary"],
+            cSettings: [.unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("crypto")]
         ),
         .executableTarget(
             name: "StrongroomBenchmarks",

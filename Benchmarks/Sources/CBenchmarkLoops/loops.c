@@ -1,6 +1,6 @@
 #include <stdlib.h>
 #define SQLITE_HAS_CODEC 1
-#include <sqlite3.h>
+#include <sqlcipher/sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -40,6 +40,8 @@ struct BenchmarkCommand: ParsableCommand {
     var readmeCheck = false
     @Flag(help: "Run nothing: rewrite the README's performance section, and the published report.md and report.svg, from the published report.json.")
     var readmeWrite = false
+    @Option(help: "Another engine's report.json (make bench: SQLCipher 4.6.1's, from report-sqlcipher4/): its workloads beside this run's in the report.")
+    var engineReport: String?
     @Option(help: "Only this read, five times, for perf: c, c-owned, record, positional, in-place, decodable, insert-c, insert-statement, insert-record.")
     var profile: String?
 
@@ -127,9 +129,20 @@ struct BenchmarkCommand: ParsableCommand {
         if groups.contains("migrations") { try context.migrations(&runner, rows: oneSize, fleet: quick ? 10 : 1000, rounds: quick ? 1 : 3) }
         if groups.contains("conversion") { try context.conversion(&runner, rows: quick ? 2000 : 2_000_000, rounds: quick ? 1 : 3) }
 
-        let report = Report(environment: environment,
+        var report = Report(environment: environment,
                             settings: ["rounds": String(runner.rounds), "quick": String(quick), "sizes": sizes.map(formattedSize).joined(separator: " ")],
                             workloads: runner.results)
+        if let engineReport {
+            let other: Report
+            do {
+                let decoder = JSONDecoder()
+                decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+                other = try decoder.decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: engineReport)))
+            } catch {
+                throw BenchmarkError("Cannot read the other engine's report \(engineReport): \(error). Run the other engine first (make bench does).")
+            }
+            report.engines = EngineComparison(here: report, there: other)
+        }
         try report.write(to: out)
         print(MarkdownReport(report: report).targetsTable)
         if quick { print("(quick run, debug-sized: the targets are shown, not met or missed in earnest)") }

@@ -127,3 +127,23 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         }
     }
 }
+
+/// Issue 26, item 7: the report sets the same workloads of two engines side by side.
+@Suite struct EngineComparisonTests {
+    @Test func workloadsBothEnginesMeasuredAreSetSideBySide() throws {
+        var here = report([workload("insert", c: [2, 2], ours: [3, 3]), workload("decode", c: [1, 1], ours: [1, 1])])
+        var there = report([workload("insert", c: [4, 4], ours: [5, 5])])
+        there.environment.sqlcipher = "4.6.1 community"
+        there.environment.sqlcipherSQLite = "3.46.1"
+        here.engines = EngineComparison(here: here, there: there)
+        let rows = try #require(here.engines?.rows)
+        #expect(rows.map(\.contender) == ["C", "Strongroom record"])
+        #expect(rows.allSatisfy { $0.workload == "insert" })
+        #expect(rows[1].here == 3 && rows[1].there == 5 && rows[1].toCHere == 1.5 && rows[1].toCThere == 1.25)
+        let text = MarkdownReport(report: here).text
+        #expect(text.contains("## Engines side by side") && text.contains("SQLCipher 4.6.1 community on SQLite 3.46.1"), "\(text)")
+        // It survives report.json.
+        let encoded = try JSONEncoder().encode(here)
+        #expect(try JSONDecoder().decode(Report.self, from: encoded).engines?.rows.count == 2)
+    }
+}

@@ -13,7 +13,7 @@ struct MarkdownReport {
         lines.append("Run of \(e.date) on \(e.host): \(e.machine).")
         lines.append("\(e.swift). SQLCipher \(e.sqlcipher) on SQLite \(e.sqlcipherSQLite) (ours and C); system SQLite \(e.systemSQLite) (GRDB); \(e.openssl). \(e.measured).")
         lines.append("Settings: " + report.settings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".")
-        lines.append("Workloads measured by the runner: one warm-up round, then rounds in which every contender runs once, the order rotated and reversed from round to round (GRDB runs in a new process each time, so its warm-up warms only the kernel's page cache). Ratios are of medians. Page sizes: SQLCipher 3's default of 1024 bytes for encrypted files (C and Strongroom), SQLite's default of 4096 for plaintext files (GRDB, and Strongroom plaintext): each side's defaults.")
+        lines.append("Workloads measured by the runner: one warm-up round, then rounds in which every contender runs once, the order rotated and reversed from round to round (GRDB runs in a new process each time, so its warm-up warms only the kernel's page cache). Ratios are of medians. Page sizes: the linked SQLCipher's default for encrypted files (C and Strongroom: 1024 bytes on SQLCipher 3, 4096 on SQLCipher 4), SQLite's default of 4096 for plaintext files (GRDB, and Strongroom plaintext): each side's defaults.")
         lines.append("")
         lines.append("![Strongroom benchmark report](report.svg)")
         lines.append("")
@@ -21,6 +21,10 @@ struct MarkdownReport {
         lines.append("")
         lines.append(contentsOf: targetRows)
         lines.append("")
+        if let engines = report.engines {
+            lines.append(contentsOf: engines.markdown)
+            lines.append("")
+        }
         lines.append("## Workloads")
         for w in report.workloads {
             lines.append("")

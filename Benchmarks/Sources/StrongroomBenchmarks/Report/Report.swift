@@ -7,6 +7,8 @@ struct Report: Codable, Sendable {
     /// The command line's settings: rows, rounds, quick.
     var settings: [String: String]
     var workloads: [WorkloadResult]
+    /// The same workloads on another SQLCipher engine, when the run was given its report.
+    var engines: EngineComparison?
 
     /// Writes the three files into `directory` (created if needed).
     func write(to directory: String) throws {
