@@ -67,4 +67,60 @@ struct UpgradeCommandTests {
         let result = try run(["status", "--cipher-compatibility", "2"] + key)
         #expect(result.status == 64 && result.stderr.contains("3 or 4"), "\(result.stderr)")
     }
+
+    /// Review of issue 26: export honours --cipher-compatibility (the legacy
+    /// error tells the user to pass it); import and upgrade, which write a
+    /// file in the linked SQLCipher's format, refuse it rather than ignore it.
+    @Test func exportHonoursCompatibilityAndImportAndUpgradeRefuseIt() throws {
+        _ = try Fixtures.legacyDatabase(in: dir)
+        let export = try run(["export", "--cipher-compatibility", "3", "--to", "plain.sqlite", "--i-understand-the-output-is-plaintext"] + key)
+        #expect(export.status == 0, "\(export.stdout) \(export.stderr)")
+        let upgrade = try run(["upgrade", "--cipher-compatibility", "3"] + key)
+        #expect(upgrade.status == 64 && upgrade.stderr.contains("--cipher-compatibility"), "\(upgrade.stderr)")
+        let imported = try run(["import", "--from", "plain.sqlite", "--database", "new.db", "--key-file", "legacy.key", "--cipher-compatibility", "3"])
+        #expect(imported.status == 64 && imported.stderr.contains("--cipher-compatibility"), "\(imported.stderr)")
+    }
+
+    /// Review of issue 26: an upgrade that fails after it switched a WAL file
+    /// to a rollback journal (here: the copy cannot be created, through an
+    /// LD_PRELOAD shim that fails open(O_CREAT) of Strongroom's temporary
+    /// files) leaves the file in WAL mode, as it found it.
+    @Test func aFailedUpgradeLeavesTheJournalModeAsItWas() throws {
+        let legacy = try Fixtures.legacyDatabase(in: dir)
+        var config = Configuration(key: try DatabaseKey.load(keyFile: legacy.keyFile))
+        config.cipherCompatibility = .sqlcipher3
+        config.journalMode = .wal
+        try Connection(path: legacy.database, configuration: config).close()
+        let compiler = try #require(ProcessRunner.which("cc") ?? ProcessRunner.which("clang"), "a C compiler (the Swift toolchain's clang)")
+        FileManager.default.createFile(atPath: dir.file("shim.c"), contents: Data("""
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <errno.h>
+            #include <fcntl.h>
+            #include <stdarg.h>
+            #include <string.h>
+            typedef int (*open_t)(const char *, int, ...);
+            static int refused(const char *path, int flags) { return (flags & O_CREAT) && strstr(path, "/.strongroom-") != NULL; }
+            int open(const char *path, int flags, ...) {
+                va_list ap; va_start(ap, flags); int mode = va_arg(ap, int); va_end(ap);
+                if (refused(path, flags)) { errno = ENOSPC; return -1; }
+                return ((open_t)dlsym(RTLD_NEXT, "open"))(path, flags, mode);
+            }
+            int open64(const char *path, int flags, ...) {
+                va_list ap; va_start(ap, flags); int mode = va_arg(ap, int); va_end(ap);
+                if (refused(path, flags)) { errno = ENOSPC; return -1; }
+                return ((open_t)dlsym(RTLD_NEXT, "open64"))(path, flags, mode);
+            }
+
+            """.utf8))
+        let built = try ProcessRunner.run(compiler, ["-shared", "-fPIC", "-o", dir.file("shim.so"), dir.file("shim.c"), "-ldl"])
+        try #require(built.status == 0, "\(built.stderr)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_PRELOAD"] = dir.file("shim.so")
+        let upgrade = try ProcessRunner.run(Fixtures.strongroomBinary, ["upgrade"] + key, environment: environment, currentDirectory: dir.path)
+        #expect(upgrade.status == (isSQLCipher4 ? 73 : 64), "\(upgrade.stdout) \(upgrade.stderr)")
+        var keep = config
+        keep.keepsJournalMode = true
+        #expect(try Connection(path: legacy.database, configuration: keep).fetchOne(String.self, sql: "PRAGMA journal_mode") == "wal")
+    }
 }

@@ -27,4 +27,21 @@ struct DriftAcrossEnginesTests {
         try db.execute(sql: "ALTER TABLE Customer ADD COLUMN extra TEXT")
         #expect(try f.migrator().verify(db).findings.map(\.code) == [.schemaDrift])
     }
+
+    /// Review of issue 26: a quoted word that SQLite reads as a string ("NULL",
+    /// "CURRENT_TIMESTAMP") changes what a CHECK or DEFAULT does; it must not
+    /// compare equal to the keyword.
+    @Test func aQuotedKeywordInAConstraintIsDrift() throws {
+        f.write("0001_account.sql", "CREATE TABLE account(id INTEGER PRIMARY KEY, role TEXT CHECK (role IS NOT NULL), made TEXT DEFAULT CURRENT_TIMESTAMP);")
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        try db.execute(sql: """
+            CREATE TABLE account_new(id INTEGER PRIMARY KEY, role TEXT CHECK (role IS NOT "NULL"), made TEXT DEFAULT "CURRENT_TIMESTAMP");
+            DROP TABLE account;
+            ALTER TABLE account_new RENAME TO account;
+            INSERT INTO account(id, role) VALUES (1, NULL);
+            """)
+        #expect(try db.fetchOne(String.self, sql: "SELECT made FROM account") == "CURRENT_TIMESTAMP")
+        #expect(try f.migrator().verify(db).findings.map(\.code) == [.schemaDrift])
+    }
 }

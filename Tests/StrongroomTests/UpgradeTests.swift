@@ -138,4 +138,24 @@ struct UpgradeTests {
         #expect(error?.code == .alreadyCurrent)
         #expect(try DatabaseUpgrade.format(ofDatabaseAt: path, key: key) == SQLCipherLibrary.nativeFormat)
     }
+
+    /// Review of issue 26: rename(2) replaces one name of a hard-linked file,
+    /// and a write through the other name would be lost from the upgraded
+    /// file: refused, nothing changed.
+    @Test func aHardLinkedFileIsRefused() throws {
+        let path = dir.file("linked.db")
+        let key = DatabaseKey.generate()
+        var create = Configuration(key: key)
+        create.cipherCompatibility = .sqlcipher3
+        try Connection(path: path, configuration: create).execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        #expect(link(path, dir.file("other-name.db")) == 0)
+        let bytes = Fixtures.bytes(of: path)
+        let error = #expect(throws: StrongroomError.self) { try DatabaseUpgrade.upgrade(databaseAt: path, key: key) }
+        if isSQLCipher4 {
+            #expect(error?.code == .misuse && error?.message.contains("hard link") == true, "\(error?.message ?? "")")
+        } else {
+            #expect(error?.code == .alreadyCurrent)
+        }
+        #expect(Fixtures.bytes(of: path) == bytes)
+    }
 }
