@@ -307,7 +307,7 @@ public final class Connection {
             _ = try fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master")
         } catch let error where error.code == .notADatabase {
             if isEncrypted {
-                if let legacy = legacyFormatOpening(configuration: configuration) {
+                if let legacy = try legacyFormatOpening(configuration: configuration) {
                     throw StrongroomError(.legacyCipherFormat, "\(path) was written by \(legacy) (its key opens it with \(legacy)'s settings), and this program links SQLCipher \(version): upgrade it once with `strongroom upgrade` (DatabaseUpgrade), or open it in compatibility mode (`--cipher-compatibility \(legacy.rawValue)`, Configuration.cipherCompatibility).", path: path, sqliteCode: error.sqliteCode)
                 }
                 throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF), or its first page is damaged (SQLCipher checks the key there and cannot tell these apart; check the key first).", path: path, sqliteCode: error.sqliteCode)
@@ -332,7 +332,7 @@ public final class Connection {
     /// (those say what the file is). One more open of the file (which writes
     /// nothing: the journal mode is kept), and one key derivation under the old, cheaper KDF (PBKDF2-HMAC-SHA1,
     /// 64,000 iterations for a passphrase; none for a raw key).
-    private func legacyFormatOpening(configuration: Configuration) -> CipherFormat? {
+    private func legacyFormatOpening(configuration: Configuration) throws(StrongroomError) -> CipherFormat? {
         guard path != ":memory:", !path.isEmpty,
               configuration.cipherCompatibility == nil, configuration.cipherPageSize == nil,
               configuration.kdfIterations == nil, configuration.usesHMAC == nil,
@@ -342,13 +342,19 @@ public final class Connection {
         if case .rawWithSalt = key.material { return nil }
         var probe = Configuration(key: key)
         probe.cipherCompatibility = .sqlcipher3
-        probe.readOnly = configuration.readOnly
+        probe.readOnly = configuration.readOnly || configuration.readOnlyMainAllowingAttach
         probe.createIfMissing = false
         probe.keepsJournalMode = true
         probe.cacheSizeKiB = 64
         probe.logger = logger
-        guard (try? Connection(path: path, configuration: probe, keyOverride: nil)) != nil else { return nil }
-        return .sqlcipher3
+        // Any other failure than the key's (busy, an I/O error, a schema
+        // SQLite refuses) is what the caller reports: it is not "wrong key".
+        do {
+            _ = try Connection(path: path, configuration: probe, keyOverride: nil)
+            return .sqlcipher3
+        } catch where [.wrongKey, .keyRequired, .notADatabase].contains(error.code) {
+            return nil
+        }
     }
 
     /// The lock creators of one file take in turn: `<file>-strongroom-create.lock`

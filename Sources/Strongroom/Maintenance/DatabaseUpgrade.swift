@@ -115,11 +115,38 @@ public enum DatabaseUpgrade {
         guard let native = SQLCipherLibrary.nativeFormat, format < native else {
             throw StrongroomError(.alreadyCurrent, "\(path) is in \(format)'s format already, the one SQLCipher \(SQLCipherLibrary.version) writes; there is nothing to upgrade, and nothing was changed.", path: path)
         }
+        // rename(2) replaces one name: another name of the same file would
+        // keep the old inode, and what is written through it would be lost.
+        var status = stat()
+        if stat(target, &status) == 0, status.st_nlink > 1 {
+            throw StrongroomError(.misuse, "\(path) has \(status.st_nlink) hard links (names); the upgrade replaces one name, and writes through the others would go to the old file. Remove the other names (find / -samefile \(path)), or copy the file, then run the upgrade again. Nothing was changed.", path: path)
+        }
         var sourceConfiguration = existing(key, logger: logger)
         sourceConfiguration.cipherCompatibility = format
         let source = try Connection(path: target, configuration: sourceConfiguration)
         defer { source.close() }
-        let journalMode = try lockExclusively(source, path: path)
+        let journalMode = try source.fetchOne(String.self, sql: "PRAGMA journal_mode") ?? "delete"
+        do {
+            return try upgrade(source, shownAs: path, target: target, journalMode: journalMode, from: format, to: native,
+                               key: key, newKey: newKey, logger: logger, progress: progress)
+        } catch {
+            if journalMode.lowercased() == "wal" {
+                // Back to how it was; in rollback-journal mode it opens all the same.
+                source.rollbackQuietly()
+                _ = try? source.fetchOne(String.self, sql: "PRAGMA locking_mode = NORMAL")
+                _ = try? source.fetchOne(String.self, sql: "PRAGMA journal_mode = WAL")
+            }
+            throw error
+        }
+    }
+
+    /// The upgrade of the file `source` holds, once it knows the file's
+    /// format and journal mode; the caller puts the journal mode back when
+    /// this throws.
+    private static func upgrade(_ source: Connection, shownAs path: String, target: String, journalMode: String,
+                                from format: CipherFormat, to native: CipherFormat, key: DatabaseKey, newKey: DatabaseKey?,
+                                logger: Logger?, progress: (@Sendable (Progress) -> Void)?) throws(StrongroomError) -> Report {
+        try lockExclusively(source, journalMode: journalMode, path: path)
         let userVersion = try source.fetchOne(Int.self, sql: "PRAGMA main.user_version") ?? 0
         let applicationID = try source.fetchOne(Int.self, sql: "PRAGMA main.application_id") ?? 0
         let sourceSize = Int((try? FileHeader.size(of: target)).flatMap { $0 } ?? 0)
@@ -184,11 +211,6 @@ public enum DatabaseUpgrade {
             report(progress, .replacing, 1, 1)
         } catch {
             OutputFile.removeDatabaseFiles(temporary)
-            if journalMode.lowercased() == "wal" {
-                // Back to how it was (best effort; in rollback-journal mode it opens all the same).
-                _ = try? source.fetchOne(String.self, sql: "PRAGMA locking_mode = NORMAL")
-                _ = try? source.fetchOne(String.self, sql: "PRAGMA journal_mode = WAL")
-            }
             throw error
         }
         source.close()
@@ -214,10 +236,9 @@ public enum DatabaseUpgrade {
     /// closes: a rollback journal (a WAL database is switched to DELETE,
     /// which SQLite does only when no other connection has the file open;
     /// its -wal is checkpointed and removed), then an exclusive lock held in
-    /// exclusive locking mode. Returns the journal mode the file had.
-    private static func lockExclusively(_ connection: Connection, path: String) throws(StrongroomError) -> String {
+    /// exclusive locking mode.
+    private static func lockExclusively(_ connection: Connection, journalMode mode: String, path: String) throws(StrongroomError) {
         let busy = StrongroomError(.busy, "Another connection or process has \(path) open; stop the applications that use it, then run the upgrade again. Nothing was changed.", path: path)
-        let mode = try connection.fetchOne(String.self, sql: "PRAGMA journal_mode") ?? "delete"
         if mode.lowercased() == "wal" {
             let switched: String?
             do {
@@ -236,11 +257,10 @@ public enum DatabaseUpgrade {
             connection.rollbackQuietly()
             throw busy
         }
-        return mode
     }
 
     /// Gives the verified copy the original's name: synced, given the
-    /// original's mode (and owner, for root), renamed over it (atomic), and
+    /// original's mode and group (and owner, for root), renamed over it (atomic), and
     /// the directory synced. The original's -wal and -shm, if any remain
     /// (the file is in rollback-journal mode and locked by this process),
     /// are removed first: SQLite would otherwise apply the old file's WAL
@@ -248,8 +268,11 @@ public enum DatabaseUpgrade {
     private static func replace(_ original: String, with copy: String, shownAs path: String) throws(StrongroomError) {
         var status = stat()
         if stat(original, &status) == 0 {
-            chmod(copy, status.st_mode & 0o7777)
-            if geteuid() == 0 { _ = chown(copy, status.st_uid, status.st_gid) }
+            // The owner only for root; the group where this user may give it.
+            _ = chown(copy, geteuid() == 0 ? status.st_uid : uid_t.max, status.st_gid)
+            guard chmod(copy, status.st_mode & 0o7777) == 0 else {
+                throw StrongroomError(.cannotCreate, "Cannot give the upgraded copy of \(path) the original's permissions: \(String(cString: strerror(errno))); \(path) is as it was.", path: path)
+            }
         }
         let descriptor = open(copy, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0, fsync(descriptor) == 0 else {

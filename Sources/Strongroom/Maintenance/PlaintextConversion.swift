@@ -88,15 +88,26 @@ public enum PlaintextConversion {
         try convert(source, from: .encrypted(key), to: destination, as: .plaintext, logger: logger, progress: progress, finishing: finishing)
     }
 
+    /// ``exportPlaintext(from:key:to:_:logger:progress:finishing:)`` of a
+    /// source in an older SQLCipher's format (``Configuration/cipherCompatibility``).
+    public static func exportPlaintext(from source: String, key: DatabaseKey, cipherCompatibility: CipherFormat?, to destination: String,
+                                       _ acknowledgement: PlaintextAcknowledgement, logger: Logger? = nil,
+                                       progress: (@Sendable (Progress) -> Void)? = nil,
+                                       finishing: ((Connection) throws(StrongroomError) -> Void)? = nil) throws(StrongroomError) -> Report {
+        try convert(source, from: .encrypted(key), compatibility: cipherCompatibility, to: destination, as: .plaintext, logger: logger,
+                    progress: progress, finishing: finishing)
+    }
+
     /// Page cache of each connection of a conversion: every page is read
     /// once, so a large cache would only cost memory (SQLite's default).
     private static let scanCacheKiB = 2048
 
-    private static func convert(_ source: String, from sourceEncryption: Configuration.Encryption, to destination: String,
-                                as destinationEncryption: Configuration.Encryption, logger: Logger?,
+    private static func convert(_ source: String, from sourceEncryption: Configuration.Encryption, compatibility: CipherFormat? = nil,
+                                to destination: String, as destinationEncryption: Configuration.Encryption, logger: Logger?,
                                 progress: (@Sendable (Progress) -> Void)?,
                                 finishing: ((Connection) throws(StrongroomError) -> Void)?) throws(StrongroomError) -> Report {
         var sourceConfiguration = Configuration(encryption: sourceEncryption)
+        sourceConfiguration.cipherCompatibility = compatibility
         sourceConfiguration.readOnlyMainAllowingAttach = true
         sourceConfiguration.createIfMissing = false
         sourceConfiguration.cacheSizeKiB = scanCacheKiB

@@ -62,7 +62,9 @@ struct Export: ParsableCommand {
                     try FieldErrors.asStrongroomErrors(path: path) { try Self.openSealedColumns(keyring: keyring, in: db) }
                 }
             }
-            let report = try PlaintextConversion.exportPlaintext(from: database, key: try key.loadKey(), to: to, .outputIsUnprotectedPlaintext,
+            let report = try PlaintextConversion.exportPlaintext(from: database, key: try key.loadKey(),
+                                                                 cipherCompatibility: key.cipherCompatibility.flatMap(CipherFormat.init(rawValue:)),
+                                                                 to: to, .outputIsUnprotectedPlaintext,
                                                                  progress: { bar.handle($0) }, finishing: finishing)
             bar.finish()
             if !output.json {

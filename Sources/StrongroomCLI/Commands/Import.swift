@@ -26,6 +26,9 @@ struct Import: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        if key.cipherCompatibility != nil {
+            throw ValidationError("--cipher-compatibility does not apply here: import writes a new database in the linked SQLCipher's own format.")
+        }
         if !seal.isEmpty && fieldKeys == nil {
             throw ValidationError("--seal needs --field-keys PATH (create one with `strongroom keygen --field --out PATH`).")
         }

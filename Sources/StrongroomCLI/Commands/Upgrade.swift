@@ -29,6 +29,12 @@ struct Upgrade: ParsableCommand {
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        if key.cipherCompatibility != nil {
+            throw ValidationError("--cipher-compatibility does not apply here: upgrade finds the file's format itself and writes the linked SQLCipher's own.")
+        }
+    }
+
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
             let newKey = try newKeyFile.map { path throws(StrongroomError) in try DatabaseKey.load(keyFile: path) }

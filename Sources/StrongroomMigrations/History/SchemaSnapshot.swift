@@ -11,36 +11,40 @@ public struct SchemaSnapshot: Sendable, Equatable {
 
     init(_ db: Connection) throws(StrongroomError) {
         var objects: [String: String] = [:]
-        for row in try db.fetchAll(sql: """
+        let rows = try db.fetchAll(sql: """
             SELECT type, name, sql FROM main.sqlite_master
             WHERE sql IS NOT NULL AND \(SQLScript.isUserObjectName()) AND name <> '\(MigrationHistory.table)'
-            """) {
-            // Any storage class: a row written with writable_schema may hold a BLOB.
+            """)
+        // Any storage class: a row written with writable_schema may hold a BLOB.
+        let names = Set(rows.map { SQLScript.schemaText($0[1]).sqliteFolded })
+        for row in rows {
             let key = "\(SQLScript.schemaText(row[0])) \(SQLScript.schemaText(row[1]).lowercased())"
-            objects[key] = Self.canonicalQuoting(SQLScript.normalized(SQLScript.schemaText(row[2])))
+            objects[key] = Self.canonicalQuoting(SQLScript.normalized(SQLScript.schemaText(row[2])), names: names)
         }
         self.objects = objects
     }
 
-    /// `sql` with every quoted identifier written one way: bare when it is a
-    /// plain name (`[Customer]`, `"Customer"` and `` `Customer` `` are all
-    /// `Customer`), else in double quotes. How a name is quoted is not drift:
-    /// SQLite's `ALTER TABLE … RENAME` writes the new name as `"Customer"`,
-    /// so a table rebuilt on SQLite 3.15 (a dropped column) and the same
-    /// migration replayed on SQLite 3.46 (a native DROP COLUMN, which keeps
-    /// the text as written) differ only there. (A double-quoted word that
-    /// SQLite reads as a string, where no column has that name, compares
-    /// equal to the bare name: a difference this comparison does not see.)
-    static func canonicalQuoting(_ sql: String) -> String {
+    /// `sql` with every quoted name of one of the schema's own objects
+    /// (`names`, folded as SQLite folds them) written bare: `[Customer]`,
+    /// `"Customer"` and `` `Customer` `` are all `Customer`. How a table's name
+    /// is quoted is not drift: SQLite's `ALTER TABLE … RENAME` writes the new
+    /// name, and every reference to it, as `"Customer"`, so a table rebuilt on
+    /// SQLite 3.15 (a dropped column) and the same migration replayed on
+    /// SQLite 3.46 (a native DROP COLUMN, which keeps the text as written)
+    /// differ only there. Any other quoted word stays as written: SQLite reads
+    /// `"NULL"` or `"CURRENT_TIMESTAMP"` where no column has that name as a
+    /// string, which is not what the bare keyword means.
+    static func canonicalQuoting(_ sql: String, names: Set<FoldedName>) -> String {
         let scalars = Array(sql.unicodeScalars)
         var out = String.UnicodeScalarView()
         var position = 0
         for token in SQLTokenizer.tokenize(sql) where token.kind == .quotedIdentifier {
-            guard let name = token.identifier, token.range.lowerBound >= position else { continue }
-            out.append(contentsOf: scalars[position..<token.range.lowerBound])
+            guard let name = token.identifier, token.range.lowerBound >= position, names.contains(name.sqliteFolded) else { continue }
             let plain = !name.isEmpty && name.unicodeScalars.allSatisfy { $0.isASCII && ($0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0)) }
                 && !("0"..."9").contains(name.unicodeScalars.first!)
-            out.append(contentsOf: (plain ? name : SQLScript.quotedIdentifier(name)).unicodeScalars)
+            guard plain else { continue }
+            out.append(contentsOf: scalars[position..<token.range.lowerBound])
+            out.append(contentsOf: name.unicodeScalars)
             position = token.range.upperBound
         }
         out.append(contentsOf: scalars[position...])
