@@ -272,23 +272,17 @@ public final class Connection {
                     try execute(sql: "PRAGMA cipher_compatibility = \(format.rawValue)")
                 }
             }
+            // SQLCipher 3 has SHA-1 only (and ignores these pragmas): another is refused, not silently dropped.
             let native = CipherFormat.native(cipherVersion: version)
-            if let hmac = configuration.hmacAlgorithm {
-                if native == .sqlcipher3 {
-                    guard hmac == .sha1 else {
-                        throw StrongroomError(.sqlcipherUnavailable, "SQLCipher \(version) has HMAC-SHA1 only, not \(hmac.rawValue); open this file with SQLCipher 4.", path: path)
-                    }
-                } else {
-                    try execute(sql: "PRAGMA cipher_hmac_algorithm = \(hmac.rawValue)")
-                }
-            }
-            if let kdf = configuration.kdfAlgorithm {
-                if native == .sqlcipher3 {
-                    guard kdf == .pbkdf2SHA1 else {
-                        throw StrongroomError(.sqlcipherUnavailable, "SQLCipher \(version) has PBKDF2-HMAC-SHA1 only, not \(kdf.rawValue); open this file with SQLCipher 4.", path: path)
-                    }
-                } else {
-                    try execute(sql: "PRAGMA cipher_kdf_algorithm = \(kdf.rawValue)")
+            for (pragma, value, sqlcipher3Has, name) in [
+                ("cipher_hmac_algorithm", configuration.hmacAlgorithm?.rawValue, HMACAlgorithm.sha1.rawValue, "HMAC-SHA1"),
+                ("cipher_kdf_algorithm", configuration.kdfAlgorithm?.rawValue, KDFAlgorithm.pbkdf2SHA1.rawValue, "PBKDF2-HMAC-SHA1"),
+            ] {
+                guard let value else { continue }
+                if native != .sqlcipher3 {
+                    try execute(sql: "PRAGMA \(pragma) = \(value)")
+                } else if value != sqlcipher3Has {
+                    throw StrongroomError(.sqlcipherUnavailable, "SQLCipher \(version) has \(name) only, not \(value); open this file with SQLCipher 4.", path: path)
                 }
             }
             if let pageSize = configuration.cipherPageSize {
