@@ -265,7 +265,7 @@ public final class Connection {
         if isEncrypted {
             // Cipher settings take effect only after the key and before the first read.
             if let format = configuration.cipherCompatibility {
-                guard let native = CipherFormat.native(cipherVersion: version), format <= native else {
+                guard let native = CipherFormat.native(cipherVersion: version), format.rawValue <= native.rawValue else {
                     throw StrongroomError(.sqlcipherUnavailable, "\(format) files cannot be opened with SQLCipher \(version), the one linked into this program; link SQLCipher \(format.rawValue) or later.", path: path)
                 }
                 if format != native {
@@ -331,7 +331,7 @@ public final class Connection {
               configuration.cipherCompatibility == nil, configuration.cipherPageSize == nil,
               configuration.kdfIterations == nil, configuration.usesHMAC == nil,
               configuration.hmacAlgorithm == nil, configuration.kdfAlgorithm == nil,
-              let native = CipherFormat.native(cipherVersion: cipherVersion), native > .sqlcipher3,
+              let native = CipherFormat.native(cipherVersion: cipherVersion), native != .sqlcipher3,
               let key = self.configuration.key else { return nil }
         if case .rawWithSalt = key.material { return nil }
         var probe = Configuration(key: key)

@@ -12,7 +12,7 @@
 /// config.cipherCompatibility = .sqlcipher3   // until the file is upgraded
 /// let queue = try DatabaseQueue(path: "legacy.db", configuration: config)
 /// ```
-public enum CipherFormat: Int, Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+public enum CipherFormat: Int, Sendable, Hashable, Codable, CustomStringConvertible {
     /// SQLCipher 3's settings: 1 KiB pages, PBKDF2-HMAC-SHA1 64,000, HMAC-SHA1.
     case sqlcipher3 = 3
     /// SQLCipher 4's settings: 4 KiB pages, PBKDF2-HMAC-SHA512 256,000, HMAC-SHA512.
@@ -20,9 +20,6 @@ public enum CipherFormat: Int, Sendable, Hashable, Codable, Comparable, CustomSt
 
     /// "SQLCipher 3" or "SQLCipher 4".
     public var description: String { "SQLCipher \(rawValue)" }
-
-    /// SQLCipher 3's format comes before SQLCipher 4's.
-    public static func < (a: CipherFormat, b: CipherFormat) -> Bool { a.rawValue < b.rawValue }
 
     /// The format a SQLCipher of this version writes by default (its major
     /// version, at most the newest format this library knows), nil for a

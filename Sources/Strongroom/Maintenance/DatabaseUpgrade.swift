@@ -19,7 +19,7 @@ public import Logging
 ///
 /// ```swift
 /// let key = try DatabaseKey.load(keyFile: "Keys/app.key")
-/// if try DatabaseUpgrade.format(ofDatabaseAt: "app.db", key: key) < SQLCipherLibrary.nativeFormat! {
+/// if try DatabaseUpgrade.format(ofDatabaseAt: "app.db", key: key) != SQLCipherLibrary.nativeFormat {
 ///     let report = try DatabaseUpgrade.upgrade(databaseAt: "app.db", key: key)
 ///     print(report)   // "SQLCipher 3 → SQLCipher 4: 14 tables, 15725 rows verified; …"
 /// }
@@ -112,7 +112,7 @@ public enum DatabaseUpgrade {
         // A symlink leads to the file to replace; its directory takes the copy.
         let target = FileSystem.resolved(path) ?? path
         let format = try Self.format(ofDatabaseAt: target, key: key, logger: logger)
-        guard let native = SQLCipherLibrary.nativeFormat, format < native else {
+        guard let native = SQLCipherLibrary.nativeFormat, format.rawValue < native.rawValue else {
             throw StrongroomError(.alreadyCurrent, "\(path) is in \(format)'s format already, the one SQLCipher \(SQLCipherLibrary.version) writes; there is nothing to upgrade, and nothing was changed.", path: path)
         }
         // rename(2) replaces one name: another name of the same file would
