@@ -98,7 +98,9 @@ struct WorkloadContext {
             ("Strongroom plaintext", .plaintext),
             ("Strongroom raw key, 4 KiB cipher pages", fourKiB),
         ]
-        let pages = "Our defaults: SQLCipher 3's 1 KiB cipher pages for encrypted files, SQLite's 4 KiB pages for plaintext ones. \"4 KiB cipher pages\" (`cipherPageSize: 4096`, opt-in: every other tool then needs the same pragma) shows how much of the difference is the page size."
+        let pages = SQLCipherLibrary.nativeFormat == .sqlcipher4
+            ? "Our defaults: SQLCipher 4's 4 KiB cipher pages for encrypted files, SQLite's 4 KiB pages for plaintext ones; \"4 KiB cipher pages\" (`cipherPageSize: 4096`) is the default here, set explicitly."
+            : "Our defaults: SQLCipher 3's 1 KiB cipher pages for encrypted files, SQLite's 4 KiB pages for plaintext ones. \"4 KiB cipher pages\" (`cipherPageSize: 4096`, opt-in: every other tool then needs the same pragma) shows how much of the difference is the page size."
         try runner.measure("insert, encrypted vs plaintext", group: "encryption", size: rows,
                            targets: quick ? [] : [.ratio("Strongroom raw key", to: "Strongroom plaintext", atMost: 1.25)],
                            notes: [pages], configurations.map { name, configuration in
