@@ -102,19 +102,17 @@ step "15. The app, with the keyring, finds a customer by e-mail (blind index) an
 step "16. Values per field key, per sealed column"
 "$strongroom" fields status --database "$sealed" --key-file "$key"
 
-step "17. Whoever holds the database key plants a trigger to have the app open every e-mail for them: the app refuses"
-"$strongroom" sql --write --database "$sealed" --key-file "$key" "CREATE TABLE Loot(v);
-  CREATE TRIGGER grab AFTER UPDATE ON Customer BEGIN
-    INSERT INTO Loot SELECT strongroom_open(Email, 'Customer', 'Email', CustomerId) FROM Customer;
-  END;"
+step "17. Whoever holds the database key plants a view to have the app open every e-mail for them: the app refuses"
+# (A trigger on writes would do as much; this app only reads, so the plant is a
+# view standing in for the table it reads.)
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "ALTER TABLE Customer RENAME TO Customer_rows;
+  CREATE VIEW Customer AS SELECT *, strongroom_open(Email, 'Customer', 'Email', CustomerId) AS Leak FROM Customer_rows;"
 if "$lookup" "$sealed" "$key" "$fields" luisg@embraer.com.br > demo/lookup.out 2>&1; then
-  echo "FAIL: the app ran with a planted trigger that opens sealed values" >&2; exit 1
+  echo "FAIL: the app ran with a planted view that opens sealed values" >&2; exit 1
 fi
 sed 's/^/  /' demo/lookup.out
-# verify exits 1 on findings; its untrusted_sql line must be there.
-{ "$strongroom" verify --database "$sealed" --key-file "$key" --migrations demo/Migrations || true; } | grep -F "[untrusted_sql]" | sed 's/^/  /'
-"$strongroom" sql --write --database "$sealed" --key-file "$key" "DROP TRIGGER grab; DROP TABLE Loot;"
-echo "  trigger removed:"
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "DROP VIEW Customer; ALTER TABLE Customer_rows RENAME TO Customer;"
+echo "  view removed, table back:"
 "$lookup" "$sealed" "$key" "$fields" luisg@embraer.com.br | head -n 1 | sed 's/^/    /'
 echo
 echo "Demo complete: $db is encrypted with $key and at the latest schema version;"
