@@ -62,6 +62,28 @@ struct UpgradeCommandTests {
         #expect(Fixtures.bytes(of: dir.file("legacy.db")) == bytes)
     }
 
+    /// The fixture holds what the last release wrote: its schema as SQLite
+    /// 3.15 wrote it, the sealed-column registry, the migration history
+    /// (checksums and schema hashes), `user_version` and `application_id`
+    /// are those recorded from the release's own file
+    /// (`Tests/Fixtures/SQLCipher3/release-c1ae6b1.csv`), on both engines.
+    @Test func theFixtureHoldsWhatTheLastReleaseWrote() throws {
+        _ = try Fixtures.legacyDatabase(in: dir)
+        let queries = """
+            SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name;
+            SELECT * FROM strongroom_sealed_columns ORDER BY table_name, column_name;
+            SELECT version, description, checksum, schema_hash, kind FROM strongroom_migrations ORDER BY version;
+            PRAGMA user_version;
+            PRAGMA application_id;
+            """
+        let result = try ProcessRunner.run(Fixtures.strongroomBinary, ["sql", "--csv", "--cipher-compatibility", "3"] + key, input: queries, currentDirectory: dir.path)
+        let recorded = try String(contentsOfFile: Fixtures.repositoryRoot + "/Tests/Fixtures/SQLCipher3/release-c1ae6b1.csv", encoding: .utf8)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == recorded)
+        let status = json(try run(["status", "--json", "--cipher-compatibility", "3"] + key))
+        #expect(status["format"] as? Int == 3 && status["page_size"] as? Int == 1024 && status["journal_mode"] as? String == "delete", "\(status)")
+    }
+
     @Test func aCompatibilityOtherThan3Or4IsAUsageError() throws {
         _ = try Fixtures.legacyDatabase(in: dir)
         let result = try run(["status", "--cipher-compatibility", "2"] + key)

@@ -49,19 +49,63 @@ public enum Fixtures {
 }
 
 extension Fixtures {
-    /// The SQLCipher 3 database of `Tests/Fixtures/SQLCipher3/` (see its
-    /// README), copied into `directory` with its key file and field keyring
-    /// (mode 0600, which git does not keep).
+    /// What the last release (c1ae6b1) wrote, as plaintext:
+    /// `Tests/Fixtures/SQLCipher3/release-c1ae6b1.sqlite` (see its README).
+    public static let legacyRelease = repositoryRoot + "/Tests/Fixtures/SQLCipher3/release-c1ae6b1.sqlite"
+
+    /// A SQLCipher 3 database holding what the last release wrote (schema,
+    /// migration history, rows, `user_version` 7, `application_id`
+    /// 1398165071, Customer.Email sealed), encrypted under a key and field
+    /// keyring made here (mode 0600): tests make their own keys.
+    ///
+    /// The `strongroom` command imports the release's content and seals
+    /// Customer.Email. SQLCipher 3 writes its own format; on SQLCipher 4 the
+    /// engine's `sqlcipher` shell copies the file into SQLCipher 3's format
+    /// (`cipher_default_compatibility = 3`, `sqlcipher_export`), as a
+    /// SQLCipher 3 program would have written it.
     public static func legacyDatabase(in directory: TemporaryDirectory) throws -> (database: String, keyFile: String, keyring: String) {
-        let source = repositoryRoot + "/Tests/Fixtures/SQLCipher3/"
-        let copy = (database: directory.file("legacy.db"), keyFile: directory.file("legacy.key"), keyring: directory.file("legacy-fields.keyring"))
-        try Self.copy(source + "legacy.db", to: copy.database)
-        for (name, path) in [("legacy.key", copy.keyFile), ("legacy-fields.keyring", copy.keyring)] {
-            try Self.copy(source + name, to: path)
-            chmod(path, 0o600)
+        let made = (database: directory.file("legacy.db"), keyFile: directory.file("legacy.key"), keyring: directory.file("legacy-fields.keyring"))
+        let native = directory.file("legacy-native.db")
+        @discardableResult
+        func strongroom(_ arguments: String...) throws -> ProcessResult {
+            let result = try ProcessRunner.run(strongroomBinary, arguments, currentDirectory: directory.path)
+            guard result.status == 0 else { throw FixtureError("strongroom \(arguments[0]) exited \(result.status): \(result.stderr)") }
+            return result
         }
-        return copy
+        try strongroom("keygen", "--out", made.keyFile)
+        try strongroom("keygen", "--field", "--out", made.keyring)
+        try strongroom("import", "--from", legacyRelease, "--database", native, "--key-file", made.keyFile,
+                       "--field-keys", made.keyring, "--seal", "Customer.Email")
+        try strongroom("sql", "--write", "--database", native, "--key-file", made.keyFile, "PRAGMA journal_mode = DELETE")
+        let status = try strongroom("status", "--json", "--database", native, "--key-file", made.keyFile)
+        let format = ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["format"] as? Int
+        switch format {
+        case 3:
+            guard rename(native, made.database) == 0 else { throw FixtureError("rename: errno \(errno)") }
+        case 4:
+            let shell = try ProcessRunner.which("sqlcipher") ?? { throw FixtureError("the engine's sqlcipher shell is not on PATH") }()
+            let hex = String(decoding: bytes(of: made.keyFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let copy = try ProcessRunner.run(shell, ["-bail", native], input: """
+                PRAGMA key = "x'\(hex)'";
+                SELECT count(*) FROM sqlite_master;
+                PRAGMA cipher_default_compatibility = 3;
+                ATTACH DATABASE '\(made.database)' AS legacy KEY "x'\(hex)'";
+                SELECT sqlcipher_export('legacy');
+                PRAGMA legacy.user_version = \(legacyUserVersion);
+                PRAGMA legacy.application_id = \(legacyApplicationID);
+                DETACH DATABASE legacy;
+                """)
+            guard copy.status == 0, copy.stderr.isEmpty else { throw FixtureError("sqlcipher shell exited \(copy.status): \(copy.stderr)") }
+            for suffix in ["", "-wal", "-shm"] { unlink(native + suffix) }
+        default:
+            throw FixtureError("strongroom status reported no format: \(status.stdout)")
+        }
+        guard chmod(made.database, 0o600) == 0 else { throw FixtureError("chmod: errno \(errno)") }
+        return made
     }
+
+    /// The release file's `user_version` and `application_id`.
+    public static let legacyUserVersion = 7, legacyApplicationID = 1_398_165_071
 
     /// The legacy database's tables and their row counts (Chinook's, the
     /// migration history and the sealed-column registry).
@@ -70,4 +114,10 @@ extension Fixtures {
         "InvoiceLine": 2240, "MediaType": 5, "Playlist": 18, "PlaylistTrack": 8715, "Track": 3503,
         "strongroom_sealed_columns": 1, "strongroom_migrations": 5,
     ]
+}
+
+/// A fixture that could not be made, and why.
+public struct FixtureError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
