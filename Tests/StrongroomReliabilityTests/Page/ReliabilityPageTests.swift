@@ -4,20 +4,26 @@ import Testing
 
 /// RELIABILITY.md shows as held only what a finished run measured:
 /// `Scripts/reliability.py` on results made here (`--results`), the way
-/// `make stress` and `make sanitize` leave them.
+/// `make stress` and `make sanitize` leave them: in a folder per engine
+/// (`sqlcipher3/`, `sqlcipher4/`), `make fuzz` beside them.
 @Suite("RELIABILITY.md: only what a finished run measured")
 struct ReliabilityPageTests {
     let dir = TemporaryDirectory()
     static let script = Fixtures.repositoryRoot + "/Scripts/reliability.py"
 
-    func write(_ kind: String, _ name: String, _ object: [String: Any]) throws {
-        let folder = kind.isEmpty ? dir.path : "\(dir.path)/\(kind)"
+    /// Writes `KIND/NAME.json` in the engine's folder (make stress, make
+    /// sanitize), or at the top for make fuzz and its stamp.
+    func write(_ kind: String, _ name: String, _ object: [String: Any], engine: String = "sqlcipher3") throws {
+        let top = kind == "fuzz" || name == "fuzz.run" ? dir.path : "\(dir.path)/\(engine)"
+        let folder = kind.isEmpty ? top : "\(top)/\(kind)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: "\(folder)/\(name).json"))
     }
 
-    func stamp(_ run: String, id: String) throws {
-        try write("", "\(run).run", ["date": "2026-11-24 10:00 UTC", "machine": "test machine", "run": id, "commit": "abc1234"])
+    func stamp(_ run: String, id: String, engine: String = "sqlcipher3", version: String? = nil) throws {
+        var record: [String: Any] = ["date": "2026-11-24 10:00 UTC", "machine": "test machine", "run": id, "commit": "abc1234"]
+        if let version { record["engine"] = version }
+        try write("", "\(run).run", record, engine: engine)
     }
 
     func crash(_ operation: String, run: String, inside: Int = 40, minimum: Int = 16, failures: Int = 0) -> [String: Any] {
@@ -138,6 +144,44 @@ struct ReliabilityPageTests {
         let result = try ProcessRunner.run("/usr/bin/env", ["python3", Self.script, "--sanitizers", "--results", dir.path],
                                            environment: ["STRONGROOM_RELIABILITY_RUN": "S9"])
         #expect(result.status != 0 && result.stderr.contains("expected address and thread"), "\(result.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: dir.path + "/sanitizers.run.json"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/sqlcipher3/sanitizers.run.json"))
+    }
+
+    /// Issue 26, item 7: each engine's run is its own, and every row names
+    /// the engine it ran on, the two side by side.
+    @Test func eachRowNamesTheEngineItRanOn() throws {
+        try stamp("stress", id: "R3", engine: "sqlcipher3", version: "SQLCipher 3.4.1 on SQLite 3.15.2")
+        try stamp("stress", id: "R4", engine: "sqlcipher4", version: "SQLCipher 4.6.1 community on SQLite 3.46.1")
+        try write("crashes", "rekey", crash("rekey (strongroom rekey)", run: "R3"), engine: "sqlcipher3")
+        try write("crashes", "rekey", crash("rekey (strongroom rekey)", run: "R4"), engine: "sqlcipher4")
+        try write("crashes", "upgrade", crash("upgrade (strongroom upgrade)", run: "R4"), engine: "sqlcipher4")
+        try stamp("sanitizers", id: "S4", engine: "sqlcipher4", version: "SQLCipher 4.6.1 community on SQLite 3.46.1")
+        try write("sanitizers", "thread", sanitizer("thread", run: "S4"), engine: "sqlcipher4")
+        let result = try page()
+        #expect(result.status == 0, "\(result.stderr)")
+        let rows = result.stdout.split(separator: "\n").filter { $0.contains("rekey (strongroom rekey)") }
+        #expect(rows.count == 2 && rows[0].hasPrefix("| 3.4.1 |") && rows[1].hasPrefix("| 4.6.1 |"), "\(result.stdout)")
+        #expect(line(result.stdout, containing: "upgrade (strongroom upgrade)")?.hasPrefix("| 4.6.1 |") == true, "\(result.stdout)")
+        #expect(line(result.stdout, containing: "| thread |")?.hasPrefix("| 4.6.1 | thread |") == true, "\(result.stdout)")
+        #expect(result.stdout.contains("SQLCipher 3.4.1 on SQLite 3.15.2: `make stress`, run of"), "\(result.stdout)")
+        #expect(result.stdout.contains("SQLCipher 4.6.1 community on SQLite 3.46.1: `make stress ENGINE=sqlcipher4`, run of"), "\(result.stdout)")
+        #expect(result.stdout.contains("No finished run of `make sanitize` on SQLCipher 3"), "\(result.stdout)")
+    }
+
+    /// The check after a run stamps that engine's folder with the engine
+    /// make found, and refuses one that is not the folder's.
+    @Test func theCheckStampsTheEngineAndRefusesAnotherOne() throws {
+        for name in ["address", "thread"] { try write("sanitizers", name, sanitizer(name, run: "S5"), engine: "sqlcipher4") }
+        let wrong = try page(["--engine", "sqlcipher4", "--sanitizers"],
+                             environment: ["STRONGROOM_RELIABILITY_RUN": "S5", "STRONGROOM_ENGINE_VERSION": "SQLCipher 3.4.1 on SQLite 3.15.2"])
+        #expect(wrong.status != 0 && wrong.stderr.contains("sqlcipher4"), "\(wrong.stderr)")
+        let missing = try page(["--engine", "sqlcipher4", "--sanitizers"], environment: ["STRONGROOM_RELIABILITY_RUN": "S5", "STRONGROOM_ENGINE_VERSION": ""])
+        #expect(missing.status != 0 && missing.stderr.contains("STRONGROOM_ENGINE_VERSION"), "\(missing.stderr)")
+        let right = try page(["--engine", "sqlcipher4", "--sanitizers"],
+                             environment: ["STRONGROOM_RELIABILITY_RUN": "S5", "STRONGROOM_ENGINE_VERSION": "SQLCipher 4.6.1 community on SQLite 3.46.1"])
+        #expect(right.status == 0, "\(right.stderr)")
+        let stamp = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path + "/sqlcipher4/sanitizers.run.json"))) as? [String: Any]
+        #expect(stamp?["engine"] as? String == "SQLCipher 4.6.1 community on SQLite 3.46.1")
+        #expect(line(right.stdout, containing: "| address |")?.hasPrefix("| 4.6.1 | address |") == true, "\(right.stdout)")
     }
 }
