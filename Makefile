@@ -108,12 +108,32 @@ bench: setup
 bench-readme: setup
 	cd Benchmarks && swift run StrongroomBenchmarks --readme-write
 
-## stress: the reliability suite at full strength: 200 SIGKILLs in each of the 6 crash trials (STRESS_TRIALS=N
-## for another count), the pool under load for 60 s (LOAD_SECONDS=N), faults, tampering and leaks; each test writes
-## its results to Reliability/results/, from which Scripts/reliability.py writes RELIABILITY.md, dated with the machine
+## stress: the reliability suite at full strength: 200 SIGKILLs in each crash trial (STRESS_TRIALS=N for another
+## count), the pool under load for 60 s (LOAD_SECONDS=N), faults, tampering and leaks; each test writes its results
+## to Reliability/results/$(ENGINE)/, from which Scripts/reliability.py writes RELIABILITY.md, dated with the machine
 STRESS_TRIALS ?= 200
 LOAD_SECONDS ?= 60
+## ENGINE: the engine make stress and make sanitize build and run on: sqlcipher3 (the system's SQLCipher 3.4.1, the
+## default) or sqlcipher4 (SQLCipher 4.6.1 from bookworm-backports, Scripts/sqlcipher4.sh, a build of its own under
+## .build/sqlcipher4/). Each engine has its own folder of results; RELIABILITY.md shows both, each row naming its engine.
+## On SQLCipher 4 there is a seventh crash trial: the upgrade of a SQLCipher 3 file (on 3 there is nothing to upgrade).
+ENGINE ?= sqlcipher3
+ifeq ($(filter $(ENGINE),sqlcipher3 sqlcipher4),)
+$(error ENGINE is sqlcipher3 (the system's SQLCipher 3.4.1) or sqlcipher4 (SQLCipher 4.6.1), not "$(ENGINE)")
+endif
+ENGINE_RESULTS := $(CURDIR)/Reliability/results/$(ENGINE)
+ifeq ($(ENGINE),sqlcipher4)
+ENGINE_SHELL := bash Scripts/sqlcipher4.sh .build/sqlcipher4 >/dev/null && . .build/sqlcipher4/env &&
+ENGINE_TEST := bash Scripts/test-sqlcipher4.sh
+STRESS_OPERATIONS := 7
+else
+ENGINE_SHELL :=
+ENGINE_TEST := swift test
 STRESS_OPERATIONS := 6
+endif
+## The engine as its own sqlcipher shell reports it, for the run's stamp (the tests' binaries link the same library:
+## Scripts/test-sqlcipher4.sh and Scripts/sanitize.sh check that with ldd).
+ENGINE_VERSION = STRONGROOM_ENGINE_VERSION="SQLCipher $$(sqlcipher :memory: 'PRAGMA cipher_version;') on SQLite $$(sqlcipher :memory: 'SELECT sqlite_version();')"
 ## A run's id (STRONGROOM_RELIABILITY_RUN) goes into every result file; its stamp is removed first and written only when
 ## it passed, so the page never shows what a failed run left. No test is exempted here (STRONGROOM_SANITIZER unset).
 ## The commit measured, read when make starts, with -dirty when files other than the results had changed.
@@ -121,12 +141,12 @@ RELIABILITY_RUN := $(shell date -u +%Y%m%dT%H%M%SZ)-$(shell echo $$$$)
 RELIABILITY_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain -- . ':!Reliability/results' ':!RELIABILITY.md' 2>/dev/null | grep -q . && echo -dirty)
 RELIABILITY_ENV := STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) STRONGROOM_RELIABILITY_COMMIT=$(RELIABILITY_COMMIT)
 stress: setup test-setup
-	rm -rf $(addprefix Reliability/results/,crashes faults tampering leaks load) Reliability/results/stress.run.json
+	rm -rf $(addprefix $(ENGINE_RESULTS)/,crashes faults tampering leaks load) $(ENGINE_RESULTS)/stress.run.json
 	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) \
-	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_STRESS_RESULTS=$(CURDIR)/Reliability/results \
-	  swift test --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests'
-	$(RELIABILITY_ENV) python3 Scripts/reliability.py --stress $(STRESS_TRIALS) $(STRESS_OPERATIONS) > RELIABILITY.md.new \
-	  && mv RELIABILITY.md.new RELIABILITY.md
+	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_STRESS_RESULTS=$(ENGINE_RESULTS) \
+	  $(ENGINE_TEST) --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests'
+	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) \
+	  --stress $(STRESS_TRIALS) $(STRESS_OPERATIONS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 	@echo "RELIABILITY.md written from Reliability/results/"
 
 ## reliability-page: write RELIABILITY.md again from Reliability/results/ (no run)
@@ -146,14 +166,15 @@ fuzz: setup
 	@echo "RELIABILITY.md written from Reliability/results/fuzz/"
 
 ## sanitize: the whole suite (swift test) under ThreadSanitizer, then under AddressSanitizer with LeakSanitizer, each in
-## its own build (.build/tsan, .build/asan); a report from the tests or from any process they start fails it
+## its own build (.build/tsan, .build/asan; with ENGINE=sqlcipher4 under .build/sqlcipher4/); a report from the tests or from any process they start fails it
 ## (Scripts/sanitize.sh; suppressions, each justified: Scripts/tsan.supp, Scripts/lsan.supp); writes
-## Reliability/results/sanitizers/thread.json and address.json, then RELIABILITY.md
+## Reliability/results/$(ENGINE)/sanitizers/thread.json and address.json, then RELIABILITY.md
 sanitize: setup test-setup
-	rm -f Reliability/results/sanitizers.run.json
-	$(RELIABILITY_ENV) bash Scripts/sanitize.sh thread
-	$(RELIABILITY_ENV) bash Scripts/sanitize.sh address
-	$(RELIABILITY_ENV) python3 Scripts/reliability.py --sanitizers > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
+	rm -f $(ENGINE_RESULTS)/sanitizers.run.json
+	$(ENGINE_SHELL) $(RELIABILITY_ENV) bash Scripts/sanitize.sh thread
+	$(ENGINE_SHELL) $(RELIABILITY_ENV) bash Scripts/sanitize.sh address
+	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) --sanitizers \
+	  > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 
 clean:
 	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo Fuzz/.build

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Writes RELIABILITY.md from the results in Reliability/results/.
 
-usage: reliability.py [--results DIR] [--stress TRIALS OPERATIONS] [--fuzz EXECUTIONS TARGETS]
-                      [--sanitizers] > RELIABILITY.md
+usage: reliability.py [--results DIR] [--engine sqlcipher3|sqlcipher4] [--stress TRIALS OPERATIONS]
+                      [--fuzz EXECUTIONS TARGETS] [--sanitizers] > RELIABILITY.md
 
 Each run writes its own folder of Reliability/results/ (committed), then
 calls this script to write the whole page again from every folder:
 
-  make stress      crashes/ faults/ tampering/ leaks/ load/   (the tests, through
-                   StrongroomTestSupport's ReliabilityResults)   --stress 200 N
-  make fuzz        fuzz/        (Scripts/fuzz.sh)                --fuzz 1000000 N
-  make sanitize    sanitizers/  (Scripts/sanitize.sh)            --sanitizers
+  make stress      ENGINE/crashes/ faults/ tampering/ leaks/ load/   (the tests,
+                   through StrongroomTestSupport's ReliabilityResults)   --stress 200 N
+  make sanitize    ENGINE/sanitizers/  (Scripts/sanitize.sh)            --sanitizers
+  make fuzz        fuzz/        (Scripts/fuzz.sh)                       --fuzz 1000000 N
+
+ENGINE is the engine the run was built and run on (make's ENGINE, passed as
+--engine): sqlcipher3, the system's SQLCipher 3.4.1, or sqlcipher4, SQLCipher
+4.6.1 (Scripts/sqlcipher4.sh). Its stamp records the engine make found
+(STRONGROOM_ENGINE_VERSION), and every row of the page names it.
 
 The flag of the run that just finished checks its own results: a missing
 operation, a short trial count, too few executions, or a result that another
@@ -32,6 +37,9 @@ import sys
 
 # Reliability/results/, or the folder given with --results (the script's own tests).
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Reliability", "results")
+
+# The engines, each with its own folder of make stress and make sanitize results, and the make command of each.
+ENGINES = {"sqlcipher3": ("SQLCipher 3", ""), "sqlcipher4": ("SQLCipher 4", " ENGINE=sqlcipher4")}
 
 
 def fail(message):
@@ -72,12 +80,17 @@ def commit():
     return started
 
 
-def load(kind):
-    return [json.load(open(p)) for p in sorted(glob.glob(os.path.join(ROOT, kind, "*.json")))]
+def folder(engine):
+    """An engine's folder of results, or the top one (make fuzz)."""
+    return os.path.join(ROOT, engine) if engine else ROOT
 
 
-def stamped(run):
-    path = os.path.join(ROOT, f"{run}.run.json")
+def load(kind, engine=None):
+    return [json.load(open(p)) for p in sorted(glob.glob(os.path.join(folder(engine), kind, "*.json")))]
+
+
+def stamped(run, engine=None):
+    path = os.path.join(folder(engine), f"{run}.run.json")
     return json.load(open(path)) if os.path.exists(path) else None
 
 
@@ -88,39 +101,74 @@ def current_run():
     return run
 
 
-def check_from_this_run(kinds):
+def check_from_this_run(kinds, engine=None):
     run = current_run()
     for kind in kinds:
-        for path in sorted(glob.glob(os.path.join(ROOT, kind, "*.json"))):
+        for path in sorted(glob.glob(os.path.join(folder(engine), kind, "*.json"))):
             if json.load(open(path)).get("run") != run:
                 fail(f"{os.path.relpath(path, ROOT)} is not from this run ({run}): remove it and run again")
 
 
-def stamp(run):
+def engine_version(engine):
+    """The engine make found for this run (STRONGROOM_ENGINE_VERSION, e.g. "SQLCipher 4.6.1 community on SQLite
+    3.46.1"), which must be the folder's."""
+    version = os.environ.get("STRONGROOM_ENGINE_VERSION", "")
+    if not version:
+        fail("STRONGROOM_ENGINE_VERSION is not set: run this through make, which asks the engine")
+    label = ENGINES[engine][0]
+    if not version.startswith(label + "."):
+        fail(f"the run's engine is {version}, not {label} as results/{engine}/ holds: run it with make ENGINE={engine}")
+    return version
+
+
+def stamp(run, engine=None):
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     record = {"date": now, "machine": machine(), "commit": commit(), "run": current_run()}
-    with open(os.path.join(ROOT, f"{run}.run.json"), "w") as f:
+    if engine:
+        record["engine"] = engine_version(engine)
+    with open(os.path.join(folder(engine), f"{run}.run.json"), "w") as f:
         json.dump(record, f, indent=2, sort_keys=True)
         f.write("\n")
 
 
-def run_line(run, command):
-    s = stamped(run)
+def engine_name(engine, s):
+    """The engine a stamped run recorded, or its folder's name when the stamp predates engines."""
+    return (s or {}).get("engine") or f"{ENGINES[engine][0]} (version not recorded)"
+
+
+def engine_column(engine, s):
+    """The engine in a table row: the SQLCipher version the run recorded (e.g. 4.6.1)."""
+    version = (s or {}).get("engine", "")
+    return version.split()[1] if version.startswith("SQLCipher ") else ENGINES[engine][0]
+
+
+def run_line(run, command, engine=None):
+    if engine:
+        command += ENGINES[engine][1]
+    s = stamped(run, engine)
     if s is None:
-        return (f"No finished run of `{command}`: none of what an unfinished run left in Reliability/results/ is shown "
+        on = f" on {ENGINES[engine][0]}" if engine else ""
+        return (f"No finished run of `{command}`{on}: none of what an unfinished run left in Reliability/results/ is shown "
                 f"(run `{command}`).")
     at = f", commit {s['commit']}" if "commit" in s else ""
-    return f"`{command}`, run of {s['date']} on {s['machine']}{at}."
+    prefix = f"{engine_name(engine, s)}: " if engine else ""
+    return f"{prefix}`{command}`, run of {s['date']} on {s['machine']}{at}."
 
 
-def rows_of(run, kind):
+def run_lines(run, command):
+    """The run line of each engine, as a list."""
+    for engine in ENGINES:
+        print(f"- {run_line(run, command, engine)}")
+
+
+def rows_of(run, kind, engine=None):
     """The results of the stamped run, and the names of those another run left (a stamp of an older
     version of this script has no run id: only results with none are its own)."""
-    s = stamped(run)
+    s = stamped(run, engine)
     if s is None:
         return [], []
-    rows = load(kind)
-    mine = [r for r in rows if r.get("run") == s.get("run")]
+    rows = load(kind, engine)
+    mine = [dict(r, engine=engine_column(engine, s)) if engine else r for r in rows if r.get("run") == s.get("run")]
     return mine, [str(r.get("operation") or r.get("target") or r.get("place") or r.get("sanitizer") or r.get("name") or r.get("fault"))
                   for r in rows if r.get("run") != s.get("run")]
 
@@ -157,20 +205,31 @@ def inside(r):
     return text
 
 
-def check_stress(trials, operations):
-    check_from_this_run(["crashes", "faults", "tampering", "leaks", "load"])
-    crashes = load("crashes")
+def rows_of_engines(run, kind, key):
+    """The stamped runs' results of every engine, each row carrying its engine, one engine's row beside the
+    other's; and the names of those another run left."""
+    rows, others = [], []
+    for engine in ENGINES:
+        mine, theirs = rows_of(run, kind, engine)
+        rows += mine
+        others += theirs
+    return sorted(rows, key=lambda r: (str(key(r)), r["engine"])), others
+
+
+def check_stress(trials, operations, engine):
+    check_from_this_run(["crashes", "faults", "tampering", "leaks", "load"], engine)
+    crashes = load("crashes", engine)
     if len(crashes) != operations:
         fail(f"{len(crashes)} crash operations reported, expected {operations}: run make stress")
     short = [r["operation"] for r in crashes if r["trials"] != trials]
     if short:
         fail(f"not {trials} trials: {', '.join(short)}")
     for kind in ("faults", "tampering", "leaks", "load"):
-        if not load(kind):
+        if not load(kind, engine):
             fail(f"no {kind} results: run make stress")
-    if not os.path.exists(os.path.join(ROOT, "leaks", "core-dump.json")):
+    if not os.path.exists(os.path.join(folder(engine), "leaks", "core-dump.json")):
         fail("no core dump searched (leaks/core-dump.json): is STRONGROOM_SANITIZER set?")
-    stamp("stress")
+    stamp("stress", engine)
 
 
 def check_fuzz(executions, targets):
@@ -184,29 +243,29 @@ def check_fuzz(executions, targets):
     stamp("fuzz")
 
 
-def check_sanitizers():
-    check_from_this_run(["sanitizers"])
-    found = {r["sanitizer"] for r in load("sanitizers")}
+def check_sanitizers(engine):
+    check_from_this_run(["sanitizers"], engine)
+    found = {r["sanitizer"] for r in load("sanitizers", engine)}
     if found != {"thread", "address"}:
         fail(f"sanitizer results for {sorted(found)}, expected address and thread: run make sanitize")
-    stamp("sanitizers")
+    stamp("sanitizers", engine)
 
 
 def crashes_section():
-    rows, others = rows_of("stress", "crashes")
+    rows, others = rows_of_engines("stress", "crashes", lambda r: r["operation"])
     print("## Crashes: child processes killed with SIGKILL at random moments")
     print()
-    print(run_line("stress", "make stress"))
+    run_lines("stress", "make stress")
     print()
     print("After every kill the database must open with the right key (for rekey: the old or the new, never neither),")
     print("pass `integrity_check` and `foreign_key_check`, be at the version before or after, keep every row, open every")
     print("sealed value, and the next run must complete the work. A failure fails `make stress`.")
     print()
-    print("| operation | trials | killed before exit | killed inside the operation | outcomes | failures | duration |")
-    print("|---|---|---|---|---|---|---|")
+    print("| engine | operation | trials | killed before exit | killed inside the operation | outcomes | failures | duration |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(r["outcomes"].items()))
-        print(f"| {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {inside(r)} | {outcomes} "
+        print(f"| {r['engine']} | {r['operation']} | {r['trials']} | {r['killed_before_exit']} | {inside(r)} | {outcomes} "
               f"| {crash_held(r)} | {r['seconds']:.0f} s |")
     left_out(others, "make stress")
     print()
@@ -240,10 +299,11 @@ def crashes_section():
 
 
 def table_section(kind, title, intro, columns):
-    rows, others = rows_of("stress", kind)
+    rows, others = rows_of_engines("stress", kind, columns[0][1])
+    columns = [("engine", lambda r: r["engine"])] + columns
     print(f"## {title}")
     print()
-    print(run_line("stress", "make stress"))
+    run_lines("stress", "make stress")
     print()
     print(intro)
     print()
@@ -265,15 +325,22 @@ def main():
             sys.exit(__doc__)
         ROOT = args[at + 1]
         del args[at:at + 2]
+    engine = "sqlcipher3"
+    if "--engine" in args:
+        at = args.index("--engine")
+        if at + 1 >= len(args) or args[at + 1] not in ENGINES:
+            sys.exit(__doc__)
+        engine = args[at + 1]
+        del args[at:at + 2]
     try:
         while args:
             flag = args.pop(0)
             if flag == "--stress":
-                check_stress(int(args.pop(0)), int(args.pop(0)))
+                check_stress(int(args.pop(0)), int(args.pop(0)), engine)
             elif flag == "--fuzz":
                 check_fuzz(int(args.pop(0)), int(args.pop(0)))
             elif flag == "--sanitizers":
-                check_sanitizers()
+                check_sanitizers(engine)
             else:
                 sys.exit(__doc__)
     except (IndexError, ValueError):
@@ -284,7 +351,9 @@ def main():
     print("<!-- Written by `make stress`, `make fuzz` and `make sanitize` (Scripts/reliability.py) from")
     print("     Reliability/results/: rerun them, do not edit. -->")
     print()
-    print("What was tried against Strongroom and what held. Each section names the run that measured it.")
+    print("What was tried against Strongroom and what held, on each engine: the system's SQLCipher 3 and SQLCipher 4")
+    print("(`make stress ENGINE=sqlcipher4`, `make sanitize ENGINE=sqlcipher4`). Each section names the runs that measured")
+    print("it, and each row the engine it ran on.")
     print()
     crashes_section()
     table_section(
@@ -318,18 +387,20 @@ def main():
 
     print("## Sanitizers")
     print()
-    print(run_line("sanitizers", "make sanitize"))
+    run_lines("sanitizers", "make sanitize")
     print()
-    print("| sanitizer | tests | suites | findings | suppressions | duration |")
-    print("|---|---|---|---|---|---|")
-    rows, others = rows_of("sanitizers", "sanitizers")
+    print("| engine | sanitizer | tests | suites | findings | suppressions | duration |")
+    print("|---|---|---|---|---|---|---|")
+    rows, others = rows_of_engines("sanitizers", "sanitizers", lambda r: r["sanitizer"])
     for r in rows:
-        print(f"| {r['sanitizer']} | {r['tests']} | {r['suites']} | {held(r['findings'])} | {r['suppressions']} | {r['seconds']:.0f} s |")
+        print(f"| {r['engine']} | {r['sanitizer']} | {r['tests']} | {r['suites']} | {held(r['findings'])} | {r['suppressions']} | {r['seconds']:.0f} s |")
     left_out(others, "make sanitize")
     print()
     print("## Fuzzing (libFuzzer)")
     print()
     print(run_line("fuzz", "make fuzz"))
+    print()
+    print("The targets are built against the system's SQLCipher 3 (pkg-config's `sqlcipher`; `make fuzz` takes no ENGINE).")
     print()
     print("| target | what it feeds | executions | crashes | corpus files | regression tests | duration |")
     print("|---|---|---|---|---|---|---|")

@@ -4,7 +4,12 @@
 #   Scripts/sanitize.sh thread     ThreadSanitizer, .build/tsan
 #   Scripts/sanitize.sh address    AddressSanitizer with LeakSanitizer, .build/asan
 #
-# Run by `make sanitize` (both, one after the other). Every process the tests
+# Run by `make sanitize` (both, one after the other). On the engine the
+# environment names: the system's SQLCipher 3 by default, or with
+# STRONGROOM_ENGINE=sqlcipher4 (exported by .build/sqlcipher4/env, which
+# `make sanitize ENGINE=sqlcipher4` sources) SQLCipher 4.6.1, in builds of
+# their own (.build/sqlcipher4/tsan, .build/sqlcipher4/asan), checked with ldd
+# to link that engine's library alone. Every process the tests
 # start inherits the options: the `strongroom` command and the example
 # programs come from the same sanitized build and are checked too; Python,
 # the sqlcipher shell, sqlite3 and strace are not instrumented and ignore them.
@@ -13,7 +18,7 @@
 # report, still counts. The run fails when the suite fails or when any report was written;
 # halt_on_error also makes the reporting process exit at once.
 #
-# On success writes Reliability/results/sanitizers/<sanitizer>.json:
+# On success writes Reliability/results/<engine>/sanitizers/<sanitizer>.json:
 # {"sanitizer", "tests", "suites", "seconds" (swift-testing's own summary
 # line), "findings" (reports, 0), "suppressions", "run" (STRONGROOM_RELIABILITY_RUN,
 # set by make sanitize for both sanitizers)}. "suppressions" counts the
@@ -30,6 +35,17 @@ case "$sanitizer" in
     address) scratch=.build/asan; runtime=__asan_init; suppression_files=(Scripts/lsan.supp) ;;
     *) echo "usage: Scripts/sanitize.sh thread|address" >&2; exit 2 ;;
 esac
+engine=${STRONGROOM_ENGINE:-sqlcipher3}
+build_flags=()
+case "$engine" in
+    sqlcipher3) library='libsqlcipher\.so\.0 => ' other='libsqlcipher\.so\.1' ;;
+    sqlcipher4)
+        scratch=.build/sqlcipher4/${scratch#.build/}
+        library="libsqlcipher\.so\.1 => $root/.build/sqlcipher4/lib" other='libsqlcipher\.so\.0'
+        read -r -a build_flags <<<"${SQLCIPHER4_SWIFT_FLAGS:?source .build/sqlcipher4/env first (make sanitize ENGINE=sqlcipher4)}"
+        ;;
+    *) echo "sanitize: STRONGROOM_ENGINE is sqlcipher3 or sqlcipher4, not $engine" >&2; exit 2 ;;
+esac
 
 # The suite is swift-testing only, run with --disable-xctest: the XCTest pass
 # would run no test of ours, and XCTest's own harness leaks at exit
@@ -41,7 +57,7 @@ if grep -rlE '^[[:space:]]*(@testable[[:space:]]+)?import[[:space:]]+XCTest' Tes
     exit 1
 fi
 
-results=Reliability/results/sanitizers
+results=Reliability/results/$engine/sanitizers
 result=$results/$sanitizer.json
 logs=$root/$scratch/sanitizer-reports
 output=$root/$scratch/sanitize.log
@@ -85,11 +101,18 @@ if [ "$sanitizer" = address ]; then
     echo "sanitize: leak canary reported under Scripts/lsan.supp"
 fi
 
-swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
-# The build must really carry the sanitizer, in the tests and in the command they run.
+swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" "${build_flags[@]}"
+# The build must really carry the sanitizer, in the tests and in the command
+# they run, and link the engine's SQLCipher alone.
 for binary in "$scratch/debug/StrongroomPackageTests.xctest" "$scratch/debug/strongroom"; do
     if [ "$(nm -D "$binary" 2>/dev/null | grep -c " $runtime\$")" = 0 ]; then
         echo "sanitize: $binary is not built with the $sanitizer sanitizer ($runtime missing)" >&2
+        exit 1
+    fi
+    libraries=$(ldd "$binary")
+    if ! grep -q "$library" <<<"$libraries" || grep -q "$other" <<<"$libraries"; then
+        echo "sanitize: $binary does not link $engine's SQLCipher alone:" >&2
+        grep -i sqlcipher <<<"$libraries" >&2 || true
         exit 1
     fi
 done
@@ -101,9 +124,9 @@ done
 # test waited, and the waiting counted against swift-testing's time limits
 # (a 0.05 s test "exceeded" its 1 minute). Each test's own threads, queues and
 # child processes are still checked as they run.
-echo "sanitize: swift test --sanitize=$sanitizer --scratch-path $scratch --disable-xctest --no-parallel --skip-build (reports: $logs)"
+echo "sanitize: $engine: swift test --sanitize=$sanitizer --scratch-path $scratch --disable-xctest --no-parallel --skip-build (reports: $logs)"
 set +e
-swift test --sanitize="$sanitizer" --scratch-path "$scratch" --disable-xctest --no-parallel --skip-build 2>&1 | tee "$output"
+swift test --sanitize="$sanitizer" --scratch-path "$scratch" "${build_flags[@]}" --disable-xctest --no-parallel --skip-build 2>&1 | tee "$output"
 status=${PIPESTATUS[0]}
 set -e
 

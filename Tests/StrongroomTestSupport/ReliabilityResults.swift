@@ -1,7 +1,8 @@
 public import Foundation
 
 /// What the reliability tests saw, for RELIABILITY.md: `make stress` sets
-/// `STRONGROOM_STRESS_RESULTS` to `Reliability/results/`, and each test
+/// `STRONGROOM_STRESS_RESULTS` to `Reliability/results/ENGINE/` (`sqlcipher3` or
+/// `sqlcipher4`, the engine it runs on), and each test
 /// writes one JSON file per operation into the folder of its kind
 /// (`crashes`, `faults`, `tampering`, `leaks`, `load`), from which
 /// `Scripts/reliability.py` writes the page. Without the variable (a plain
