@@ -64,11 +64,16 @@ extension Fixtures {
     /// (`cipher_default_compatibility = 3`, `sqlcipher_export`), as a
     /// SQLCipher 3 program would have written it.
     public static func legacyDatabase(in directory: TemporaryDirectory) throws -> (database: String, keyFile: String, keyring: String) {
-        let made = (database: directory.file("legacy.db"), keyFile: directory.file("legacy.key"), keyring: directory.file("legacy-fields.keyring"))
-        let native = directory.file("legacy-native.db")
+        try legacyDatabase(inDirectory: directory.path)
+    }
+
+    /// ``legacyDatabase(in:)`` in a directory of the caller's.
+    public static func legacyDatabase(inDirectory directory: String) throws -> (database: String, keyFile: String, keyring: String) {
+        let made = (database: directory + "/legacy.db", keyFile: directory + "/legacy.key", keyring: directory + "/legacy-fields.keyring")
+        let native = directory + "/legacy-native.db"
         @discardableResult
         func strongroom(_ arguments: String...) throws -> ProcessResult {
-            let result = try ProcessRunner.run(strongroomBinary, arguments, currentDirectory: directory.path)
+            let result = try ProcessRunner.run(strongroomBinary, arguments, currentDirectory: directory)
             guard result.status == 0 else { throw FixtureError("strongroom \(arguments[0]) exited \(result.status): \(result.stderr)") }
             return result
         }
