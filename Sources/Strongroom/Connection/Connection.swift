@@ -324,6 +324,10 @@ public final class Connection {
                 throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF), or its first page is damaged (SQLCipher checks the key there and cannot tell these apart; check the key first).", path: path, sqliteCode: error.sqliteCode)
             }
             throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path, sqliteCode: error.sqliteCode)
+        } catch let error where error.sqliteCode == SQLITE_ERROR && isEncrypted && configuration.plaintextHeader != nil {
+            // With a plaintext header SQLite accepts the header it reads, and
+            // a page 1 that does not decrypt fails as a bare SQL error.
+            throw StrongroomError(.wrongKey, "The key and salt do not open \(path): the key is wrong, or the salt or the plaintext header size is not the file's (both must be the ones it was made with), or its first page is damaged.", path: path, sqliteCode: error.sqliteCode)
         } catch let error where error.code == .corrupt {
             if error.message.hasPrefix("malformed database schema") {
                 throw error
