@@ -87,7 +87,7 @@ struct PlaintextHeaderTests {
         var otherSalt = Self.salt
         otherSalt[0] ^= 1
         let wrongSalt = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: try configuration(key, salt: otherSalt)) }
-        #expect(wrongSalt?.code == .wrongKey && wrongSalt?.message.contains("salt") == true, "\(wrongSalt?.message ?? "")")
+        #expect(wrongSalt?.code == .wrongKey && wrongSalt?.message.contains("salt") == true, "\(wrongSalt?.code.rawValue ?? "") \(wrongSalt?.message ?? "")")
         let wrongKey = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: try configuration(try .passphrase("other"))) }
         #expect(wrongKey?.code == .wrongKey, "\(wrongKey?.message ?? "")")
         #expect(Fixtures.bytes(of: path) == before)
