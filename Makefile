@@ -118,10 +118,17 @@ LOAD_SECONDS ?= 60
 ## .build/sqlcipher4/). Each engine has its own folder of results; RELIABILITY.md shows both, each row naming its engine.
 ## On SQLCipher 4 there is a seventh crash trial: the upgrade of a SQLCipher 3 file (on 3 there is nothing to upgrade).
 ENGINE ?= sqlcipher3
-ifeq ($(filter $(ENGINE),sqlcipher3 sqlcipher4),)
+## Checked only for the targets that use it, so an unrelated ENGINE in the environment breaks nothing else.
+ifneq ($(filter stress sanitize,$(MAKECMDGOALS)),)
+ifneq ($(words $(ENGINE))$(filter $(ENGINE),sqlcipher3 sqlcipher4),1$(strip $(ENGINE)))
 $(error ENGINE is sqlcipher3 (the system's SQLCipher 3.4.1) or sqlcipher4 (SQLCipher 4.6.1), not "$(ENGINE)")
 endif
-ENGINE_RESULTS := $(CURDIR)/Reliability/results/$(ENGINE)
+ifeq ($(ENGINE)$(STRONGROOM_ENGINE),sqlcipher3sqlcipher4)
+$(error This shell is set up for SQLCipher 4 (.build/sqlcipher4/env): run make $(filter stress sanitize,$(MAKECMDGOALS)) ENGINE=sqlcipher4, or run it for SQLCipher 3 from a shell without that environment)
+endif
+endif
+## Relative, and quoted where a shell reads it: the checkout's path may hold spaces.
+ENGINE_RESULTS := Reliability/results/$(ENGINE)
 ifeq ($(ENGINE),sqlcipher4)
 ENGINE_SHELL := bash Scripts/sqlcipher4.sh .build/sqlcipher4 >/dev/null && . .build/sqlcipher4/env &&
 ENGINE_TEST := bash Scripts/test-sqlcipher4.sh
@@ -141,9 +148,9 @@ RELIABILITY_RUN := $(shell date -u +%Y%m%dT%H%M%SZ)-$(shell echo $$$$)
 RELIABILITY_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain -- . ':!Reliability/results' ':!RELIABILITY.md' 2>/dev/null | grep -q . && echo -dirty)
 RELIABILITY_ENV := STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) STRONGROOM_RELIABILITY_COMMIT=$(RELIABILITY_COMMIT)
 stress: setup test-setup
-	rm -rf $(addprefix $(ENGINE_RESULTS)/,crashes faults tampering leaks load) $(ENGINE_RESULTS)/stress.run.json
+	rm -rf $(foreach kind,crashes faults tampering leaks load stress.run.json,"$(ENGINE_RESULTS)/$(kind)")
 	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) \
-	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_STRESS_RESULTS=$(ENGINE_RESULTS) \
+	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_STRESS_RESULTS="$(CURDIR)/$(ENGINE_RESULTS)" \
 	  $(ENGINE_TEST) --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests'
 	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) \
 	  --stress $(STRESS_TRIALS) $(STRESS_OPERATIONS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
@@ -170,9 +177,9 @@ fuzz: setup
 ## (Scripts/sanitize.sh; suppressions, each justified: Scripts/tsan.supp, Scripts/lsan.supp); writes
 ## Reliability/results/$(ENGINE)/sanitizers/thread.json and address.json, then RELIABILITY.md
 sanitize: setup test-setup
-	rm -f $(ENGINE_RESULTS)/sanitizers.run.json
-	$(ENGINE_SHELL) $(RELIABILITY_ENV) bash Scripts/sanitize.sh thread
-	$(ENGINE_SHELL) $(RELIABILITY_ENV) bash Scripts/sanitize.sh address
+	rm -f "$(ENGINE_RESULTS)/sanitizers.run.json"
+	$(ENGINE_SHELL) STRONGROOM_ENGINE=$(ENGINE) $(RELIABILITY_ENV) bash Scripts/sanitize.sh thread
+	$(ENGINE_SHELL) STRONGROOM_ENGINE=$(ENGINE) $(RELIABILITY_ENV) bash Scripts/sanitize.sh address
 	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) --sanitizers \
 	  > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 

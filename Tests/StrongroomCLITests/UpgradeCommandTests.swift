@@ -82,6 +82,32 @@ struct UpgradeCommandTests {
         #expect(result.stdout == recorded)
         let status = json(try run(["status", "--json", "--cipher-compatibility", "3"] + key))
         #expect(status["format"] as? Int == 3 && status["page_size"] as? Int == 1024 && status["journal_mode"] as? String == "delete", "\(status)")
+        // Written by SQLite 3.15.2 (SQLCipher 3.4.1), as the release's file was: on SQLCipher 3 by the
+        // linked engine itself; on SQLCipher 4, its shell reads the number from the decrypted page 1.
+        guard isSQLCipher4 else {
+            #expect(SQLCipherLibrary.sqliteVersionNumber == 3_015_002)
+            return
+        }
+        let hex = String(decoding: Fixtures.bytes(of: dir.file("legacy.key")), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let info = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [dir.file("legacy.db")],
+                                         input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_compatibility = 3;\n.dbinfo\n")
+        #expect(info.stdout.contains("software version:    3015002"), "\(info.stdout.split(separator: "\n").filter { $0.contains("version") })")
+    }
+
+    /// Review of the fixture: made in a directory whose path holds a quote,
+    /// the fixture is still made, and no error of its making shows the key.
+    @Test func theFixtureIsMadeWhereThePathHoldsAQuote() throws {
+        let quoted = dir.file("it's here")
+        try FileManager.default.createDirectory(atPath: quoted, withIntermediateDirectories: false)
+        do {
+            let legacy = try Fixtures.legacyDatabase(inDirectory: quoted)
+            let status = try ProcessRunner.run(Fixtures.strongroomBinary, ["status", "--json", "--cipher-compatibility", "3", "--database", legacy.database, "--key-file", legacy.keyFile])
+            #expect(json(status)["format"] as? Int == 3, "\(status.stdout) \(status.stderr)")
+        } catch {
+            let hex = String(decoding: Fixtures.bytes(of: quoted + "/legacy.key"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(hex.count == 64 && !"\(error)".contains(hex.prefix(16)), "the error shows the key")
+            Issue.record("the fixture was not made in \(quoted)")
+        }
     }
 
     @Test func aCompatibilityOtherThan3Or4IsAUsageError() throws {

@@ -55,20 +55,27 @@ extension Fixtures {
 
     /// A SQLCipher 3 database holding what the last release wrote (schema,
     /// migration history, rows, `user_version` 7, `application_id`
-    /// 1398165071, Customer.Email sealed), encrypted under a key and field
-    /// keyring made here (mode 0600): tests make their own keys.
+    /// 1398165071, Customer.Email sealed), written by SQLCipher 3.4.1 (SQLite
+    /// 3.15.2) under a key and field keyring made here (mode 0600): tests
+    /// make their own keys.
     ///
     /// The `strongroom` command imports the release's content and seals
-    /// Customer.Email. SQLCipher 3 writes its own format; on SQLCipher 4 the
-    /// engine's `sqlcipher` shell copies the file into SQLCipher 3's format
-    /// (`cipher_default_compatibility = 3`, `sqlcipher_export`), as a
-    /// SQLCipher 3 program would have written it.
+    /// Customer.Email. On SQLCipher 3 that file is the fixture. On SQLCipher 4
+    /// it is exported as plaintext (sealed values stay sealed), and SQLCipher
+    /// 3's own shell (the system's `sqlcipher` 3.x, found on PATH or in
+    /// /usr/bin) encrypts that into the fixture with `sqlcipher_export`, so
+    /// the file SQLCipher 4 is tested on was written by SQLCipher 3.
     public static func legacyDatabase(in directory: TemporaryDirectory) throws -> (database: String, keyFile: String, keyring: String) {
-        let made = (database: directory.file("legacy.db"), keyFile: directory.file("legacy.key"), keyring: directory.file("legacy-fields.keyring"))
-        let native = directory.file("legacy-native.db")
+        try legacyDatabase(inDirectory: directory.path)
+    }
+
+    /// ``legacyDatabase(in:)`` in a directory of the caller's.
+    public static func legacyDatabase(inDirectory directory: String) throws -> (database: String, keyFile: String, keyring: String) {
+        let made = (database: directory + "/legacy.db", keyFile: directory + "/legacy.key", keyring: directory + "/legacy-fields.keyring")
+        let native = directory + "/legacy-native.db", plain = directory + "/legacy-plain.sqlite"
         @discardableResult
         func strongroom(_ arguments: String...) throws -> ProcessResult {
-            let result = try ProcessRunner.run(strongroomBinary, arguments, currentDirectory: directory.path)
+            let result = try ProcessRunner.run(strongroomBinary, arguments, currentDirectory: directory)
             guard result.status == 0 else { throw FixtureError("strongroom \(arguments[0]) exited \(result.status): \(result.stderr)") }
             return result
         }
@@ -83,25 +90,40 @@ extension Fixtures {
         case 3:
             guard rename(native, made.database) == 0 else { throw FixtureError("rename: errno \(errno)") }
         case 4:
-            let shell = try ProcessRunner.which("sqlcipher") ?? { throw FixtureError("the engine's sqlcipher shell is not on PATH") }()
+            defer { for path in [native, plain] { unlink(path) } }
+            try strongroom("export", "--database", native, "--key-file", made.keyFile, "--to", plain, "--i-understand-the-output-is-plaintext")
+            let shell = try sqlcipher3Shell()
             let hex = String(decoding: bytes(of: made.keyFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            let copy = try ProcessRunner.run(shell, ["-bail", native], input: """
-                PRAGMA key = "x'\(hex)'";
-                SELECT count(*) FROM sqlite_master;
-                PRAGMA cipher_default_compatibility = 3;
-                ATTACH DATABASE '\(made.database)' AS legacy KEY "x'\(hex)'";
+            let quoted = "'" + made.database.replacingOccurrences(of: "'", with: "''") + "'"
+            let copy = try ProcessRunner.run(shell, ["-bail", plain], input: """
+                ATTACH DATABASE \(quoted) AS legacy KEY "x'\(hex)'";
                 SELECT sqlcipher_export('legacy');
                 PRAGMA legacy.user_version = \(legacyUserVersion);
                 PRAGMA legacy.application_id = \(legacyApplicationID);
                 DETACH DATABASE legacy;
                 """)
-            guard copy.status == 0, copy.stderr.isEmpty else { throw FixtureError("sqlcipher shell exited \(copy.status): \(copy.stderr)") }
-            for suffix in ["", "-wal", "-shm"] { unlink(native + suffix) }
+            // The shell echoes a statement it cannot parse, key included: its output stays out of the error.
+            guard copy.status == 0, copy.stderr.isEmpty else {
+                throw FixtureError("SQLCipher 3's sqlcipher shell (\(shell)) exited \(copy.status) while encrypting the fixture; its output is withheld, since it may hold the key")
+            }
         default:
             throw FixtureError("strongroom status reported no format: \(status.stdout)")
         }
         guard chmod(made.database, 0o600) == 0 else { throw FixtureError("chmod: errno \(errno)") }
         return made
+    }
+
+    /// A `sqlcipher` shell of SQLCipher 3 (the system's, on Debian 12), on
+    /// PATH or in /usr/bin: what wrote the files of the last release.
+    public static func sqlcipher3Shell() throws -> String {
+        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
+        for directory in directories where FileManager.default.isExecutableFile(atPath: directory + "/sqlcipher") {
+            let shell = directory + "/sqlcipher"
+            if let version = try? ProcessRunner.run(shell, [":memory:", "PRAGMA cipher_version;"]), version.stdout.hasPrefix("3.") {
+                return shell
+            }
+        }
+        throw FixtureError("no sqlcipher shell of SQLCipher 3 on PATH or in /usr/bin (Debian 12's sqlcipher package): the SQLCipher 3 fixture is written with it")
     }
 
     /// The release file's `user_version` and `application_id`.

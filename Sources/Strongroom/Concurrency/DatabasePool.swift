@@ -318,7 +318,8 @@ public final class DatabasePool: @unchecked Sendable {
     /// so readers skip the derivation. Any other key is used as is.
     private static func readerKey(for key: DatabaseKey?, writer: Connection) throws(StrongroomError) -> DatabaseKey? {
         guard let key, case .passphrase(let passphrase) = key.material else { return key }
-        guard let kdf = SQLCipherKDF(of: writer), let salt = writer.fileSalt() else {
+        // With a plaintext header the salt is the configuration's, not in the file.
+        guard let kdf = SQLCipherKDF(of: writer), let salt = writer.configuration.plaintextHeader?.salt ?? writer.fileSalt() else {
             writer.logger.notice("pool readers will stretch the passphrase themselves", metadata: ["cipher_version": "\(writer.cipherVersion)"])
             return key
         }

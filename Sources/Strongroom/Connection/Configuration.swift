@@ -120,6 +120,15 @@ public struct Configuration: Sendable {
     /// other fails there with ``StrongroomError/Code/sqlcipherUnavailable``.
     public var kdfAlgorithm: KDFAlgorithm?
 
+    /// SQLCipher 4's plaintext header (`PRAGMA cipher_plaintext_header_size`
+    /// and `cipher_salt`, applied after the key): the file's first bytes stay
+    /// SQLite's own header, and the salt is kept with the key instead of in
+    /// the file. Default `nil`: the whole file is encrypted, the salt first.
+    /// A file made with one opens only when given the same size and salt; see
+    /// ``PlaintextHeader``. SQLCipher 3 has none: setting it fails there with
+    /// ``StrongroomError/Code/sqlcipherUnavailable``.
+    public var plaintextHeader: PlaintextHeader?
+
     /// Enforce foreign keys (`PRAGMA foreign_keys = ON`). Default `true`.
     public var foreignKeys = true
 

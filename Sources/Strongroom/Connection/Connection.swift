@@ -157,7 +157,9 @@ public final class Connection {
 
         // From here on, `deinit` closes the handle if validation throws.
         self.cipherVersion = ""
-        let headerKind = FileHeader.kind(size: size, header: size.map { $0 >= 16 } == true ? FileHeader.firstBytes(of: db, count: 16) : nil)
+        let headerBytes = size.map { $0 >= Int64(FileHeader.headerSize) } == true ? FileHeader.firstBytes(of: db, count: FileHeader.headerSize)
+            : size.map { $0 >= 16 } == true ? FileHeader.firstBytes(of: db, count: 16) : nil
+        let headerKind = FileHeader.kind(size: size, header: headerBytes)
         try Self.checkBeforeReading(path: path, header: headerKind, hasKey: key != nil, configuration: configuration)
         // Extended codes tell UNIQUE from FOREIGN KEY violations.
         sqlite3_extended_result_codes(db, 1)
@@ -233,8 +235,15 @@ public final class Connection {
                 throw StrongroomError(.notADatabase, "\(path) is an empty file, not a database.", path: path)
             }
         case .plaintext:
-            if hasKey {
+            if hasKey && configuration.plaintextHeader == nil {
                 throw StrongroomError(.plaintextDatabase, "\(path) is a plaintext SQLite database, not an encrypted one; open it without a key, or encrypt it into a new file with `strongroom import`.", path: path)
+            }
+        case .plaintextHeader:
+            if !hasKey {
+                throw StrongroomError(.keyRequired, "\(path) is a SQLCipher database with a plaintext header (its first bytes are SQLite's header, the rest is encrypted); open it with its key and its plaintext header settings (Configuration.plaintextHeader).", path: path)
+            }
+            if configuration.plaintextHeader == nil {
+                throw StrongroomError(.wrongKey, "\(path) is a SQLCipher database with a plaintext header, so its salt is not in the file: open it with Configuration.plaintextHeader, giving the header size and the salt kept with its key (PRAGMA cipher_plaintext_header_size and cipher_salt in other tools).", path: path)
             }
         case .opaque(let size):
             if !hasKey {
@@ -294,6 +303,14 @@ public final class Connection {
             if let hmac = configuration.usesHMAC {
                 try execute(sql: "PRAGMA cipher_use_hmac = \(hmac ? "ON" : "OFF")")
             }
+            if let header = configuration.plaintextHeader {
+                // SQLCipher 3 would ignore both pragmas and write the salt in the header.
+                guard native != .sqlcipher3 else {
+                    throw StrongroomError(.sqlcipherUnavailable, "SQLCipher \(version) has no plaintext header (it came with SQLCipher 4.0); open this file with SQLCipher 4.", path: path)
+                }
+                try execute(sql: "PRAGMA cipher_plaintext_header_size = \(header.size)")
+                try execute(sql: "PRAGMA cipher_salt = \(header.saltLiteral)")
+            }
         }
 
         // Read page 1 now, so that a wrong key fails at open.
@@ -307,6 +324,10 @@ public final class Connection {
                 throw StrongroomError(.wrongKey, "The key does not open \(path): the key is wrong, or the file is not a SQLCipher database, or it was written with other cipher settings (page size, KDF), or its first page is damaged (SQLCipher checks the key there and cannot tell these apart; check the key first).", path: path, sqliteCode: error.sqliteCode)
             }
             throw StrongroomError(.keyRequired, "\(path) is encrypted or is not a database; open it with its key.", path: path, sqliteCode: error.sqliteCode)
+        } catch let error where error.sqliteCode == SQLITE_ERROR && isEncrypted && configuration.plaintextHeader != nil {
+            // With a plaintext header SQLite accepts the header it reads, and
+            // a page 1 that does not decrypt fails as a bare SQL error.
+            throw StrongroomError(.wrongKey, "The key and salt do not open \(path): the key is wrong, or the salt or the plaintext header size is not the file's (both must be the ones it was made with), or its first page is damaged.", path: path, sqliteCode: error.sqliteCode)
         } catch let error where error.code == .corrupt {
             if error.message.hasPrefix("malformed database schema") {
                 throw error
@@ -329,7 +350,7 @@ public final class Connection {
     private func legacyFormatOpening(configuration: Configuration) throws(StrongroomError) -> CipherFormat? {
         guard path != ":memory:", !path.isEmpty,
               configuration.cipherCompatibility == nil, configuration.cipherPageSize == nil,
-              configuration.kdfIterations == nil, configuration.usesHMAC == nil,
+              configuration.kdfIterations == nil, configuration.usesHMAC == nil, configuration.plaintextHeader == nil,
               configuration.hmacAlgorithm == nil, configuration.kdfAlgorithm == nil,
               let native = CipherFormat.native(cipherVersion: cipherVersion), native != .sqlcipher3,
               let key = self.configuration.key else { return nil }

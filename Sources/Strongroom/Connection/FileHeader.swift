@@ -10,20 +10,32 @@ import Foundation
 /// handle (`SQLITE_FCNTL_FILE_POINTER`) after `sqlite3_open_v2`.
 ///
 /// A plaintext SQLite file starts with the 16 bytes `SQLite format 3\0`; a
-/// SQLCipher file starts with its random 16-byte salt.
+/// SQLCipher file starts with its random 16-byte salt, or, with SQLCipher 4's
+/// plaintext header (``PlaintextHeader``), with SQLite's header again, whose
+/// bytes 72 to 91 (reserved, zero in every SQLite file) are then ciphertext
+/// unless the header covers them (96 bytes).
 enum FileHeader {
     enum Kind: Equatable {
         /// The file does not exist.
         case missing
         /// The file exists and is empty (a new database).
         case empty
-        /// A plaintext SQLite database.
+        /// A plaintext SQLite database (or a SQLCipher file whose plaintext
+        /// header covers the whole SQLite header: 96 bytes).
         case plaintext
+        /// A SQLCipher database with a plaintext header (SQLCipher 4).
+        case plaintextHeader
         /// Something else: a SQLCipher database, or not a database at all.
         case opaque(size: Int64)
     }
 
     static let plaintextMagic: [UInt8] = Array("SQLite format 3\0".utf8)
+
+    /// How many bytes ``kind(size:header:)`` looks at: SQLite's whole header.
+    static let headerSize = 100
+
+    /// Bytes 72 to 91 of SQLite's header: "reserved for expansion, must be zero".
+    static let reservedRange = 72..<92
 
     /// The size of the file at `path`, or nil when it does not exist.
     static func size(of path: String) throws(StrongroomError) -> Int64? {
@@ -59,11 +71,17 @@ enum FileHeader {
         return status == SQLITE_OK ? bytes : nil
     }
 
-    /// The kind of a file of `size` bytes (nil: missing) whose first bytes are `header`.
+    /// The kind of a file of `size` bytes (nil: missing) whose first bytes
+    /// (up to ``headerSize``) are `header`.
     static func kind(size: Int64?, header: [UInt8]?) -> Kind {
         guard let size else { return .missing }
         if size == 0 { return .empty }
-        if header == plaintextMagic { return .plaintext }
-        return .opaque(size: size)
+        guard let header, header.count >= plaintextMagic.count, Array(header.prefix(plaintextMagic.count)) == plaintextMagic else {
+            return .opaque(size: size)
+        }
+        if header.count >= reservedRange.upperBound, header[reservedRange].contains(where: { $0 != 0 }) {
+            return .plaintextHeader
+        }
+        return .plaintext
     }
 }

@@ -1,0 +1,107 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+/// Issue 26, item 6: SQLCipher 4's plaintext header. The first bytes of the
+/// file stay SQLite's own header (what iOS reads to tell a WAL database in a
+/// shared container); the salt then no longer lies in the file, and is given
+/// with the key. It opens in connections and pools and in the engine's own
+/// `sqlcipher` shell given the same pragmas; SQLCipher 3 has none, and says so.
+@Suite("plaintext header (SQLCipher 4)")
+struct PlaintextHeaderTests {
+    let dir = TemporaryDirectory()
+    let isSQLCipher4 = SQLCipherLibrary.nativeFormat == .sqlcipher4
+    static let salt: [UInt8] = Array(0..<16).map { UInt8($0 * 17) }
+    static let saltHex = salt.map { String(format: "%02x", $0) }.joined()
+
+    func configuration(_ key: DatabaseKey, size: Int = 32, salt: [UInt8] = salt) throws -> Configuration {
+        var configuration = Configuration(key: key)
+        configuration.plaintextHeader = try PlaintextHeader(size: size, salt: salt)
+        return configuration
+    }
+
+    @Test func itOpensInConnectionsPoolsAndTheShellGivenTheSamePragmas() throws {
+        for (name, key, shellKey) in [("passphrase", try DatabaseKey.passphrase("header pass"), "'header pass'"),
+                                      ("raw", DatabaseKey.generate(), nil)] {
+            let path = dir.file("\(name).db")
+            let config = try configuration(key)
+            guard isSQLCipher4 else {
+                let error = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: config) }
+                #expect(error?.code == .sqlcipherUnavailable && error?.message.contains("SQLCipher 4") == true, "\(error?.message ?? "")")
+                #expect(!FileManager.default.fileExists(atPath: path) || Fixtures.bytes(of: path).isEmpty)
+                continue
+            }
+            do {
+                let db = try Connection(path: path, configuration: config)
+                try db.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES ('header-marker-\(name)')")
+                let status = try db.status()
+                #expect(status.plaintextHeaderSize == 32)
+                db.close()
+            }
+            // The file starts with SQLite's own header; the rows stay encrypted.
+            let bytes = Fixtures.bytes(of: path)
+            #expect(Array(bytes.prefix(16)) == Array("SQLite format 3\0".utf8))
+            #expect(bytes[20] > 0, "SQLCipher reserves bytes at the end of each page")
+            #expect(!Fixtures.contains(bytes, "header-marker-\(name)"))
+            #expect(try Connection(path: path, configuration: config).fetchOne(String.self, sql: "SELECT x FROM t") == "header-marker-\(name)")
+            let pool = try DatabasePool(path: path, configuration: config)
+            try pool.write { try $0.execute(sql: "INSERT INTO t VALUES ('second')") }
+            #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 2)
+            try pool.close()
+            if let shellKey {
+                let shell = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: """
+                    PRAGMA key = \(shellKey);
+                    PRAGMA cipher_plaintext_header_size = 32;
+                    PRAGMA cipher_salt = "x'\(Self.saltHex)'";
+                    SELECT count(*) FROM t;
+                    """)
+                #expect(shell.stdout.split(separator: "\n").last == "2", "\(shell.stdout) \(shell.stderr)")
+            }
+        }
+    }
+
+    /// Opened without its header settings, or with another salt, the file is
+    /// named for what it is, never "a plaintext database" or "SQL logic error".
+    @Test func withoutItsSettingsTheFileIsToldForWhatItIs() throws {
+        let key = try DatabaseKey.passphrase("header pass")
+        // A plaintext database is still one, on both engines.
+        let plain = dir.file("plain.db")
+        try Connection(path: plain, configuration: .plaintext).execute(sql: "CREATE TABLE t(x)")
+        let plaintext = #expect(throws: StrongroomError.self) { try Connection(path: plain, configuration: Configuration(key: key)) }
+        #expect(plaintext?.code == .plaintextDatabase)
+        guard isSQLCipher4 else {
+            // SQLCipher 3 makes no such file (itOpensInConnectionsPoolsAndTheShellGivenTheSamePragmas).
+            let refused = #expect(throws: StrongroomError.self) { try Connection(path: dir.file("h.db"), configuration: try configuration(key)) }
+            #expect(refused?.code == .sqlcipherUnavailable)
+            return
+        }
+        let path = dir.file("h.db")
+        try Connection(path: path, configuration: try configuration(key)).execute(sql: "CREATE TABLE t(x)")
+        let before = Fixtures.bytes(of: path)
+
+        let withKeyOnly = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: Configuration(key: key)) }
+        #expect(withKeyOnly?.code == .wrongKey && withKeyOnly?.message.contains("plaintext header") == true, "\(withKeyOnly?.message ?? "")")
+        let withoutKey = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: .plaintext) }
+        #expect(withoutKey?.code == .keyRequired && withoutKey?.message.contains("plaintext header") == true, "\(withoutKey?.message ?? "")")
+        var otherSalt = Self.salt
+        otherSalt[0] ^= 1
+        let wrongSalt = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: try configuration(key, salt: otherSalt)) }
+        #expect(wrongSalt?.code == .wrongKey && wrongSalt?.message.contains("salt") == true, "\(wrongSalt?.code.rawValue ?? "") \(wrongSalt?.message ?? "")")
+        let wrongKey = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: try configuration(try .passphrase("other"))) }
+        #expect(wrongKey?.code == .wrongKey, "\(wrongKey?.message ?? "")")
+        #expect(Fixtures.bytes(of: path) == before)
+    }
+
+    /// SQLCipher takes a multiple of 16 up to 96 bytes, and a 16-byte salt.
+    @Test func aSizeOrSaltSQLCipherWouldRefuseIsAUsageError() throws {
+        for size in [0, 20, 24, 100, 4096] {
+            let error = #expect(throws: StrongroomError.self) { try PlaintextHeader(size: size, salt: Self.salt) }
+            #expect(error?.code == .misuse && error?.message.contains("multiple of 16") == true, "\(size): \(error?.message ?? "")")
+        }
+        let short = #expect(throws: StrongroomError.self) { try PlaintextHeader(size: 32, salt: [1, 2, 3]) }
+        #expect(short?.code == .misuse && short?.message.contains("16 bytes") == true, "\(short?.message ?? "")")
+        #expect(try PlaintextHeader(size: 32, salt: PlaintextHeader.generateSalt()).salt.count == 16)
+        #expect(PlaintextHeader.generateSalt() != PlaintextHeader.generateSalt())
+    }
+}
