@@ -168,6 +168,19 @@ struct ReliabilityPageTests {
         #expect(result.stdout.contains("No finished run of `make sanitize` on SQLCipher 3"), "\(result.stdout)")
     }
 
+    /// SQLCipher 3's row comes first, also when its stamp predates engine
+    /// stamps (and names the engine by its folder).
+    @Test func theOlderEnginesRowComesFirst() throws {
+        try write("", "stress.run", ["date": "2026-11-24 10:00 UTC", "machine": "test machine", "run": "R5", "commit": "abc1234"], engine: "sqlcipher3")
+        try stamp("stress", id: "R6", engine: "sqlcipher4", version: "SQLCipher 4.6.1 community on SQLite 3.46.1")
+        for (engine, run) in [("sqlcipher3", "R5"), ("sqlcipher4", "R6")] {
+            try write("crashes", "rekey", crash("rekey (strongroom rekey)", run: run), engine: engine)
+        }
+        let result = try page()
+        let rows = result.stdout.split(separator: "\n").filter { $0.contains("rekey (strongroom rekey)") }
+        #expect(rows.count == 2 && rows[0].hasPrefix("| 3 (not recorded) |") && rows[1].hasPrefix("| 4.6.1 |"), "\(result.stdout)")
+    }
+
     /// The check after a run stamps that engine's folder with the engine
     /// make found, and refuses one that is not the folder's.
     @Test func theCheckStampsTheEngineAndRefusesAnotherOne() throws {
