@@ -139,7 +139,7 @@ def engine_name(engine, s):
 def engine_column(engine, s):
     """The engine in a table row: the SQLCipher version the run recorded (e.g. 4.6.1)."""
     version = (s or {}).get("engine", "")
-    return version.split()[1] if version.startswith("SQLCipher ") else ENGINES[engine][0]
+    return version.split()[1] if version.startswith("SQLCipher ") else ENGINES[engine][0].split()[1] + " (not recorded)"
 
 
 def run_line(run, command, engine=None):
@@ -168,7 +168,8 @@ def rows_of(run, kind, engine=None):
     if s is None:
         return [], []
     rows = load(kind, engine)
-    mine = [dict(r, engine=engine_column(engine, s)) if engine else r for r in rows if r.get("run") == s.get("run")]
+    mine = [dict(r, engine=engine_column(engine, s), engine_order=list(ENGINES).index(engine)) if engine else r
+            for r in rows if r.get("run") == s.get("run")]
     return mine, [str(r.get("operation") or r.get("target") or r.get("place") or r.get("sanitizer") or r.get("name") or r.get("fault"))
                   for r in rows if r.get("run") != s.get("run")]
 
@@ -213,7 +214,7 @@ def rows_of_engines(run, kind, key):
         mine, theirs = rows_of(run, kind, engine)
         rows += mine
         others += theirs
-    return sorted(rows, key=lambda r: (str(key(r)), r["engine"])), others
+    return sorted(rows, key=lambda r: (str(key(r)), r["engine_order"])), others
 
 
 def check_stress(trials, operations, engine):
