@@ -18,7 +18,9 @@ struct ReliabilityMakeTests {
             try FileManager.default.createDirectory(atPath: checkout, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: Fixtures.repositoryRoot + "/Makefile", toPath: checkout + "/Makefile")
         }
-        var clean = ["STRONGROOM_ENGINE": "", "ENGINE": ""]
+        // A make that runs this test (make stress ENGINE=sqlcipher4) passes its
+        // command-line variables down in MAKEFLAGS: the copy must not see them.
+        var clean = ["STRONGROOM_ENGINE": "", "ENGINE": "", "MAKEFLAGS": "", "MFLAGS": "", "MAKELEVEL": "", "MAKEOVERRIDES": ""]
         clean.merge(environment) { $1 }
         let unset = clean.filter { $0.value.isEmpty }.keys.flatMap { ["-u", $0] }
         let set = clean.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }
