@@ -29,7 +29,8 @@ struct PlaintextHeaderTests {
             guard isSQLCipher4 else {
                 let error = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: config) }
                 #expect(error?.code == .sqlcipherUnavailable && error?.message.contains("SQLCipher 4") == true, "\(error?.message ?? "")")
-                #expect(!FileManager.default.fileExists(atPath: path) || Fixtures.bytes(of: path).isEmpty)
+                // Refused before the file is touched: nothing is left behind.
+                #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
                 continue
             }
             do {
@@ -45,9 +46,14 @@ struct PlaintextHeaderTests {
             #expect(bytes[20] > 0, "SQLCipher reserves bytes at the end of each page")
             #expect(!Fixtures.contains(bytes, "header-marker-\(name)"))
             #expect(try Connection(path: path, configuration: config).fetchOne(String.self, sql: "SELECT x FROM t") == "header-marker-\(name)")
-            let pool = try DatabasePool(path: path, configuration: config)
+            // The pool derives a passphrase's key once, with the configured salt: no reader stretches it again.
+            var pooled = config
+            let (logger, lines) = CapturingLogHandler.logger()
+            pooled.logger = logger
+            let pool = try DatabasePool(path: path, configuration: pooled)
             try pool.write { try $0.execute(sql: "INSERT INTO t VALUES ('second')") }
             #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 2)
+            #expect(!lines.lines.contains { $0.contains("stretch the passphrase") }, "\(lines.lines)")
             try pool.close()
             if let shellKey {
                 let shell = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: """
@@ -91,6 +97,48 @@ struct PlaintextHeaderTests {
         let wrongKey = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: try configuration(try .passphrase("other"))) }
         #expect(wrongKey?.code == .wrongKey, "\(wrongKey?.message ?? "")")
         #expect(Fixtures.bytes(of: path) == before)
+    }
+
+    /// Review: a plaintext database stays one when the header settings are
+    /// given, and when a byte SQLite ignores (72 to 91, "reserved for
+    /// expansion") is not zero; a file whose header covers all 96 bytes is
+    /// still named as having one. SQLCipher reserves at least 16 bytes a page
+    /// (its IV) and says so in the header's byte 20; SQLite writes 0 there.
+    @Test func theFileIsToldByItsReservedBytesPerPage() throws {
+        let key = try DatabaseKey.passphrase("header pass")
+        for journal in ["delete", "wal"] {
+            let plain = dir.file("plain-\(journal).db")
+            try Connection(path: plain, configuration: .plaintext).execute(sql: "PRAGMA journal_mode = \(journal); CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+            let error = #expect(throws: StrongroomError.self) { try Connection(path: plain, configuration: try configuration(key)) }
+            #expect(error?.code == (isSQLCipher4 ? .plaintextDatabase : .sqlcipherUnavailable), "\(journal): \(error?.message ?? "")")
+        }
+        let marked = dir.file("marked.db")
+        try Connection(path: marked, configuration: .plaintext).execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        let handle = try #require(FileHandle(forUpdatingAtPath: marked))
+        try handle.seek(toOffset: 72)
+        try handle.write(contentsOf: [1])
+        try handle.close()
+        #expect(try Connection(path: marked, configuration: .plaintext).fetchOne(Int.self, sql: "SELECT x FROM t") == 1)
+        let markedWithKey = #expect(throws: StrongroomError.self) { try Connection(path: marked, configuration: Configuration(key: key)) }
+        #expect(markedWithKey?.code == .plaintextDatabase, "\(markedWithKey?.message ?? "")")
+        guard isSQLCipher4 else { return }
+        let whole = dir.file("h96.db")
+        try Connection(path: whole, configuration: try configuration(key, size: 96)).execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        let withKeyOnly = #expect(throws: StrongroomError.self) { try Connection(path: whole, configuration: Configuration(key: key)) }
+        #expect(withKeyOnly?.code == .wrongKey && withKeyOnly?.message.contains("plaintext header") == true, "\(withKeyOnly?.message ?? "")")
+        let withoutKey = #expect(throws: StrongroomError.self) { try Connection(path: whole, configuration: .plaintext) }
+        #expect(withoutKey?.code == .keyRequired && withoutKey?.message.contains("plaintext header") == true, "\(withoutKey?.message ?? "")")
+        #expect(try Connection(path: whole, configuration: try configuration(key, size: 96)).fetchOne(Int.self, sql: "SELECT x FROM t") == 1)
+    }
+
+    /// Review: a plaintext header without a key would leave every byte in
+    /// the clear; it is a misuse, refused before any file is made.
+    @Test func aPlaintextHeaderWithoutAKeyIsRefused() throws {
+        var config = Configuration.plaintext
+        config.plaintextHeader = try PlaintextHeader(size: 32, salt: Self.salt)
+        let error = #expect(throws: StrongroomError.self) { try Connection(path: dir.file("nokey.db"), configuration: config) }
+        #expect(error?.code == .misuse && error?.message.contains("key") == true, "\(error?.message ?? "")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
     }
 
     /// SQLCipher takes a multiple of 16 up to 96 bytes, and a 16-byte salt.

@@ -62,8 +62,10 @@ struct ReliabilityMakeTests {
     /// its engine rather than reading it from the environment.
     @Test func aSQLCipher3RunIsNotMadeInAShellSetUpForSQLCipher4() throws {
         for target in ["stress", "sanitize"] {
-            let plan = try dryRun([target], in: dir.file("checkout"), environment: ["STRONGROOM_ENGINE": "sqlcipher4"])
-            #expect(plan.status != 0 && plan.stderr.contains("ENGINE=sqlcipher4"), "\(target): \(plan.stdout) \(plan.stderr)")
+            for engine in [[], ["ENGINE=sqlcipher3"], ["ENGINE=sqlcipher3 "]] {
+                let plan = try dryRun([target] + engine, in: dir.file("checkout"), environment: ["STRONGROOM_ENGINE": "sqlcipher4"])
+                #expect(plan.status != 0 && plan.stderr.contains("ENGINE=sqlcipher4"), "\(target) \(engine): \(plan.stdout) \(plan.stderr)")
+            }
         }
         for engine in ["sqlcipher3", "sqlcipher4"] {
             let plan = try dryRun(["sanitize", "ENGINE=\(engine)"], in: dir.file("checkout"))
