@@ -118,6 +118,7 @@ LOAD_SECONDS ?= 60
 ## .build/sqlcipher4/). Each engine has its own folder of results; RELIABILITY.md shows both, each row naming its engine.
 ## On SQLCipher 4 there is a seventh crash trial: the upgrade of a SQLCipher 3 file (on 3 there is nothing to upgrade).
 ENGINE ?= sqlcipher3
+override ENGINE := $(strip $(ENGINE))
 ## Checked only for the targets that use it, so an unrelated ENGINE in the environment breaks nothing else.
 ifneq ($(filter stress sanitize,$(MAKECMDGOALS)),)
 ifneq ($(words $(ENGINE))$(filter $(ENGINE),sqlcipher3 sqlcipher4),1$(strip $(ENGINE)))

@@ -104,6 +104,7 @@ public final class Connection {
     init(path: String, configuration: Configuration, keyOverride: DatabaseKey?) throws(StrongroomError) {
         let isMemory = path == ":memory:" || path.isEmpty
         let key = keyOverride ?? configuration.key
+        try Self.checkPlaintextHeader(configuration, hasKey: key != nil, path: path)
         // A new (missing or empty) file: one creator at a time opens it and
         // writes its first page, with its salt; others wait, then open what
         // it made. Without this, two creators each pick a salt and one of
@@ -224,6 +225,19 @@ public final class Connection {
         return out
     }
 
+    /// A plaintext header needs a key and SQLCipher 4: refused before the
+    /// file is made or read (SQLCipher 3 would ignore its pragmas and write
+    /// the salt where the header was asked for).
+    private static func checkPlaintextHeader(_ configuration: Configuration, hasKey: Bool, path: String) throws(StrongroomError) {
+        guard configuration.plaintextHeader != nil else { return }
+        guard hasKey else {
+            throw StrongroomError(.misuse, "A plaintext header was asked for \(path) without a key: it applies to encrypted databases only; give the key, or leave Configuration.plaintextHeader unset.", path: path)
+        }
+        if SQLCipherLibrary.nativeFormat == .sqlcipher3 {
+            throw StrongroomError(.sqlcipherUnavailable, "SQLCipher \(SQLCipherLibrary.version) has no plaintext header (it came with SQLCipher 4.0); open \(path) with SQLCipher 4.", path: path)
+        }
+    }
+
     /// Refuses the combinations that can be told from the file's first bytes,
     /// before SQLite reads a page.
     private static func checkBeforeReading(path: String, header: FileHeader.Kind, hasKey: Bool, configuration: Configuration) throws(StrongroomError) {
@@ -235,7 +249,7 @@ public final class Connection {
                 throw StrongroomError(.notADatabase, "\(path) is an empty file, not a database.", path: path)
             }
         case .plaintext:
-            if hasKey && configuration.plaintextHeader == nil {
+            if hasKey {
                 throw StrongroomError(.plaintextDatabase, "\(path) is a plaintext SQLite database, not an encrypted one; open it without a key, or encrypt it into a new file with `strongroom import`.", path: path)
             }
         case .plaintextHeader:
@@ -304,10 +318,7 @@ public final class Connection {
                 try execute(sql: "PRAGMA cipher_use_hmac = \(hmac ? "ON" : "OFF")")
             }
             if let header = configuration.plaintextHeader {
-                // SQLCipher 3 would ignore both pragmas and write the salt in the header.
-                guard native != .sqlcipher3 else {
-                    throw StrongroomError(.sqlcipherUnavailable, "SQLCipher \(version) has no plaintext header (it came with SQLCipher 4.0); open this file with SQLCipher 4.", path: path)
-                }
+                // Checked before the file was opened (checkPlaintextHeader).
                 try execute(sql: "PRAGMA cipher_plaintext_header_size = \(header.size)")
                 try execute(sql: "PRAGMA cipher_salt = \(header.saltLiteral)")
             }

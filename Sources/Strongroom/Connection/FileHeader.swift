@@ -11,17 +11,17 @@ import Foundation
 ///
 /// A plaintext SQLite file starts with the 16 bytes `SQLite format 3\0`; a
 /// SQLCipher file starts with its random 16-byte salt, or, with SQLCipher 4's
-/// plaintext header (``PlaintextHeader``), with SQLite's header again, whose
-/// bytes 72 to 91 (reserved, zero in every SQLite file) are then ciphertext
-/// unless the header covers them (96 bytes).
+/// plaintext header (``PlaintextHeader``), with SQLite's header again. Byte 20
+/// of that header, the bytes each page reserves at its end, tells the two
+/// apart: SQLCipher reserves at least 16 (each page's IV, then its HMAC), and
+/// SQLite reserves none unless an extension asks for a few (the checksum VFS: 8).
 enum FileHeader {
     enum Kind: Equatable {
         /// The file does not exist.
         case missing
         /// The file exists and is empty (a new database).
         case empty
-        /// A plaintext SQLite database (or a SQLCipher file whose plaintext
-        /// header covers the whole SQLite header: 96 bytes).
+        /// A plaintext SQLite database.
         case plaintext
         /// A SQLCipher database with a plaintext header (SQLCipher 4).
         case plaintextHeader
@@ -34,8 +34,11 @@ enum FileHeader {
     /// How many bytes ``kind(size:header:)`` looks at: SQLite's whole header.
     static let headerSize = 100
 
-    /// Bytes 72 to 91 of SQLite's header: "reserved for expansion, must be zero".
-    static let reservedRange = 72..<92
+    /// Where SQLite's header keeps the bytes each page reserves.
+    static let reservedBytesOffset = 20
+
+    /// The fewest bytes a page of SQLCipher reserves: its 16-byte IV.
+    static let sqlcipherMinimumReserve: UInt8 = 16
 
     /// The size of the file at `path`, or nil when it does not exist.
     static func size(of path: String) throws(StrongroomError) -> Int64? {
@@ -79,7 +82,7 @@ enum FileHeader {
         guard let header, header.count >= plaintextMagic.count, Array(header.prefix(plaintextMagic.count)) == plaintextMagic else {
             return .opaque(size: size)
         }
-        if header.count >= reservedRange.upperBound, header[reservedRange].contains(where: { $0 != 0 }) {
+        if header.count > reservedBytesOffset, header[reservedBytesOffset] >= sqlcipherMinimumReserve {
             return .plaintextHeader
         }
         return .plaintext
