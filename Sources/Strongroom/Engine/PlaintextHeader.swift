@@ -30,6 +30,11 @@ public struct PlaintextHeader: Sendable, Hashable {
     /// The 16-byte salt SQLCipher derives the page keys with, kept outside the file.
     public let salt: [UInt8]
 
+    /// The settings of a file whose first `size` bytes stay plaintext, its
+    /// page keys derived with `salt`: for a new file, a salt from
+    /// ``generateSalt()``, kept with the key; for an existing one, the salt it
+    /// was made with.
+    ///
     /// - Throws: ``StrongroomError/Code/misuse`` for a size SQLCipher would
     ///   refuse or a salt that is not 16 bytes.
     public init(size: Int = 32, salt: [UInt8]) throws(StrongroomError) {
