@@ -108,4 +108,24 @@ struct CrashTrialsTests {
         #expect(waits[7] >= .milliseconds(220), "with no write, the eighth wait ends with the window × 1.1: \(waits[7])")
         #expect(waits.enumerated().allSatisfy { $0.offset % 4 == 3 || $0.element < .milliseconds(300) }, "\(waits)")
     }
+
+    /// A child slower than the uninterrupted run that measured the window
+    /// (a sanitized build, a busy machine) writes after the window: the
+    /// wait still ends at its first write, not at the window's end with
+    /// nothing written (make sanitize on SQLCipher 4.6.1 under
+    /// AddressSanitizer: twice 1 of 12 or fewer kills of a diff-written
+    /// migration found pages written).
+    @Test func aWaitForTheFirstWriteOutlastsASlowStart() {
+        var trials = CrashTrials("simulated", defaultCount: 4)
+        let clock = ContinuousClock()
+        var last: Duration = .zero
+        for round in 0..<4 {
+            let started = clock.now
+            let writesAt = started + .milliseconds(330)
+            trials.waitForKill(window: 200, since: started) { clock.now >= writesAt }
+            if round == 3 { last = clock.now - started }
+            trials.landed(.after)
+        }
+        #expect(last >= .milliseconds(330) && last < .milliseconds(450), "the fourth wait: \(last)")
+    }
 }
