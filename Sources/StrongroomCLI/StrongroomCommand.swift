@@ -8,7 +8,8 @@ struct StrongroomCommand: ParsableCommand {
         abstract: "Keys, migrations, queries, backups and conversions for encrypted SQLCipher databases.",
         discussion: """
         Keys are never taken from the command line: give them with --key-file PATH,
-        --key-env NAME (a variable holding the 64 hex characters) or --passphrase-stdin.
+        --key-env NAME (a variable holding the 64 hex characters), --key-credential
+        NAME (a systemd credential: $CREDENTIALS_DIRECTORY/NAME) or --passphrase-stdin.
 
         Exit codes (sysexits): 0 success; 1 a check found problems; 64 usage;
         65 data error (wrong key, plaintext where encrypted was expected, not a

@@ -11,6 +11,9 @@ struct KeyOptions: ParsableArguments {
     @Option(name: .customLong("key-env"), help: ArgumentHelp("An environment variable holding the 64 hex characters of the key (wiped from this process's environment once read).", valueName: "name"))
     var keyEnvironment: String?
 
+    @Option(name: .customLong("key-credential"), help: ArgumentHelp("A systemd credential holding the key file's 64 hex characters: $CREDENTIALS_DIRECTORY/NAME (LoadCredentialEncrypted= or LoadCredential= in the unit).", valueName: "name"))
+    var keyCredential: String?
+
     @Flag(name: .customLong("passphrase-stdin"), help: "Read a passphrase from standard input (up to the first newline; on a terminal, prompted and not echoed).")
     var passphraseFromStandardInput = false
 
@@ -18,9 +21,9 @@ struct KeyOptions: ParsableArguments {
     var cipherCompatibility: Int?
 
     func validate() throws {
-        let count = [keyFile != nil, keyEnvironment != nil, passphraseFromStandardInput].filter { $0 }.count
+        let count = [keyFile != nil, keyEnvironment != nil, keyCredential != nil, passphraseFromStandardInput].filter { $0 }.count
         guard count == 1 else {
-            throw ValidationError("Give the database key with exactly one of --key-file, --key-env or --passphrase-stdin.")
+            throw ValidationError("Give the database key with exactly one of --key-file, --key-env, --key-credential or --passphrase-stdin.")
         }
         if let cipherCompatibility, CipherFormat(rawValue: cipherCompatibility) == nil {
             throw ValidationError("--cipher-compatibility takes 3 or 4 (the SQLCipher major version that wrote the file), not \(cipherCompatibility).")
@@ -60,6 +63,7 @@ struct KeyOptions: ParsableArguments {
 
     func loadKey() throws(StrongroomError) -> DatabaseKey {
         if let keyFile { return try DatabaseKey.load(keyFile: keyFile) }
+        if let keyCredential { return try DatabaseKey.fromCredential(keyCredential) }
         if let keyEnvironment {
             let key = try DatabaseKey.fromEnvironment(keyEnvironment)
             Self.wipeEnvironmentVariable(keyEnvironment)

@@ -197,10 +197,17 @@ struct LeakTests {
         let needles: [(String, [UInt8])] = markers.map { ("a marker", Array($0.utf8)) }
             + zip(["the key", "the key (lowercase hex)", "the key (uppercase hex)"], Self.forms(ofHex: keyHex)).map { ($0, $1) }
             + zip(["the new key", "the new key (lowercase hex)", "the new key (uppercase hex)"], Self.forms(ofHex: newHex)).map { ($0, $1) }
+        // The key as a systemd credential for the migration (issue 27): a private
+        // credentials directory, as systemd makes it for LoadCredentialEncrypted=.
+        let credentials = dir.file("credentials")
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: false)
+        try Fixtures.copy(dir.file("work.key"), to: credentials + "/work-key")
+        chmod(credentials + "/work-key", 0o400)
+        chmod(credentials, 0o700)
         // The key through the environment for the import, as a user may give it.
         let runs: [(String, [String], [String: String])] = [
             ("import", ["import", "--from", dir.file("source/plain.sqlite"), "--database", "app.db", "--key-env", "APP_DB_KEY"], ["APP_DB_KEY": keyHex]),
-            ("migrate", ["migrate", "--database", "app.db", "--key-file", "../work.key"], [:]),
+            ("migrate", ["migrate", "--database", "app.db", "--key-credential", "work-key"], ["CREDENTIALS_DIRECTORY": credentials]),
             ("rekey", ["rekey", "--database", "app.db", "--key-file", "../work.key", "--new-key-file", "../new.key"], [:]),
         ]
         for (name, arguments, environment) in runs {
@@ -218,7 +225,7 @@ struct LeakTests {
             // look at it often while it works.
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(process.processIdentifier), 10)
             let seen = Self.watch(process, folders: [dir.file("work"), dir.file("tmp")],
-                                  allowed: [dir.file("source/plain.sqlite"), dir.file("work.key"), dir.file("new.key")], needles: needles)
+                                  allowed: [dir.file("source/plain.sqlite"), dir.file("work.key"), dir.file("new.key"), credentials + "/work-key"], needles: needles)
             process.waitUntilExit()
             let printed = output.fileHandleForReading.readDataToEndOfFile() + errors.fileHandleForReading.readDataToEndOfFile()
             var found = seen.found
@@ -226,16 +233,17 @@ struct LeakTests {
             #expect(process.terminationStatus == 0, "\(name): \(String(decoding: printed, as: UTF8.self))")
             #expect(seen.snapshots > 3, "\(name): the watcher saw the process \(seen.snapshots) times")
             #expect(found.isEmpty, "\(name): \(Set(found).sorted())")
-            if !environment.isEmpty {
+            let keyInEnvironment = environment.values.contains(keyHex)
+            if keyInEnvironment {
                 // Wiped once read: held only while the command starts, not while it works.
                 #expect(seen.firstCleanEnvironment != nil && seen.lastEnvironmentSighting * 4 < seen.duration,
                         "\(name): the key stayed in the environment \(seen.lastEnvironmentSighting) s of \(seen.duration) s")
             }
             try ReliabilityResults.write("leaks", name: "files while " + name, [
                 "place": "open files (deleted ones too), the database folder, TMPDIR, command line, environment, output",
-                "operation": "strongroom \(name)" + (environment.isEmpty ? "" : " (key in the environment)"),
+                "operation": "strongroom \(name)" + (keyInEnvironment ? " (key in the environment)" : environment.isEmpty ? "" : " (key from a systemd credential)"),
                 "searched": "\(seen.filesSearched.count) files in \(seen.snapshots) snapshots"
-                    + (environment.isEmpty ? "" : String(format: "; the key in the environment until read and wiped: %.0f ms of %.1f s",
+                    + (!keyInEnvironment ? "" : String(format: "; the key in the environment until read and wiped: %.0f ms of %.1f s",
                                                          seen.lastEnvironmentSighting * 1000, seen.duration)),
                 "found": found.count,
             ])
