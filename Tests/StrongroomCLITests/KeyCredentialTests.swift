@@ -31,7 +31,7 @@ struct KeyCredentialTests {
 
     /// A private credentials directory holding `contents` as `name`, mode 0400, as systemd makes it.
     func credentialsDirectory(_ name: String, _ contents: [UInt8], directoryMode: mode_t = 0o700, fileMode: mode_t = 0o400) throws -> String {
-        let credentials = dir.file("credentials-\(name)")
+        let credentials = dir.file("credentials-\(name)-\(String(directoryMode, radix: 8))-\(String(fileMode, radix: 8))")
         try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: false)
         FileManager.default.createFile(atPath: credentials + "/" + name, contents: Data(contents))
         chmod(credentials + "/" + name, fileMode)
