@@ -86,6 +86,14 @@ struct KeyCredentialTests {
         chmod(malformed, 0o700)
         try attempt("not a key", credentials: malformed, status: 65, saying: "64 lowercase hex")
         try attempt("a path for a name", credentials: try credentialsDirectory("path", good), name: "../made.key", status: 64, saying: "file name")
+        // Review: a name that would break the one-line error, and a credential
+        // that is a dangling symbolic link (refused as a link, not reported missing).
+        try attempt("a newline in the name", credentials: try credentialsDirectory("newline", good), name: "x\nstrongroom: forged", status: 64, saying: "file name")
+        let linked = dir.file("linked")
+        try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: false)
+        symlink(dir.file("nowhere.key"), linked + "/app-db-key")
+        chmod(linked, 0o700)
+        try attempt("a dangling symbolic link", credentials: linked, status: 77, saying: "symbolic link")
         for (what, result, status, saying) in cases {
             #expect(result.status == status && result.stderr.contains(saying), "\(what): \(result.status) \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(what): \(result.stderr)")
