@@ -32,8 +32,10 @@ extension DatabaseKey {
     ///   for a name that is not one file name; the errors of ``KeyFile/read(at:)``.
     ///   None quotes the key.
     public static func fromCredential(_ name: String) throws(StrongroomError) -> DatabaseKey {
-        guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else {
-            throw StrongroomError(.misuse, "A credential name is a file name in $\(credentialsDirectoryVariable), not \"\(name)\"; give the name of LoadCredential=/LoadCredentialEncrypted= in the unit.")
+        // systemd's credential names: a file name, printable (no "/", no control character).
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"),
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw StrongroomError(.misuse, "A credential name is a file name in $\(credentialsDirectoryVariable), not \(name.debugDescription); give the name of LoadCredential=/LoadCredentialEncrypted= in the unit.")
         }
         guard let directory = ProcessInfo.processInfo.environment[credentialsDirectoryVariable], !directory.isEmpty else {
             throw StrongroomError(.keyMissing, "$\(credentialsDirectoryVariable) is not set, so there is no systemd credential \(name): run this as a service whose unit has LoadCredentialEncrypted=\(name):PATH (or LoadCredential=), or give the key another way.")
@@ -49,10 +51,7 @@ extension DatabaseKey {
             let mode = String(info.st_mode & 0o777, radix: 8)
             throw StrongroomError(.keyFilePermissions, "The credentials directory \(directory) is open to group or others (mode \(mode)); systemd makes it private to the service: run `chmod 700 \(directory)` if you made it yourself.", path: directory)
         }
-        let path = directory + "/" + name
-        guard access(path, F_OK) == 0 else {
-            throw StrongroomError(.notFound, "No credential \(name) in \(directory); add LoadCredentialEncrypted=\(name):PATH to the unit (PATH made with `systemd-creds encrypt --name=\(name)`).", path: path)
-        }
-        return try KeyFile.read(at: path)
+        return try KeyFile.read(at: directory + "/" + name, what: "systemd credential",
+                                createHint: "add LoadCredentialEncrypted=\(name):PATH to the unit (PATH made with `systemd-creds encrypt --name=\(name)`)")
     }
 }

@@ -23,9 +23,13 @@ public enum KeyFile {
     ///   contents are not exactly 64 lowercase hex characters and an optional newline.
     ///   Errors never quote the file's contents.
     public static func read(at path: String) throws(StrongroomError) -> DatabaseKey {
+        try read(at: path, what: "key file", createHint: "create one with `strongroom keygen --out \(path)`")
+    }
+
+    /// ``read(at:)`` of a key file another way names (`what`) and makes (`createHint`).
+    static func read(at path: String, what: String, createHint: String) throws(StrongroomError) -> DatabaseKey {
         let maximum = hexCharacterCount + 1
-        let text = try SecretFile.read(at: path, maximumSize: maximum, what: "key file",
-                                       createHint: "create one with `strongroom keygen --out \(path)`", malformed: .malformedKey)
+        let text = try SecretFile.read(at: path, maximumSize: maximum, what: what, createHint: createHint, malformed: .malformedKey)
         guard text.count == hexCharacterCount || text.count == maximum else { throw malformed(path) }
         let key: SecureBytes? = text.withUnsafeBytes { bytes in
             if bytes.count == maximum && bytes[hexCharacterCount] != 0x0A { return nil }
