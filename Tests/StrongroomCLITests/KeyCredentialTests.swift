@@ -23,7 +23,7 @@ struct KeyCredentialTests {
     func makeDatabase() throws -> (database: String, hex: String) {
         let key = DatabaseKey.generate()
         try KeyFile.write(key, to: dir.file("made.key"))
-        let hex = String(decoding: Fixtures.bytes(of: dir.file("made.key")), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let hex = Fixtures.hex(ofKeyFile: dir.file("made.key"))
         try Connection(path: dir.file("app.db"), configuration: Configuration(key: key))
             .execute(sql: "CREATE TABLE ledger(id INTEGER PRIMARY KEY, memo TEXT); INSERT INTO ledger(memo) VALUES ('credential-marker')")
         return (dir.file("app.db"), hex)

@@ -88,7 +88,7 @@ struct UpgradeCommandTests {
             #expect(SQLCipherLibrary.sqliteVersionNumber == 3_015_002)
             return
         }
-        let hex = String(decoding: Fixtures.bytes(of: dir.file("legacy.key")), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let hex = Fixtures.hex(ofKeyFile: dir.file("legacy.key"))
         let info = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [dir.file("legacy.db")],
                                          input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_compatibility = 3;\n.dbinfo\n")
         #expect(info.stdout.contains("software version:    3015002"), "\(info.stdout.split(separator: "\n").filter { $0.contains("version") })")
@@ -104,7 +104,7 @@ struct UpgradeCommandTests {
             let status = try ProcessRunner.run(Fixtures.strongroomBinary, ["status", "--json", "--cipher-compatibility", "3", "--database", legacy.database, "--key-file", legacy.keyFile])
             #expect(json(status)["format"] as? Int == 3, "\(status.stdout) \(status.stderr)")
         } catch {
-            let hex = String(decoding: Fixtures.bytes(of: quoted + "/legacy.key"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let hex = Fixtures.hex(ofKeyFile: quoted + "/legacy.key")
             #expect(hex.count == 64 && !"\(error)".contains(hex.prefix(16)), "the error shows the key")
             Issue.record("the fixture was not made in \(quoted)")
         }

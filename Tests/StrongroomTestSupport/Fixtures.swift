@@ -43,6 +43,11 @@ public enum Fixtures {
         return false
     }
 
+    /// The 64 hex characters of the key file at `path` (for searching output for the key).
+    public static func hex(ofKeyFile path: String) -> String {
+        String(decoding: bytes(of: path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     public static func copy(_ source: String, to destination: String) throws {
         try FileManager.default.copyItem(atPath: source, toPath: destination)
     }
@@ -93,7 +98,7 @@ extension Fixtures {
             defer { for path in [native, plain] { unlink(path) } }
             try strongroom("export", "--database", native, "--key-file", made.keyFile, "--to", plain, "--i-understand-the-output-is-plaintext")
             let shell = try sqlcipher3Shell()
-            let hex = String(decoding: bytes(of: made.keyFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let hex = hex(ofKeyFile: made.keyFile)
             let quoted = "'" + made.database.replacingOccurrences(of: "'", with: "''") + "'"
             let copy = try ProcessRunner.run(shell, ["-bail", plain], input: """
                 ATTACH DATABASE \(quoted) AS legacy KEY "x'\(hex)'";

@@ -314,12 +314,11 @@ public final class DatabasePool: @unchecked Sendable {
     }
 
     /// The key readers open with: for a passphrase, the page key SQLCipher
-    /// would derive from it and the file's salt, plus that salt (`x'<key><salt>'`),
+    /// would derive from it and the salt (`cipherSalt()`), plus that salt (`x'<key><salt>'`),
     /// so readers skip the derivation. Any other key is used as is.
     private static func readerKey(for key: DatabaseKey?, writer: Connection) throws(StrongroomError) -> DatabaseKey? {
         guard let key, case .passphrase(let passphrase) = key.material else { return key }
-        // With a plaintext header the salt is the configuration's, not in the file.
-        guard let kdf = SQLCipherKDF(of: writer), let salt = writer.configuration.plaintextHeader?.salt ?? writer.fileSalt() else {
+        guard let kdf = SQLCipherKDF(of: writer), let salt = writer.cipherSalt() else {
             writer.logger.notice("pool readers will stretch the passphrase themselves", metadata: ["cipher_version": "\(writer.cipherVersion)"])
             return key
         }

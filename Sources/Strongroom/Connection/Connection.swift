@@ -158,9 +158,7 @@ public final class Connection {
 
         // From here on, `deinit` closes the handle if validation throws.
         self.cipherVersion = ""
-        let headerBytes = size.map { $0 >= Int64(FileHeader.headerSize) } == true ? FileHeader.firstBytes(of: db, count: FileHeader.headerSize)
-            : size.map { $0 >= 16 } == true ? FileHeader.firstBytes(of: db, count: 16) : nil
-        let headerKind = FileHeader.kind(size: size, header: headerBytes)
+        let headerKind = FileHeader.kind(size: size, header: FileHeader.leadingBytes(of: db, size: size))
         try Self.checkBeforeReading(path: path, header: headerKind, hasKey: key != nil, configuration: configuration)
         // Extended codes tell UNIQUE from FOREIGN KEY violations.
         sqlite3_extended_result_codes(db, 1)
@@ -493,9 +491,12 @@ public final class Connection {
         }
     }
 
-    /// The first 16 bytes of the database file (the salt of a SQLCipher
-    /// file), read through SQLite's own file handle.
-    func fileSalt() -> [UInt8]? {
+    /// The salt SQLCipher derives this connection's page key with: the
+    /// configured one with a plaintext header (the file does not hold it),
+    /// otherwise the first 16 bytes of the file, read through SQLite's own
+    /// file handle.
+    func cipherSalt() -> [UInt8]? {
+        if let header = configuration.plaintextHeader { return header.salt }
         guard let bytes = FileHeader.firstBytes(of: handle, count: 16), bytes != FileHeader.plaintextMagic,
               bytes.contains(where: { $0 != 0 }) else { return nil }
         return bytes

@@ -74,6 +74,14 @@ enum FileHeader {
         return status == SQLITE_OK ? bytes : nil
     }
 
+    /// The first bytes of the main database of `db`, a file of `size` bytes:
+    /// SQLite's header (``headerSize``), or as much of it as the file holds;
+    /// nil under 16 bytes (too short to tell anything).
+    static func leadingBytes(of db: OpaquePointer, size: Int64?) -> [UInt8]? {
+        guard let size, size >= Int64(plaintextMagic.count) else { return nil }
+        return firstBytes(of: db, count: Int(min(size, Int64(headerSize))))
+    }
+
     /// The kind of a file of `size` bytes (nil: missing) whose first bytes
     /// (up to ``headerSize``) are `header`.
     static func kind(size: Int64?, header: [UInt8]?) -> Kind {

@@ -50,14 +50,11 @@ public struct PlaintextHeader: Sendable, Hashable {
 
     /// A new random salt from OpenSSL's cryptographic generator, for a new database.
     public static func generateSalt() -> [UInt8] {
-        SecureBytes(randomCount: 16).withUnsafeBytes { Array($0) }
+        var salt = [UInt8](repeating: 0, count: 16)
+        salt.withUnsafeMutableBytes { SecureRandom.fill($0) }
+        return salt
     }
 
     /// The salt as SQLCipher's pragmas take it: `x'…'`.
-    var saltLiteral: String {
-        "\"x'" + salt.map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
-        }.joined() + "'\""
-    }
+    var saltLiteral: String { "\"x'" + Hex.encode(salt) + "'\"" }
 }

@@ -26,10 +26,6 @@ struct LeakTests {
         return [bytes, Array(hex.lowercased().utf8), Array(hex.uppercased().utf8)]
     }
 
-    static func hex(ofKeyFile path: String) -> String {
-        String(decoding: Fixtures.bytes(of: path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     /// Whether `haystack` holds `needle` anywhere.
     static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.count >= needle.count else { return false }
@@ -66,8 +62,8 @@ struct LeakTests {
         let keyringKeys = String(decoding: Fixtures.bytes(of: dir.file("fields.keyring")), as: UTF8.self)
             .split(separator: "\n").filter { $0.hasPrefix("key ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
         #expect(keyringKeys.count == 1)
-        let secrets: [(String, String)] = [("database key", Self.hex(ofKeyFile: dir.file("old.key"))),
-                                           ("new database key", Self.hex(ofKeyFile: dir.file("new.key")))]
+        let secrets: [(String, String)] = [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
+                                           ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
             + keyringKeys.map { ("field key", $0) }
         let marker = "marker-" + UUID().uuidString
 
@@ -183,7 +179,7 @@ struct LeakTests {
         }
         #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "work.key"], currentDirectory: dir.path).status == 0)
         #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
-        let keyHex = Self.hex(ofKeyFile: dir.file("work.key")), newHex = Self.hex(ofKeyFile: dir.file("new.key"))
+        let keyHex = Fixtures.hex(ofKeyFile: dir.file("work.key")), newHex = Fixtures.hex(ofKeyFile: dir.file("new.key"))
         try FileManager.default.createDirectory(atPath: dir.file("work/Migrations"), withIntermediateDirectories: true)
         try """
             ALTER TABLE note RENAME TO old_note;
