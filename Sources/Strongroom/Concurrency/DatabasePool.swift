@@ -334,6 +334,6 @@ public final class DatabasePool: @unchecked Sendable {
                 for (i, byte) in salt.enumerated() { out[keyBytes.count + i] = byte }
             }
         }
-        return DatabaseKey(material: .rawWithSalt(withSalt))
+        return DatabaseKey(material: .rawWithSalt(withSalt), source: key.source)
     }
 }

@@ -83,8 +83,15 @@ public struct StrongroomError: Error, Sendable, Hashable {
         case keyFilePermissions = "key_file_permissions"
         /// A key file (or key in the environment) does not hold exactly 64 lowercase hex characters.
         case malformedKey = "malformed_key"
-        /// No key was found where one was expected (unset variable, empty input).
+        /// No key was found where one was expected (unset variable, empty input,
+        /// a wrapped key file with no passphrase to unwrap it).
         case keyMissing = "key_missing"
+        /// A key command (``KeyCommand``) could not start, failed, died of a
+        /// signal or outlasted its time limit; its own messages went to standard error.
+        case keyCommandFailed = "key_command_failed"
+        /// The passphrase does not unwrap a wrapped key file or keyring, or the
+        /// file was altered after it was written (the two cannot be told apart).
+        case wrongPassphrase = "wrong_passphrase"
         /// An output file already exists and will not be overwritten.
         case outputExists = "output_exists"
         /// An output file could not be created.

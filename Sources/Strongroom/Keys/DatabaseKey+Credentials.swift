@@ -18,7 +18,8 @@ extension DatabaseKey {
 
     /// The raw key in the systemd credential `name`: the file
     /// `$CREDENTIALS_DIRECTORY/name`, in the format of a key file (64 lowercase
-    /// hex characters), with a key file's checks (mode, owner, directory).
+    /// hex characters, or a wrapped key file unwrapped with a passphrase from
+    /// `passphrase`), with a key file's checks (mode, owner, directory).
     ///
     /// ```swift
     /// let key = try DatabaseKey.fromCredential("app-db-key")
@@ -29,9 +30,9 @@ extension DatabaseKey {
     ///   ``StrongroomError/Code/notFound`` when the directory or the credential is
     ///   missing; ``StrongroomError/Code/keyFilePermissions`` when others may
     ///   read the directory or the credential; ``StrongroomError/Code/misuse``
-    ///   for a name that is not one file name; the errors of ``KeyFile/read(at:)``.
+    ///   for a name that is not one file name; the errors of ``KeyFile/read(at:unwrappingWith:)``.
     ///   None quotes the key.
-    public static func fromCredential(_ name: String) throws(StrongroomError) -> DatabaseKey {
+    public static func fromCredential(_ name: String, unwrappingWith passphrase: PassphraseSource? = nil) throws(StrongroomError) -> DatabaseKey {
         // systemd's credential names: a file name, printable (no "/", no control character).
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/"),
               !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -52,6 +53,7 @@ extension DatabaseKey {
             throw StrongroomError(.keyFilePermissions, "The credentials directory \(directory) is open to group or others (mode \(mode)); systemd makes it private to the service: run `chmod 700 \(directory)` if you made it yourself.", path: directory)
         }
         return try KeyFile.read(at: directory + "/" + name, what: "systemd credential",
-                                createHint: "add LoadCredentialEncrypted=\(name):PATH to the unit (PATH made with `systemd-creds encrypt --name=\(name)`)")
+                                createHint: "add LoadCredentialEncrypted=\(name):PATH to the unit (PATH made with `systemd-creds encrypt --name=\(name)`)",
+                                unwrappingWith: passphrase, source: (.credential, .wrappedCredential))
     }
 }

@@ -1,12 +1,14 @@
 import Foundation
 import StrongroomCrypto
 
-/// Where keys come from: key files, the environment, standard input.
+/// Where keys come from: key files, the environment, standard input
+/// (commands: ``KeyCommand``; systemd credentials: ``fromCredential(_:unwrappingWith:)``).
 /// Never a command-line argument.
 extension DatabaseKey {
-    /// The raw key in the key file at `path`. See ``KeyFile/read(at:)``.
-    public static func load(keyFile path: String) throws(StrongroomError) -> DatabaseKey {
-        try KeyFile.read(at: path)
+    /// The raw key in the key file at `path`, unwrapped with a passphrase
+    /// from `passphrase` when the file is wrapped. See ``KeyFile/read(at:unwrappingWith:)``.
+    public static func load(keyFile path: String, unwrappingWith passphrase: PassphraseSource? = nil) throws(StrongroomError) -> DatabaseKey {
+        try KeyFile.read(at: path, unwrappingWith: passphrase)
     }
 
     /// The raw key held, as 64 hex characters, by the environment variable `name`.
@@ -30,7 +32,9 @@ extension DatabaseKey {
         guard trimmed.count == KeyFile.hexCharacterCount, let bytes = Hex.decodeSecret(trimmed) else {
             throw StrongroomError(.malformedKey, "The environment variable \(name) must hold the 64 hex characters of a 256-bit key.")
         }
-        return try raw(bytes)
+        var key = try raw(bytes)
+        key.source = .environment
+        return key
     }
 
     /// A passphrase read from standard input up to its end or its first
@@ -41,7 +45,9 @@ extension DatabaseKey {
     /// let key = try DatabaseKey.passphraseFromStandardInput()
     /// ```
     public static func passphraseFromStandardInput() throws(StrongroomError) -> DatabaseKey {
-        try passphrase(readSecretLine(from: STDIN_FILENO, limit: 4096))
+        var key = try passphrase(readSecretLine(from: STDIN_FILENO, limit: passphraseByteLimit))
+        key.source = .standardInput
+        return key
     }
 
     /// Reads up to the first newline or end of file into secure storage.

@@ -28,7 +28,14 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
 
     let material: Material
 
-    init(material: Material) { self.material = material }
+    /// Where this key came from: a key file, wrapped or not, a command, a
+    /// credential… (``KeySource``; `status` reports it). Never the key itself.
+    public internal(set) var source: KeySource
+
+    init(material: Material, source: KeySource = .application) {
+        self.material = material
+        self.source = source
+    }
 
     /// The size of a raw key, in bytes.
     public static let rawKeyByteCount = 32

@@ -65,6 +65,10 @@ public struct DatabaseStatus: Sendable, Codable {
     public let applicationID: Int
     /// User tables by name, with row counts.
     public let tables: [Table]
+    /// The kind of source the key that opened the database came from (a key
+    /// file, a wrapped key file, a command, a systemd credential…); nil for
+    /// plaintext. Never the key, its path or its name.
+    public let keySource: KeySource?
 }
 
 extension Connection {
@@ -106,7 +110,8 @@ extension Connection {
             journalMode: try text("journal_mode") ?? "",
             userVersion: try integer("user_version") ?? 0,
             applicationID: try integer("application_id") ?? 0,
-            tables: tables
+            tables: tables,
+            keySource: { if case .encrypted(let key) = configuration.encryption { return key.source } else { return nil } }()
         )
     }
 }

@@ -17,8 +17,7 @@ struct Export: ParsableCommand {
     @Flag(name: .customLong("i-understand-the-output-is-plaintext"), help: "Acknowledge that every row is written unencrypted.")
     var acknowledged = false
 
-    @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring: open the sealed columns in the copy, and drop their blind indexes.", valueName: "path"))
-    var fieldKeys: String?
+    @OptionGroup var fieldKeys: FieldKeyOptions
 
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
@@ -55,8 +54,7 @@ struct Export: ParsableCommand {
             let bar = ProgressBar()
             defer { bar.finish() }
             var finishing: ((Connection) throws(StrongroomError) -> Void)?
-            if let fieldKeys {
-                let keyring = try FieldKeyring.load(from: fieldKeys)
+            if let keyring = try fieldKeys.load(key: key) {
                 let path = database
                 finishing = { (db: Connection) throws(StrongroomError) -> Void in
                     try FieldErrors.asStrongroomErrors(path: path) { try Self.openSealedColumns(keyring: keyring, in: db) }

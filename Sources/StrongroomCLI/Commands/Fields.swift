@@ -11,31 +11,24 @@ struct Fields: ParsableCommand {
         subcommands: [AddKey.self, Activate.self, Rotate.self, Status.self, Retire.self]
     )
 
-    /// `--field-keys PATH`.
-    struct KeyringOptions: ParsableArguments {
-        @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring file (mode 0600).", valueName: "path"))
-        var path: String
-
-        func load() throws -> FieldKeyring { try FieldKeyring.load(from: path) }
-    }
-
     struct AddKey: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "add-key", abstract: "Add a new random key to the keyring (not active yet).")
-        @OptionGroup var keyring: KeyringOptions
+        @OptionGroup var keyring: FieldKeyOptions
         @OptionGroup var output: OutputOptions
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
                 var id: UInt32 = 0
-                let more = try FieldKeyring.update(at: keyring.path) { current in
+                let path = try keyring.requirePath()
+                let more = try FieldKeyring.update(at: path, unwrappingWith: keyring.unwrapping(timeout: KeyCommand.defaultTimeout)) { current in
                     let (added, newID) = current.addingKey()
                     id = newID
                     return added
                 }
                 if output.json {
-                    Output.json(["field_keyring": keyring.path, "key_id": "\(id)"])
+                    Output.json(["field_keyring": path, "key_id": "\(id)"])
                 } else {
-                    print("Added key \(id) to \(keyring.path); key \(more.activeKeyID) is still active. Back the keyring up, then `strongroom fields activate --key-id \(id)`.")
+                    print("Added key \(id) to \(path); key \(more.activeKeyID) is still active. Back the keyring up, then `strongroom fields activate --key-id \(id)`.")
                 }
             }
         }
@@ -43,17 +36,18 @@ struct Fields: ParsableCommand {
 
     struct Activate: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a key of the keyring the one new values are sealed under.")
-        @OptionGroup var keyring: KeyringOptions
+        @OptionGroup var keyring: FieldKeyOptions
         @Option(name: .customLong("key-id"), help: "The key to activate.") var keyID: UInt32
         @OptionGroup var output: OutputOptions
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
-                try FieldKeyring.update(at: keyring.path) { try $0.activating(keyID) }
+                let path = try keyring.requirePath()
+                try FieldKeyring.update(at: path, unwrappingWith: keyring.unwrapping(timeout: KeyCommand.defaultTimeout)) { try $0.activating(keyID) }
                 if output.json {
-                    Output.json(["field_keyring": keyring.path, "active_key_id": "\(keyID)"])
+                    Output.json(["field_keyring": path, "active_key_id": "\(keyID)"])
                 } else {
-                    print("Key \(keyID) is now active in \(keyring.path). Re-seal existing values with `strongroom fields rotate`.")
+                    print("Key \(keyID) is now active in \(path). Re-seal existing values with `strongroom fields rotate`.")
                 }
             }
         }
@@ -63,7 +57,7 @@ struct Fields: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Re-seal every sealed value not under the active key, in batches (each its own transaction; resumable).")
         @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
         @OptionGroup var key: KeyOptions
-        @OptionGroup var keyring: KeyringOptions
+        @OptionGroup var keyring: FieldKeyOptions
         @Option(name: .customLong("batch-size"), help: "Rows per transaction.") var batchSize = 1000
         @OptionGroup var output: OutputOptions
 
@@ -73,7 +67,9 @@ struct Fields: ParsableCommand {
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
-                let fieldKeys = try keyring.load()
+                guard let fieldKeys = try keyring.load(key: key) else {
+                    throw StrongroomError(.misuse, "Give the field keyring with --field-keys PATH or --field-keys-command.")
+                }
                 let queue = try DatabaseQueue(path: database, configuration: self.key.existing(try key.loadKey()))
                 // The registry's columns, and any column its envelopes show sealed that it forgot.
                 let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db) }
@@ -120,20 +116,24 @@ struct Fields: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a key from the keyring once no sealed value of the database uses it.")
         @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
         @OptionGroup var key: KeyOptions
-        @OptionGroup var keyring: KeyringOptions
+        @OptionGroup var keyring: FieldKeyOptions
         @Option(name: .customLong("key-id"), help: "The key to retire.") var keyID: UInt32
         @OptionGroup var output: OutputOptions
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
+                let path = try keyring.requirePath()
+                if keyring.passphraseFromStandardInput && key.readsStandardInput {
+                    throw StrongroomError(.misuse, "Standard input cannot hold both the database passphrase and the field keyring's; give one of them with a command.")
+                }
                 let db = try key.open(database, readOnly: true)
-                try FieldKeyring.update(at: keyring.path) { current in
+                try FieldKeyring.update(at: path, unwrappingWith: keyring.unwrapping(timeout: key.commandTimeout)) { current in
                     try FieldRotation.retire(keyID, from: current, in: db)
                 }
                 if output.json {
-                    Output.json(["field_keyring": keyring.path, "retired_key_id": "\(keyID)"])
+                    Output.json(["field_keyring": path, "retired_key_id": "\(keyID)"])
                 } else {
-                    print("Retired key \(keyID) from \(keyring.path): no sealed value of \(database) uses it.")
+                    print("Retired key \(keyID) from \(path): no sealed value of \(database) uses it.")
                 }
             }
         }

@@ -13,8 +13,7 @@ struct Import: ParsableCommand {
     @Option(help: ArgumentHelp("The new encrypted database (must not exist).", valueName: "path"))
     var database: String
 
-    @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring that seals the --seal columns.", valueName: "path"))
-    var fieldKeys: String?
+    @OptionGroup var fieldKeys: FieldKeyOptions
 
     @Option(help: ArgumentHelp("Seal a column while importing: TABLE.COLUMN[:randomized|deterministic|indexed] (default randomized; indexed adds COLUMN_blind_index). Repeat for more.", valueName: "spec"))
     var seal: [String] = []
@@ -29,7 +28,7 @@ struct Import: ParsableCommand {
         if key.cipherCompatibility != nil {
             throw ValidationError("--cipher-compatibility does not apply here: import writes a new database in the linked SQLCipher's own format.")
         }
-        if !seal.isEmpty && fieldKeys == nil {
+        if !seal.isEmpty && !fieldKeys.isGiven {
             throw ValidationError("--seal needs --field-keys PATH (create one with `strongroom keygen --field --out PATH`).")
         }
         if fieldContext != nil && seal.isEmpty {
@@ -66,8 +65,7 @@ struct Import: ParsableCommand {
             defer { bar.finish() }
             let columns = try seal.map(Self.sealedColumn)
             var finishing: ((Connection) throws(StrongroomError) -> Void)?
-            if let fieldKeys, !columns.isEmpty {
-                let keyring = try FieldKeyring.load(from: fieldKeys)
+            if !columns.isEmpty, let keyring = try fieldKeys.load(key: key) {
                 let context = try fieldContext.map { try FieldContext($0) }
                 let path = database
                 finishing = { (db: Connection) throws(StrongroomError) -> Void in
@@ -84,7 +82,7 @@ struct Import: ParsableCommand {
             bar.finish()
             Conversion.print(report, verb: "Encrypted", from: from, to: database, json: output.json)
             if !columns.isEmpty && !output.json {
-                print("Sealed with \(fieldKeys!): " + columns.map { "\($0.table).\($0.column) (\($0.mode.rawValue))" }.joined(separator: ", ") + ".")
+                print("Sealed with \(fieldKeys.name): " + columns.map { "\($0.table).\($0.column) (\($0.mode.rawValue))" }.joined(separator: ", ") + ".")
             }
         }
     }

@@ -28,8 +28,7 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("How many databases of a fleet to migrate at once.", valueName: "n"))
     var jobs = 1
 
-    @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring, for migrations that seal or open columns (strongroom_seal, strongroom_open).", valueName: "path"))
-    var fieldKeys: String?
+    @OptionGroup var fieldKeys: FieldKeyOptions
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
@@ -48,7 +47,7 @@ struct Migrate: ParsableCommand {
                 throw StrongroomError(.notFound, "No database matches \(database).")
             }
             let databaseKey = try key.loadKey()
-            let keyring = try fieldKeys.map { path in try FieldKeyring.load(from: path) }
+            let keyring = try fieldKeys.load(key: key)
             if paths.count > 1 {
                 try runFleet(paths, migrator: migrator, key: databaseKey, keyring: keyring)
                 return

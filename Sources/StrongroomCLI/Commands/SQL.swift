@@ -42,8 +42,7 @@ struct SQL: ParsableCommand {
 
     @OptionGroup var key: KeyOptions
 
-    @Option(name: .customLong("field-keys"), help: ArgumentHelp("The field keyring: show sealed columns opened.", valueName: "path"))
-    var fieldKeys: String?
+    @OptionGroup var fieldKeys: FieldKeyOptions
 
     @Flag(help: "Allow statements that change the database (without it, such a script is refused before anything runs).")
     var write = false
@@ -64,10 +63,10 @@ struct SQL: ParsableCommand {
         guard [table, csv, json].filter({ $0 }).count <= 1 else {
             throw ValidationError("Give at most one of --table, --csv and --json.")
         }
-        if write && fieldKeys != nil {
+        if write && fieldKeys.isGiven {
             throw ValidationError("--field-keys does not go with --write: SQL would store plaintext in a sealed column. Write without --field-keys (sealed values stay sealed), or through the app.")
         }
-        if sql == nil && key.passphraseFromStandardInput {
+        if sql == nil && (key.readsStandardInput || fieldKeys.passphraseFromStandardInput) {
             throw ValidationError("With --passphrase-stdin, standard input holds the passphrase: give the SQL as an argument.")
         }
     }
@@ -119,8 +118,7 @@ struct SQL: ParsableCommand {
     /// columns the database records when a keyring is given.
     func open() throws -> Connection {
         var configuration = self.key.existing(try key.loadKey(), readOnly: !write)
-        if let fieldKeys {
-            let keyring = try FieldKeyring.load(from: fieldKeys)
+        if let keyring = try fieldKeys.load(key: key) {
             let sealed = try {
                 let db = try Connection(path: database, configuration: configuration)
                 defer { db.close() }

@@ -55,6 +55,7 @@ struct Status: ParsableCommand {
             "encrypted     \(s.encrypted ? "yes" : "no")",
             "sqlcipher     \(s.cipherVersion)",
         ]
+        if let source = s.keySource { lines.append("key source    \(source)") }
         if s.encrypted {
             let hmac = s.hmac == true ? "on" + (s.hmacAlgorithm.map { " (\($0))" } ?? "") : "off"
             lines.append("cipher        \(s.cipher ?? "?") via \(s.cipherProvider ?? "?"), page \(s.cipherPageSize ?? 0) bytes, HMAC \(hmac), KDF \(s.kdfIterations ?? 0) iterations\(s.kdfAlgorithm.map { " (\($0))" } ?? "")\(s.plaintextHeaderSize.map { $0 > 0 ? ", \($0)-byte plaintext header" : "" } ?? "")")

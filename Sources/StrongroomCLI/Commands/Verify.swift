@@ -13,8 +13,7 @@ struct Verify: ParsableCommand {
     var database: String
 
     @OptionGroup var migrationOptions: MigrationOptions
-    @Option(name: .customLong("field-keys"), help: ArgumentHelp("Also open every sealed value with this field keyring and report each one that fails.", valueName: "path"))
-    var fieldKeys: String?
+    @OptionGroup var fieldKeys: FieldKeyOptions
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
@@ -23,14 +22,14 @@ struct Verify: ParsableCommand {
             let migrator = try migrationOptions.migrator()
             let db = try key.open(database, readOnly: true)
             let report = try migrator.verify(db)
-            let sealedFailures = try fieldKeys.map { path in try ColumnSealing.failures(keyring: FieldKeyring.load(from: path), in: db) } ?? []
+            let sealedFailures = try fieldKeys.load(key: key).map { keyring in try ColumnSealing.failures(keyring: keyring, in: db) } ?? []
             if output.json {
                 Output.json(WithField(base: report, key: "sealed_value_failures", value: sealedFailures.map { SealedFailure(error: $0) }))
             } else if report.isClean && sealedFailures.isEmpty {
                 print((report.driftChecked
                        ? "\(database) is at version \(report.currentVersion) and matches \(migrationOptions.migrations): no finding."
                        : "\(database) has no migration history, so schema drift was not checked; integrity, foreign keys and triggers and views on sealed tables: no finding.")
-                      + (fieldKeys.map { " Every sealed value opens with \($0)." } ?? ""))
+                      + (fieldKeys.isGiven ? " Every sealed value opens with \(fieldKeys.name)." : ""))
             } else {
                 print("\(database) is at version \(report.currentVersion)\(report.driftChecked ? "" : " (no migration history: schema drift was not checked)"); \(report.findings.count + sealedFailures.count) finding(s):")
                 for finding in report.findings {

@@ -12,7 +12,7 @@ enum CommandFailure {
         case .wrongKey, .keyRequired, .plaintextDatabase, .notADatabase, .corrupt, .malformedKey,
              .conversion, .verificationFailed, .sealedValue, .uniqueConstraint, .primaryKeyConstraint,
              .foreignKeyConstraint, .notNullConstraint, .checkConstraint, .constraint, .untrustedSchema,
-             .legacyCipherFormat:
+             .legacyCipherFormat, .wrongPassphrase:
             return 65 // EX_DATAERR
         case .notFound, .keyMissing:
             return 66 // EX_NOINPUT
@@ -20,6 +20,8 @@ enum CommandFailure {
             return 73 // EX_CANTCREAT
         case .busy:
             return 75 // EX_TEMPFAIL
+        case .keyCommandFailed:
+            return 69 // EX_UNAVAILABLE: the program that holds the key did not give it
         case .rekeyFailed, .diskFull, .ioError, .fileMoved:
             return 74 // EX_IOERR (for rekey: the rewrite failed; the old key still opens the file)
         case .keyFilePermissions, .permissionDenied, .readOnly:

@@ -1,6 +1,6 @@
 public import Strongroom
 import Foundation
-import StrongroomCrypto
+public import StrongroomCrypto
 
 /// The master keys that seal columns, apart from the database key: each has
 /// an id, and one is active (new values are sealed under it). Per-column
@@ -86,16 +86,38 @@ public struct FieldKeyring: Sendable {
     /// Plenty for thousands of keys; a larger file is not a keyring.
     private static let maximumFileSize = 1 << 20
 
-    /// Reads a keyring file.
+    /// Reads a keyring file, unwrapping it with a passphrase from
+    /// `passphrase` when it is wrapped (`WrappedKeyFile`).
     ///
     /// - Throws: `StrongroomError` with `StrongroomError/Code/notFound`,
     ///   `StrongroomError/Code/keyFilePermissions` (group or others may
-    ///   read it; the message gives the `chmod`), or
+    ///   read it; the message gives the `chmod`),
     ///   `StrongroomError/Code/malformedKey` (the message names the line,
-    ///   never its contents).
-    public static func load(from path: String) throws(StrongroomError) -> FieldKeyring {
-        let contents = try SecretFile.read(at: path, maximumSize: maximumFileSize, what: "field keyring",
-                                           createHint: "create one with `strongroom keygen --field --out \(path)`", malformed: .malformedKey)
+    ///   never its contents), `StrongroomError/Code/keyMissing` (wrapped, and
+    ///   no passphrase given) or `StrongroomError/Code/wrongPassphrase`.
+    public static func load(from path: String, unwrappingWith passphrase: PassphraseSource? = nil) throws(StrongroomError) -> FieldKeyring {
+        try parse(WrappedKeyFile.open(try readFile(at: path), contents: .fieldKeyring, path: path, unwrappingWith: passphrase).bytes,
+                  what: "field keyring \(path)", path: path)
+    }
+
+    /// The keyring a command prints: the text of a keyring file (see
+    /// `KeyCommand`; at most 1 MiB).
+    ///
+    /// ```swift
+    /// let keyring = try FieldKeyring.load(fromCommand: KeyCommand("vault kv get -field=keyring secret/app"))
+    /// ```
+    public static func load(fromCommand command: KeyCommand) throws(StrongroomError) -> FieldKeyring {
+        // The command's output loses its last newline; the keyring's lines end in one.
+        try parse(command.output(limit: maximumFileSize, what: "field keyring"), what: "field keyring printed by the command", path: nil)
+    }
+
+    private static func readFile(at path: String) throws(StrongroomError) -> SecureBytes {
+        try SecretFile.read(at: path, maximumSize: WrappedKeyFile.size(ofPlaintext: maximumFileSize), what: "field keyring",
+                            createHint: "create one with `strongroom keygen --field --out \(path)`", malformed: .malformedKey)
+    }
+
+    /// The keyring in `contents` (a keyring file's text); `what` names it in errors.
+    private static func parse(_ contents: SecureBytes, what: String, path: String?) throws(StrongroomError) -> FieldKeyring {
         var active: UInt32?
         var keys: [UInt32: SecureBytes] = [:]
         var problem: String?
@@ -128,10 +150,10 @@ public struct FieldKeyring: Sendable {
             }
         }
         if let problem {
-            throw StrongroomError(.malformedKey, "The field keyring \(path) is malformed: \(problem).", path: path)
+            throw StrongroomError(.malformedKey, "The \(what) is malformed: \(problem).", path: path)
         }
         guard let active, keys[active] != nil else {
-            throw StrongroomError(.malformedKey, "The field keyring \(path) is malformed: its `active` line must name one of its keys.", path: path)
+            throw StrongroomError(.malformedKey, "The \(what) is malformed: its `active` line must name one of its keys.", path: path)
         }
         return FieldKeyring(activeKeyID: active, keys: keys)
     }
@@ -145,13 +167,15 @@ public struct FieldKeyring: Sendable {
     /// Changes the keyring file at `path` under an exclusive lock (a
     /// `flock` on `PATH.lock`, released when the process ends however it
     /// ends): reads it, applies `change`, writes the result in its place.
-    /// Changes made at the same time by other processes are never lost.
+    /// Changes made at the same time by other processes are never lost. A
+    /// wrapped keyring is unwrapped with a passphrase from `passphrase` and
+    /// stays wrapped, under the same passphrase.
     ///
     /// ```swift
     /// let updated = try FieldKeyring.update(at: "Keys/fields.keyring") { $0.addingKey().keyring }
     /// ```
     @discardableResult
-    public static func update(at path: String, timeout: Duration = .seconds(30),
+    public static func update(at path: String, unwrappingWith passphrase: PassphraseSource? = nil, timeout: Duration = .seconds(30),
                               _ change: (FieldKeyring) throws -> FieldKeyring) throws -> FieldKeyring {
         let lock: FileLock
         do {
@@ -161,8 +185,10 @@ public struct FieldKeyring: Sendable {
         } catch .cannotOpen(let code) {
             throw StrongroomError(.cannotCreate, "Cannot take the lock beside the field keyring \(path): \(String(cString: strerror(code))).", path: path)
         }
-        let changed = try change(try load(from: path))
-        try changed.write(to: path, replacing: true)
+        let opened = try WrappedKeyFile.open(try readFile(at: path), contents: .fieldKeyring, path: path, unwrappingWith: passphrase)
+        let changed = try change(try parse(opened.bytes, what: "field keyring \(path)", path: path))
+        try changed.write(to: path, replacing: true, wrappingWith: opened.wrapping?.passphrase,
+                          parameters: opened.wrapping?.parameters ?? .interactive)
         withExtendedLifetime(lock) {}
         return changed
     }
@@ -170,8 +196,10 @@ public struct FieldKeyring: Sendable {
     /// Writes the keyring to `path` with mode 0600, synced, appearing
     /// atomically. A new file never overwrites one; `replacing: true`
     /// replaces an existing keyring atomically (after adding or activating
-    /// a key).
-    public func write(to path: String, replacing: Bool = false) throws(StrongroomError) {
+    /// a key). With `passphrase`, the file is wrapped under it
+    /// (`WrappedKeyFile`, scrypt with `parameters`).
+    public func write(to path: String, replacing: Bool = false, wrappingWith passphrase: SecureBytes? = nil,
+                      parameters: Scrypt.Parameters = .interactive) throws(StrongroomError) {
         var text = Self.header + Array("\nactive \(activeKeyID)\n".utf8)
         var lines: [SecureBytes] = []
         for id in keyIDs {
@@ -189,6 +217,9 @@ public struct FieldKeyring: Sendable {
             }
         }
         text.removeAll()
-        try SecretFile.write(contents, to: path, replacing: replacing, what: "field keyring")
+        let file = try passphrase.map { passphrase throws(StrongroomError) in
+            try WrappedKeyFile.wrap(contents, contents: .fieldKeyring, passphrase: passphrase, parameters: parameters)
+        } ?? contents
+        try SecretFile.write(file, to: path, replacing: replacing, what: passphrase == nil ? "field keyring" : "wrapped field keyring")
     }
 }

@@ -1,0 +1,97 @@
+import Foundation
+
+/// The child process of a ``KeyCommand``: `/bin/sh -c COMMAND` started with
+/// `posix_spawn`, its standard output a pipe to this process, its standard
+/// input `/dev/null`, its standard error this process's, in a process group
+/// of its own (so that a timeout kills whatever it started too).
+final class KeyCommandProcess {
+    /// The read end of the child's standard output.
+    let output: Int32
+    private let pid: pid_t
+    private var reaped = false
+
+    enum Status: Equatable {
+        case exited(Int32)
+        case signaled(Int32)
+        case timedOut
+    }
+
+    init(command: String) throws(StrongroomError) {
+        var pipeEnds: [Int32] = [-1, -1]
+        // Both ends close on exec (in this process's other children too);
+        // the child gets its copy of the write end by dup2 below.
+        guard pipe(&pipeEnds) == 0, fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC) == 0,
+              fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC) == 0 else {
+            throw StrongroomError(.keyCommandFailed, "Cannot make a pipe for the key command: \(String(cString: strerror(errno))).")
+        }
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        // dup2 clears O_CLOEXEC on the copy; the originals close at exec.
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDOUT_FILENO)
+        // A process group of its own; signals this process ignores (SIGPIPE)
+        // back to their defaults, and none blocked.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
+        var noneBlocked = sigset_t()
+        sigemptyset(&noneBlocked)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &noneBlocked)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let words: [String] = ["/bin/sh", "-c", command]
+        let arguments: [UnsafeMutablePointer<CChar>?] = words.map { word in strdup(word) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var child: pid_t = 0
+        // posix_spawn returns an error number instead of setting errno.
+        let result = posix_spawn(&child, "/bin/sh", &actions, &attributes, arguments, environ)
+        close(pipeEnds[1])
+        guard result == 0 else {
+            close(pipeEnds[0])
+            throw StrongroomError(.keyCommandFailed, "Cannot start the key command with /bin/sh: \(String(cString: strerror(result))).")
+        }
+        pid = child
+        output = pipeEnds[0]
+    }
+
+    /// Kills the child's process group and reaps the child.
+    func kill() {
+        guard !reaped else { return }
+        Foundation.kill(-pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        reaped = true
+    }
+
+    /// Waits for the child to exit until `deadline`; past it, kills it.
+    func wait(until deadline: ContinuousClock.Instant) -> Status {
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { break }
+            if result < 0 && errno != EINTR { reaped = true; return .exited(127) }
+            if KeyCommand.milliseconds(until: deadline) == nil {
+                kill()
+                return .timedOut
+            }
+            usleep(2_000)
+        }
+        reaped = true
+        // The decoding of <sys/wait.h>'s WIFEXITED, WEXITSTATUS and WTERMSIG.
+        if status & 0x7f == 0 { return .exited((status >> 8) & 0xff) }
+        return .signaled(status & 0x7f)
+    }
+
+    deinit {
+        close(output)
+        if !reaped { kill() }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Strongroom
+import StrongroomCrypto
+
+/// Passphrases the commands ask for: from standard input, a command, or a
+/// prompt on the terminal (not echoed). Never from an argument.
+enum Passphrases {
+    /// A passphrase from standard input (`standardInput`), a command, or else
+    /// the terminal, where `confirm` asks twice (for a new passphrase).
+    ///
+    /// - Throws: `key_missing` with no terminal and neither option;
+    ///   `misuse` when the two typed passphrases differ.
+    static func read(standardInput: Bool, command: String?, timeout: Duration, prompt: String,
+                     confirm: Bool, options: String) throws(StrongroomError) -> SecureBytes {
+        if let command {
+            return try PassphraseSource.command(KeyCommand(command, timeout: timeout)).passphrase()
+        }
+        if !standardInput && isatty(STDIN_FILENO) != 1 {
+            throw StrongroomError(.keyMissing, "No passphrase: standard input is not a terminal to ask on; give \(options).")
+        }
+        let first = try prompted(prompt)
+        guard confirm && !standardInput else { return first }
+        let again = try prompted("Again: ")
+        guard first == again else {
+            throw StrongroomError(.misuse, "The two passphrases differ; nothing was written. Try again.")
+        }
+        return first
+    }
+
+    /// The passphrase that unwraps a wrapped key file or keyring, asked only
+    /// when it is wrapped: from standard input, a command, or the terminal
+    /// (nil when there is none: a wrapped file is then refused as `key_missing`).
+    static func unwrapping(standardInput: Bool, command: String?, timeout: Duration, prompt: String) -> PassphraseSource? {
+        if let command { return .command(KeyCommand(command, timeout: timeout)) }
+        guard standardInput || isatty(STDIN_FILENO) == 1 else { return nil }
+        return PassphraseSource { () throws(StrongroomError) in try prompted(prompt) }
+    }
+
+    /// A line of standard input, echo off and `prompt` shown on a terminal.
+    private static func prompted(_ prompt: String) throws(StrongroomError) -> SecureBytes {
+        try TerminalEcho.withoutEcho(prompt: prompt) { () throws(StrongroomError) in
+            try PassphraseSource.standardInput.passphrase()
+        }
+    }
+}
