@@ -8,7 +8,9 @@
 //       a pool with 1 writer and 4 readers for SECONDS; prints one JSON line of counts
 //   reliability-child release-keys DB KEY NEW.key FIELD.keyring MARKER
 //       a pool that seals MARKER, reads it back and rekeys to NEW, then closes and
-//       lets every key go; prints "released" and waits to be dumped and killed
+//       lets every key go; prints "released" and waits to be dumped and killed.
+//       A key `command:CMD` is what CMD prints (KeyCommand); a wrapped key file or
+//       keyring is unwrapped with what `cat passphrase.txt` prints
 import Foundation
 import Strongroom
 import StrongroomFields
@@ -137,8 +139,14 @@ enum ReliabilityChild {
     /// what a process's memory holds after its keys are released.
     static func releaseKeys(database: String, keyFile: String, newKeyFile: String, keyring: String, marker: String) throws {
         do {
-            var configuration = Configuration(key: try DatabaseKey.load(keyFile: keyFile))
-            configuration.seal([.randomized("email", in: "customer")], keyring: try FieldKeyring.load(from: keyring))
+            // Asked only for a wrapped file.
+            let passphrase = PassphraseSource.command(KeyCommand("cat passphrase.txt"))
+            func key(_ source: String) throws -> DatabaseKey {
+                source.hasPrefix("command:") ? try DatabaseKey.fromCommand(KeyCommand(String(source.dropFirst(8))))
+                    : try DatabaseKey.load(keyFile: source, unwrappingWith: passphrase)
+            }
+            var configuration = Configuration(key: try key(keyFile))
+            configuration.seal([.randomized("email", in: "customer")], keyring: try FieldKeyring.load(from: keyring, unwrappingWith: passphrase))
             let pool = try DatabasePool(path: database, configuration: configuration)
             try pool.write { db in
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS customer(id INTEGER PRIMARY KEY, email BLOB)")
@@ -147,7 +155,7 @@ enum ReliabilityChild {
             }
             let opened = try pool.read { db in try db.fetchAll(sql: "SELECT id, email FROM customer") }
             guard opened.count == 1 else { exit(70) }
-            try pool.rekey(to: DatabaseKey.load(keyFile: newKeyFile))
+            try pool.rekey(to: key(newKeyFile))
             try pool.close()
         }
         FileHandle.standardOutput.write(Data("released\n".utf8))

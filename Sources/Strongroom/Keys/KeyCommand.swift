@@ -37,7 +37,7 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Names the command; the command line is not a secret, its output is.
-    public var description: String { "KeyCommand(\(command.debugDescription), timeout \(timeout))" }
+    public var description: String { "KeyCommand(\(command.debugDescription), timeout \(Self.seconds(timeout)))" }
 
     /// Runs the command and returns its standard output, without one trailing
     /// newline (`\n` or `\r\n`), in secure storage.

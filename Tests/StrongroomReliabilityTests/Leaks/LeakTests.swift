@@ -55,21 +55,58 @@ struct LeakTests {
     @Test(.disabled(if: ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] != nil,
                     "gcore of a sanitized process writes its shadow memory: terabytes"))
     func noKeyIsLeftInACoreDumpAfterTheKeysAreReleased() throws {
-        let gcore = try #require(ProcessRunner.which("gcore"), "gcore (gdb) is installed by `make test-setup`")
         #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "old.key"], currentDirectory: dir.path).status == 0)
         #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
         #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--field", "--out", "fields.keyring"], currentDirectory: dir.path).status == 0)
-        let keyringKeys = String(decoding: Fixtures.bytes(of: dir.file("fields.keyring")), as: UTF8.self)
+        try searchCoreDump(name: "core dump", operation: "after a pool opened, sealed, read and rekeyed, then closed",
+                           arguments: ["old.key", "new.key", "fields.keyring"],
+                           secrets: [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
+                                     ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
+                               + Self.keyringKeys(Fixtures.bytes(of: dir.file("fields.keyring"))).map { ("field key", $0) },
+                           passphrases: [])
+    }
+
+    /// Issue 27: the same with the keys from the new sources: the database
+    /// key in a wrapped key file, the new key printed by a key command, the
+    /// field keyring wrapped, both unwrapped with a passphrase a command prints.
+    @Test(.disabled(if: ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] != nil,
+                    "gcore of a sanitized process writes its shadow memory: terabytes"))
+    func noKeyOrPassphraseIsLeftInACoreDumpAfterWrappedAndCommandKeysAreReleased() throws {
+        let passphrase = "wrap-passphrase-" + UUID().uuidString
+        try Array((passphrase + "\n").utf8).withUnsafeBytes { FileManager.default.createFile(atPath: dir.file("passphrase.txt"), contents: Data($0)) }
+        for (arguments, input) in [(["keygen", "--out", "old.key"], nil), (["keygen", "--out", "new.key"], nil),
+                                   (["keygen", "--field", "--out", "fields.keyring"], nil),
+                                   (["key", "wrap", "--in", "old.key", "--out", "old.wrapped", "--passphrase-stdin"], passphrase),
+                                   (["key", "wrap", "--in", "fields.keyring", "--out", "fields.wrapped", "--passphrase-stdin"], passphrase)] {
+            let made = try ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, currentDirectory: dir.path)
+            #expect(made.status == 0, "\(arguments): \(made.stderr)")
+        }
+        try searchCoreDump(name: "core dump (wrapped key files, key command)",
+                           operation: "the same, the keys from a wrapped key file, a key command and a wrapped keyring",
+                           arguments: ["old.wrapped", "command:cat new.key", "fields.wrapped"],
+                           secrets: [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
+                                     ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
+                               + Self.keyringKeys(Fixtures.bytes(of: dir.file("fields.keyring"))).map { ("field key", $0) },
+                           passphrases: [passphrase])
+    }
+
+    /// The hex of each key in a keyring file's text.
+    static func keyringKeys(_ text: [UInt8]) -> [String] {
+        String(decoding: text, as: UTF8.self)
             .split(separator: "\n").filter { $0.hasPrefix("key ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
-        #expect(keyringKeys.count == 1)
-        let secrets: [(String, String)] = [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
-                                           ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
-            + keyringKeys.map { ("field key", $0) }
+    }
+
+    /// Runs `reliability-child release-keys app.db ARGUMENTS MARKER`, dumps its
+    /// core once it says it released its keys, and searches the dump for each
+    /// secret (as bytes and hex) and each passphrase.
+    func searchCoreDump(name: String, operation: String, arguments: [String], secrets: [(String, String)], passphrases: [String]) throws {
+        let gcore = try #require(ProcessRunner.which("gcore"), "gcore (gdb) is installed by `make test-setup`")
+        #expect(secrets.count == 3)
         let marker = "marker-" + UUID().uuidString
 
         let child = Process()
         child.executableURL = URL(fileURLWithPath: Fixtures.reliabilityChild)
-        child.arguments = ["release-keys", "app.db", "old.key", "new.key", "fields.keyring", marker]
+        child.arguments = ["release-keys", "app.db"] + arguments + [marker]
         child.currentDirectoryURL = URL(fileURLWithPath: dir.path)
         let output = Pipe()
         child.standardOutput = output
@@ -88,11 +125,16 @@ struct LeakTests {
                 Issue.record("the \(name) is in the core dump, as \(form)")
             }
         }
+        for passphrase in passphrases where Self.find(Array(passphrase.utf8), in: core) {
+            found += 1
+            Issue.record("the wrapping passphrase is in the core dump")
+        }
         // The core dump is a real image of the process: its own strings are in it.
         #expect(Self.find(Array("release-keys".utf8), in: core), "the dump does not hold the process's arguments")
-        try ReliabilityResults.write("leaks", name: "core dump", [
-            "place": "a core dump (gcore) of the process", "operation": "after a pool opened, sealed, read and rekeyed, then closed",
-            "searched": "\(secrets.count) keys × 3 forms in \(core.count / 1_048_576) MiB", "found": found,
+        try ReliabilityResults.write("leaks", name: name, [
+            "place": "a core dump (gcore) of the process", "operation": operation,
+            "searched": "\(secrets.count) keys × 3 forms\(passphrases.isEmpty ? "" : " and \(passphrases.count) passphrase") in \(core.count / 1_048_576) MiB",
+            "found": found,
         ])
     }
 
@@ -107,6 +149,28 @@ struct LeakTests {
         var duration = 0.0
         var filesSearched = Set<String>()
         var found: [String] = []
+        /// Snapshots in which a child process (a key command) was seen.
+        var childSightings = 0
+    }
+
+    /// The processes below `pid` (children, their children…), from `/proc/*/stat`.
+    static func descendants(of pid: pid_t) -> [pid_t] {
+        var parents: [pid_t: pid_t] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let child = pid_t(entry) else { continue }
+            let stat = String(decoding: Fixtures.bytes(of: "/proc/\(entry)/stat"), as: UTF8.self)
+            // "PID (COMM) STATE PPID …": COMM may hold spaces and parentheses; PPID follows the last ")".
+            guard let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = pid_t(fields[1]) { parents[child] = parent }
+        }
+        var found: [pid_t] = [], frontier = [pid]
+        while let next = frontier.popLast() {
+            let children = parents.filter { $0.value == next }.map(\.key)
+            found += children
+            frontier += children
+        }
+        return found
     }
 
     /// Polls the running `process` until it exits: its command line, its
@@ -128,6 +192,13 @@ struct LeakTests {
             // folder is searched through its descriptor, not again by name.
             var searchedNow = Set<String>()
             search(Fixtures.bytes(of: "/proc/\(pid)/cmdline"), "the command line")
+            // A key command's process, and what it starts: their command lines and environments.
+            let children = descendants(of: pid)
+            if !children.isEmpty { seen.childSightings += 1 }
+            for child in children {
+                search(Fixtures.bytes(of: "/proc/\(child)/cmdline"), "a child's command line")
+                search(Fixtures.bytes(of: "/proc/\(child)/environ"), "a child's environment")
+            }
             // A key given in the environment is there from exec until the
             // command has read it and wiped it: only those first snapshots may hold it.
             let environment = Fixtures.bytes(of: "/proc/\(pid)/environ")
@@ -190,7 +261,7 @@ struct LeakTests {
             UPDATE note SET extra = '\(markers[2])' WHERE id % 5 = 0;
             """.write(toFile: dir.file("work/Migrations/0001_rebuild.sql"), atomically: true, encoding: .utf8)
 
-        let needles: [(String, [UInt8])] = markers.map { ("a marker", Array($0.utf8)) }
+        var needles: [(String, [UInt8])] = markers.map { ("a marker", Array($0.utf8)) }
             + zip(["the key", "the key (lowercase hex)", "the key (uppercase hex)"], Self.forms(ofHex: keyHex)).map { ($0, $1) }
             + zip(["the new key", "the new key (lowercase hex)", "the new key (uppercase hex)"], Self.forms(ofHex: newHex)).map { ($0, $1) }
         // The key as a systemd credential for the migration (issue 27): a private
@@ -200,11 +271,22 @@ struct LeakTests {
         try Fixtures.copy(dir.file("work.key"), to: credentials + "/work-key")
         chmod(credentials + "/work-key", 0o400)
         chmod(credentials, 0o700)
+        // Issue 27: the new key wrapped under a passphrase a command prints, and
+        // given by a key command (which outlives its output a little, to be watched).
+        let passphrase = "wrap-passphrase-" + UUID().uuidString
+        FileManager.default.createFile(atPath: dir.file("passphrase.txt"), contents: Data((passphrase + "\n").utf8))
+        chmod(dir.file("passphrase.txt"), 0o600)
+        let wrapped = try ProcessRunner.run(Fixtures.strongroomBinary, ["key", "wrap", "--in", "new.key", "--out", "new.wrapped", "--passphrase-command", "cat passphrase.txt"],
+                                            currentDirectory: dir.path)
+        #expect(wrapped.status == 0, "key wrap: \(wrapped.stderr)")
+        needles.append(("the wrapping passphrase", Array(passphrase.utf8)))
         // The key through the environment for the import, as a user may give it.
         let runs: [(String, [String], [String: String])] = [
             ("import", ["import", "--from", dir.file("source/plain.sqlite"), "--database", "app.db", "--key-env", "APP_DB_KEY"], ["APP_DB_KEY": keyHex]),
             ("migrate", ["migrate", "--database", "app.db", "--key-credential", "work-key"], ["CREDENTIALS_DIRECTORY": credentials]),
             ("rekey", ["rekey", "--database", "app.db", "--key-file", "../work.key", "--new-key-file", "../new.key"], [:]),
+            ("verify", ["verify", "--database", "app.db", "--key-file", "../new.wrapped", "--passphrase-command", "cat ../passphrase.txt; sleep 0.5"], [:]),
+            ("status", ["status", "--database", "app.db", "--key-command", "cat ../new.key; sleep 0.5"], [:]),
         ]
         for (name, arguments, environment) in runs {
             let process = Process()
@@ -221,7 +303,8 @@ struct LeakTests {
             // look at it often while it works.
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(process.processIdentifier), 10)
             let seen = Self.watch(process, folders: [dir.file("work"), dir.file("tmp")],
-                                  allowed: [dir.file("source/plain.sqlite"), dir.file("work.key"), dir.file("new.key"), credentials + "/work-key"], needles: needles)
+                                  allowed: [dir.file("source/plain.sqlite"), dir.file("work.key"), dir.file("new.key"), credentials + "/work-key",
+                                            dir.file("passphrase.txt")], needles: needles)
             process.waitUntilExit()
             let printed = output.fileHandleForReading.readDataToEndOfFile() + errors.fileHandleForReading.readDataToEndOfFile()
             var found = seen.found
@@ -229,6 +312,10 @@ struct LeakTests {
             #expect(process.terminationStatus == 0, "\(name): \(String(decoding: printed, as: UTF8.self))")
             #expect(seen.snapshots > 3, "\(name): the watcher saw the process \(seen.snapshots) times")
             #expect(found.isEmpty, "\(name): \(Set(found).sorted())")
+            let usesACommand = arguments.contains { $0.hasSuffix("-command") }
+            if usesACommand {
+                #expect(seen.childSightings > 0, "\(name): the key command's process was never seen")
+            }
             let keyInEnvironment = environment.values.contains(keyHex)
             if keyInEnvironment {
                 // Wiped once read: held only while the command starts, not while it works.
@@ -237,8 +324,11 @@ struct LeakTests {
             }
             try ReliabilityResults.write("leaks", name: "files while " + name, [
                 "place": "open files (deleted ones too), the database folder, TMPDIR, command line, environment, output",
-                "operation": "strongroom \(name)" + (keyInEnvironment ? " (key in the environment)" : environment.isEmpty ? "" : " (key from a systemd credential)"),
+                "operation": "strongroom \(name)" + (keyInEnvironment ? " (key in the environment)" : !environment.isEmpty ? " (key from a systemd credential)"
+                    : arguments.contains("--key-command") ? " (key from a key command; its process watched too)"
+                    : arguments.contains("--passphrase-command") ? " (wrapped key file, passphrase from a command; its process watched too)" : ""),
                 "searched": "\(seen.filesSearched.count) files in \(seen.snapshots) snapshots"
+                    + (usesACommand ? ", the command's process in \(seen.childSightings)" : "")
                     + (!keyInEnvironment ? "" : String(format: "; the key in the environment until read and wiped: %.0f ms of %.1f s",
                                                          seen.lastEnvironmentSighting * 1000, seen.duration)),
                 "found": found.count,

@@ -1,0 +1,104 @@
+import Foundation
+import Strongroom
+import StrongroomCrypto
+import StrongroomTestSupport
+import Testing
+
+/// Issue 27, items 1 and 5: a key (or passphrase) printed by a command, as
+/// password managers and vault CLIs give them: its exit status, its time
+/// limit, its process group, an empty or oversized output, each a typed error
+/// that never quotes what it printed.
+@Suite("Key commands")
+struct KeyCommandTests {
+    let dir = TemporaryDirectory()
+
+    /// A database under a new raw key, and the key file the commands `cat`.
+    func database() throws -> (database: String, keyFile: String) {
+        let key = DatabaseKey.generate()
+        try KeyFile.write(key, to: dir.file("vault.key"))
+        let db = try Connection(path: dir.file("app.db"), configuration: Configuration(key: key))
+        try db.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES ('command-marker')")
+        db.close()
+        return (dir.file("app.db"), dir.file("vault.key"))
+    }
+
+    func marker(_ database: String, _ key: DatabaseKey) throws -> String? {
+        let db = try Connection(path: database, configuration: Configuration(key: key))
+        defer { db.close() }
+        return try db.fetchOne(String.self, sql: "SELECT x FROM t")
+    }
+
+    @Test func aCommandPrintsTheRawKeyOrAPassphrase() throws {
+        let (database, keyFile) = try database()
+        let key = try DatabaseKey.fromCommand(KeyCommand("cat '\(keyFile)'"))
+        #expect(key.source == .command && !key.isPassphrase)
+        #expect(try marker(database, key) == "command-marker")
+        // Without its newline, and with a CR LF, too.
+        let hex = Fixtures.hex(ofKeyFile: keyFile)
+        FileManager.default.createFile(atPath: dir.file("crlf"), contents: Data((hex + "\r\n").utf8))
+        #expect(try marker(database, DatabaseKey.fromCommand(KeyCommand("cat '\(dir.file("crlf"))'"))) == "command-marker")
+        #expect(try marker(database, DatabaseKey.fromCommand(KeyCommand("printf %s \"$(cat '\(keyFile)')\""))) == "command-marker")
+
+        let passphrase = try DatabaseKey.passphraseFromCommand(KeyCommand("echo 'a passphrase with spaces'"))
+        #expect(passphrase.isPassphrase && passphrase.source == .command)
+        let db = try Connection(path: dir.file("pass.db"), configuration: Configuration(key: passphrase))
+        try db.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES ('command-marker')")
+        db.close()
+        #expect(try marker(dir.file("pass.db"), DatabaseKey.passphrase("a passphrase with spaces")) == "command-marker")
+    }
+
+    /// Each failure: its code, words of its sentence, and never the output.
+    @Test(arguments: [
+        ("exit 3", "echo 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef; exit 3", StrongroomError.Code.keyCommandFailed, "exit status 3"),
+        ("not found", "/nonexistent/vault-tool get key", .keyCommandFailed, "exit status 127"),
+        ("killed", "echo partial; kill -9 $$", .keyCommandFailed, "signal 9"),
+        ("silent", "true", .keyMissing, "printed nothing"),
+        ("a newline only", "echo", .keyMissing, "printed nothing"),
+        ("stdin is /dev/null", "cat", .keyMissing, "printed nothing"),
+        ("not hex", "echo 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF", .malformedKey, "64 lowercase hex"),
+        ("too long", "head -c 100000 /dev/zero | tr '\\0' a", .malformedKey, "more than"),
+    ])
+    func aFailingCommandIsATypedErrorThatQuotesNothing(what: String, command: String, code: StrongroomError.Code, saying: String) throws {
+        let error = #expect(throws: StrongroomError.self, "\(what)") { try DatabaseKey.fromCommand(KeyCommand(command, timeout: .seconds(20))) }
+        #expect(error?.code == code, "\(what): \(String(describing: error))")
+        #expect(error?.message.contains(saying) == true, "\(what): \(error?.message ?? "")")
+        for printed in ["0123456789abcdef", "0123456789ABCDEF", "partial", "aaaa"] {
+            #expect(error?.message.contains(printed) == false, "\(what) quotes its output")
+        }
+    }
+
+    @Test func aCommandThatHangsIsKilledWithEverythingItStarted() throws {
+        let pidFile = dir.file("grandchild.pid")
+        let started = ContinuousClock.now
+        let error = #expect(throws: StrongroomError.self) {
+            try DatabaseKey.fromCommand(KeyCommand("sleep 300 & echo $! > '\(pidFile)'; wait", timeout: .milliseconds(500)))
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.code == .keyCommandFailed && error?.message.contains("did not finish within 0.5 s") == true, "\(String(describing: error))")
+        #expect(elapsed < .seconds(10), "\(elapsed)")
+        // The background `sleep` was in the command's process group: killed too.
+        let pid = try #require(pid_t(String(decoding: Fixtures.bytes(of: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        var gone = false
+        for _ in 0..<200 where !gone {
+            let stat = String(decoding: Fixtures.bytes(of: "/proc/\(pid)/stat"), as: UTF8.self)
+            gone = stat.isEmpty || stat.contains(") Z ")
+            if !gone { usleep(10_000) }
+        }
+        #expect(gone, "the command's background process \(pid) outlived the timeout")
+    }
+
+    @Test func aCommandThatClosesItsOutputButDoesNotExitIsStoppedToo() throws {
+        let (_, keyFile) = try database()
+        let error = #expect(throws: StrongroomError.self) {
+            try DatabaseKey.fromCommand(KeyCommand("cat '\(keyFile)'; exec >&-; sleep 300", timeout: .milliseconds(500)))
+        }
+        #expect(error?.code == .keyCommandFailed && error?.message.contains("did not exit") == true, "\(String(describing: error))")
+    }
+
+    @Test func theCommandLineIsNotSecretButItsOutputIs() throws {
+        let command = KeyCommand("pass show app/db", timeout: .seconds(5))
+        #expect(command.description == "KeyCommand(\"pass show app/db\", timeout 5 s)")
+        let output = try KeyCommand("echo secret-output").output(limit: 64, what: "test secret")
+        #expect(output.count == "secret-output".count && !"\(output)".contains("secret-output"))
+    }
+}
