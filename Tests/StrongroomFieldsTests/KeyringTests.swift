@@ -1,5 +1,6 @@
 import Foundation
 import Strongroom
+import StrongroomCrypto
 import StrongroomFields
 import StrongroomTestSupport
 import Testing
@@ -28,6 +29,43 @@ struct KeyringTests {
         #expect(try FieldCipher(keyring: rotated).open(sealed, table: "t", column: "c", rowKey: [.integer(1)]) == .text("x"))
         #expect(throws: FieldError.self) { try rotated.removingKey(2) }
         #expect(try rotated.removingKey(1).keyIDs == [2])
+    }
+
+    /// Issue 27: a keyring wrapped under a passphrase, read with it, changed
+    /// under the lock and still wrapped under the same passphrase; or printed by a command.
+    @Test func aWrappedKeyringOpensWithItsPassphraseAndStaysWrappedWhenChanged() throws {
+        let path = dir.file("fields.wrapped")
+        let cheap = try Scrypt.Parameters(log2N: 10, r: 8, p: 1)
+        let passphrase = SecureBytes(copying: Array("keyring passphrase".utf8))
+        let keyring = FieldKeyring.generate()
+        try keyring.write(to: path, wrappingWith: passphrase, parameters: cheap)
+        #expect(WrappedKeyFile.isWrapped(at: path))
+        let sealed = try FieldCipher(keyring: keyring).seal(.text("x"), table: "t", column: "c", rowKey: [.integer(1)], mode: .randomized)
+
+        let missing = #expect(throws: StrongroomError.self) { try FieldKeyring.load(from: path) }
+        #expect(missing?.code == .keyMissing)
+        let wrong = #expect(throws: StrongroomError.self) {
+            try FieldKeyring.load(from: path, unwrappingWith: .bytes(SecureBytes(copying: Array("other".utf8))))
+        }
+        #expect(wrong?.code == .wrongPassphrase)
+        let loaded = try FieldKeyring.load(from: path, unwrappingWith: .bytes(passphrase))
+        #expect(try FieldCipher(keyring: loaded).open(sealed, table: "t", column: "c", rowKey: [.integer(1)]) == .text("x"))
+
+        try FieldKeyring.update(at: path, unwrappingWith: .bytes(passphrase)) { $0.addingKey().keyring }
+        #expect(WrappedKeyFile.isWrapped(at: path))
+        #expect(Fixtures.bytes(of: path)[27] == 10, "the file's own scrypt cost is kept")
+        #expect(try FieldKeyring.load(from: path, unwrappingWith: .bytes(passphrase)).keyIDs == [1, 2])
+        // A wrapped key file is not a keyring.
+        try KeyFile.write(DatabaseKey.generate(), to: dir.file("db.wrapped"), wrappingWith: passphrase, parameters: cheap)
+        let kind = #expect(throws: StrongroomError.self) { try FieldKeyring.load(from: dir.file("db.wrapped"), unwrappingWith: .bytes(passphrase)) }
+        #expect(kind?.code == .malformedKey && kind?.message.contains("a wrapped key file, not a wrapped field keyring") == true)
+
+        // The keyring's text from a command (a vault's CLI), and a command's malformed output named without quoting it.
+        try keyring.write(to: dir.file("plain.keyring"))
+        let printed = try FieldKeyring.load(fromCommand: KeyCommand("cat '\(dir.file("plain.keyring"))'"))
+        #expect(try FieldCipher(keyring: printed).open(sealed, table: "t", column: "c", rowKey: [.integer(1)]) == .text("x"))
+        let bad = #expect(throws: StrongroomError.self) { try FieldKeyring.load(fromCommand: KeyCommand("echo not-a-keyring-line")) }
+        #expect(bad?.code == .malformedKey && bad?.message.contains("printed by the command") == true && bad?.message.contains("not-a-keyring") == false)
     }
 
     @Test func groupReadableSymlinkedAndMalformedKeyringsAreRefused() throws {

@@ -87,7 +87,8 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
         case .exited(0):
             break
         case .exited(let code):
-            throw StrongroomError(.keyCommandFailed, "The command for the \(what) failed (exit status \(code)); its own messages, if any, are above. Nothing was opened.")
+            let hint = code == 127 ? " (127: the shell found no such program; check the command's path)" : code == 126 ? " (126: the program could not be run; check its mode)" : ""
+            throw StrongroomError(.keyCommandFailed, "The command for the \(what) failed (exit status \(code)\(hint)); its own messages, if any, are above. Nothing was opened.")
         case .signaled(let signal):
             throw StrongroomError(.keyCommandFailed, "The command for the \(what) was killed by signal \(signal) (\(String(cString: strsignal(signal)))); nothing was opened.")
         case .timedOut:
