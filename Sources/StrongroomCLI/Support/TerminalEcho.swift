@@ -19,10 +19,10 @@ enum TerminalEcho {
 
     /// Runs `read` with echo off when standard input is a terminal, after
     /// printing `prompt` on standard error when that is a terminal too;
-    /// otherwise just runs it.
+    /// otherwise just runs it. Echo goes off before the prompt appears: what
+    /// is typed as soon as it shows is never echoed.
     static func withoutEcho<T, E: Error>(prompt: String, _ read: () throws(E) -> T) throws(E) -> T {
         guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, saved) == 0 else { return try read() }
-        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data(prompt.utf8)) }
         quiet.pointee = saved.pointee
         quiet.pointee.c_lflag &= ~tcflag_t(ECHO)
         quiet.pointee.c_lflag |= tcflag_t(ECHONL)
@@ -40,6 +40,7 @@ enum TerminalEcho {
             restore()
             for (signal, handler) in previous { Foundation.signal(signal, handler) }
         }
+        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data(prompt.utf8)) }
         return try read()
     }
 
