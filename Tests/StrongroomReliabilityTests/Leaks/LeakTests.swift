@@ -285,7 +285,8 @@ struct LeakTests {
             ("import", ["import", "--from", dir.file("source/plain.sqlite"), "--database", "app.db", "--key-env", "APP_DB_KEY"], ["APP_DB_KEY": keyHex]),
             ("migrate", ["migrate", "--database", "app.db", "--key-credential", "work-key"], ["CREDENTIALS_DIRECTORY": credentials]),
             ("rekey", ["rekey", "--database", "app.db", "--key-file", "../work.key", "--new-key-file", "../new.key"], [:]),
-            ("verify", ["verify", "--database", "app.db", "--key-file", "../new.wrapped", "--passphrase-command", "cat ../passphrase.txt; sleep 0.5"], [:]),
+            ("sql", ["sql", "--database", "app.db", "--key-file", "../new.wrapped", "--passphrase-command", "cat ../passphrase.txt; sleep 0.5",
+                     "--csv", "SELECT count(*) FROM note WHERE body LIKE '%9%'"], [:]),
             ("status", ["status", "--database", "app.db", "--key-command", "cat ../new.key; sleep 0.5"], [:]),
         ]
         for (name, arguments, environment) in runs {
