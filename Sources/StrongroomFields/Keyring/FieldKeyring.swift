@@ -24,7 +24,7 @@ public import StrongroomCrypto
 /// ```
 ///
 /// When other processes may change the same file, change it with
-/// ``update(at:timeout:_:)``, which holds a lock from reading to writing.
+/// ``update(at:unwrappingWith:timeout:_:)``, which holds a lock from reading to writing.
 ///
 /// Holding the database key reveals nothing sealed; holding the keyring
 /// reveals nothing without the database key.
