@@ -259,4 +259,37 @@ struct KeyCustodyTests {
         // What was typed at the prompt wrapped the file; the failed rewrap left it so.
         #expect(try run(["key", "rewrap", "--file", "tty.key", "--passphrase-stdin", "--new-passphrase-command", "echo z"], input: "typed secret\n").status == 0)
     }
+
+    /// A command that asks on the terminal itself (`read < /dev/tty`, as an
+    /// askpass script does) gets the terminal while it runs, and the
+    /// terminal comes back after: it is not stopped as a background job.
+    @Test func aKeyCommandThatAsksOnTheTerminalGetsIt() throws {
+        try plaintextSource()
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key"]).status == 0)
+        let script = """
+            import os, pty, sys
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[1], [sys.argv[1], "status", "--database", "app.db", "--command-timeout", "10",
+                                       "--key-command", "printf 'Unlock: ' > /dev/tty; read -r answer < /dev/tty; [ \\"$answer\\" = open ] && cat db.key"])
+            seen = b""
+            while b"Unlock:" not in seen:
+                chunk = os.read(fd, 1024)
+                if not chunk: break
+                seen += chunk
+            os.write(fd, b"open\\n")
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk: break
+                seen += chunk
+            _, status = os.waitpid(pid, 0)
+            print(os.waitstatus_to_exitcode(status), repr(seen.decode(errors="replace")))
+            """
+        let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary], currentDirectory: dir.path)
+        #expect(result.stdout.hasPrefix("0 ") && result.stdout.contains("key source    key command"), "\(result.stdout) \(result.stderr)")
+    }
 }
