@@ -4,11 +4,18 @@ import Foundation
 /// `posix_spawn`, its standard output a pipe to this process, its standard
 /// input `/dev/null`, its standard error this process's, in a process group
 /// of its own (so that a timeout kills whatever it started too).
+///
+/// When this process is the terminal's foreground job, the command's group
+/// is made the foreground job while it runs (as a shell does for the jobs it
+/// starts), so that a command that asks on `/dev/tty` is not stopped as a
+/// background job; the terminal is handed back when it ends.
 final class KeyCommandProcess {
     /// The read end of the child's standard output.
     let output: Int32
     private let pid: pid_t
     private var reaped = false
+    /// The terminal handed to the command's group, to hand back.
+    private var terminal: Int32?
 
     enum Status: Equatable {
         case exited(Int32)
@@ -60,6 +67,36 @@ final class KeyCommandProcess {
         }
         pid = child
         output = pipeEnds[0]
+        // posix_spawn returns once the child has exec'd, in its own group (pgid = pid).
+        // The controlling terminal, whatever standard input is; none for a service.
+        let tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        if tty >= 0, tcgetpgrp(tty) == getpgrp(), Self.setForeground(child, of: tty) {
+            terminal = tty
+            // Had it read the terminal before it was handed over, it was stopped (SIGTTIN): go on.
+            Foundation.kill(-child, SIGCONT)
+        } else if tty >= 0 {
+            close(tty)
+        }
+    }
+
+    /// Makes `group` the terminal's foreground job. SIGTTOU is blocked
+    /// meanwhile: from a background group, tcsetpgrp(3) would otherwise stop
+    /// the caller.
+    private static func setForeground(_ group: pid_t, of tty: Int32) -> Bool {
+        var block = sigset_t(), previous = sigset_t()
+        sigemptyset(&block)
+        sigaddset(&block, SIGTTOU)
+        pthread_sigmask(SIG_BLOCK, &block, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        return tcsetpgrp(tty, group) == 0
+    }
+
+    /// Hands the terminal back to this process's group.
+    private func reclaimTerminal() {
+        guard let tty = terminal else { return }
+        _ = Self.setForeground(getpgrp(), of: tty)
+        close(tty)
+        terminal = nil
     }
 
     /// Kills the child's process group and reaps the child.
@@ -69,6 +106,7 @@ final class KeyCommandProcess {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         reaped = true
+        reclaimTerminal()
     }
 
     /// Waits for the child to exit until `deadline`; past it, kills it.
@@ -77,7 +115,7 @@ final class KeyCommandProcess {
         while true {
             let result = waitpid(pid, &status, WNOHANG)
             if result == pid { break }
-            if result < 0 && errno != EINTR { reaped = true; return .exited(127) }
+            if result < 0 && errno != EINTR { reaped = true; reclaimTerminal(); return .exited(127) }
             if KeyCommand.milliseconds(until: deadline) == nil {
                 kill()
                 return .timedOut
@@ -85,6 +123,7 @@ final class KeyCommandProcess {
             usleep(2_000)
         }
         reaped = true
+        reclaimTerminal()
         // The decoding of <sys/wait.h>'s WIFEXITED, WEXITSTATUS and WTERMSIG.
         if status & 0x7f == 0 { return .exited((status >> 8) & 0xff) }
         return .signaled(status & 0x7f)
@@ -93,5 +132,6 @@ final class KeyCommandProcess {
     deinit {
         close(output)
         if !reaped { kill() }
+        reclaimTerminal()
     }
 }
