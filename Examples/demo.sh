@@ -120,7 +120,7 @@ rm -f demo/app.key.wrapped demo/app.key.wrapped.lock demo/vault.pass
 (umask 077; head -c 24 /dev/urandom | base64 > demo/vault.pass)
 "$strongroom" key wrap --in "$key" --out demo/app.key.wrapped --passphrase-command "cat demo/vault.pass" | sed 's/^/  /'
 head -c 25 demo/app.key.wrapped | sed 's/^/  first line of the wrapped file: /'
-"$strongroom" status --database "$db" --key-file demo/app.key.wrapped --passphrase-command "cat demo/vault.pass" | grep -E "^key source"
+"$strongroom" status --database "$db" --migrations demo/Migrations --key-file demo/app.key.wrapped --passphrase-command "cat demo/vault.pass" | grep -E "^key source"
 before=$(sha256sum "$db" | cut -c1-16)
 (umask 077; head -c 24 /dev/urandom | base64 > demo/vault.pass.new)
 "$strongroom" key rewrap --file demo/app.key.wrapped --passphrase-command "cat demo/vault.pass" \
@@ -129,7 +129,7 @@ mv demo/vault.pass.new demo/vault.pass
 after=$(sha256sum "$db" | cut -c1-16)
 echo "  the database before and after the new passphrase: $before $after"
 if [ "$before" != "$after" ]; then echo "FAIL: a rewrap changed the database" >&2; exit 1; fi
-"$strongroom" status --database "$db" --key-file demo/app.key.wrapped --passphrase-command "cat demo/vault.pass" | grep -E "^tables"
+"$strongroom" status --database "$db" --migrations demo/Migrations --key-file demo/app.key.wrapped --passphrase-command "cat demo/vault.pass" | grep -E "^tables"
 
 echo
 echo "Demo complete: $db is encrypted with $key and at the latest schema version;"

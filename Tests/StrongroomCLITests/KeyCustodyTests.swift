@@ -292,4 +292,29 @@ struct KeyCustodyTests {
         let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary], currentDirectory: dir.path)
         #expect(result.stdout.hasPrefix("0 ") && result.stdout.contains("key source    key command"), "\(result.stdout) \(result.stderr)")
     }
+
+    /// Every option that takes a key file takes a wrapped one: a systemd
+    /// credential holding a wrapped key file, and the new key of a backup.
+    @Test func aWrappedCredentialAndAWrappedNewKeyFileAreTaken() throws {
+        try plaintextSource()
+        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo first", "--out", "db.key"]).status == 0)
+        #expect(try run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key", "--passphrase-command", "echo first"]).status == 0)
+        let credentials = dir.file("credentials")
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: dir.file("db.key"), toPath: credentials + "/app-db-key")
+        chmod(credentials + "/app-db-key", 0o400)
+        chmod(credentials, 0o700)
+        let status = try ProcessRunner.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--key-credential", "app-db-key", "--passphrase-command", "echo first"],
+                                           environment: ["CREDENTIALS_DIRECTORY": credentials], currentDirectory: dir.path)
+        #expect(status.status == 0 && status.stdout.contains("key source    wrapped systemd credential"), "\(status.stdout) \(status.stderr)")
+
+        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo second", "--out", "backup.key"]).status == 0)
+        let backup = try run(["backup", "--database", "app.db", "--to", "copy.db", "--new-key-file", "backup.key", "--new-passphrase-command", "echo second",
+                              "--key-file", "db.key", "--passphrase-command", "echo first"])
+        #expect(backup.status == 0, "\(backup.stderr)")
+        let copy = try run(["sql", "--database", "copy.db", "--csv", "--key-file", "backup.key", "--passphrase-command", "echo second", "SELECT name FROM customer ORDER BY id"])
+        #expect(copy.stdout == "name\nAda\nGrace\n", "\(copy.stdout) \(copy.stderr)")
+        let noPassphrase = try run(["backup", "--database", "app.db", "--to", "other.db", "--new-key-file", "backup.key", "--key-file", "db.key", "--passphrase-command", "echo first"])
+        #expect(noPassphrase.status == 66 && !FileManager.default.fileExists(atPath: dir.file("other.db")), "\(noPassphrase.stderr)")
+    }
 }

@@ -8,10 +8,11 @@ public import StrongroomCrypto
 /// The command runs with `/bin/sh -c`, so it may hold arguments, quotes and
 /// pipes. Its standard output is the secret: read into secure storage, one
 /// trailing newline dropped, never logged or quoted in an error. Its standard
-/// error passes through to the user. Its standard input is `/dev/null` (a
-/// command that must ask reads the terminal, as `pinentry` and `pass` do).
-/// It runs in a process group of its own, which is killed when the command
-/// outlasts ``timeout``, and its exit status is checked.
+/// error passes through to the user. Its standard input is `/dev/null`: a
+/// command that must ask opens the terminal (`/dev/tty`, as `pinentry` and
+/// askpass scripts do), which it is handed as the foreground job while it runs
+/// when this process has it. It runs in a process group of its own, which is
+/// killed when the command outlasts ``timeout``, and its exit status is checked.
 ///
 /// ```swift
 /// let key = try DatabaseKey.fromCommand(KeyCommand("pass show app/db-key"))

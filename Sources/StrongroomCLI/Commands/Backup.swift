@@ -23,15 +23,17 @@ struct Backup: ParsableCommand {
     @Option(help: ArgumentHelp("Where the copy goes (must not exist).", valueName: "path"))
     var to: String
 
-    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("Encrypt the copy under the key in this key file instead.", valueName: "path"))
+    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("Encrypt the copy under the key in this key file instead (plain or wrapped).", valueName: "path"))
     var newKeyFile: String?
+
+    @OptionGroup var newKeyOptions: NewKeyOptions
 
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let newKey = try newKeyFile.map { path throws(StrongroomError) in try DatabaseKey.load(keyFile: path) }
+            let newKey = try newKeyFile.map { path throws(StrongroomError) in try newKeyOptions.load(path, timeout: key.commandTimeout) }
             let bar = ProgressBar()
             defer { bar.finish() }
             let report = try DatabaseBackup.copy(from: database, configuration: self.key.existing(try key.loadKey(), readOnly: true),

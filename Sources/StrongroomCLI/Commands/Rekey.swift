@@ -12,16 +12,14 @@ struct Rekey: ParsableCommand {
     @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The key file holding the new key: plain, or wrapped (its passphrase typed on the terminal or printed by --new-passphrase-command).", valueName: "path"))
     var newKeyFile: String
 
-    @Option(name: .customLong("new-passphrase-command"), help: ArgumentHelp("A command that prints the passphrase of a wrapped --new-key-file.", valueName: "command"))
-    var newPassphraseCommand: String?
+    @OptionGroup var newKeyOptions: NewKeyOptions
 
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let newKey = try DatabaseKey.load(keyFile: newKeyFile, unwrappingWith: Passphrases.unwrapping(
-                standardInput: false, command: newPassphraseCommand, timeout: key.commandTimeout, prompt: "Passphrase for the new key file \(newKeyFile): "))
+            let newKey = try newKeyOptions.load(newKeyFile, timeout: key.commandTimeout)
             let connection = try key.open(database, readOnly: false)
             try connection.rekey(to: newKey)
             if output.json {

@@ -23,8 +23,10 @@ struct Upgrade: ParsableCommand {
     @Option(help: ArgumentHelp("The database file.", valueName: "path"))
     var database: String
 
-    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("Encrypt the upgraded file under the key in this key file instead of the current key.", valueName: "path"))
+    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("Encrypt the upgraded file under the key in this key file instead of the current key (plain or wrapped).", valueName: "path"))
     var newKeyFile: String?
+
+    @OptionGroup var newKeyOptions: NewKeyOptions
 
     @OptionGroup var key: KeyOptions
     @OptionGroup var output: OutputOptions
@@ -37,7 +39,7 @@ struct Upgrade: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let newKey = try newKeyFile.map { path throws(StrongroomError) in try DatabaseKey.load(keyFile: path) }
+            let newKey = try newKeyFile.map { path throws(StrongroomError) in try newKeyOptions.load(path, timeout: key.commandTimeout) }
             let bar = ProgressBar()
             defer { bar.finish() }
             let report = try DatabaseUpgrade.upgrade(databaseAt: database, key: try key.loadKey(), newKey: newKey, progress: { progress in

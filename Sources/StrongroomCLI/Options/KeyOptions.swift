@@ -112,6 +112,19 @@ struct KeyOptions: ParsableArguments {
     }
 }
 
+/// The passphrase of a wrapped `--new-key-file` (rekey, upgrade, backup):
+/// printed by a command, or typed on the terminal.
+struct NewKeyOptions: ParsableArguments {
+    @Option(name: .customLong("new-passphrase-command"), help: ArgumentHelp("A command that prints the passphrase of a wrapped --new-key-file (on a terminal it is asked for otherwise).", valueName: "command"))
+    var newPassphraseCommand: String?
+
+    /// The new key in the key file at `path`, unwrapped when it is wrapped.
+    func load(_ path: String, timeout: Duration) throws(StrongroomError) -> DatabaseKey {
+        try DatabaseKey.load(keyFile: path, unwrappingWith: Passphrases.unwrapping(
+            standardInput: false, command: newPassphraseCommand, timeout: timeout, prompt: "Passphrase for the new key file \(path): "))
+    }
+}
+
 /// `--json`, shared by every command.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print machine-readable JSON on standard output.")
