@@ -36,7 +36,9 @@ struct ScryptTests {
         #expect(Scrypt.Parameters.interactive.memory >= 128 << 20 && Scrypt.Parameters.interactive.memory < 129 << 20)
         // RFC 7914's largest example, 1 GiB, is the most a file may ask for.
         #expect(try Scrypt.Parameters(log2N: 20, r: 8, p: 1).memory > 1 << 30)
-        for (log2N, r, p) in [(UInt8(21), UInt8(8), UInt8(1)), (20, 9, 1), (0, 8, 1), (31, 1, 1), (10, 0, 1), (10, 8, 0), (10, 8, 17), (30, 255, 255)] {
+        // Review: N < 2^(16 r) (RFC 7914 §2, which OpenSSL enforces), and the work N × r × p at most RFC 7914's largest example's.
+        for (log2N, r, p) in [(UInt8(21), UInt8(8), UInt8(1)), (20, 9, 1), (0, 8, 1), (31, 1, 1), (10, 0, 1), (10, 8, 0), (10, 8, 17), (30, 255, 255),
+                              (17, 1, 1), (16, 1, 1), (20, 8, 2), (20, 8, 16), (17, 8, 9)] {
             #expect(throws: CryptoError.self, "N=2^\(log2N) r=\(r) p=\(p)") { try Scrypt.Parameters(log2N: log2N, r: r, p: p) }
         }
     }

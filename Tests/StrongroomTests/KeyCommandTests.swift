@@ -101,4 +101,10 @@ struct KeyCommandTests {
         let output = try KeyCommand("echo secret-output").output(limit: 64, what: "test secret")
         #expect(output.count == "secret-output".count && !"\(output)".contains("secret-output"))
     }
+
+    /// Review: a timeout meant as "for ever" overflowed the poll(2) arithmetic.
+    @Test func aTimeoutOfTheLargestDurationIsTaken() throws {
+        let output = try KeyCommand("echo forever", timeout: .seconds(Int64.max)).output(limit: 64, what: "test secret")
+        #expect(output.count == 7)
+    }
 }

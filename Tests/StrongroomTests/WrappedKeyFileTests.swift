@@ -94,6 +94,13 @@ struct WrappedKeyFileTests {
         }
         for length in 0..<original.count { attempt(Array(original[0..<length]), "the first \(length) bytes") }
         attempt(original + [0x0A], "a byte added")
+        // Review: a file whose header is short or out of range is refused before the passphrase is asked.
+        for bad in [Array(original[0..<40]), Array(original[0..<73]), { var b = original; b[27] = 40; return b }(), { var b = original; b[25] = 2; return b }()] {
+            unlink(dir.file("bad.key"))
+            FileManager.default.createFile(atPath: dir.file("bad.key"), contents: Data(bad), attributes: [.posixPermissions: 0o600])
+            let error = #expect(throws: StrongroomError.self) { try KeyFile.read(at: dir.file("bad.key"), unwrappingWith: Self.neverAsked) }
+            #expect(error?.code == .malformedKey, "\(String(describing: error))")
+        }
         // A changed byte in the header or the ciphertext fails the tag; one in the magic, a short file, is not a wrapped file.
         #expect(Set(codes.keys).isSubset(of: [.wrongPassphrase, .malformedKey]), "\(codes)")
         #expect(codes.values.reduce(0, +) == original.count * 2 + 1)

@@ -1,0 +1,185 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+/// Issue 27's review: each defect the security and SQLite review reproduced,
+/// as a test that failed before its fix.
+@Suite("strongroom CLI: key custody, review findings")
+struct KeyCustodyReviewTests {
+    let dir = TemporaryDirectory()
+
+    func run(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, environment: environment, currentDirectory: dir.path)
+    }
+
+    /// app.db under db.key (plain), a sealed customer.email under fields.keyring (plain).
+    func sealedDatabase() throws {
+        let plain = try Connection(path: dir.file("source.sqlite"), configuration: .plaintext)
+        try plain.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT); INSERT INTO customer(email) VALUES ('ada@example.com')")
+        plain.close()
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key",
+                                "--field-keys", "fields.keyring", "--seal", "customer.email"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+    }
+
+    /// Finding 1: a key given with --key-env was still in the environment of
+    /// a keyring or passphrase command run before the key was read.
+    @Test func aKeyFromTheEnvironmentNeverReachesAnotherCommandsEnvironment() throws {
+        try sealedDatabase()
+        let hex = Fixtures.hex(ofKeyFile: dir.file("db.key"))
+        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo new", "--out", "new.key"]).status == 0)
+        let probe = "echo \"DBKEY seen: $(env | grep -c '^DBKEY=')\" >&2"
+        let runs: [(String, [String])] = [
+            ("fields rotate", ["fields", "rotate", "--database", "app.db", "--key-env", "DBKEY", "--field-keys-command", "\(probe); cat fields.keyring"]),
+            ("export", ["export", "--database", "app.db", "--to", "plain.sqlite", "--i-understand-the-output-is-plaintext", "--key-env", "DBKEY",
+                        "--field-keys-command", "\(probe); cat fields.keyring"]),
+            ("backup", ["backup", "--database", "app.db", "--to", "copy.db", "--key-env", "DBKEY", "--new-key-file", "new.key",
+                        "--new-passphrase-command", "\(probe); echo new"]),
+            ("rekey", ["rekey", "--database", "app.db", "--key-env", "DBKEY", "--new-key-file", "new.key", "--new-passphrase-command", "\(probe); echo new"]),
+        ]
+        for (what, arguments) in runs {
+            let result = try run(arguments, environment: ["DBKEY": hex])
+            #expect(result.status == 0 && result.stderr.contains("DBKEY seen: 0"), "\(what): \(result.status) \(result.stderr)")
+        }
+    }
+
+    /// Finding 2: a process that ignores SIGCHLD (the kernel then reaps its
+    /// children itself) got "exit status 127" from every key command.
+    @Test func aKeyCommandWorksInAProcessThatIgnoresSIGCHLD() throws {
+        try sealedDatabase()
+        let script = """
+            import os, signal, sys
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
+        for command in ["cat db.key", "sleep 0.3; cat db.key"] {
+            let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "status", "--database", "app.db", "--key-command", command],
+                                               currentDirectory: dir.path)
+            #expect(result.status == 0 && result.stdout.contains("key source    key command"), "\(command): \(result.stderr)")
+        }
+    }
+
+    /// Finding 4: a plain keyring or new key file given a passphrase option
+    /// was used (and a keyring rewritten) as if the option meant nothing.
+    @Test func aPassphraseOptionForAPlainKeyringOrNewKeyFileIsRefusedBeforeAnythingIsWritten() throws {
+        try sealedDatabase()
+        #expect(try run(["keygen", "--out", "new.key"]).status == 0)
+        let keyring = Fixtures.bytes(of: dir.file("fields.keyring")), database = Fixtures.bytes(of: dir.file("app.db"))
+        let cases: [(String, [String], String?)] = [
+            ("fields add-key", ["fields", "add-key", "--field-keys", "fields.keyring", "--field-keys-passphrase-stdin"], "whatever\n"),
+            ("sql", ["sql", "--database", "app.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
+                     "--field-keys-passphrase-command", "echo x", "SELECT id, email FROM customer"], nil),
+            ("rekey", ["rekey", "--database", "app.db", "--key-file", "db.key", "--new-key-file", "new.key", "--new-passphrase-command", "echo x"], nil),
+        ]
+        for (what, arguments, input) in cases {
+            let result = try run(arguments, input: input)
+            #expect(result.status == 64 && result.stderr.contains("is not wrapped"), "\(what): \(result.status) \(result.stderr)")
+        }
+        #expect(Fixtures.bytes(of: dir.file("fields.keyring")) == keyring && Fixtures.bytes(of: dir.file("app.db")) == database)
+    }
+
+    /// Finding 8: `key wrap` wrapped any file whose first line began like a keyring's.
+    @Test func onlyAValidKeyringOrKeyFileIsWrapped() throws {
+        FileManager.default.createFile(atPath: dir.file("bad.keyring"), contents: Data("strongroom field keyring GARBAGE\nnot a keyring\n".utf8),
+                                       attributes: [.posixPermissions: 0o600])
+        let result = try run(["key", "wrap", "--in", "bad.keyring", "--out", "bad.wrapped", "--passphrase-stdin"], input: "pw\n")
+        #expect(result.status == 65 && result.stderr.contains("malformed"), "\(result.status) \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("bad.wrapped")))
+    }
+
+    /// Finding 9: a wrapped file with no passphrase named the database key's
+    /// options whatever the file was; upgrade and backup took no passphrase.
+    @Test func aMissingPassphraseNamesTheOptionsOfThatFile() throws {
+        try sealedDatabase()
+        #expect(try run(["key", "wrap", "--in", "fields.keyring", "--out", "fields.wrapped", "--passphrase-stdin"], input: "f\n").status == 0)
+        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo n", "--out", "new.key"]).status == 0)
+        let keyring = try run(["fields", "add-key", "--field-keys", "fields.wrapped"])
+        #expect(keyring.status == 66 && keyring.stderr.contains("--field-keys-passphrase-stdin or --field-keys-passphrase-command"), "\(keyring.stderr)")
+        let newKey = try run(["rekey", "--database", "app.db", "--key-file", "db.key", "--new-key-file", "new.key"])
+        #expect(newKey.status == 66 && newKey.stderr.contains("--new-passphrase-command"), "\(newKey.stderr)")
+        let backup = try run(["backup", "--database", "app.db", "--to", "copy.db", "--key-file", "db.key", "--new-key-file", "new.key",
+                              "--new-passphrase-command", "echo n"])
+        #expect(backup.status == 0, "\(backup.stderr)")
+    }
+
+    /// Finding 7: a passphrase of exactly 4096 bytes, the documented limit,
+    /// was refused when a newline followed it.
+    @Test func aPassphraseOfTheLongestLengthIsTakenWithItsNewline() throws {
+        let longest = String(repeating: "p", count: 4096)
+        let stdin = try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: longest + "\n")
+        #expect(stdin.status == 0, "\(stdin.stderr)")
+        FileManager.default.createFile(atPath: dir.file("long.pass"), contents: Data((longest + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        let command = try run(["keygen", "--wrap", "--passphrase-command", "cat long.pass", "--out", "b.key"])
+        #expect(command.status == 0, "\(command.stderr)")
+        #expect(try run(["key", "rewrap", "--file", "a.key", "--passphrase-command", "cat long.pass", "--new-passphrase-stdin"], input: longest + "\n").status == 0)
+        let tooLong = try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "c.key"], input: longest + "p\n")
+        #expect(tooLong.status == 65 && !FileManager.default.fileExists(atPath: dir.file("c.key")), "\(tooLong.stderr)")
+    }
+
+    /// Minor findings: a damaged cost byte is a damaged file, not a usage
+    /// error; nothing is asked before the header is checked; a FIFO does not
+    /// hang `key rewrap`; a timeout too small to mean anything is refused.
+    @Test func aDamagedHeaderAFIFOAndATinyTimeoutAreRefusedAsSuch() throws {
+        #expect(try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "w.key"], input: "pw\n").status == 0)
+        var file = Fixtures.bytes(of: dir.file("w.key"))
+        file[28] = 1   // r = 1 with N = 2^17: RFC 7914 wants N < 2^(16 r)
+        FileManager.default.createFile(atPath: dir.file("r1.key"), contents: Data(file), attributes: [.posixPermissions: 0o600])
+        FileManager.default.createFile(atPath: dir.file("app.db"), contents: Data())
+        let damaged = try run(["status", "--database", "app.db", "--key-file", "r1.key", "--passphrase-command", "touch asked; echo pw"])
+        #expect(damaged.status == 65 && damaged.stderr.contains("damaged"), "\(damaged.status) \(damaged.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("asked")), "the passphrase was asked for a file whose header is damaged")
+        FileManager.default.createFile(atPath: dir.file("short.key"), contents: Data(file[0..<40]), attributes: [.posixPermissions: 0o600])
+        let short = try run(["status", "--database", "app.db", "--key-file", "short.key", "--passphrase-command", "touch asked; echo pw"])
+        #expect(short.status == 65 && !FileManager.default.fileExists(atPath: dir.file("asked")), "\(short.stderr)")
+
+        #expect(mkfifo(dir.file("fifo"), 0o600) == 0)
+        let fifo = try ProcessRunner.run("/usr/bin/timeout", ["10", Fixtures.strongroomBinary, "key", "rewrap", "--file", "fifo",
+                                                              "--passphrase-command", "echo a", "--new-passphrase-command", "echo b"], currentDirectory: dir.path)
+        #expect(fifo.status != 124 && fifo.status != 0, "key rewrap of a FIFO: \(fifo.status) \(fifo.stderr)")
+
+        let tiny = try run(["status", "--database", "app.db", "--key-command", "cat w.key", "--command-timeout", "0.0004"])
+        #expect(tiny.status == 64 && tiny.stderr.contains("--command-timeout"), "\(tiny.stderr)")
+    }
+
+    /// Finding 5: ^Z while a key command had the terminal stopped the
+    /// command, not strongroom: the terminal stayed locked until the timeout.
+    /// Now strongroom stops with it (here, an orphaned process group, the
+    /// stop is discarded by the kernel and the command goes on at once).
+    @Test func suspendingAKeyCommandOnTheTerminalDoesNotLockItUntilTheTimeout() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        let db = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try db.execute(sql: "CREATE TABLE t(x)")
+        db.close()
+        let script = """
+            import os, pty, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[1], [sys.argv[1], "status", "--database", "app.db", "--command-timeout", "20",
+                                       "--key-command", "printf 'Unlock: ' > /dev/tty; read -r answer < /dev/tty; [ \\"$answer\\" = open ] && cat db.key"])
+            seen = b""
+            while b"Unlock:" not in seen:
+                chunk = os.read(fd, 1024)
+                if not chunk: break
+                seen += chunk
+            started = time.monotonic()
+            os.write(fd, b"\\x1a")
+            time.sleep(1)
+            os.write(fd, b"open\\n")
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk: break
+                seen += chunk
+            _, status = os.waitpid(pid, 0)
+            print(os.waitstatus_to_exitcode(status), round(time.monotonic() - started), repr(seen.decode(errors="replace")))
+            """
+        let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary], currentDirectory: dir.path)
+        let fields = result.stdout.split(separator: " ", maxSplits: 2)
+        #expect(fields.count == 3 && fields[0] == "0" && (Int(fields[1]) ?? 99) < 10, "\(result.stdout) \(result.stderr)")
+    }
+}
