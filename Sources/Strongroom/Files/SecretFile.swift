@@ -12,7 +12,9 @@ package enum SecretFile {
     /// `createHint` says how to make a new one.
     package static func read(at path: String, maximumSize: Int, what: String, createHint: String,
                              malformed: StrongroomError.Code) throws(StrongroomError) -> SecureBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // O_NONBLOCK: a FIFO put in a key file's place must not hang the reader
+        // (it is refused below as not a regular file); reads of a regular file ignore it.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             let err = errno
             switch err {

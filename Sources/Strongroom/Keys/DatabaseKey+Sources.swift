@@ -68,7 +68,12 @@ extension DatabaseKey {
             byte = 0
         }
         if length == limit && !sawNewline {
-            throw StrongroomError(.malformedKey, "The passphrase on standard input is longer than \(limit) bytes.")
+            // The limit counts the passphrase: its newline, or the end of input, may follow.
+            var next: UInt8 = 0
+            if read(fd, &next, 1) == 1 && next != 0x0A {
+                next = 0
+                throw StrongroomError(.malformedKey, "The passphrase on standard input is longer than \(limit) bytes.")
+            }
         }
         var end = length
         scratch.withUnsafeBytes { if end > 0 && $0[end - 1] == 0x0D { end -= 1 } }

@@ -57,20 +57,25 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
             throw StrongroomError(.misuse, "The command for the \(what) is empty; give the program that prints it.")
         }
         let child = try KeyCommandProcess(command: command)
-        let buffer = SecureBytes(count: limit + 1) { _ in }
-        let deadline = ContinuousClock.now.advanced(by: timeout)
+        // Room for the secret, a CR LF after it, and one byte more to tell a longer output.
+        let buffer = SecureBytes(count: limit + 3) { _ in }
+        var deadline = ContinuousClock.now.advanced(by: timeout)
         var length = 0
         var timedOut = false
         buffer.withUnsafeBytes { raw in
             let out = UnsafeMutableRawBufferPointer(mutating: raw)
             while length < out.count {
                 guard let remaining = Self.milliseconds(until: deadline) else { timedOut = true; return }
+                // In slices, to follow a command stopped from the terminal (^Z).
                 var poller = pollfd(fd: child.output, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, remaining)
+                let ready = poll(&poller, 1, min(remaining, 200))
                 if ready < 0 && errno == EINTR { continue }
-                if ready == 0 { timedOut = true; return }
+                if ready == 0 {
+                    deadline = deadline.advanced(by: child.followStop())
+                    continue
+                }
                 let n = read(child.output, out.baseAddress! + length, out.count - length)
-                if n < 0 && errno == EINTR { continue }
+                if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
                 if n <= 0 { return }
                 length += n
             }
@@ -79,13 +84,20 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
             child.kill()
             throw StrongroomError(.keyCommandFailed, "The command for the \(what) did not finish within \(Self.seconds(timeout)) and was stopped; check that it runs unattended (or give it more time).")
         }
-        if length > limit {
+        var end = length
+        buffer.withUnsafeBytes { bytes in
+            if end > 0 && bytes[end - 1] == 0x0A { end -= 1 }
+            if end > 0 && bytes[end - 1] == 0x0D { end -= 1 }
+        }
+        if end > limit {
             child.kill()
             throw StrongroomError(.malformedKey, "The command for the \(what) printed more than \(limit) bytes, more than a \(what) can be; it must print only the \(what).")
         }
         let status = child.wait(until: deadline)
         switch status {
-        case .exited(0):
+        case .exited(0), .unknown:
+            // Unknown: the host ignores SIGCHLD (or reaps every child itself), so
+            // the kernel or the host took the status; the output is checked as ever.
             break
         case .exited(let code):
             let hint = code == 127 ? " (127: the shell found no such program; check the command's path)" : code == 126 ? " (126: the program could not be run; check its mode)" : ""
@@ -94,11 +106,6 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
             throw StrongroomError(.keyCommandFailed, "The command for the \(what) was killed by signal \(signal) (\(String(cString: strsignal(signal)))); nothing was opened.")
         case .timedOut:
             throw StrongroomError(.keyCommandFailed, "The command for the \(what) closed its output but did not exit within \(Self.seconds(timeout)), and was stopped; nothing was opened.")
-        }
-        var end = length
-        buffer.withUnsafeBytes { bytes in
-            if end > 0 && bytes[end - 1] == 0x0A { end -= 1 }
-            if end > 0 && bytes[end - 1] == 0x0D { end -= 1 }
         }
         guard end > 0 else {
             throw StrongroomError(.keyMissing, "The command for the \(what) exited successfully but printed nothing; it must print the \(what) on its standard output.")
@@ -111,7 +118,9 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .zero else { return nil }
         let (seconds, attoseconds) = left.components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+        // poll(2) takes an Int32 of milliseconds: a longer wait is taken in turns.
+        guard seconds < Int64(Int32.max / 1000) else { return Int32.max }
+        return Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
     }
 
     static func seconds(_ duration: Duration) -> String {

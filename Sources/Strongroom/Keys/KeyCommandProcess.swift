@@ -21,7 +21,13 @@ final class KeyCommandProcess {
         case exited(Int32)
         case signaled(Int32)
         case timedOut
+        /// The child was reaped by someone else: this process ignores SIGCHLD
+        /// (the kernel reaps), or the host reaps every child itself.
+        case unknown
     }
+
+    /// How the child ended, once it is reaped.
+    private var ended: Status?
 
     init(command: String) throws(StrongroomError) {
         var pipeEnds: [Int32] = [-1, -1]
@@ -109,25 +115,57 @@ final class KeyCommandProcess {
         reclaimTerminal()
     }
 
+    /// Checks the child without blocking (`waitpid` with `WNOHANG | WUNTRACED`):
+    /// reaps it when it ended, and follows it when it was stopped from the
+    /// terminal it was given (^Z): this process gives the terminal back and
+    /// stops too (`SIGTSTP`), as a shell's job would, so the shell gets control;
+    /// once continued, it hands the terminal to the command again and
+    /// continues it. Returns how long it was stopped (to add to a deadline).
+    func followStop() -> Duration {
+        guard !reaped else { return .zero }
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG | WUNTRACED)
+        if result == pid {
+            guard Self.isStopped(status) else { reap(status); return .zero }
+            guard let tty = terminal else { return .zero }
+            let stopped = ContinuousClock.now
+            _ = Self.setForeground(getpgrp(), of: tty)
+            // Discarded by the kernel when this process's group is orphaned: then it just goes on.
+            raise(SIGTSTP)
+            _ = Self.setForeground(pid, of: tty)
+            Foundation.kill(-pid, SIGCONT)
+            return ContinuousClock.now - stopped
+        }
+        if result < 0 && errno == ECHILD { ended = .unknown; reaped = true; reclaimTerminal() }
+        return .zero
+    }
+
     /// Waits for the child to exit until `deadline`; past it, kills it.
     func wait(until deadline: ContinuousClock.Instant) -> Status {
-        var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid { break }
-            if result < 0 && errno != EINTR { reaped = true; reclaimTerminal(); return .exited(127) }
+        var deadline = deadline
+        while ended == nil {
+            if reaped { return .unknown }
+            deadline = deadline.advanced(by: followStop())
+            if ended != nil { break }
             if KeyCommand.milliseconds(until: deadline) == nil {
                 kill()
                 return .timedOut
             }
             usleep(2_000)
         }
+        return ended ?? .unknown
+    }
+
+    /// Records how the child ended, from a `waitpid` status.
+    private func reap(_ status: Int32) {
         reaped = true
         reclaimTerminal()
         // The decoding of <sys/wait.h>'s WIFEXITED, WEXITSTATUS and WTERMSIG.
-        if status & 0x7f == 0 { return .exited((status >> 8) & 0xff) }
-        return .signaled(status & 0x7f)
+        ended = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f)
     }
+
+    /// <sys/wait.h>'s WIFSTOPPED.
+    private static func isStopped(_ status: Int32) -> Bool { status & 0xff == 0x7f }
 
     deinit {
         close(output)

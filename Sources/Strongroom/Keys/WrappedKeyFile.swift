@@ -35,6 +35,13 @@ public import StrongroomCrypto
 /// let key = try KeyFile.read(at: "Keys/app.key", unwrappingWith: .standardInput)
 /// try WrappedKeyFile.rewrap(at: "Keys/app.key", from: .standardInput, to: newPassphrase)
 /// ```
+///
+/// A plain file is wrapped by reading it and writing it anew with a passphrase
+/// (``KeyFile/write(_:to:wrappingWith:parameters:)``, `FieldKeyring.write(to:replacing:wrappingWith:parameters:)`):
+///
+/// ```swift
+/// try KeyFile.write(try KeyFile.read(at: "Keys/app.key"), to: "Keys/app.key.wrapped", wrappingWith: passphrase)
+/// ```
 public enum WrappedKeyFile {
     /// What a wrapped file holds.
     public enum Contents: UInt8, Sendable {
@@ -66,9 +73,14 @@ public enum WrappedKeyFile {
     /// True when the file at `path` is a wrapped key file or keyring (its
     /// first line is the magic). Reads only that line; checks nothing else.
     public static func isWrapped(at path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        return (try? handle.read(upToCount: magic.count)).map { Array($0) == magic } ?? false
+        // Never through a link, never blocking on a FIFO: only a regular file can be wrapped.
+        let fd = Foundation.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        var first = [UInt8](repeating: 0, count: magic.count)
+        return read(fd, &first, first.count) == first.count && first == magic
     }
 
     /// Seals `plaintext` (a plain file's bytes) under `passphrase`.
@@ -105,30 +117,40 @@ public enum WrappedKeyFile {
         return file
     }
 
-    /// Opens a wrapped file (`file`, its whole bytes) with `passphrase`.
-    static func unwrap(_ file: SecureBytes, contents: Contents, passphrase: SecureBytes,
-                       path: String) throws(StrongroomError) -> (bytes: SecureBytes, parameters: Scrypt.Parameters) {
-        let what = "wrapped \(contents.name)"
-        let truncated = StrongroomError(.malformedKey, "The \(what) \(path) is truncated or damaged (its header is not whole); restore it from a backup.", path: path)
-        guard file.count >= size(ofPlaintext: 0) else { throw truncated }
-        let fields: (contents: UInt8, kdf: UInt8, log2N: UInt8, r: UInt8, p: UInt8, salt: [UInt8]) = file.withUnsafeBytes { bytes in
-            let m = magic.count
-            return (bytes[m], bytes[m + 1], bytes[m + 2], bytes[m + 3], bytes[m + 4], Array(bytes[(m + 5)..<(m + 5 + saltByteCount)]))
-        }
-        guard fields.contents == contents.rawValue else {
-            let other = Contents(rawValue: fields.contents).map { "a wrapped \($0.name)" } ?? "not a wrapped \(contents.name) this version knows"
-            throw StrongroomError(.malformedKey, "\(path) is \(other), not a wrapped \(contents.name); give the right file.", path: path)
-        }
-        guard fields.kdf == scryptKDF else {
-            throw StrongroomError(.malformedKey, "The \(what) \(path) names a key derivation this version does not know (\(fields.kdf)); it was written by a newer Strongroom, or is damaged.", path: path)
-        }
+    /// What a wrapped file's header says, checked before any passphrase is asked for.
+    struct Header {
+        let salt: [UInt8]
         let parameters: Scrypt.Parameters
-        do {
-            parameters = try Scrypt.Parameters(log2N: fields.log2N, r: fields.r, p: fields.p)
-        } catch {
-            throw StrongroomError(.malformedKey, "The \(what) \(path) asks for scrypt parameters out of range (N = 2^\(fields.log2N), r = \(fields.r), p = \(fields.p)); it is damaged, or not made by Strongroom.", path: path)
+
+        /// The header of `file`, which must be a whole wrapped file holding `contents`.
+        init(of file: SecureBytes, contents: Contents, path: String) throws(StrongroomError) {
+            let what = "wrapped \(contents.name)"
+            guard file.count >= WrappedKeyFile.size(ofPlaintext: 0) else {
+                throw StrongroomError(.malformedKey, "The \(what) \(path) is truncated or damaged (its header is not whole); restore it from a backup.", path: path)
+            }
+            let fields: (contents: UInt8, kdf: UInt8, log2N: UInt8, r: UInt8, p: UInt8, salt: [UInt8]) = file.withUnsafeBytes { bytes in
+                let m = magic.count
+                return (bytes[m], bytes[m + 1], bytes[m + 2], bytes[m + 3], bytes[m + 4], Array(bytes[(m + 5)..<(m + 5 + saltByteCount)]))
+            }
+            guard fields.contents == contents.rawValue else {
+                let other = Contents(rawValue: fields.contents).map { "a wrapped \($0.name)" } ?? "not a wrapped \(contents.name) this version knows"
+                throw StrongroomError(.malformedKey, "\(path) is \(other), not a wrapped \(contents.name); give the right file.", path: path)
+            }
+            guard fields.kdf == scryptKDF else {
+                throw StrongroomError(.malformedKey, "The \(what) \(path) names a key derivation this version does not know (\(fields.kdf)); it was written by a newer Strongroom, or is damaged.", path: path)
+            }
+            do {
+                parameters = try Scrypt.Parameters(log2N: fields.log2N, r: fields.r, p: fields.p)
+            } catch {
+                throw StrongroomError(.malformedKey, "The \(what) \(path) asks for scrypt parameters out of range (N = 2^\(fields.log2N), r = \(fields.r), p = \(fields.p)); it is damaged, or not made by Strongroom: restore it from a backup.", path: path)
+            }
+            salt = fields.salt
         }
-        let key = try derive(passphrase, salt: fields.salt, parameters: parameters)
+    }
+
+    private static func decrypt(_ file: SecureBytes, header: Header, contents: Contents, passphrase: SecureBytes,
+                                path: String) throws(StrongroomError) -> SecureBytes {
+        let key = try derive(passphrase, salt: header.salt, parameters: header.parameters)
         let h = headerByteCount, c = file.count - size(ofPlaintext: 0)
         var opened = true
         let plaintext = SecureBytes(count: c) { out in
@@ -144,9 +166,9 @@ public enum WrappedKeyFile {
             }
         }
         guard opened else {
-            throw StrongroomError(.wrongPassphrase, "The passphrase does not unwrap the \(what) \(path), or the file was altered or cut short; try the passphrase again, or restore the file from a backup.", path: path)
+            throw StrongroomError(.wrongPassphrase, "The passphrase does not unwrap the wrapped \(contents.name) \(path), or the file was altered or cut short; try the passphrase again, or restore the file from a backup.", path: path)
         }
-        return (plaintext, parameters)
+        return plaintext
     }
 
     /// A file's plain bytes, and for a wrapped file, what wrapped it.
@@ -162,12 +184,14 @@ public enum WrappedKeyFile {
     package static func open(_ file: SecureBytes, contents: Contents, path: String,
                              unwrappingWith source: PassphraseSource?) throws(StrongroomError) -> Opened {
         guard isWrapped(file) else { return Opened(bytes: file, wrapping: nil) }
+        // A damaged or truncated header is refused before anyone is asked for a passphrase.
+        let header = try Header(of: file, contents: contents, path: path)
         guard let source else {
-            throw StrongroomError(.keyMissing, "The \(contents.name) \(path) is wrapped under a passphrase, and no passphrase was given to unwrap it; give one (strongroom: type it on a terminal, or use --passphrase-stdin or --passphrase-command).", path: path)
+            throw StrongroomError(.keyMissing, "The \(contents.name) \(path) is wrapped under a passphrase, and no passphrase was given to unwrap it.", path: path)
         }
         let passphrase = try source.passphrase()
-        let (bytes, parameters) = try unwrap(file, contents: contents, passphrase: passphrase, path: path)
-        return Opened(bytes: bytes, wrapping: (passphrase, parameters))
+        let bytes = try decrypt(file, header: header, contents: contents, passphrase: passphrase, path: path)
+        return Opened(bytes: bytes, wrapping: (passphrase, header.parameters))
     }
 
     private static func derive(_ passphrase: SecureBytes, salt: [UInt8], parameters: Scrypt.Parameters) throws(StrongroomError) -> SecureBytes {
@@ -191,32 +215,6 @@ public enum WrappedKeyFile {
             throw StrongroomError(.malformedKey, "\(path) is not a wrapped key file or keyring this version knows.", path: path)
         }
         return (file, kind)
-    }
-
-    /// Wraps the plain key file or field keyring at `path` under `passphrase`
-    /// into a new file at `destination` (mode 0600; never overwrites). The
-    /// plain file is left as it is: remove it (`shred -u`) once the wrapped
-    /// one is backed up.
-    ///
-    /// - Returns: what the file holds.
-    /// - Throws: the errors of reading a key file; ``StrongroomError/Code/misuse``
-    ///   when `path` is wrapped already.
-    @discardableResult
-    public static func wrap(at path: String, to destination: String, passphrase: SecureBytes,
-                            parameters: Scrypt.Parameters = .interactive) throws(StrongroomError) -> Contents {
-        let plain = try SecretFile.read(at: path, maximumSize: 1 << 20, what: "key file", createHint: "check the path",
-                                        malformed: .malformedKey)
-        if isWrapped(plain) {
-            throw StrongroomError(.misuse, "\(path) is wrapped already; change its passphrase with `strongroom key rewrap`.", path: path)
-        }
-        // Only a valid key file or keyring is wrapped: what comes out must open.
-        let contents: Contents = plain.withUnsafeBytes { $0.starts(with: Array("strongroom field keyring".utf8)) } ? .fieldKeyring : .databaseKey
-        if contents == .databaseKey && KeyFile.parseHex(plain) == nil {
-            throw StrongroomError(.malformedKey, "\(path) is neither a key file (64 lowercase hex characters) nor a field keyring; only those are wrapped.", path: path)
-        }
-        try SecretFile.write(try wrap(plain, contents: contents, passphrase: passphrase, parameters: parameters),
-                             to: destination, replacing: false, what: "wrapped \(contents.name)")
-        return contents
     }
 
     /// Changes the passphrase of the wrapped file at `path`: unwraps it with
@@ -243,7 +241,7 @@ public enum WrappedKeyFile {
             }
         }
         let (file, contents) = try readWrapped(at: path)
-        let (plain, _) = try unwrap(file, contents: contents, passphrase: try source.passphrase(), path: path)
+        let plain = try open(file, contents: contents, path: path, unwrappingWith: source).bytes
         try SecretFile.write(try wrap(plain, contents: contents, passphrase: newPassphrase, parameters: parameters),
                              to: path, replacing: true, what: "wrapped \(contents.name)")
         withExtendedLifetime(lock) {}

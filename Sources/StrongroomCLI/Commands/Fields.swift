@@ -20,7 +20,7 @@ struct Fields: ParsableCommand {
             try CommandFailure.reporting(json: output.json) {
                 var id: UInt32 = 0
                 let path = try keyring.requirePath()
-                let more = try FieldKeyring.update(at: path, unwrappingWith: keyring.unwrapping(timeout: KeyCommand.defaultTimeout)) { current in
+                let more = try FieldKeyring.update(at: path, unwrappingWith: try keyring.unwrapping(timeout: KeyCommand.defaultTimeout)) { current in
                     let (added, newID) = current.addingKey()
                     id = newID
                     return added
@@ -43,7 +43,7 @@ struct Fields: ParsableCommand {
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
                 let path = try keyring.requirePath()
-                try FieldKeyring.update(at: path, unwrappingWith: keyring.unwrapping(timeout: KeyCommand.defaultTimeout)) { try $0.activating(keyID) }
+                try FieldKeyring.update(at: path, unwrappingWith: try keyring.unwrapping(timeout: KeyCommand.defaultTimeout)) { try $0.activating(keyID) }
                 if output.json {
                     Output.json(["field_keyring": path, "active_key_id": "\(keyID)"])
                 } else {
@@ -127,7 +127,7 @@ struct Fields: ParsableCommand {
                     throw StrongroomError(.misuse, "Standard input cannot hold both the database passphrase and the field keyring's; give one of them with a command.")
                 }
                 let db = try key.open(database, readOnly: true)
-                try FieldKeyring.update(at: path, unwrappingWith: keyring.unwrapping(timeout: key.commandTimeout)) { current in
+                try FieldKeyring.update(at: path, unwrappingWith: try keyring.unwrapping(timeout: key.commandTimeout)) { current in
                     try FieldRotation.retire(keyID, from: current, in: db)
                 }
                 if output.json {

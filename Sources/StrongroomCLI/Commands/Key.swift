@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import Strongroom
+import StrongroomFields
 
 /// `strongroom key …`: wrapping key files and keyrings under a passphrase.
 struct Key: ParsableCommand {
@@ -25,13 +27,33 @@ struct Key: ParsableCommand {
             }
         }
 
+        /// Whether the file's first line begins as a keyring's: only those
+        /// bytes are read (not secret), never through a link or from a FIFO.
+        static func startsAsAKeyring(_ path: String) -> Bool {
+            let header = Array("strongroom field keyring".utf8)
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var first = [UInt8](repeating: 0, count: header.count)
+            return read(fd, &first, first.count) == first.count && first == header
+        }
+
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
                 let passphrase = try Passphrases.read(standardInput: passphraseFromStandardInput, command: passphraseCommand,
                                                       timeout: KeyCommand.defaultTimeout, prompt: "New passphrase for \(out): ",
                                                       confirm: true, options: "--passphrase-stdin or --passphrase-command")
-                let contents = try WrappedKeyFile.wrap(at: input, to: out, passphrase: passphrase, parameters: WrappingOptions.parameters)
-                let what = contents == .fieldKeyring ? "field keyring" : "key file"
+                // Read (and so checked) as what it is, then written anew, wrapped.
+                let what: String
+                if WrappedKeyFile.isWrapped(at: input) {
+                    throw StrongroomError(.misuse, "\(input) is wrapped already; change its passphrase with `strongroom key rewrap`.", path: input)
+                } else if Self.startsAsAKeyring(input) {
+                    what = "field keyring"
+                    try FieldKeyring.load(from: input).write(to: out, wrappingWith: passphrase, parameters: WrappingOptions.parameters)
+                } else {
+                    what = "key file"
+                    try KeyFile.write(try KeyFile.read(at: input), to: out, wrappingWith: passphrase, parameters: WrappingOptions.parameters)
+                }
                 if output.json {
                     Output.json(["wrapped": out, "from": input, "contents": what])
                 } else {

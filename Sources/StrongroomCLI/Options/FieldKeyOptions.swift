@@ -35,10 +35,15 @@ struct FieldKeyOptions: ParsableArguments {
         }
     }
 
-    /// The passphrase source for a wrapped keyring file, asked only when it is wrapped.
-    func unwrapping(timeout: Duration) -> PassphraseSource? {
-        Passphrases.unwrapping(standardInput: passphraseFromStandardInput, command: passphraseCommand, timeout: timeout,
-                               prompt: "Passphrase for the field keyring \(path ?? ""): ")
+    /// The passphrase source for a wrapped keyring file, asked only when it is
+    /// wrapped; a passphrase option for a plain keyring is refused first.
+    func unwrapping(timeout: Duration) throws(StrongroomError) -> PassphraseSource {
+        let options = "--field-keys-passphrase-stdin or --field-keys-passphrase-command"
+        if let path, passphraseFromStandardInput || passphraseCommand != nil {
+            try Passphrases.refuseUnlessWrapped(path, what: "field keyring", options: options)
+        }
+        return Passphrases.unwrapping(standardInput: passphraseFromStandardInput, command: passphraseCommand, timeout: timeout,
+                                      what: "the field keyring \(path ?? "")", options: options)
     }
 
     /// The keyring, or nil when none is given. `key` is the database key's
@@ -50,8 +55,7 @@ struct FieldKeyOptions: ParsableArguments {
         let timeout = key?.commandTimeout ?? KeyCommand.defaultTimeout
         if let command { return try FieldKeyring.load(fromCommand: KeyCommand(command, timeout: timeout)) }
         guard let path else { return nil }
-        let keyring = try FieldKeyring.load(from: path, unwrappingWith: unwrapping(timeout: timeout))
-        return keyring
+        return try FieldKeyring.load(from: path, unwrappingWith: unwrapping(timeout: timeout))
     }
 
     /// The keyring file, for the commands that change it.

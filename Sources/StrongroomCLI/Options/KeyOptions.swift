@@ -37,9 +37,12 @@ struct KeyOptions: ParsableArguments {
         guard files + others <= 1, passphrases <= 1, files + others + passphrases >= 1, others + passphrases <= 1 else {
             throw ValidationError("Give the database key with exactly one of --key-file, --key-env, --key-credential, --key-command, --passphrase-stdin or --passphrase-command (a wrapped --key-file or --key-credential may add --passphrase-stdin or --passphrase-command for the passphrase that unwraps it).")
         }
-        guard commandTimeoutSeconds > 0, commandTimeoutSeconds <= 86_400 else {
-            throw ValidationError("--command-timeout takes a number of seconds from 0 to 86400, not \(commandTimeoutSeconds).")
+        guard commandTimeoutSeconds >= 0.1, commandTimeoutSeconds <= 86_400 else {
+            throw ValidationError("--command-timeout takes a number of seconds from 0.1 to 86400, not \(commandTimeoutSeconds).")
         }
+        // Taken now, and its variable wiped, before any command runs: a keyring or
+        // passphrase command started before the key is loaded must not inherit it.
+        if let keyEnvironment { EnvironmentKeys.shared.take(keyEnvironment) }
         if let cipherCompatibility, CipherFormat(rawValue: cipherCompatibility) == nil {
             throw ValidationError("--cipher-compatibility takes 3 or 4 (the SQLCipher major version that wrote the file), not \(cipherCompatibility).")
         }
@@ -85,8 +88,8 @@ struct KeyOptions: ParsableArguments {
     func loadKey() throws(StrongroomError) -> DatabaseKey {
         if keyFile != nil || keyCredential != nil {
             let what = keyFile.map { "the key file \($0)" } ?? "the credential \(keyCredential!)"
-            let unwrapping = Passphrases.unwrapping(standardInput: passphraseFromStandardInput, command: passphraseCommand,
-                                                    timeout: commandTimeout, prompt: "Passphrase for \(what): ")
+            let unwrapping = Passphrases.unwrapping(standardInput: passphraseFromStandardInput, command: passphraseCommand, timeout: commandTimeout,
+                                                    what: what, options: "--passphrase-stdin or --passphrase-command")
             let key = if let keyFile {
                 try DatabaseKey.load(keyFile: keyFile, unwrappingWith: unwrapping)
             } else {
@@ -98,11 +101,7 @@ struct KeyOptions: ParsableArguments {
             }
             return key
         }
-        if let keyEnvironment {
-            let key = try DatabaseKey.fromEnvironment(keyEnvironment)
-            Self.wipeEnvironmentVariable(keyEnvironment)
-            return key
-        }
+        if let keyEnvironment { return try EnvironmentKeys.shared.key(keyEnvironment) }
         if let keyCommand { return try DatabaseKey.fromCommand(KeyCommand(keyCommand, timeout: commandTimeout)) }
         if let passphraseCommand { return try DatabaseKey.passphraseFromCommand(KeyCommand(passphraseCommand, timeout: commandTimeout)) }
         // On a terminal: a prompt, and nothing of the passphrase on screen.
@@ -120,8 +119,35 @@ struct NewKeyOptions: ParsableArguments {
 
     /// The new key in the key file at `path`, unwrapped when it is wrapped.
     func load(_ path: String, timeout: Duration) throws(StrongroomError) -> DatabaseKey {
-        try DatabaseKey.load(keyFile: path, unwrappingWith: Passphrases.unwrapping(
-            standardInput: false, command: newPassphraseCommand, timeout: timeout, prompt: "Passphrase for the new key file \(path): "))
+        if newPassphraseCommand != nil {
+            try Passphrases.refuseUnlessWrapped(path, what: "new key file", options: "--new-passphrase-command")
+        }
+        return try DatabaseKey.load(keyFile: path, unwrappingWith: Passphrases.unwrapping(
+            standardInput: false, command: newPassphraseCommand, timeout: timeout, what: "the new key file \(path)", options: "--new-passphrase-command"))
+    }
+}
+
+/// Keys given in the environment (`--key-env`), taken once as soon as the
+/// options are checked, their variables wiped at once.
+final class EnvironmentKeys: @unchecked Sendable {
+    // @unchecked Sendable: `taken` is guarded by `lock`.
+    static let shared = EnvironmentKeys()
+    private let lock = NSLock()
+    private var taken: [String: Result<DatabaseKey, StrongroomError>] = [:]
+
+    /// Reads the key in `name` (or the error that says why not), and wipes the variable.
+    func take(_ name: String) {
+        lock.withLock {
+            guard taken[name] == nil else { return }
+            taken[name] = Result { () throws(StrongroomError) in try DatabaseKey.fromEnvironment(name) }
+            KeyOptions.wipeEnvironmentVariable(name)
+        }
+    }
+
+    /// The key taken from `name`.
+    func key(_ name: String) throws(StrongroomError) -> DatabaseKey {
+        take(name)
+        return try lock.withLock { taken[name]! }.get()
     }
 }
 

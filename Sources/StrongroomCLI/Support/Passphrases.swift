@@ -28,12 +28,24 @@ enum Passphrases {
     }
 
     /// The passphrase that unwraps a wrapped key file or keyring, asked only
-    /// when it is wrapped: from standard input, a command, or the terminal
-    /// (nil when there is none: a wrapped file is then refused as `key_missing`).
-    static func unwrapping(standardInput: Bool, command: String?, timeout: Duration, prompt: String) -> PassphraseSource? {
+    /// when it is wrapped: from standard input, a command, or the terminal;
+    /// with none of them, a wrapped file is refused as `key_missing`, naming
+    /// `options`, the ones that give this file's passphrase.
+    static func unwrapping(standardInput: Bool, command: String?, timeout: Duration, what: String, options: String) -> PassphraseSource {
         if let command { return .command(KeyCommand(command, timeout: timeout)) }
-        guard standardInput || isatty(STDIN_FILENO) == 1 else { return nil }
-        return PassphraseSource { () throws(StrongroomError) in try prompted(prompt) }
+        guard standardInput || isatty(STDIN_FILENO) == 1 else {
+            return PassphraseSource { () throws(StrongroomError) in
+                throw StrongroomError(.keyMissing, "\(what.prefix(1).uppercased() + what.dropFirst()) is wrapped under a passphrase, and there is no terminal to ask on: give the passphrase with \(options).")
+            }
+        }
+        return PassphraseSource { () throws(StrongroomError) in try prompted("Passphrase for \(what): ") }
+    }
+
+    /// Refuses a passphrase option for a file that is not wrapped: it would
+    /// mean something it does not. A missing file is left to the reader to name.
+    static func refuseUnlessWrapped(_ path: String, what: String, options: String) throws(StrongroomError) {
+        guard FileManager.default.fileExists(atPath: path), !WrappedKeyFile.isWrapped(at: path) else { return }
+        throw StrongroomError(.misuse, "The \(what) \(path) is not wrapped, so it takes no passphrase; drop \(options), or wrap it with `strongroom key wrap`.", path: path)
     }
 
     /// A line of standard input, echo off and `prompt` shown on a terminal.

@@ -28,6 +28,10 @@ public enum Scrypt {
         public static let maximumMemory = 1 << 30
         /// The most parallel lanes (p): each one costs the full time again.
         public static let maximumParallelism: UInt8 = 16
+        /// The most work one derivation may take, N × r × p: RFC 7914's
+        /// largest example (N = 2^20, r = 8, p = 1), about 3 s here, so that a
+        /// file cannot make a reader spin for minutes.
+        public static let maximumWork = 1 << 23
 
         /// N = 2^17, r = 8, p = 1: 128 MiB and about 0.35 s per derivation on
         /// this project's 2-core test machine; eight times RFC 7914's 2009
@@ -37,12 +41,13 @@ public enum Scrypt {
         /// Cost parameters, checked.
         ///
         /// - Throws: ``CryptoError/Code/invalidArgument`` unless 1 ≤ log2N ≤ 30,
-        ///   r ≥ 1, 1 ≤ p ≤ ``maximumParallelism`` and the table `128 × r × N`
-        ///   is at most ``maximumMemory``.
+        ///   N < 2^(16 r) (RFC 7914 §2), r ≥ 1, 1 ≤ p ≤ ``maximumParallelism``,
+        ///   the table `128 × r × N` is at most ``maximumMemory`` and the work
+        ///   N × r × p at most ``maximumWork``.
         public init(log2N: UInt8, r: UInt8, p: UInt8) throws(CryptoError) {
-            guard log2N >= 1, log2N <= 30, r >= 1, p >= 1, p <= Self.maximumParallelism,
-                  128 * Int(r) << Int(log2N) <= Self.maximumMemory else {
-                throw CryptoError(.invalidArgument, "scrypt parameters N = 2^\(log2N), r = \(r), p = \(p) are out of range (N ≥ 2, r ≥ 1, 1 ≤ p ≤ \(Self.maximumParallelism), a table of at most \(Self.maximumMemory >> 20) MiB).")
+            guard log2N >= 1, log2N <= 30, r >= 1, p >= 1, p <= Self.maximumParallelism, Int(log2N) < 16 * Int(r),
+                  128 * Int(r) << Int(log2N) <= Self.maximumMemory, (Int(r) * Int(p)) << Int(log2N) <= Self.maximumWork else {
+                throw CryptoError(.invalidArgument, "scrypt parameters N = 2^\(log2N), r = \(r), p = \(p) are out of range (2 ≤ N < 2^(16 r), r ≥ 1, 1 ≤ p ≤ \(Self.maximumParallelism), a table of at most \(Self.maximumMemory >> 20) MiB, N × r × p at most 2^23).")
             }
             self.init(uncheckedLog2N: log2N, r: r, p: p)
         }
