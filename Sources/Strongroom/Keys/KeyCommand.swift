@@ -11,8 +11,11 @@ public import StrongroomCrypto
 /// error passes through to the user. Its standard input is `/dev/null`: a
 /// command that must ask opens the terminal (`/dev/tty`, as `pinentry` and
 /// askpass scripts do), which it is handed as the foreground job while it runs
-/// when this process has it. It runs in a process group of its own, which is
-/// killed when the command outlasts ``timeout``, and its exit status is checked.
+/// when this process has it (^Z then stops this process with it, and `fg`
+/// gives it back). It runs in a process group of its own, which is killed when
+/// the command outlasts ``timeout``, and its exit status is checked (except in
+/// a process that ignores `SIGCHLD`, where the kernel reaps children and takes
+/// their status: the output is then checked as ever).
 ///
 /// ```swift
 /// let key = try DatabaseKey.fromCommand(KeyCommand("pass show app/db-key"))
