@@ -153,33 +153,10 @@ struct KeyCustodyReviewTests {
         let db = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
         try db.execute(sql: "CREATE TABLE t(x)")
         db.close()
-        let script = """
-            import os, pty, sys, time
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execv(sys.argv[1], [sys.argv[1], "status", "--database", "app.db", "--command-timeout", "20",
-                                       "--key-command", "printf 'Unlock: ' > /dev/tty; read -r answer < /dev/tty; [ \\"$answer\\" = open ] && cat db.key"])
-            seen = b""
-            while b"Unlock:" not in seen:
-                chunk = os.read(fd, 1024)
-                if not chunk: break
-                seen += chunk
-            started = time.monotonic()
-            os.write(fd, b"\\x1a")
-            time.sleep(1)
-            os.write(fd, b"open\\n")
-            while True:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk: break
-                seen += chunk
-            _, status = os.waitpid(pid, 0)
-            print(os.waitstatus_to_exitcode(status), round(time.monotonic() - started), repr(seen.decode(errors="replace")))
-            """
-        let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary], currentDirectory: dir.path)
-        let fields = result.stdout.split(separator: " ", maxSplits: 2)
-        #expect(fields.count == 3 && fields[0] == "0" && (Int(fields[1]) ?? 99) < 10, "\(result.stdout) \(result.stderr)")
+        let result = try PseudoTerminal.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--command-timeout", "20",
+            "--key-command", KeyCustodyTests.askingCommand], in: dir.path, steps: [
+            .expect("Unlock:"), .type("\u{1A}"), .pause(seconds: 1), .type("open\n"),
+        ])
+        #expect(result.status == 0 && result.seconds < 10 && result.screen.contains("key source    key command"), "\(result.seconds) s: \(result.screen)")
     }
 }

@@ -219,43 +219,25 @@ struct KeyCustodyTests {
     /// On a terminal: the passphrase is asked for, typed twice for a new
     /// file, and never echoed (driven through a pseudo-terminal).
     @Test func onATerminalThePassphraseIsPromptedForAndNotEchoed() throws {
-        let script = """
-            import os, pty, sys, time
-            def drive(args, answers):
-                pid, fd = pty.fork()
-                if pid == 0:
-                    os.execv(args[0], args)
-                seen = b""
-                for answer in answers:
-                    while not seen.rstrip().endswith(b":"):
-                        chunk = os.read(fd, 1024)
-                        if not chunk: break
-                        seen += chunk
-                    os.write(fd, answer + b"\\n")
-                    seen += b"|"
-                while True:
-                    try:
-                        chunk = os.read(fd, 1024)
-                    except OSError:
-                        break
-                    if not chunk: break
-                    seen += chunk
-                _, status = os.waitpid(pid, 0)
-                return os.waitstatus_to_exitcode(status), seen.decode(errors="replace")
-            binary = sys.argv[1]
-            code, seen = drive([binary, "keygen", "--wrap", "--out", "tty.key"], [b"typed secret", b"typed secret"])
-            print(code, repr(seen))
-            code, seen = drive([binary, "key", "rewrap", "--file", "tty.key"], [b"typed secret", b"other", b"different"])
-            print(code, repr(seen))
-            """
-        let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary], currentDirectory: dir.path)
-        let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 2, "\(result.stdout) \(result.stderr)")
-        guard lines.count == 2 else { return }
-        #expect(lines[0].hasPrefix("0 ") && lines[0].contains("New passphrase for the new key file:") && lines[0].contains("Again:"), "\(lines[0])")
-        #expect(lines[1].hasPrefix("64 ") && lines[1].contains("Current passphrase") && lines[1].contains("differ"), "\(lines[1])")
-        #expect(!result.stdout.contains("typed secret") && !result.stdout.contains("other") && !result.stdout.contains("different"),
-                "a passphrase was echoed: \(result.stdout)")
+        // Typed as soon as each prompt shows: were echo turned off after the
+        // prompt, some of these would be echoed (a race, so several tries).
+        var screens: [String] = []
+        for attempt in 0..<4 {
+            let keygen = try PseudoTerminal.run(Fixtures.strongroomBinary, ["keygen", "--wrap", "--out", "tty\(attempt).key"], in: dir.path, steps: [
+                .expect("New passphrase for the new key file:"), .type("typed secret\n"), .expect("Again:"), .type("typed secret\n"),
+            ])
+            #expect(keygen.status == 0 && keygen.screen.contains("Wrote a new database key to tty\(attempt).key"), "\(keygen.screen)")
+            screens.append(keygen.screen)
+        }
+        try FileManager.default.moveItem(atPath: dir.file("tty0.key"), toPath: dir.file("tty.key"))
+        let rewrap = try PseudoTerminal.run(Fixtures.strongroomBinary, ["key", "rewrap", "--file", "tty.key"], in: dir.path, steps: [
+            .expect("Current passphrase for tty.key:"), .type("typed secret\n"), .expect("New passphrase"), .type("other\n"),
+            .expect("Again:"), .type("different\n"),
+        ])
+        #expect(rewrap.status == 64 && rewrap.screen.contains("differ"), "\(rewrap.screen)")
+        for screen in screens + [rewrap.screen] {
+            #expect(!screen.contains("typed secret") && !screen.contains("other") && !screen.contains("different"), "a passphrase was echoed: \(screen)")
+        }
         // What was typed at the prompt wrapped the file; the failed rewrap left it so.
         #expect(try run(["key", "rewrap", "--file", "tty.key", "--passphrase-stdin", "--new-passphrase-command", "echo z"], input: "typed secret\n").status == 0)
     }
@@ -267,31 +249,13 @@ struct KeyCustodyTests {
         try plaintextSource()
         #expect(try run(["keygen", "--out", "db.key"]).status == 0)
         #expect(try run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key"]).status == 0)
-        let script = """
-            import os, pty, sys
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execv(sys.argv[1], [sys.argv[1], "status", "--database", "app.db", "--command-timeout", "10",
-                                       "--key-command", "printf 'Unlock: ' > /dev/tty; read -r answer < /dev/tty; [ \\"$answer\\" = open ] && cat db.key"])
-            seen = b""
-            while b"Unlock:" not in seen:
-                chunk = os.read(fd, 1024)
-                if not chunk: break
-                seen += chunk
-            os.write(fd, b"open\\n")
-            while True:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk: break
-                seen += chunk
-            _, status = os.waitpid(pid, 0)
-            print(os.waitstatus_to_exitcode(status), repr(seen.decode(errors="replace")))
-            """
-        let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary], currentDirectory: dir.path)
-        #expect(result.stdout.hasPrefix("0 ") && result.stdout.contains("key source    key command"), "\(result.stdout) \(result.stderr)")
+        let result = try PseudoTerminal.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--command-timeout", "10",
+            "--key-command", Self.askingCommand], in: dir.path, steps: [.expect("Unlock:"), .type("open\n")])
+        #expect(result.status == 0 && result.screen.contains("key source    key command"), "\(result.screen)")
     }
+
+    /// A key command that asks on the terminal, and prints the key when told `open`.
+    static let askingCommand = "printf 'Unlock: ' > /dev/tty; read -r answer < /dev/tty; [ \"$answer\" = open ] && cat db.key"
 
     /// Every option that takes a key file takes a wrapped one: a systemd
     /// credential holding a wrapped key file, and the new key of a backup.
