@@ -33,7 +33,7 @@ public enum Scrypt {
         /// file cannot make a reader spin for minutes.
         public static let maximumWork = 1 << 23
 
-        /// N = 2^17, r = 8, p = 1: 128 MiB and about 0.35 s per derivation on
+        /// N = 2^17, r = 8, p = 1: 128 MiB and about 0.4 s per derivation on
         /// this project's 2-core test machine; eight times RFC 7914's 2009
         /// figure for interactive logins (N = 2^14), half of `age`'s default (2^18).
         public static let interactive = Parameters(uncheckedLog2N: 17, r: 8, p: 1)
