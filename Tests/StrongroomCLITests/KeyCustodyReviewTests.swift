@@ -159,4 +159,96 @@ struct KeyCustodyReviewTests {
         ])
         #expect(result.status == 0 && result.seconds < 10 && result.screen.contains("key source    key command"), "\(result.seconds) s: \(result.screen)")
     }
+
+    // MARK: Second review
+
+    /// A database and an interactive shell on a pseudo-terminal, for ^Z, `bg` and `fg`.
+    func shellSession(_ steps: [PseudoTerminal.Step]) throws -> PseudoTerminal.Result {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        let db = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try db.execute(sql: "CREATE TABLE t(x)")
+        db.close()
+        return try PseudoTerminal.run("/bin/bash", ["--norc", "--noprofile", "-i"], in: dir.path,
+                                      steps: [.type("PS1='s''h> '\n"), .expect("sh> ")] + steps, limit: 40)
+    }
+
+    /// The command line the shell runs: status, with a key command that asks on the terminal.
+    var askingStatus: String {
+        "'\(Fixtures.strongroomBinary)' status --database app.db --command-timeout 30 --key-command \"printf 'Unlock: ' > /dev/tty; read -r a < /dev/tty; [ \\\"\\$a\\\" = open ] && cat db.key\""
+    }
+
+    /// ^Z then `bg`: strongroom, now in the background, took the terminal
+    /// back for its command; the shell lost its input (it quit) and what was
+    /// typed for it went to the key command.
+    @Test func afterSuspendAndBackgroundTheShellKeepsTheTerminal() throws {
+        let session = try shellSession([
+            .type(askingStatus + "\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
+            .type("bg\n"), .expect("sh> "), .pause(seconds: 1), .type("echo $((40 + 2))\n"), .expect("sh> "),
+            .type("kill %1 2>/dev/null; exit\n"),
+        ])
+        // The shell read the line (and printed 42); the key command did not take it as its answer.
+        #expect(session.screen.contains("\r\n42\r\n") && !session.screen.contains("Nothing was opened") && !session.screen.contains("<killed"),
+                "\(session.screen)")
+    }
+
+    /// ^Z when strongroom is not alone in its job (a pipeline): it stopped
+    /// alone, the shell waited for the rest of the job, and the terminal hung.
+    @Test func suspendingAPipelineStopsTheWholeJob() throws {
+        let session = try shellSession([
+            .type(askingStatus + " | cat\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
+            .type("fg\n"), .pause(seconds: 1), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"),
+        ])
+        #expect(session.screen.contains("Stopped") && session.screen.contains("key source    key command") && !session.screen.contains("<killed"),
+                "\(session.screen)")
+    }
+
+    /// Under SIGCHLD ignored (inherited through exec), a command's failure
+    /// was taken for success: a passphrase `printf a; kill -9 $$` wrapped a key.
+    @Test func aFailingCommandFailsEvenWhenSIGCHLDIsIgnored() throws {
+        let script = """
+            import os, signal, sys
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
+        for command in ["printf a; kill -9 $$", "printf partial; exit 1"] {
+            let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "keygen", "--wrap", "--passphrase-command", command,
+                                                                    "--out", "w.key"], currentDirectory: dir.path)
+            #expect(result.status == 69 && !FileManager.default.fileExists(atPath: dir.file("w.key")), "\(command): \(result.status) \(result.stderr)")
+        }
+    }
+
+    /// A link to a wrapped keyring was called "not wrapped" (the link is refused as such by the reader).
+    @Test func aLinkToAWrappedKeyringIsRefusedAsALink() throws {
+        #expect(try run(["keygen", "--field", "--wrap", "--passphrase-command", "echo f", "--out", "fields.wrapped"]).status == 0)
+        #expect(symlink(dir.file("fields.wrapped"), dir.file("link.ring")) == 0)
+        let result = try run(["fields", "add-key", "--field-keys", "link.ring", "--field-keys-passphrase-command", "echo f"])
+        #expect(result.status == 77 && result.stderr.contains("symbolic link"), "\(result.stderr)")
+    }
+
+    /// A 4096-byte passphrase followed by CR LF on standard input was refused.
+    @Test func aPassphraseOfTheLongestLengthIsTakenWithCRLF() throws {
+        let result = try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: String(repeating: "p", count: 4096) + "\r\n")
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    /// A variable given twice in the environment block had only its first value wiped.
+    @Test func everyCopyOfAKeyVariableIsWiped() throws {
+        try sealedDatabase()
+        let hex = Fixtures.hex(ofKeyFile: dir.file("db.key"))
+        let script = """
+            import ctypes, os, sys
+            libc = ctypes.CDLL(None)
+            args = [a.encode() for a in sys.argv[1:]]
+            argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+            env = [b"MYK=" + os.environ["KEYHEX"].encode(), b"MYK=" + os.environ["KEYHEX"].encode(), b"PATH=" + os.environ["PATH"].encode()]
+            envp = (ctypes.c_char_p * (len(env) + 1))(*env, None)
+            libc.execve(args[0], argv, envp)
+            sys.exit("execve failed")
+            """
+        let probe = "echo \"copies: $(tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^MYK=[0-9a-f]')\" >&2; cat fields.keyring"
+        let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "sql", "--database", "app.db", "--key-env", "MYK",
+                                                                "--field-keys-command", probe, "--csv", "SELECT id FROM customer"],
+                                           environment: ["KEYHEX": hex], currentDirectory: dir.path)
+        #expect(result.status == 0 && result.stderr.contains("copies: 0"), "\(result.status) \(result.stderr)")
+    }
 }

@@ -24,15 +24,24 @@ public enum PseudoTerminal {
     }
 
     private static let driver = """
-        import json, os, pty, sys, time
+        import json, os, pty, select, signal, sys, time
         steps = json.loads(sys.argv[1])
+        limit = time.monotonic() + float(sys.argv[4])
         pid, fd = pty.fork()
         if pid == 0:
             os.chdir(sys.argv[2])
-            os.execv(sys.argv[3], sys.argv[3:])
+            os.execv(sys.argv[3], [sys.argv[3]] + sys.argv[5:])
         seen, mark, started = b"", 0, None
         def read_more():
             global seen
+            # Past the time limit the program is killed: a test never hangs.
+            if not select.select([fd], [], [], max(0, limit - time.monotonic()))[0]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    seen += b"<killed: time limit>"
+                except ProcessLookupError:
+                    pass
+                return False
             try:
                 chunk = os.read(fd, 4096)
             except OSError:
@@ -60,8 +69,10 @@ public enum PseudoTerminal {
                           "screen": seen.decode(errors="replace")}))
         """
 
-    /// Runs `executable` with `arguments` in `directory` on a new pseudo-terminal, taking `steps`.
-    public static func run(_ executable: String, _ arguments: [String], in directory: String, steps: [Step]) throws -> Result {
+    /// Runs `executable` with `arguments` in `directory` on a new pseudo-terminal,
+    /// taking `steps`; killed (and `<killed: time limit>` shown) after `limit` seconds.
+    public static func run(_ executable: String, _ arguments: [String], in directory: String, steps: [Step],
+                           limit: Double = 60) throws -> Result {
         let encoded = steps.map { step -> [String] in
             switch step {
             case .expect(let text): return ["expect", text]
@@ -70,7 +81,7 @@ public enum PseudoTerminal {
             }
         }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: encoded), as: UTF8.self)
-        let run = try ProcessRunner.run("/usr/bin/python3", ["-c", driver, json, directory, executable] + arguments)
+        let run = try ProcessRunner.run("/usr/bin/python3", ["-c", driver, json, directory, executable, String(limit)] + arguments)
         guard let object = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any],
               let status = object["status"] as? Int, let seconds = object["seconds"] as? Double, let screen = object["screen"] as? String else {
             throw FixtureError("the pseudo-terminal driver failed: \(run.stdout) \(run.stderr)")

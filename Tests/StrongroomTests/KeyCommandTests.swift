@@ -107,4 +107,27 @@ struct KeyCommandTests {
         let output = try KeyCommand("echo forever", timeout: .seconds(Int64.max)).output(limit: 64, what: "test secret")
         #expect(output.count == 7)
     }
+
+    /// Second review: once the shell had exited and was reaped, a timeout or
+    /// an over-long output no longer killed what it had left running.
+    @Test(arguments: [
+        ("timeout", "sleep 300 & echo $! > '%@'; exit 0", StrongroomError.Code.keyCommandFailed),
+        ("too long", "(sleep 0.5; printf %0100d 0; exec sleep 300) & echo $! > '%@'; exit 0", .malformedKey),
+    ])
+    func whatAnExitedShellLeftRunningIsKilledToo(what: String, command: String, code: StrongroomError.Code) throws {
+        let pidFile = dir.file("left-\(what.replacingOccurrences(of: " ", with: "-")).pid")
+        let error = #expect(throws: StrongroomError.self) {
+            try DatabaseKey.fromCommand(KeyCommand(command.replacingOccurrences(of: "%@", with: pidFile), timeout: .seconds(2)))
+        }
+        #expect(error?.code == code, "\(what): \(String(describing: error))")
+        let pid = try #require(pid_t(String(decoding: Fixtures.bytes(of: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        var gone = false
+        for _ in 0..<200 where !gone {
+            let stat = String(decoding: Fixtures.bytes(of: "/proc/\(pid)/stat"), as: UTF8.self)
+            gone = stat.isEmpty || stat.contains(") Z ")
+            if !gone { usleep(10_000) }
+        }
+        #expect(gone, "\(what): the process \(pid) the command left behind is still running")
+        if !gone { kill(pid, SIGKILL) }
+    }
 }
