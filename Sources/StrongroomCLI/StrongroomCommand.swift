@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `strongroom`: keys, status and conversions for SQLCipher databases.
 @main
@@ -22,4 +23,12 @@ struct StrongroomCommand: ParsableCommand {
         """,
         subcommands: [Keygen.self, Key.self, Status.self, SQL.self, Migrate.self, Verify.self, Diff.self, Baseline.self, Rekey.self, Upgrade.self, Backup.self, Import.self, Export.self, Fields.self]
     )
+
+    /// Runs the command. SIGCHLD is set back to its default first: ignored by
+    /// whoever started this process (the setting survives exec), it would let
+    /// the kernel take a key command's exit status.
+    static func main() {
+        signal(SIGCHLD, SIG_DFL)
+        main(nil)
+    }
 }

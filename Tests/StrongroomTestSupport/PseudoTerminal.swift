@@ -29,6 +29,14 @@ public enum PseudoTerminal {
         limit = time.monotonic() + float(sys.argv[4])
         pid, fd = pty.fork()
         if pid == 0:
+            # A person's terminal session: no signal ignored or blocked (Python ignores SIGPIPE,
+            # a test runner may ignore more), whatever this process inherited.
+            for number in range(1, signal.NSIG):
+                try:
+                    signal.signal(number, signal.SIG_DFL)
+                except (OSError, ValueError, RuntimeError):
+                    pass
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
             os.chdir(sys.argv[2])
             os.execv(sys.argv[3], [sys.argv[3]] + sys.argv[5:])
         seen, mark, started = b"", 0, None

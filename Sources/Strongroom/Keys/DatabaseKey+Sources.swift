@@ -70,8 +70,10 @@ extension DatabaseKey {
         if length == limit && !sawNewline {
             // The limit counts the passphrase: its newline, or the end of input, may follow.
             var next: UInt8 = 0
-            if read(fd, &next, 1) == 1 && next != 0x0A {
-                next = 0
+            var ended = read(fd, &next, 1) != 1 || next == 0x0A
+            if !ended && next == 0x0D { ended = read(fd, &next, 1) != 1 || next == 0x0A }
+            next = 0
+            if !ended {
                 throw StrongroomError(.malformedKey, "The passphrase on standard input is longer than \(limit) bytes.")
             }
         }

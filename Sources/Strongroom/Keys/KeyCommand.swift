@@ -11,11 +11,12 @@ public import StrongroomCrypto
 /// error passes through to the user. Its standard input is `/dev/null`: a
 /// command that must ask opens the terminal (`/dev/tty`, as `pinentry` and
 /// askpass scripts do), which it is handed as the foreground job while it runs
-/// when this process has it (^Z then stops this process with it, and `fg`
-/// gives it back). It runs in a process group of its own, which is killed when
-/// the command outlasts ``timeout``, and its exit status is checked (except in
-/// a process that ignores `SIGCHLD`, where the kernel reaps children and takes
-/// their status: the output is then checked as ever).
+/// when this process has it (^Z then stops this process's job with it, `fg`
+/// gives the terminal back to the command, `bg` leaves it with the shell). It runs in a process group of its own, which is killed when
+/// the command outlasts ``timeout`` (with whatever it left running), and its
+/// exit status is checked. A process that ignores `SIGCHLD` lets the kernel
+/// take that status: a key command then fails, saying so (the `strongroom`
+/// command resets `SIGCHLD` when it starts).
 ///
 /// ```swift
 /// let key = try DatabaseKey.fromCommand(KeyCommand("pass show app/db-key"))
@@ -98,10 +99,10 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
         }
         let status = child.wait(until: deadline)
         switch status {
-        case .exited(0), .unknown:
-            // Unknown: the host ignores SIGCHLD (or reaps every child itself), so
-            // the kernel or the host took the status; the output is checked as ever.
+        case .exited(0):
             break
+        case .unknown:
+            throw StrongroomError(.keyCommandFailed, "The exit status of the command for the \(what) cannot be known: this process ignores SIGCHLD (or reaps every child itself), so the kernel took it. Nothing was opened; set SIGCHLD to its default (SIG_DFL) before using a key command.")
         case .exited(let code):
             let hint = code == 127 ? " (127: the shell found no such program; check the command's path)" : code == 126 ? " (126: the program could not be run; check its mode)" : ""
             throw StrongroomError(.keyCommandFailed, "The command for the \(what) failed (exit status \(code)\(hint)); its own messages, if any, are above. Nothing was opened.")

@@ -22,7 +22,8 @@ final class KeyCommandProcess {
         case signaled(Int32)
         case timedOut
         /// The child was reaped by someone else: this process ignores SIGCHLD
-        /// (the kernel reaps), or the host reaps every child itself.
+        /// (the kernel reaps), or the host reaps every child itself. Its exit
+        /// status is lost, so it counts as a failure.
         case unknown
     }
 
@@ -52,7 +53,7 @@ final class KeyCommandProcess {
         // back to their defaults, and none blocked.
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD] { sigaddset(&defaults, signal) }
         var noneBlocked = sigset_t()
         sigemptyset(&noneBlocked)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
@@ -105,7 +106,10 @@ final class KeyCommandProcess {
         terminal = nil
     }
 
-    /// Kills the child's process group and reaps the child.
+    /// Kills the child's process group and reaps the child. The child is
+    /// never reaped before this (see ``followStop()``): while it is unreaped,
+    /// its process group id cannot be taken by another group, so what the
+    /// command left running is killed, and nothing else.
     func kill() {
         guard !reaped else { return }
         Foundation.kill(-pid, SIGKILL)
@@ -115,37 +119,54 @@ final class KeyCommandProcess {
         reclaimTerminal()
     }
 
-    /// Checks the child without blocking (`waitpid` with `WNOHANG | WUNTRACED`):
-    /// reaps it when it ended, and follows it when it was stopped from the
-    /// terminal it was given (^Z): this process gives the terminal back and
-    /// stops too (`SIGTSTP`), as a shell's job would, so the shell gets control;
-    /// once continued, it hands the terminal to the command again and
-    /// continues it. Returns how long it was stopped (to add to a deadline).
-    func followStop() -> Duration {
-        guard !reaped else { return .zero }
-        var status: Int32 = 0
-        let result = waitpid(pid, &status, WNOHANG | WUNTRACED)
-        if result == pid {
-            guard Self.isStopped(status) else { reap(status); return .zero }
-            guard let tty = terminal else { return .zero }
-            let stopped = ContinuousClock.now
-            _ = Self.setForeground(getpgrp(), of: tty)
-            // Discarded by the kernel when this process's group is orphaned: then it just goes on.
-            raise(SIGTSTP)
-            _ = Self.setForeground(pid, of: tty)
-            Foundation.kill(-pid, SIGCONT)
-            return ContinuousClock.now - stopped
+    /// What the child's state says now, without reaping it (`waitid` with
+    /// `WNOWAIT`): stopped, ended, or nil while it runs (or when the kernel
+    /// reaped it already: see ``Status/unknown``).
+    private func peek() -> Int? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WSTOPPED | WNOHANG | WNOWAIT) == 0,
+              info._sifields._sigchld.si_pid == pid else {
+            if errno == ECHILD { ended = .unknown }
+            return nil
         }
-        if result < 0 && errno == ECHILD { ended = .unknown; reaped = true; reclaimTerminal() }
-        return .zero
+        return Int(info.si_code)
+    }
+
+    /// Follows a command stopped from the terminal it was given (^Z): this
+    /// process gives the terminal back and stops its whole job (`kill(0,
+    /// SIGTSTP)`, as a terminal's ^Z would have), so the shell gets control.
+    /// Once continued, it hands the terminal to the command again if it is
+    /// in the foreground (after `fg`; not after `bg`, when the shell keeps it)
+    /// and continues the command. Returns how long it was stopped, to add to
+    /// a deadline. The child is never reaped here.
+    func followStop() -> Duration {
+        guard !reaped, let tty = terminal, peek() == Int(CLD_STOPPED) else { return .zero }
+        var status: Int32 = 0
+        // Takes the stop's report; had the command ended meanwhile, this reaps it: record how.
+        if waitpid(pid, &status, WNOHANG | WUNTRACED) == pid && status & 0xff != 0x7f { reap(status); return .zero }
+        let stopped = ContinuousClock.now
+        // The terminal is taken back only from the command: after `bg` the shell has it.
+        if tcgetpgrp(tty) == pid { _ = Self.setForeground(getpgrp(), of: tty) }
+        // Discarded by the kernel when this job's group is orphaned: then it just goes on.
+        // The stop lands on some thread of this process; the pause lets it land before going on.
+        Foundation.kill(0, SIGTSTP)
+        usleep(50_000)
+        if tcgetpgrp(tty) == getpgrp() { _ = Self.setForeground(pid, of: tty) }
+        Foundation.kill(-pid, SIGCONT)
+        return ContinuousClock.now - stopped
     }
 
     /// Waits for the child to exit until `deadline`; past it, kills it.
     func wait(until deadline: ContinuousClock.Instant) -> Status {
         var deadline = deadline
         while ended == nil {
-            if reaped { return .unknown }
             deadline = deadline.advanced(by: followStop())
+            let state = peek()
+            if let state, [Int(CLD_EXITED), Int(CLD_KILLED), Int(CLD_DUMPED)].contains(state) {
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid { reap(status) }
+                continue
+            }
             if ended != nil { break }
             if KeyCommand.milliseconds(until: deadline) == nil {
                 kill()
@@ -163,9 +184,6 @@ final class KeyCommandProcess {
         // The decoding of <sys/wait.h>'s WIFEXITED, WEXITSTATUS and WTERMSIG.
         ended = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f)
     }
-
-    /// <sys/wait.h>'s WIFSTOPPED.
-    private static func isStopped(_ status: Int32) -> Bool { status & 0xff == 0x7f }
 
     deinit {
         close(output)

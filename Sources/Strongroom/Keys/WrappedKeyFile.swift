@@ -79,8 +79,10 @@ public enum WrappedKeyFile {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
-        var first = [UInt8](repeating: 0, count: magic.count)
-        return read(fd, &first, first.count) == first.count && first == magic
+        // Into secure storage: of a plain key file, these are 25 of its hex digits.
+        var count = 0
+        let first = SecureBytes(count: magic.count) { buffer in count = read(fd, buffer.baseAddress, buffer.count) }
+        return count == magic.count && first.withUnsafeBytes { $0.elementsEqual(magic) }
     }
 
     /// Seals `plaintext` (a plain file's bytes) under `passphrase`.

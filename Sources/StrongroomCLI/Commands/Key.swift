@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strongroom
+import StrongroomCrypto
 import StrongroomFields
 
 /// `strongroom key …`: wrapping key files and keyrings under a passphrase.
@@ -34,8 +35,10 @@ struct Key: ParsableCommand {
             let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else { return false }
             defer { close(fd) }
-            var first = [UInt8](repeating: 0, count: header.count)
-            return read(fd, &first, first.count) == first.count && first == header
+            // Into secure storage: of a plain key file, these are 24 of its hex digits.
+            var count = 0
+            let first = SecureBytes(count: header.count) { buffer in count = read(fd, buffer.baseAddress, buffer.count) }
+            return count == header.count && first.withUnsafeBytes { $0.elementsEqual(header) }
         }
 
         func run() throws {

@@ -75,7 +75,16 @@ struct KeyOptions: ParsableArguments {
     /// `/proc/PID/environ` (and `ps e`) show the environment block the
     /// process started with, which `unsetenv` alone leaves as it was.
     static func wipeEnvironmentVariable(_ name: String) {
-        if let value = getenv(name) { memset(value, 0, strlen(value)) }
+        // Every copy: an environment block may hold the name twice, and getenv finds the first.
+        let prefix = Array((name + "=").utf8CString.dropLast())
+        var entry = environ
+        while let variable = entry.pointee {
+            if strncmp(variable, prefix, prefix.count) == 0 {
+                let value = variable + prefix.count
+                memset(value, 0, strlen(value))
+            }
+            entry += 1
+        }
         unsetenv(name)
     }
 

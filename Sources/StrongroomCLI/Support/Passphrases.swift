@@ -42,9 +42,13 @@ enum Passphrases {
     }
 
     /// Refuses a passphrase option for a file that is not wrapped: it would
-    /// mean something it does not. A missing file is left to the reader to name.
+    /// mean something it does not.
     static func refuseUnlessWrapped(_ path: String, what: String, options: String) throws(StrongroomError) {
-        guard FileManager.default.fileExists(atPath: path), !WrappedKeyFile.isWrapped(at: path) else { return }
+        // Only a regular file this process can read is known not to be wrapped; a link, a
+        // missing or unreadable file is left to the reader, which names what is wrong.
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0,
+              !WrappedKeyFile.isWrapped(at: path) else { return }
         throw StrongroomError(.misuse, "The \(what) \(path) is not wrapped, so it takes no passphrase; drop \(options), or wrap it with `strongroom key wrap`.", path: path)
     }
 
