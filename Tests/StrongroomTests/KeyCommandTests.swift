@@ -77,6 +77,12 @@ struct KeyCommandTests {
         #expect(error?.code == .keyCommandFailed && error?.message.contains("did not finish within 0.5 s") == true, "\(String(describing: error))")
         #expect(elapsed < .seconds(10), "\(elapsed)")
         // The background `sleep` was in the command's process group: killed too.
+        try expectGone(pidFile, "the command's background process outlived the timeout")
+    }
+
+    /// Expects the process whose id the command wrote to `pidFile` to be gone
+    /// (or a zombie) within 2 s; kills it if not.
+    func expectGone(_ pidFile: String, _ message: String) throws {
         let pid = try #require(pid_t(String(decoding: Fixtures.bytes(of: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
         var gone = false
         for _ in 0..<200 where !gone {
@@ -84,7 +90,8 @@ struct KeyCommandTests {
             gone = stat.isEmpty || stat.contains(") Z ")
             if !gone { usleep(10_000) }
         }
-        #expect(gone, "the command's background process \(pid) outlived the timeout")
+        #expect(gone, "\(message) (process \(pid))")
+        if !gone { kill(pid, SIGKILL) }
     }
 
     @Test func aCommandThatClosesItsOutputButDoesNotExitIsStoppedToo() throws {
@@ -120,14 +127,6 @@ struct KeyCommandTests {
             try DatabaseKey.fromCommand(KeyCommand(command.replacingOccurrences(of: "%@", with: pidFile), timeout: .seconds(2)))
         }
         #expect(error?.code == code, "\(what): \(String(describing: error))")
-        let pid = try #require(pid_t(String(decoding: Fixtures.bytes(of: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
-        var gone = false
-        for _ in 0..<200 where !gone {
-            let stat = String(decoding: Fixtures.bytes(of: "/proc/\(pid)/stat"), as: UTF8.self)
-            gone = stat.isEmpty || stat.contains(") Z ")
-            if !gone { usleep(10_000) }
-        }
-        #expect(gone, "\(what): the process \(pid) the command left behind is still running")
-        if !gone { kill(pid, SIGKILL) }
+        try expectGone(pidFile, "\(what): the process the command left behind is still running")
     }
 }
