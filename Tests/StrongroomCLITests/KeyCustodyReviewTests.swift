@@ -252,4 +252,55 @@ struct KeyCustodyReviewTests {
                                            environment: ["KEYHEX": hex], currentDirectory: dir.path)
         #expect(result.status == 0 && result.stderr.contains("copies: 0"), "\(result.status) \(result.stderr)")
     }
+
+    // MARK: Third review
+
+    /// The command line the shell runs: status, with a key command that waits, then asks on the terminal.
+    func slowAskingStatus(wait seconds: Int) -> String {
+        askingStatus.replacingOccurrences(of: "--key-command \"", with: "--key-command \"sleep \(seconds); ")
+    }
+
+    /// ^Z, `bg`, and the command ending in the background: strongroom took
+    /// the terminal back from the shell, which then quit.
+    @Test func aCommandThatEndsInTheBackgroundLeavesTheShellItsTerminal() throws {
+        let quiet = askingStatus.replacingOccurrences(of: #"printf 'Un''lock: ' > /dev/tty; read -r a < /dev/tty; [ \"\$a\" = open ] && cat db.key"#,
+                                                      with: "sleep 2; cat db.key")
+        let session = try shellSession([
+            .type(quiet + " > /dev/null\n"), .pause(seconds: 0.5), .type("\u{1A}"), .expect("sh> "), .type("bg\n"), .expect("sh> "),
+            .pause(seconds: 3), .type("echo $((40 + 2))\n"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
+        ])
+        #expect(quiet != askingStatus && session.screen.contains("42\r\n") && !session.screen.contains("<killed"), "\(session.screen)")
+    }
+
+    /// Started with `&`, then brought to the foreground with `fg`: a command
+    /// that asks was never continued, and the answer went to the shell.
+    @Test func aCommandStartedInTheBackgroundAsksOnceBroughtToTheForeground() throws {
+        let session = try shellSession([
+            .type(askingStatus + " &\n"), .expect("sh> "), .pause(seconds: 1), .type("fg\n"), .pause(seconds: 1), .type("open\n"),
+            .expect("key source"), .expect("sh> "), .type("exit\n"),
+        ])
+        #expect(session.screen.contains("key source    key command") && !session.screen.contains("command not found") && !session.screen.contains("<killed"),
+                "\(session.screen)")
+    }
+
+    /// ^Z, `bg`, `fg`, and only then the command asks: the job stopped itself
+    /// again, in the foreground, and the answer went to the shell.
+    @Test func aCommandThatAsksAfterBackgroundAndForegroundGetsItsAnswer() throws {
+        let session = try shellSession([
+            .type(slowAskingStatus(wait: 2) + "\n"), .pause(seconds: 0.5), .type("\u{1A}"), .expect("sh> "), .type("bg\n"), .expect("sh> "),
+            .type("fg\n"), .expect("Unlock:"), .pause(seconds: 0.5), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"),
+        ])
+        #expect(session.screen.contains("key source    key command") && !session.screen.contains("command not found") && !session.screen.contains("<killed"),
+                "\(session.screen)")
+    }
+
+    /// A CR that is part of a passphrase was dropped at exactly the limit, so
+    /// standard input and a command gave different passphrases for the same bytes.
+    @Test func aCarriageReturnAtTheLimitIsKeptAsOnAnyOtherLength() throws {
+        let passphrase = String(repeating: "p", count: 4095) + "\r"
+        #expect(try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: passphrase + "\r\n").status == 0)
+        FileManager.default.createFile(atPath: dir.file("pass"), contents: Data((passphrase + "\r\n").utf8), attributes: [.posixPermissions: 0o600])
+        let opened = try run(["key", "rewrap", "--file", "a.key", "--passphrase-command", "cat pass", "--new-passphrase-command", "echo x"])
+        #expect(opened.status == 0, "\(opened.stderr)")
+    }
 }
