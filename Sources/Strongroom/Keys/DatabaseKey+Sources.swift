@@ -55,6 +55,7 @@ extension DatabaseKey {
         let scratch = SecureBytes(count: limit) { _ in }
         var length = 0
         var sawNewline = false
+        var lineEndedInCR = false
         scratch.withUnsafeBytes { raw in
             let buffer = UnsafeMutableRawBufferPointer(mutating: raw)
             var byte: UInt8 = 0
@@ -71,14 +72,18 @@ extension DatabaseKey {
             // The limit counts the passphrase: its newline, or the end of input, may follow.
             var next: UInt8 = 0
             var ended = read(fd, &next, 1) != 1 || next == 0x0A
-            if !ended && next == 0x0D { ended = read(fd, &next, 1) != 1 || next == 0x0A }
+            if !ended && next == 0x0D {
+                ended = read(fd, &next, 1) != 1 || next == 0x0A
+                lineEndedInCR = true
+            }
             next = 0
             if !ended {
                 throw StrongroomError(.malformedKey, "The passphrase on standard input is longer than \(limit) bytes.")
             }
         }
+        // A CR before the newline ends the line, not the passphrase (once: any before it are the passphrase's).
         var end = length
-        scratch.withUnsafeBytes { if end > 0 && $0[end - 1] == 0x0D { end -= 1 } }
+        if !lineEndedInCR { scratch.withUnsafeBytes { if end > 0 && $0[end - 1] == 0x0D { end -= 1 } } }
         return scratch.withUnsafeBytes { bytes in SecureBytes(copying: bytes[0..<end]) }
     }
 }

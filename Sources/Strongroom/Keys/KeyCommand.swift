@@ -10,13 +10,15 @@ public import StrongroomCrypto
 /// trailing newline dropped, never logged or quoted in an error. Its standard
 /// error passes through to the user. Its standard input is `/dev/null`: a
 /// command that must ask opens the terminal (`/dev/tty`, as `pinentry` and
-/// askpass scripts do), which it is handed as the foreground job while it runs
-/// when this process has it (^Z then stops this process's job with it, `fg`
-/// gives the terminal back to the command, `bg` leaves it with the shell). It runs in a process group of its own, which is killed when
-/// the command outlasts ``timeout`` (with whatever it left running), and its
-/// exit status is checked. A process that ignores `SIGCHLD` lets the kernel
-/// take that status: a key command then fails, saying so (the `strongroom`
-/// command resets `SIGCHLD` when it starts).
+/// askpass scripts do). Where this process has a controlling terminal, the
+/// command runs in this process's job (as restic's `--password-command`
+/// does), so it may ask while the job is in the foreground, and ^Z, `bg`,
+/// `fg` and ^C act on both as on any job; at the timeout its shell is killed.
+/// Where there is none (a service), it runs in a process group of its own,
+/// killed whole at the timeout with whatever it started. Its exit status is
+/// checked: a process that ignores `SIGCHLD` lets the kernel take that status,
+/// and a key command then fails, saying so (the `strongroom` command resets
+/// `SIGCHLD` when it starts).
 ///
 /// ```swift
 /// let key = try DatabaseKey.fromCommand(KeyCommand("pass show app/db-key"))
@@ -63,21 +65,17 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
         let child = try KeyCommandProcess(command: command)
         // Room for the secret, a CR LF after it, and one byte more to tell a longer output.
         let buffer = SecureBytes(count: limit + 3) { _ in }
-        var deadline = ContinuousClock.now.advanced(by: timeout)
+        let deadline = ContinuousClock.now.advanced(by: timeout)
         var length = 0
         var timedOut = false
         buffer.withUnsafeBytes { raw in
             let out = UnsafeMutableRawBufferPointer(mutating: raw)
             while length < out.count {
                 guard let remaining = Self.milliseconds(until: deadline) else { timedOut = true; return }
-                // In slices, to follow a command stopped from the terminal (^Z).
                 var poller = pollfd(fd: child.output, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, min(remaining, 200))
+                let ready = poll(&poller, 1, remaining)
                 if ready < 0 && errno == EINTR { continue }
-                if ready == 0 {
-                    deadline = deadline.advanced(by: child.followStop())
-                    continue
-                }
+                if ready == 0 { timedOut = true; return }
                 let n = read(child.output, out.baseAddress! + length, out.count - length)
                 if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
                 if n <= 0 { return }
