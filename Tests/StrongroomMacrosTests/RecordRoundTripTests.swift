@@ -96,6 +96,30 @@ struct RecordRoundTripTests {
         #expect(try db.fetchOne(Track.self, sql: "SELECT * FROM track WHERE id = 42") == nil)
     }
 
+    /// Issue 28: a lookup by key binds its values in place (no array of
+    /// arguments per call), and reads as `fetchOne(_:arguments:)` does.
+    @Test func aLookupByKeyBindsItsValuesInPlace() throws {
+        let db = try open()
+        try db.execute(sql: Track.tableDefinition.createTableSQL)
+        for track in Self.tracks { try db.insert(track) }
+        let byID = try db.cachedStatement(sql: "SELECT * FROM track WHERE id = ?")
+        for track in Self.tracks {
+            #expect(try byID.fetchOne(Track.self, values: track.id) == track)
+            #expect(try byID.fetchOne(Track.self, values: track.id) == byID.fetchOne(Track.self, arguments: [track.id]))
+        }
+        #expect(try byID.fetchOne(Track.self, values: Int64(42)) == nil)
+        // Two values, one of them NULL, and values of other types.
+        let byTwo = try db.cachedStatement(sql: "SELECT * FROM track WHERE name = ? AND composer IS ?")
+        #expect(try byTwo.fetchOne(Track.self, values: "", nil as String?) == Self.tracks[1])
+        #expect(try byTwo.fetchOne(Track.self, values: "Thunderstruck", "Young") == Self.tracks[0])
+        // A count of values that is not the statement's: a misuse error, and
+        // the statement still works afterwards.
+        let error = #expect(throws: StrongroomError.self) { try byID.fetchOne(Track.self, values: Int64(1), Int64(2)) }
+        #expect(error?.code == .misuse && error?.message.contains("takes 1 argument(s) but was given 2") == true, "\(String(describing: error))")
+        #expect(throws: StrongroomError.self) { try byTwo.fetchOne(Track.self, values: "Thunderstruck") }
+        #expect(try byID.fetchOne(Track.self, values: Int64(2)) == Self.tracks[1])
+    }
+
     @Test func aCursorAndACodableRecordReadByPosition() throws {
         let db = try open()
         try db.execute(sql: Album.tableDefinition.createTableSQL)
@@ -182,6 +206,8 @@ struct RecordRoundTripTests {
             try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')", arguments: ["bob@example.com"])
         }
         #expect(found == customers[1])
+        // A lookup by key with values bound in place (issue 28) opens them too.
+        #expect(try queue.read { try $0.cachedStatement(sql: "SELECT * FROM customer WHERE id = ?").fetchOne(Customer.self, values: Int64(1)) } == customers[0])
         // With the database key alone: envelopes, not the values.
         let raw = try Connection(path: path, configuration: Configuration(key: key))
         for row in try raw.fetchAll(sql: "SELECT phone, country, email, email_index FROM customer WHERE id = 1") {

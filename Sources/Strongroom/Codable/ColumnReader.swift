@@ -57,8 +57,11 @@ final class StatementColumnReader: ColumnReader {
     }
 
     override func columnIndex(forKey key: String) -> Int32? {
-        let statement = self.statement
-        return statement.decodingKeys.index(for: key) { name in statement.rowLayout.index(of: name).map(Int32.init) }
+        // Borrowed, not retained: the statement owns this reader. (A strong
+        // copy cost a retain and a release on every key of every row.)
+        Unmanaged.passUnretained(statement)._withUnsafeGuaranteedRef { statement in
+            statement.decodingKeys.index(for: key) { name in statement.rowLayout.index(of: name).map(Int32.init) }
+        }
     }
     override func storageClass(at index: Int32) -> StorageClass { statement.storageClass(at: index) }
     override func isNull(at index: Int32) -> Bool { statement.isNull(at: index) }

@@ -105,6 +105,35 @@ extension Statement {
         try forEachRecord(type, arguments: arguments, body)
     }
 
+    /// Runs the statement with positional values and reads the first row
+    /// into a `T`, or returns nil: the fast path of a lookup by key, with no
+    /// array and no boxing per call, as ``execute(_:)`` binds.
+    ///
+    /// ```swift
+    /// let byID = try db.cachedStatement(sql: "SELECT * FROM person WHERE id = ?")
+    /// let ada = try byID.fetchOne(Person.self, values: 42)
+    /// ```
+    ///
+    /// - Throws: ``StrongroomError/Code/misuse`` when the number of values is
+    ///   not the statement's number of parameters.
+    @inlinable
+    public func fetchOne<T: TableRecord, each V: DatabaseValueConvertible>(_ type: T.Type, values: repeat each V) throws(StrongroomError) -> T? {
+        var count = 0
+        for _ in repeat each values { count += 1 }
+        guard count == parameterCount else { throw argumentCountMismatch(given: count) }
+        reset()
+        defer { reset() }
+        var index: Int32 = 0
+        for value in repeat each values {
+            index += 1
+            try bind(value.databaseValue, at: index)
+        }
+        guard try step() else { return nil }
+        let row = try recordRowView(T.self)
+        try row.loadOpenedColumns()
+        return try T(row: row)
+    }
+
     // A type both TableRecord and Decodable reads by position: these
     // overloads are more specific than either protocol's.
 

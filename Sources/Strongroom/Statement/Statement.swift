@@ -537,16 +537,51 @@ public final class Statement {
 
     /// SQLite's text (`count` bytes, then a NUL) as a String, or nil when it
     /// is not valid UTF-8: never repaired.
+    ///
+    /// Up to 15 bytes of ASCII (checked a word at a time; ASCII is valid
+    /// UTF-8 as it is), the bytes are copied straight into a small string:
+    /// `String(validatingCString:)` builds one byte by byte (callgrind: 82
+    /// instructions fewer for each row of the benchmark's 11-byte name).
+    /// Longer text, or text that is not all ASCII, goes through the C-string
+    /// validation, which reads up to SQLite's NUL (measured: 37 ns for 22
+    /// bytes, against 55 for `String(decoding:)` and 106 for
+    /// `String(validating:)`). A NUL inside shows as a shorter string (the C
+    /// string stops there): then the whole text is validated.
     @inline(__always)
     static func text(_ pointer: UnsafePointer<UInt8>, count: Int) -> String? {
-        // SQLite's text ends with a NUL: the C-string validation (measured:
-        // 37 ns for 22 bytes, against 55 for String(decoding:) and 106 for
-        // String(validating:)) reads up to it. A NUL inside shows as a
-        // shorter string (the C string stops there): then the whole text is
-        // validated.
+        if count <= 15, isASCII(pointer, count: count) {
+            return String(unsafeUninitializedCapacity: count) { buffer in
+                buffer.baseAddress!.initialize(from: pointer, count: count)
+                return count
+            }
+        }
         let cString = pointer.withMemoryRebound(to: CChar.self, capacity: count + 1) { String(validatingCString: $0) }
         if let cString, cString.utf8.count == count { return cString }
         return String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// Whether `count` bytes at `pointer` are all ASCII: 8 bytes at a time
+    /// (the last 8 overlapping the previous word), 4 at a time under 8.
+    @inline(__always)
+    static func isASCII(_ pointer: UnsafePointer<UInt8>, count: Int) -> Bool {
+        let raw = UnsafeRawPointer(pointer)
+        if count >= 8 {
+            var bits: UInt64 = 0
+            var offset = 0
+            while offset + 8 <= count {
+                bits |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                offset += 8
+            }
+            bits |= raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            return bits & 0x8080_8080_8080_8080 == 0
+        }
+        if count >= 4 {
+            let bits = raw.loadUnaligned(as: UInt32.self) | raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            return bits & 0x8080_8080 == 0
+        }
+        var bits: UInt8 = 0
+        for i in 0..<count { bits |= pointer[i] }
+        return bits & 0x80 == 0
     }
 
     /// The BLOB at `index` as SQLite's own bytes, valid during `body` only.
