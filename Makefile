@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
-TEST_PACKAGES := sqlite3 libsqlite3-dev python3 python3-pip python3-cryptography strace gdb
+TEST_PACKAGES := sqlite3 libsqlite3-dev python3 python3-pip python3-cryptography strace gdb valgrind
 PYTHON_TEST_VERSION := 0.6.0
 PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
@@ -18,7 +18,8 @@ setup:
 	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="$(PACKAGES)"
 
 ## test-setup: what only the tests need: the system sqlite3 (3.40, the oracle for column
-## changes), strace (to watch that key files are synced), gdb (gcore: a core dump searched for keys), Python's cryptography (a second,
+## changes), strace (to watch that key files are synced), gdb (gcore: a core dump searched for keys), valgrind (the benchmark
+## harness's instruction counter, tested by its own tests), Python's cryptography (a second,
 ## independent decoder of sealed values), and Python's sqlcipher3-binary,
 ## pinned (SQLCipher 4 on a recent SQLite, to replay the statements the migration runner issued)
 test-setup: setup
@@ -84,25 +85,30 @@ demo: build
 	swift build --product chinook-model
 	@bash Examples/demo.sh "$(CURDIR)/$(CLI)" "$(CURDIR)/.build/debug/chinook-model"
 
-## bench: every workload against C, GRDB (its own package and process, plaintext system SQLite), the sqlcipher
-## shell and openssl speed (release builds); writes Benchmarks/report/ (report.json, report.md, report.svg).
-## QUICK=1: every workload at a tiny size in seconds; CHECK=1: fail when a ratio to C is >15% worse than
-## Benchmarks/baseline.json; PUBLISH=1: copy the report to Benchmarks/results/ (committed) and rewrite the
+## bench: every workload against C, GRDB (its own package and process, plaintext system SQLite, beside the same C loop
+## on that SQLite), the sqlcipher shell and openssl speed (release builds); writes Benchmarks/report/ (report.json,
+## report.md, report.svg). The reads (decode, lookups) are also counted in instructions per row with valgrind's callgrind.
+## QUICK=1: every workload at a tiny size in seconds (no counts); CHECK=1: fail when a ratio to C is >15% worse than the
+## baseline, or a count of instructions (over the C loop on its engine) >3% worse: Benchmarks/baseline.json, and
+## Benchmarks/baseline-sqlcipher4.json for SQLCipher 4.6.1; BASELINE=1: write both baselines from this run;
+## PUBLISH=1: copy the report to Benchmarks/results/ (committed) and rewrite the
 ## README's performance section from it; OUT=DIR: the report elsewhere (relative to Benchmarks/); ARGS: more options (--help lists them)
-## First the engine-sensitive groups (encryption, open, pool) on SQLCipher 4.6.1 (Scripts/sqlcipher4.sh; its own build in
-## Benchmarks/.build-sqlcipher4, report in Benchmarks/report-sqlcipher4/), then every workload on the system's SQLCipher,
-## whose report shows both engines side by side (--engine-report).
+## First the reads and the engine-sensitive groups (core, encryption, open, pool) on SQLCipher 4.6.1 (Scripts/sqlcipher4.sh;
+## its own build in Benchmarks/.build-sqlcipher4, report in Benchmarks/report-sqlcipher4/), then every workload on the
+## system's SQLCipher, whose report shows both engines side by side (--engine-report).
 bench: setup
-	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev sqlite3 openssl"
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev sqlite3 openssl valgrind binutils"
 	swift build -c release --package-path Benchmarks/GRDBPeer
 	bash Scripts/sqlcipher4.sh
 	source .build/sqlcipher4/env && cd Benchmarks && swift build -c release --scratch-path .build-sqlcipher4 $$SQLCIPHER4_SWIFT_FLAGS \
 	  && ! ldd .build-sqlcipher4/release/StrongroomBenchmarks | grep -q 'libsqlcipher\.so\.0' \
-	  && .build-sqlcipher4/release/StrongroomBenchmarks --only encryption open pool --out $(or $(OUT),report)-sqlcipher4 \
-	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick)
+	  && .build-sqlcipher4/release/StrongroomBenchmarks --only core encryption open pool --out $(or $(OUT),report)-sqlcipher4 \
+	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) \
+	  $(if $(filter 1,$(CHECK)),--check --baseline baseline-sqlcipher4.json) $(if $(filter 1,$(BASELINE)),--write-baseline --baseline baseline-sqlcipher4.json)
 	cd Benchmarks && swift run -c release StrongroomBenchmarks --out $(or $(OUT),report) \
 	  --engine-report $(or $(OUT),report)-sqlcipher4/report.json \
-	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(CHECK)),--check) $(if $(filter 1,$(PUBLISH)),--publish) $(ARGS)
+	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(CHECK)),--check) \
+	  $(if $(filter 1,$(BASELINE)),--write-baseline) $(if $(filter 1,$(PUBLISH)),--publish) $(ARGS)
 
 ## bench-readme: rewrite the README's performance section, report.md and report.svg from Benchmarks/results/report.json
 bench-readme: setup

@@ -3,14 +3,8 @@
 #include <sqlcipher/sqlite3.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include "CBenchmarkLoops.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "read_loops.h"
 
 static sqlite3 *open_keyed(const char *path, const char *key_hex) {
     sqlite3 *db = NULL;
@@ -85,46 +79,12 @@ double c_insert_rows(const char *path, const char *key_hex, int64_t rows,
     return elapsed;
 }
 
-/// Reads the 5 columns of the current row, copying the texts out (into
-/// stack buffers) as an app would; returns a checksum of them. (The
-/// benchmark's texts are never empty nor NULL, so their first byte is set.)
-/// Always inlined: as a plain call the loop ran ~16 more instructions a row
-/// than the loop written inline, which would flatter every ratio to C.
-static inline __attribute__((always_inline)) int64_t read_row(sqlite3_stmt *stmt) {
-    char name[256], email[256];
-    int64_t id = sqlite3_column_int64(stmt, 0);
-    const unsigned char *n = sqlite3_column_text(stmt, 1);
-    int nlen = sqlite3_column_bytes(stmt, 1);
-    memcpy(name, n, (size_t)(nlen < 255 ? nlen : 255));
-    const unsigned char *e = sqlite3_column_text(stmt, 2);
-    int elen = sqlite3_column_bytes(stmt, 2);
-    if (e) memcpy(email, e, (size_t)(elen < 255 ? elen : 255));
-    double score = sqlite3_column_double(stmt, 3);
-    int64_t active = sqlite3_column_int64(stmt, 4);
-    return id + nlen + elen + (int64_t)score + active + name[0] + email[0];
-}
-
 double c_read_rows(const char *path, const char *key_hex, int64_t *checksum, int64_t *rows_read) {
     sqlite3 *db = open_keyed(path, key_hex);
     if (!db) return -1;
-    double start = now();
-    sqlite3_stmt *stmt = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, name, email, score, active FROM person", -1, &stmt, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return -1;
-    }
-    int64_t sum = 0, n = 0;
-    int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        sum += read_row(stmt);
-        n++;
-    }
-    double elapsed = now() - start;
-    sqlite3_finalize(stmt);
+    double elapsed = read_all_rows(db, checksum, rows_read);
     sqlite3_close(db);
-    *checksum = sum;
-    *rows_read = n;
-    return rc == SQLITE_DONE ? elapsed : -1;
+    return elapsed;
 }
 
 /// Stores each copy where the compiler must assume it is seen, so that it
@@ -175,39 +135,12 @@ double c_read_rows_owned(const char *path, const char *key_hex, int64_t *checksu
     return rc == SQLITE_DONE ? elapsed : -1;
 }
 
-static uint64_t splitmix64(uint64_t *state) {
-    *state += 0x9E3779B97F4A7C15ULL;
-    uint64_t z = *state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 double c_point_lookups(const char *path, const char *key_hex, int64_t rows, int64_t lookups, uint64_t seed, int64_t *checksum) {
     sqlite3 *db = open_keyed(path, key_hex);
     if (!db) return -1;
-    sqlite3_stmt *stmt = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, name, email, score, active FROM person WHERE id = ?", -1, &stmt, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return -1;
-    }
-    int64_t sum = 0;
-    uint64_t state = seed;
-    double start = now();
-    int64_t found = 0;
-    for (int64_t i = 0; i < lookups; i++) {
-        sqlite3_bind_int64(stmt, 1, (int64_t)(splitmix64(&state) % (uint64_t)rows) + 1);
-        if (sqlite3_step(stmt) == SQLITE_ROW) {
-            sum += read_row(stmt);
-            found++;
-        }
-        sqlite3_reset(stmt);
-    }
-    double elapsed = now() - start;
-    sqlite3_finalize(stmt);
+    double elapsed = point_lookups(db, rows, lookups, seed, checksum);
     sqlite3_close(db);
-    *checksum = sum;
-    return found == lookups ? elapsed : -1; // every id exists: a miss is an error
+    return elapsed;
 }
 
 #include <openssl/evp.h>

@@ -147,3 +147,72 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         #expect(try JSONDecoder().decode(Report.self, from: encoded).engines?.rows.count == 2)
     }
 }
+
+/// Issue 28: each layer over the C loop on its own engine, and counts of
+/// instructions that a regression cannot hide in the clock's noise.
+@Suite struct LayerOverheadTests {
+    /// C and ours on our engine; GRDB's C loop and GRDB on its own.
+    private func twoEngines(ours: Double, grdb: Double, counts: [String: Double]? = nil) -> WorkloadResult {
+        func samples(_ x: Double) -> Samples { var s = Samples(); s.add(x); s.add(x); return s }
+        var w = WorkloadResult(name: "decode", group: "decode", size: 1_000_000, contenders: [
+            ContenderResult(name: "C", role: .c, samples: samples(1)),
+            ContenderResult(name: "Strongroom record", role: .ours, samples: samples(ours)),
+            ContenderResult(name: GRDBPeer.cLoop, role: .c, samples: samples(0.5)),
+            ContenderResult(name: "GRDB record", role: .peer, samples: samples(grdb), ownC: GRDBPeer.cLoop),
+        ], targets: [.overhead("Strongroom record", below: "GRDB record"), .instructionOverhead("Strongroom record", below: "GRDB record"),
+                     .instructions("Strongroom record", to: "C", atMost: 1.15)])
+        w.instructions = counts
+        w.evaluateTargets()
+        return w
+    }
+
+    @Test func eachLayerIsMeasuredOverTheCLoopOnItsOwnEngine() throws {
+        // GRDB is faster than ours in time (0.6 against 1.1), but 1.2x over
+        // its C where ours is 1.1x over ours: our layer costs less.
+        let w = twoEngines(ours: 1.1, grdb: 0.6, counts: ["C": 3500, "Strongroom record": 3900, GRDBPeer.cLoop: 1600, "GRDB record": 2900])
+        #expect(abs(try #require(w.ratioToOwnC("GRDB record")) - 1.2) < 1e-9)
+        #expect(abs(try #require(w.ratioToOwnC("Strongroom record")) - 1.1) < 1e-9)
+        #expect(w.targets.allSatisfy { $0.met }, "\(w.targets)")
+        let table = MarkdownReport.table(of: w).joined(separator: "\n")
+        #expect(table.contains("| vs its C |") && table.contains("| 1.20x |") && table.contains(" 3900 | 1.11x |"), "\(table)")
+
+        // The other way round, and over the limit in instructions: missed.
+        let worse = twoEngines(ours: 1.3, grdb: 0.6, counts: ["C": 3500, "Strongroom record": 4100, GRDBPeer.cLoop: 1600, "GRDB record": 1700])
+        #expect(worse.targets.allSatisfy { !$0.met }, "\(worse.targets)")
+        #expect(worse.formattedAchievement(worse.targets[0]) == "1.30x vs 1.20x")
+    }
+
+    @Test func aCountWorseByMoreThan3PercentOverItsCFailsTheCheck() throws {
+        let counts = ["C": 3500.0, "Strongroom record": 4000, GRDBPeer.cLoop: 1600, "GRDB record": 2900]
+        let baseline = Baseline(report: report([twoEngines(ours: 1.1, grdb: 0.6, counts: counts)]))
+        #expect(baseline.counts?.map(\.contender) == ["Strongroom record"], "only ours are guarded")
+        var slightly = counts, worse = counts, fasterC = counts
+        slightly["Strongroom record"] = 4100   // +2.5%
+        worse["Strongroom record"] = 4140      // +3.5%
+        fasterC["C"] = 3350                    // ours the same, but 4.5% more over a C that got cheaper
+        #expect(try baseline.regressions(in: report([twoEngines(ours: 1.1, grdb: 0.6, counts: slightly)]), tolerance: 0.15).isEmpty)
+        let failures = try baseline.regressions(in: report([twoEngines(ours: 1.1, grdb: 0.6, counts: worse)]), tolerance: 0.15)
+        #expect(failures.count == 1 && failures[0].contains("instructions") && failures[0].contains("4140"), "\(failures)")
+        #expect(try baseline.regressions(in: report([twoEngines(ours: 1.1, grdb: 0.6, counts: fasterC)]), tolerance: 0.15).count == 1)
+        // A run that counted nothing is a failure, not a pass.
+        let uncounted = try baseline.regressions(in: report([twoEngines(ours: 1.1, grdb: 0.6)]), tolerance: 0.15)
+        #expect(uncounted.contains { $0.contains("no longer counted") }, "\(uncounted)")
+        // The counts survive the baseline's file.
+        let encoded = try JSONEncoder().encode(baseline)
+        #expect(try JSONDecoder().decode(Baseline.self, from: encoded).counts == baseline.counts)
+    }
+
+    /// The counter itself, on a real program under valgrind: `seq N` at two
+    /// sizes, the difference per number printed.
+    @Test func callgrindCountsTheInstructionsOfOneUnitOfWork() throws {
+        let directory = NSTemporaryDirectory() + "callgrind-test-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let callgrind = try #require(Callgrind.locate(directory: directory), "valgrind is installed by make test-setup")
+        let perNumber = try callgrind.perUnit("/usr/bin/seq", small: 1000, large: 11_000) { ["\($0)"] }
+        #expect(perNumber > 10 && perNumber < 5000, "\(perNumber)")
+        let again = try callgrind.perUnit("/usr/bin/seq", small: 1000, large: 11_000) { ["\($0)"] }
+        #expect(abs(again / perNumber - 1) < 0.01, "a count does not move: \(perNumber), then \(again)")
+        #expect(throws: BenchmarkError.self) { _ = try callgrind.total("/usr/bin/false", [], input: nil) }
+    }
+}

@@ -1,3 +1,4 @@
+import CPlaintextLoops
 import Foundation
 import GRDB
 
@@ -11,7 +12,8 @@ import GRDB
 //
 // Workloads: insert-statement, insert-codable, insert-record (rows are
 // created; PATH must not exist), decode-statement, decode-codable,
-// decode-record, lookups (PATH holds ROWS rows).
+// decode-record, lookups (PATH holds ROWS rows); c-decode and c-lookups
+// are the harness's C loops on this same system SQLite (CPlaintextLoops).
 
 /// The columns of a row of `person`, for the checksum of a decode.
 protocol PersonColumns {
@@ -162,6 +164,13 @@ do {
                 }
             }
         }
+    case "c-decode", "c-lookups":
+        // GRDB's engine without GRDB: the harness's C loops on the same SQLite.
+        var sum: Int64 = 0, read: Int64 = 0
+        elapsed = workload == "c-decode" ? c_plain_read_rows(path, &sum, &read) : c_plain_point_lookups(path, Int64(rows), Int64(lookups), 7, &sum)
+        guard elapsed >= 0 else { throw DatabaseError(message: "the C loop failed") }
+        checksum = Int(sum)
+        counted = workload == "c-decode" ? Int(read) : lookups
     default:
         FileHandle.standardError.write(Data("grdb-peer: unknown workload \(workload)\n".utf8))
         exit(2)

@@ -43,7 +43,17 @@ enum Role: String, Codable, Sendable {
 struct Contender {
     let name: String
     let role: Role
+    /// The C loop on this contender's engine, when it is not "C" (GRDB's
+    /// side runs on the system's plaintext SQLite, and has its own C loop).
+    var ownC: String? = nil
     let run: () throws -> Double
+
+    init(name: String, role: Role, ownC: String? = nil, run: @escaping () throws -> Double) {
+        self.name = name
+        self.role = role
+        self.ownC = ownC
+        self.run = run
+    }
 }
 
 /// A target a workload's figures must meet.
@@ -55,6 +65,14 @@ struct Target: Codable, Sendable {
         case speedUpAtLeast
         /// `contender`'s median at most `limit` (in the workload's unit).
         case valueAtMost
+        /// `contender`'s instructions per unit over `against`'s at most `limit`.
+        case instructionRatioAtMost
+        /// `contender`'s median over its own C's below `against`'s over its
+        /// own C's: one layer's overhead below another's, each over the same
+        /// C loop on its own engine.
+        case overheadBelow
+        /// The same in instructions per unit.
+        case instructionOverheadBelow
     }
     let kind: Kind
     let contender: String
@@ -63,6 +81,8 @@ struct Target: Codable, Sendable {
     /// Filled when the report is made.
     var achieved: Double = .nan
     var met = false
+    /// For the overhead targets: `against`'s ratio to its own C.
+    var compared: Double? = nil
 
     static func ratio(_ contender: String, to against: String, atMost limit: Double) -> Target {
         Target(kind: .ratioAtMost, contender: contender, against: against, limit: limit)
@@ -73,12 +93,26 @@ struct Target: Codable, Sendable {
     static func value(_ contender: String, atMost limit: Double) -> Target {
         Target(kind: .valueAtMost, contender: contender, against: nil, limit: limit)
     }
+    static func instructions(_ contender: String, to against: String, atMost limit: Double) -> Target {
+        Target(kind: .instructionRatioAtMost, contender: contender, against: against, limit: limit)
+    }
+    /// `contender` over its C below `other` over its C, in time.
+    static func overhead(_ contender: String, below other: String) -> Target {
+        Target(kind: .overheadBelow, contender: contender, against: other, limit: 1)
+    }
+    /// The same in instructions.
+    static func instructionOverhead(_ contender: String, below other: String) -> Target {
+        Target(kind: .instructionOverheadBelow, contender: contender, against: other, limit: 1)
+    }
 
     var summary: String {
         switch kind {
         case .ratioAtMost: String(format: "%@ ≤ %.2fx of %@", contender, limit, against ?? "")
         case .speedUpAtLeast: String(format: "%@ ≥ %.1fx faster than %@", contender, limit, against ?? "")
         case .valueAtMost: String(format: "%@ ≤ %g", contender, limit)
+        case .instructionRatioAtMost: String(format: "%@ ≤ %.2fx of %@, in instructions", contender, limit, against ?? "")
+        case .overheadBelow: "\(contender) over its C < \(against ?? "") over its C"
+        case .instructionOverheadBelow: "\(contender) over its C < \(against ?? "") over its C, in instructions"
         }
     }
 }
@@ -88,6 +122,8 @@ struct ContenderResult: Codable, Sendable {
     let name: String
     let role: Role
     var samples: Samples
+    /// The C loop on this contender's engine, when it is not "C".
+    var ownC: String? = nil
 }
 
 /// One workload at one size: every contender's samples, the ratios to C
@@ -107,8 +143,26 @@ struct WorkloadResult: Codable, Sendable {
     /// Figures that are not samples (counts of lost writes, percentiles).
     var figures: [String: Double] = [:]
     var notes: [String] = []
+    /// Instructions per row (or per lookup), by contender: counted by
+    /// callgrind in a full run, nil in a quick one.
+    var instructions: [String: Double]? = nil
 
     func contender(_ name: String) -> ContenderResult? { contenders.first { $0.name == name } }
+
+    /// The name of the C loop on `name`'s engine ("C" unless it has its own).
+    func ownC(of name: String) -> String { contender(name)?.ownC ?? "C" }
+
+    /// `name`'s median over its own C loop's (on its engine).
+    func ratioToOwnC(_ name: String) -> Double? { ratio(name, to: ownC(of: name)) }
+
+    /// `name`'s instructions per unit over `other`'s.
+    func instructionRatio(_ name: String, to other: String) -> Double? {
+        guard let a = instructions?[name], let b = instructions?[other], b > 0 else { return nil }
+        return a / b
+    }
+
+    /// `name`'s instructions per unit over its own C loop's.
+    func instructionRatioToOwnC(_ name: String) -> Double? { instructionRatio(name, to: ownC(of: name)) }
 
     /// The same loop in C that ratios are given against (other C variants,
     /// such as "C owning text", are contenders like any other).
@@ -154,6 +208,17 @@ struct WorkloadResult: Codable, Sendable {
                 let v = figures[target.contender] ?? contender(target.contender)?.samples.median ?? .nan
                 targets[i].achieved = v
                 targets[i].met = v <= target.limit
+            case .instructionRatioAtMost:
+                let r = instructionRatio(target.contender, to: target.against ?? "") ?? .nan
+                targets[i].achieved = r
+                targets[i].met = r <= target.limit
+            case .overheadBelow, .instructionOverheadBelow:
+                let inTime = target.kind == .overheadBelow
+                let ours = (inTime ? ratioToOwnC(target.contender) : instructionRatioToOwnC(target.contender)) ?? .nan
+                let theirs = (inTime ? ratioToOwnC(target.against ?? "") : instructionRatioToOwnC(target.against ?? "")) ?? .nan
+                targets[i].achieved = ours
+                targets[i].compared = theirs
+                targets[i].met = ours < theirs
             }
         }
     }

@@ -23,7 +23,7 @@ struct Runner {
                           targets: [Target] = [], notes: [String] = [], rounds: Int? = nil,
                           _ contenders: [Contender], figures: (inout WorkloadResult) -> Void = { _ in }) throws -> WorkloadResult {
         progress("\(name) (\(size))")
-        var results = contenders.map { ContenderResult(name: $0.name, role: $0.role, samples: Samples()) }
+        var results = contenders.map { ContenderResult(name: $0.name, role: $0.role, samples: Samples(), ownC: $0.ownC) }
         if warmUp {
             for contender in contenders { _ = try contender.run() }
         }

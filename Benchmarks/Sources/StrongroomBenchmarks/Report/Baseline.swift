@@ -25,9 +25,28 @@ struct Baseline: Codable {
         var key: String { "\(workload) @\(formattedSize(size)): \(contender)" }
     }
 
+    /// The instructions of one of ours per row (or lookup), counted by
+    /// callgrind: they do not move with the machine's load, so they are
+    /// guarded closely (`countTolerance`), as a ratio to the C loop on the
+    /// same engine (so that another SQLCipher build does not trip them).
+    struct Count: Codable, Equatable {
+        var group: String
+        var workload: String
+        var size: Int
+        var contender: String
+        /// Instructions per unit (row or lookup).
+        var perUnit: Double
+        /// `perUnit` over the C loop's on the same engine.
+        var ratio: Double
+
+        var key: String { "\(workload) @\(formattedSize(size)): \(contender), instructions" }
+    }
+
     var date: String
     var machine: String
     var entries: [Entry]
+    /// Nil in a baseline written before counts were taken.
+    var counts: [Count]?
 
     init(report: Report) {
         date = report.environment.date
@@ -38,6 +57,14 @@ struct Baseline: Codable {
             w.contenders.filter { $0.role == .ours }.map { r in
                 Entry(group: w.group, workload: w.name, size: w.size, contender: r.name,
                       ratio: Self.rounded(w.pairedRatio(r.name, to: "C")), bestRatio: Self.rounded(w.ratioOfMinimums(r.name, to: "C")))
+            }
+        }
+        counts = report.workloads.flatMap { w in
+            w.contenders.filter { $0.role == .ours }.compactMap { r in
+                w.instructions?[r.name].map { perUnit in
+                    Count(group: w.group, workload: w.name, size: w.size, contender: r.name,
+                          perUnit: perUnit.rounded(), ratio: Self.rounded(w.instructionRatioToOwnC(r.name)))
+                }
             }
         }
     }
@@ -71,10 +98,31 @@ struct Baseline: Codable {
     /// (workload groups; all when nil) that got more than `tolerance` worse both round by
     /// round and at the best, that the run no longer measures, or that it
     /// could not compute. A run of other sizes (`--quick`) is an error.
-    func regressions(in report: Report, tolerance: Double, groups: Set<String>? = nil) throws -> [String] {
+    ///
+    /// A count fails when its ratio to the C loop on its engine is more than
+    /// `countTolerance` above the baseline's, or when it is no longer counted.
+    func regressions(in report: Report, tolerance: Double, countTolerance: Double = 0.03, groups: Set<String>? = nil) throws -> [String] {
         guard report.settings["quick"] != "true" else {
             throw BenchmarkError("--check compares a full run with the baseline: a quick run's sizes are not in it.")
         }
+        return timeRegressions(in: report, tolerance: tolerance, groups: groups)
+            + countRegressions(in: report, tolerance: countTolerance, groups: groups)
+    }
+
+    private func countRegressions(in report: Report, tolerance: Double, groups: Set<String>?) -> [String] {
+        let now = Dictionary((Baseline(report: report).counts ?? []).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        return (counts ?? []).filter { groups?.contains($0.group) ?? true }.sorted { $0.key < $1.key }.compactMap { then in
+            guard let current = now[then.key] else {
+                return "\(then.key): no longer counted (a renamed or removed contender, or callgrind did not run): write the baseline again if that is intended"
+            }
+            guard current.ratio.isFinite else { return "\(then.key): no ratio to its C could be computed" }
+            guard then.ratio.isFinite, current.ratio > then.ratio * (1 + tolerance) else { return nil }
+            return String(format: "%@: %.0f per unit, %.3fx of its C (baseline %.0f, %.3fx: +%.1f%%)",
+                          then.key, current.perUnit, current.ratio, then.perUnit, then.ratio, (current.ratio / then.ratio - 1) * 100)
+        }
+    }
+
+    private func timeRegressions(in report: Report, tolerance: Double, groups: Set<String>?) -> [String] {
         let now = Dictionary(Baseline(report: report).entries.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
         return entries.filter { groups?.contains($0.group) ?? true }.sorted { $0.key < $1.key }.compactMap { then in
             guard let current = now[then.key] else {

@@ -61,15 +61,27 @@ extension MarkdownReport {
     /// maximum, and the ratios to C and to GRDB where the workload has them.
     static func table(of w: WorkloadResult) -> [String] {
         let peer = w.contenders.first { $0.role == .peer }
+        // Where some contender runs on another engine with its own C loop,
+        // each ratio is also given over the C loop on its own engine.
+        let ownC = w.contenders.contains { $0.ownC != nil }
+        let counts = w.instructions ?? [:]
         var header = "| contender | median | min | max |"
         var rule = "|---|---|---|---|"
         if w.c != nil { header += " vs C |"; rule += "---|" }
+        if ownC { header += " vs its C |"; rule += "---|" }
         if peer != nil { header += " vs GRDB |"; rule += "---|" }
+        if !counts.isEmpty { header += " instructions | vs its C, instructions |"; rule += "---|---|" }
         var lines = [header, rule]
+        let ratio = { (x: Double?) in x.map { String(format: " %.2fx |", $0) } ?? " |" }
         for r in w.contenders {
             var line = "| \(r.name) | \(formatted(r.samples.median, unit: w.unit)) | \(formatted(r.samples.minimum, unit: w.unit)) | \(formatted(r.samples.maximum, unit: w.unit)) |"
             if let c = w.c { line += String(format: " %.2fx |", r.samples.median / c.samples.median) }
+            if ownC { line += ratio(w.ratioToOwnC(r.name)) }
             if peer != nil { line += r.role != .ours ? " |" : String(format: " %.2fx |", r.samples.median / w.peerMedian(like: r)) }
+            if !counts.isEmpty {
+                line += counts[r.name].map { String(format: " %.0f |", $0) } ?? " |"
+                line += ratio(w.instructionRatioToOwnC(r.name))
+            }
             lines.append(line)
         }
         return lines
@@ -98,6 +110,7 @@ extension WorkloadResult {
 
     /// A target's achieved figure: a ratio, a count, or a measure in the workload's unit.
     func formattedAchievement(_ t: Target) -> String {
+        if let compared = t.compared { return String(format: "%.2fx vs %.2fx", t.achieved, compared) }
         if t.kind != .valueAtMost { return String(format: "%.2fx", t.achieved) }
         if figures[t.contender] != nil { return t.achieved.isFinite && t.achieved.rounded() == t.achieved ? String(Int(t.achieved)) : String(format: "%.2f", t.achieved) }
         return formatted(t.achieved, unit: unit)

@@ -124,7 +124,7 @@ enum ChildProcess {
         exit(0)
     }
 
-    private static func spawn(_ executable: String, _ arguments: [String], input: String?, captureOutput: Bool) throws -> (status: Int32, output: String) {
+    static func spawn(_ executable: String, _ arguments: [String], input: String?, captureOutput: Bool) throws -> (status: Int32, output: String) {
         var usage = rusage()
         return try spawn(executable, arguments, input: input, captureOutput: captureOutput, usage: &usage)
     }

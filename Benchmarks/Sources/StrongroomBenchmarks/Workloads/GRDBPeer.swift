@@ -4,6 +4,10 @@ import Foundation
 /// (`Benchmarks/GRDBPeer`) and its own process, run once per sample. Its
 /// time is the one it measures around its loop, as ours and C's are.
 struct GRDBPeer {
+    /// The harness's C loops on GRDB's engine, run by the peer's process:
+    /// the C that GRDB's layer is measured over.
+    static let cLoop = "C on GRDB's SQLite"
+
     let executable: String
     /// A debug build of the peer is refused unless this is set (a quick run).
     var allowDebug = false
@@ -33,7 +37,7 @@ struct GRDBPeer {
         guard process.terminationStatus == 0, let answer = try? JSONDecoder().decode(Answer.self, from: data), answer.checksum > 0 else {
             throw BenchmarkError("the GRDB peer failed: \(workload) \(path)")
         }
-        let expected = workload == "lookups" ? lookups : rows
+        let expected = workload.hasSuffix("lookups") ? lookups : rows
         guard answer.rows == expected else {
             throw BenchmarkError("the GRDB peer's \(workload) handled \(answer.rows) rows, expected \(expected): its figure would not be the same work")
         }
