@@ -21,6 +21,28 @@ enum ReadCounts {
     ]
     static let peerLookups: [(contender: String, workload: String)] = [(GRDBPeer.cLoop, "c-lookups"), ("GRDB record (init(row:))", "lookups")]
 
+    /// Our reads that make the row's two `String`s, where the C loop copies
+    /// bytes: measured also over C plus "Swift Strings alone".
+    static let stringReads = ["Strongroom statement", "Strongroom record (@Table)"]
+
+    /// The figure: `read` over C + Swift Strings alone, in time or in instructions.
+    static func overStrings(_ read: String, instructions: Bool = false) -> String {
+        "\(read) over C + Swift Strings alone" + (instructions ? ", in instructions" : "")
+    }
+
+    /// Adds the `overStrings` figures of the `stringReads` to a decode workload.
+    static func addOverStrings(_ w: inout WorkloadResult) {
+        for read in stringReads {
+            if let ours = w.contender(read)?.samples.median, let c = w.c?.samples.median,
+               let strings = w.contender("Swift Strings alone")?.samples.median {
+                w.figures[overStrings(read)] = ours / (c + strings)
+            }
+            if let ours = w.instructions?[read], let c = w.instructions?["C"], let strings = w.instructions?["Swift Strings alone"] {
+                w.figures[overStrings(read, instructions: true)] = ours / (c + strings)
+            }
+        }
+    }
+
     /// The child: one read, then exit 0 (1 if it failed).
     static func child(_ arguments: [String]) -> Never {
         do {

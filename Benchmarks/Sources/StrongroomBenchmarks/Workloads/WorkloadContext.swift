@@ -68,12 +68,13 @@ struct WorkloadContext {
                 .overhead("Strongroom record (@Table)", below: "GRDB record (init(row:))"),
                 .instructionOverhead("Strongroom record (@Table)", below: "GRDB record (init(row:))"),
                 .speedUp("Strongroom Codable", over: "GRDB Codable", atLeast: 2.5),
-            ] : []
+            ] + ReadCounts.stringReads.flatMap { [.value(ReadCounts.overStrings($0), atMost: 1.15), .value(ReadCounts.overStrings($0, instructions: true), atMost: 1.15)] } : []
             try runner.measure("decode", group: "decode", size: rows, targets: readTargets, notes: [
                 "Strongroom statement reads by position through `RowView` and makes `String`s; \"text in place\" reads the texts' bytes as the C loop does (`withTextBytes`).",
                 "\"C owning text\" copies a text over 15 bytes to the heap and frees it, as a Swift `String` does; \"Swift Strings alone\" makes a row's two `String`s from the same bytes with no SQLite: the cost any read into `String` properties pays and the C loop does not.",
                 "\"\(grdbC)\" is the same C loop on GRDB's engine (the system's plaintext SQLite, in the peer's process): GRDB's ratios \"vs its C\" are over it, ours over C on our engine.",
                 "Instructions per row: callgrind, this engine's files of 10k and 60k rows, the difference of the two runs over 50k rows (what a run does once cancels out).",
+                "\"over C + Swift Strings alone\": a read into `String`s over the C loop plus the bare cost of those `String`s (what any layer that makes them pays): our layer's own cost, the `String`s set aside.",
             ], [
                 Contender(name: "C", role: .c) { try Scenarios.cRead(path: encrypted, keyHex: keyHex, expectedRows: rows) },
                 Contender(name: "C owning text", role: .c) { try RecordScenarios.cReadOwned(path: encrypted, keyHex: keyHex, expectedRows: rows) },
@@ -86,7 +87,10 @@ struct WorkloadContext {
                 Contender(name: "GRDB statement", role: .peer, ownC: grdbC) { try peer.run("decode-statement", path: plaintext, rows: rows) },
                 Contender(name: "GRDB Codable", role: .peer, ownC: grdbC) { try peer.run("decode-codable", path: plaintext, rows: rows) },
                 Contender(name: "GRDB record (init(row:))", role: .peer, ownC: grdbC) { try peer.run("decode-record", path: plaintext, rows: rows) },
-            ], figures: { $0.instructions = counts?.decode })
+            ], figures: { w in
+                w.instructions = counts?.decode
+                ReadCounts.addOverStrings(&w)
+            })
 
             let lookups = quick ? 1000 : 100_000
             try runner.measure("\(formattedSize(lookups)) point lookups by primary key", group: "lookups", size: rows, targets: full ? [
