@@ -50,18 +50,19 @@ class ColumnReader {
 final class StatementColumnReader: ColumnReader {
     // The statement owns this reader, so it always outlives it.
     unowned(unsafe) let statement: Statement
+    /// The statement's cache of key lookups (the same object), held here:
+    /// reaching it through `statement` cost a retain and a release of the
+    /// statement on every key of every row.
+    let decodingKeys: KeyIndexCache
 
     init(statement: Statement) {
         self.statement = statement
+        self.decodingKeys = statement.decodingKeys
         super.init(conversion: statement.connection.configuration.valueConversion)
     }
 
     override func columnIndex(forKey key: String) -> Int32? {
-        // Borrowed, not retained: the statement owns this reader. (A strong
-        // copy cost a retain and a release on every key of every row.)
-        Unmanaged.passUnretained(statement)._withUnsafeGuaranteedRef { statement in
-            statement.decodingKeys.index(for: key) { name in statement.rowLayout.index(of: name).map(Int32.init) }
-        }
+        decodingKeys.index(for: key) { name in self.statement.rowLayout.index(of: name).map(Int32.init) }
     }
     override func storageClass(at index: Int32) -> StorageClass { statement.storageClass(at: index) }
     override func isNull(at index: Int32) -> Bool { statement.isNull(at: index) }
