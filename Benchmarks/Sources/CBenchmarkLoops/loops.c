@@ -7,11 +7,8 @@
 #include "read_loops.h"
 
 static sqlite3 *open_keyed(const char *path, const char *key_hex) {
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        sqlite3_close(db); // a handle is returned even on failure, and must be closed
-        return NULL;
-    }
+    sqlite3 *db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    if (!db) return NULL;
     char key[70];
     snprintf(key, sizeof key, "x'%s'", key_hex);
     int keyed = sqlite3_key_v2(db, "main", key, (int)strlen(key));
@@ -20,18 +17,13 @@ static sqlite3 *open_keyed(const char *path, const char *key_hex) {
         sqlite3_close(db);
         return NULL;
     }
-    const char *settings =
+    return with_settings(db,
         "SELECT count(*) FROM sqlite_master;"
         "PRAGMA temp_store = MEMORY;"
         "PRAGMA cache_size = -65536;"
         "PRAGMA foreign_keys = ON;"
         "PRAGMA journal_mode = WAL;"
-        "PRAGMA synchronous = NORMAL;";
-    if (sqlite3_exec(db, settings, NULL, NULL, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    return db;
+        "PRAGMA synchronous = NORMAL;");
 }
 
 double c_insert_rows(const char *path, const char *key_hex, int64_t rows,

@@ -17,6 +17,27 @@ static inline double now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/// The database at `path` opened with `flags`, or NULL (a handle SQLite
+/// returns on failure is closed).
+static inline sqlite3 *open_database(const char *path, int flags) {
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+/// `db` after running `settings` on it, or NULL (and `db` closed) if they
+/// fail or `db` is NULL.
+static inline sqlite3 *with_settings(sqlite3 *db, const char *settings) {
+    if (db && sqlite3_exec(db, settings, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
 /// Reads the 5 columns of the current row, copying the texts out (into
 /// stack buffers) as an app would; returns a checksum of them. (The
 /// benchmark's texts are never empty nor NULL, so their first byte is set.)

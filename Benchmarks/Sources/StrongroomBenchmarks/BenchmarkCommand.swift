@@ -42,7 +42,7 @@ struct BenchmarkCommand: ParsableCommand {
     var readmeWrite = false
     @Option(help: "Another engine's report.json (make bench: SQLCipher 4.6.1's, from report-sqlcipher4/): its workloads beside this run's in the report.")
     var engineReport: String?
-    @Option(help: "Only this read, five times, for perf: c, c-owned, record, positional, in-place, decodable, insert-c, insert-statement, insert-record.")
+    @Option(help: "Only this read, five times, for perf or callgrind: c, c-owned, statement, in-place, codable, record, strings, lookups-c, lookups-record, insert-c, insert-statement, insert-record.")
     var profile: String?
 
     static func main() {

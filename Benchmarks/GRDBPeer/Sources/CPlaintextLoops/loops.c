@@ -5,21 +5,11 @@
 /// A plaintext database opened as the peer opens it for GRDB: one
 /// connection, WAL, and the same pragmas.
 static sqlite3 *open_plain(const char *path) {
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    const char *settings =
+    return with_settings(open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX),
         "PRAGMA cache_size = -65536;"
         "PRAGMA synchronous = NORMAL;"
         "PRAGMA temp_store = MEMORY;"
-        "PRAGMA journal_mode = WAL;";
-    if (sqlite3_exec(db, settings, NULL, NULL, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    return db;
+        "PRAGMA journal_mode = WAL;");
 }
 
 double c_plain_read_rows(const char *path, int64_t *checksum, int64_t *rows_read) {

@@ -43,6 +43,23 @@ enum ReadCounts {
         }
     }
 
+    /// Runs the read named `read` (`decodes`, `lookups`, "strings") once on
+    /// `path`, and returns its seconds: for the count child, and `--profile`.
+    static func run(_ read: String, path: String, key: DatabaseKey, keyHex: String, rows: Int, lookups: Int) throws -> Double {
+        switch read {
+        case "c": try Scenarios.cRead(path: path, keyHex: keyHex, expectedRows: rows)
+        case "c-owned": try RecordScenarios.cReadOwned(path: path, keyHex: keyHex, expectedRows: rows)
+        case "statement": try RecordScenarios.positionalRead(path: path, key: key, expectedRows: rows)
+        case "in-place": try RecordScenarios.positionalReadInPlace(path: path, key: key, expectedRows: rows)
+        case "codable": try Scenarios.decodableRead(path: path, key: key, expectedRows: rows)
+        case "record": try RecordScenarios.recordRead(path: path, key: key, expectedRows: rows)
+        case "strings": try RecordScenarios.stringFloor(rows: rows, data: SampleData(poolSize: 1000))
+        case "lookups-c": try RecordScenarios.cPointLookups(path: path, keyHex: keyHex, rows: rows, lookups: lookups)
+        case "lookups-record": try RecordScenarios.pointLookups(path: path, key: key, rows: rows, lookups: lookups)
+        default: throw BenchmarkError("unknown read \(read): c, c-owned, statement, in-place, codable, record, strings, lookups-c, lookups-record")
+        }
+    }
+
     /// The child: one read, then exit 0 (1 if it failed).
     static func child(_ arguments: [String]) -> Never {
         do {
@@ -53,18 +70,7 @@ enum ReadCounts {
             let keyHex = line
             let key = try DatabaseKey.raw(bytes)
             let path = arguments[1], lookups = arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0
-            switch arguments[0] {
-            case "c": _ = try Scenarios.cRead(path: path, keyHex: keyHex, expectedRows: rows)
-            case "c-owned": _ = try RecordScenarios.cReadOwned(path: path, keyHex: keyHex, expectedRows: rows)
-            case "statement": _ = try RecordScenarios.positionalRead(path: path, key: key, expectedRows: rows)
-            case "in-place": _ = try RecordScenarios.positionalReadInPlace(path: path, key: key, expectedRows: rows)
-            case "codable": _ = try Scenarios.decodableRead(path: path, key: key, expectedRows: rows)
-            case "record": _ = try RecordScenarios.recordRead(path: path, key: key, expectedRows: rows)
-            case "strings": _ = try RecordScenarios.stringFloor(rows: rows, data: SampleData(poolSize: 1000))
-            case "lookups-c": _ = try RecordScenarios.cPointLookups(path: path, keyHex: keyHex, rows: rows, lookups: lookups)
-            case "lookups-record": _ = try RecordScenarios.pointLookups(path: path, key: key, rows: rows, lookups: lookups)
-            default: throw BenchmarkError("unknown read \(arguments[0])")
-            }
+            _ = try run(arguments[0], path: path, key: key, keyHex: keyHex, rows: rows, lookups: lookups)
             exit(0)
         } catch {
             FileHandle.standardError.write(Data("count child: \(error)\n".utf8))

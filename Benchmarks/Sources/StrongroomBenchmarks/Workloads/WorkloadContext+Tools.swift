@@ -99,8 +99,9 @@ extension WorkloadContext {
     }
 
     /// `--profile NAME`: one read (or insert) five times in this process,
-    /// each round's time on stderr, for `perf stat` and `perf record`
-    /// (instruction counts do not drift as times do).
+    /// each round's time on stderr, for valgrind's callgrind (where instructions
+    /// go, function by function) or `perf record` on a machine with hardware
+    /// counters (this VM's `perf stat` has none).
     func profile(_ name: String) throws {
         let rows = quick ? 1000 : 1_000_000
         let path = fresh("profile")
@@ -114,13 +115,7 @@ extension WorkloadContext {
             case "insert-c": seconds = try Scenarios.cInsert(path: insertPath, keyHex: keyHex, rows: rows, data: data)
             case "insert-statement": seconds = try Scenarios.statementInsert(path: insertPath, key: key, rows: rows, data: data)
             case "insert-record": seconds = try RecordScenarios.recordInsert(path: insertPath, key: key, rows: rows, data: data)
-            case "c": seconds = try Scenarios.cRead(path: path, keyHex: keyHex, expectedRows: rows)
-            case "c-owned": seconds = try RecordScenarios.cReadOwned(path: path, keyHex: keyHex, expectedRows: rows)
-            case "record": seconds = try RecordScenarios.recordRead(path: path, key: key, expectedRows: rows)
-            case "positional": seconds = try RecordScenarios.positionalRead(path: path, key: key, expectedRows: rows)
-            case "in-place": seconds = try RecordScenarios.positionalReadInPlace(path: path, key: key, expectedRows: rows)
-            case "decodable": seconds = try Scenarios.decodableRead(path: path, key: key, expectedRows: rows)
-            default: throw BenchmarkError("--profile c|c-owned|record|positional|in-place|decodable|insert-c|insert-statement|insert-record")
+            default: seconds = try ReadCounts.run(name, path: path, key: key, keyHex: keyHex, rows: rows, lookups: quick ? 1000 : 100_000)
             }
             FileHandle.standardError.write(Data("round \(round + 1): \(formatted(seconds, unit: "s"))\n".utf8))
         }
