@@ -118,6 +118,12 @@ struct RecordRoundTripTests {
         #expect(error?.code == .misuse && error?.message.contains("takes 1 argument(s) but was given 2") == true, "\(String(describing: error))")
         #expect(throws: StrongroomError.self) { try byTwo.fetchOne(Track.self, values: "Thunderstruck") }
         #expect(try byID.fetchOne(Track.self, values: Int64(2)) == Self.tracks[1])
+        // Review finding: with no value, `fetchOne(_:)` is the one it always was
+        // (the new overload made it ambiguous, and code that compiled stopped).
+        try db.execute(sql: Album.tableDefinition.createTableSQL)
+        try db.insert(Album(albumID: 1, name: "x"))
+        #expect(try db.cachedStatement(sql: "SELECT * FROM album").fetchOne(Album.self) == Album(albumID: 1, name: "x"))
+        #expect(try db.cachedStatement(sql: "SELECT albumID AS id, title AS text FROM album").fetchOne(Label.self) == Label(id: 1, text: "x"))
     }
 
     @Test func aCursorAndACodableRecordReadByPosition() throws {

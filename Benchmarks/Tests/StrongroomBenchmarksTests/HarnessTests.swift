@@ -216,3 +216,70 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         #expect(throws: BenchmarkError.self) { _ = try callgrind.total("/usr/bin/false", [], input: nil) }
     }
 }
+
+/// Issue 28, review findings: what the overhead targets and the count guard
+/// must not let through.
+@Suite struct LayerOverheadReviewTests {
+    private func samples(_ x: Double) -> Samples { var s = Samples(); s.add(x); s.add(x); return s }
+
+    private func twoEngines(ours: Double, grdb: Double, counts: [String: Double]?) -> WorkloadResult {
+        var w = WorkloadResult(name: "decode", group: "decode", size: 1_000_000, contenders: [
+            ContenderResult(name: "C", role: .c, samples: samples(1)),
+            ContenderResult(name: "Strongroom record", role: .ours, samples: samples(ours)),
+            ContenderResult(name: GRDBPeer.cLoop, role: .c, samples: samples(0.5), ownC: GRDBPeer.cLoop),
+            ContenderResult(name: "GRDB record", role: .peer, samples: samples(grdb), ownC: GRDBPeer.cLoop),
+        ], targets: [.overhead("Strongroom record", below: "GRDB record"), .instructionOverhead("Strongroom record", below: "GRDB record")])
+        w.instructions = counts
+        w.evaluateTargets()
+        return w
+    }
+
+    /// Our C pays for decrypting pages, GRDB's does not: a ratio over a
+    /// larger C hides a larger layer. Ours adds 0.15 s and 600 instructions
+    /// a row over its C, GRDB 0.10 s and 400 over its own: ours is not below.
+    @Test func aLayerThatAddsMoreIsNotBelowOneOverACheaperC() {
+        let w = twoEngines(ours: 1.15, grdb: 0.6, counts: ["C": 3500, "Strongroom record": 4100, GRDBPeer.cLoop: 1600, "GRDB record": 2000])
+        #expect(!w.targets[0].met, "time: \(w.formattedAchievement(w.targets[0]))")
+        #expect(!w.targets[1].met, "instructions: \(w.formattedAchievement(w.targets[1]))")
+        // Adding less than GRDB in both: below.
+        let less = twoEngines(ours: 1.05, grdb: 0.6, counts: ["C": 3500, "Strongroom record": 3800, GRDBPeer.cLoop: 1600, "GRDB record": 2000])
+        #expect(less.targets.allSatisfy { $0.met }, "\(less.targets)")
+    }
+
+    @Test func aBaselineWithoutCountsOrWithoutARatioFailsTheCheck() throws {
+        let counted = ["C": 3500.0, "Strongroom record": 4000, GRDBPeer.cLoop: 1600, "GRDB record": 2000]
+        var worse = counted
+        worse["Strongroom record"] = 40_000
+        let report = Report(environment: Environment.read(workDirectory: NSTemporaryDirectory()), settings: ["quick": "false", "rounds": "2"],
+                            workloads: [twoEngines(ours: 1.1, grdb: 0.6, counts: worse)])
+        // A baseline written before counts were taken.
+        var uncounted = Baseline(report: Report(environment: report.environment, settings: report.settings,
+                                                workloads: [twoEngines(ours: 1.1, grdb: 0.6, counts: counted)]))
+        uncounted.counts = nil
+        #expect(try uncounted.regressions(in: report, tolerance: 0.15).contains { $0.contains("no counts") })
+        // One whose C loop was not counted: a count without a ratio guards nothing.
+        let noRatio = Baseline(report: Report(environment: report.environment, settings: report.settings,
+                                              workloads: [twoEngines(ours: 1.1, grdb: 0.6, counts: ["Strongroom record": 4000])]))
+        #expect(noRatio.counts?.first?.ratio.isNaN == true)
+        #expect(try !noRatio.regressions(in: report, tolerance: 0.15).isEmpty)
+        #expect(throws: BenchmarkError.self) { try noRatio.write(to: NSTemporaryDirectory() + "baseline-\(getpid()).json") }
+    }
+
+    /// `--only` writes a baseline of those groups: never over the whole run's.
+    @Test func aPartialBaselineIsNeverWrittenOverTheWholeRunsOne() throws {
+        let partial = #expect(throws: (any Error).self) { try BenchmarkCommand.parse(["--write-baseline", "--only", "open"]).validate() }
+        #expect("\(String(describing: partial))".contains("--baseline"), "\(String(describing: partial))")
+        let own = #expect(throws: (any Error).self) { try BenchmarkCommand.parse(["--write-baseline", "--only", "open", "--baseline", "baseline-x.json"]).validate() }
+        #expect(!"\(String(describing: own))".contains("--baseline"), "a debug build refuses any full run, for another reason: \(String(describing: own))")
+    }
+
+    /// The engines side by side compare what runs on each SQLCipher: GRDB and
+    /// its C run on the same plaintext SQLite in both runs.
+    @Test func theEnginesSideBySideLeaveOutWhatRunsOnGRDBsEngine() throws {
+        var here = Report(environment: Environment.read(workDirectory: NSTemporaryDirectory()), settings: ["quick": "false"],
+                          workloads: [twoEngines(ours: 1.1, grdb: 0.6, counts: nil)])
+        let there = here
+        here.engines = EngineComparison(here: here, there: there)
+        #expect(try #require(here.engines?.rows).map(\.contender) == ["C", "Strongroom record"])
+    }
+}
