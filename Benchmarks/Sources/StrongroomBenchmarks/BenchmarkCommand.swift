@@ -66,10 +66,13 @@ struct BenchmarkCommand: ParsableCommand {
         if publish && (quick || !only.isEmpty) {
             throw ValidationError("--publish takes a full run: without --quick and --only (a published report covers every workload).")
         }
-        // With --only, a baseline of those groups: make bench writes one
-        // per engine, SQLCipher 4's from its run of the engine-sensitive groups.
         if writeBaseline && quick {
             throw ValidationError("--write-baseline takes a full run: without --quick.")
+        }
+        // With --only, a baseline of those groups, in a file of its own (make
+        // bench writes SQLCipher 4's that way): never over the whole run's.
+        if writeBaseline && !only.isEmpty && Self.sameFolder(baseline, "baseline.json") {
+            throw ValidationError("--write-baseline with --only writes a baseline of those groups only: give it a file of its own with --baseline (baseline.json is the whole run's).")
         }
         if writeBaseline && check {
             throw ValidationError("--write-baseline with --check would check the run against itself: check first, then write the baseline in another run.")

@@ -105,9 +105,9 @@ extension Statement {
         try forEachRecord(type, arguments: arguments, body)
     }
 
-    /// Runs the statement with positional values and reads the first row
-    /// into a `T`, or returns nil: the fast path of a lookup by key, with no
-    /// array and no boxing per call, as ``execute(_:)`` binds.
+    /// Runs the statement with positional values (one or more) and reads the
+    /// first row into a `T`, or returns nil: the fast path of a lookup by key,
+    /// with no array and no boxing per call, as ``execute(_:)`` binds.
     ///
     /// ```swift
     /// let byID = try db.cachedStatement(sql: "SELECT * FROM person WHERE id = ?")
@@ -117,14 +117,19 @@ extension Statement {
     /// - Throws: ``StrongroomError/Code/misuse`` when the number of values is
     ///   not the statement's number of parameters.
     @inlinable
-    public func fetchOne<T: TableRecord, each V: DatabaseValueConvertible>(_ type: T.Type, values: repeat each V) throws(StrongroomError) -> T? {
-        var count = 0
-        for _ in repeat each values { count += 1 }
+    public func fetchOne<T: TableRecord, First: DatabaseValueConvertible, each V: DatabaseValueConvertible>(
+        _ type: T.Type, values first: First, _ rest: repeat each V
+    ) throws(StrongroomError) -> T? {
+        // At least one value: with none, this would be as good a match as
+        // fetchOne(_:arguments:) for `fetchOne(T.self)`, and that call ambiguous.
+        var count = 1
+        for _ in repeat each rest { count += 1 }
         guard count == parameterCount else { throw argumentCountMismatch(given: count) }
         reset()
         defer { reset() }
-        var index: Int32 = 0
-        for value in repeat each values {
+        try bind(first.databaseValue, at: 1)
+        var index: Int32 = 1
+        for value in repeat each rest {
             index += 1
             try bind(value.databaseValue, at: index)
         }

@@ -34,14 +34,15 @@ struct Callgrind {
         defer { unlink(out) }
         // The same hash seed in every run (a Swift dictionary's instructions
         // depend on it), and no cache or branch simulation: instructions only.
+        let previous = getenv("SWIFT_DETERMINISTIC_HASHING").map { String(cString: $0) }
         setenv("SWIFT_DETERMINISTIC_HASHING", "1", 1)
-        defer { unsetenv("SWIFT_DETERMINISTIC_HASHING") }
+        defer { if let previous { setenv("SWIFT_DETERMINISTIC_HASHING", previous, 1) } else { unsetenv("SWIFT_DETERMINISTIC_HASHING") } }
         let (status, _) = try ChildProcess.spawn(valgrind, ["--tool=callgrind", "--callgrind-out-file=\(out)", "--log-file=/dev/null", executable] + arguments,
                                                  input: input, captureOutput: true)
         guard status == 0, let text = try? String(contentsOfFile: out, encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("totals:") || $0.hasPrefix("summary:") }),
               let count = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }), count > 0 else {
-            throw BenchmarkError("callgrind could not count \(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.first ?? "") (exit \(status))")
+            throw BenchmarkError("callgrind could not count \(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.joined(separator: " ")) (exit \(status))")
         }
         return count
     }

@@ -88,6 +88,10 @@ struct Baseline: Codable {
     }
 
     func write(to path: String) throws {
+        // A count without a ratio to its C would guard nothing.
+        if let unguarded = counts?.first(where: { !$0.ratio.isFinite || !$0.perUnit.isFinite }) {
+            throw BenchmarkError("\(unguarded.key) has no ratio to its C (the C loop was not counted): the baseline is not written.")
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
@@ -109,14 +113,24 @@ struct Baseline: Codable {
             + countRegressions(in: report, tolerance: countTolerance, groups: groups)
     }
 
+    /// The groups whose reads are counted.
+    static let countedGroups: Set<String> = ["decode", "lookups"]
+
     private func countRegressions(in report: Report, tolerance: Double, groups: Set<String>?) -> [String] {
+        // A baseline from before counts were taken guards none: that is a
+        // failure to say, not a pass.
+        guard let counts else {
+            let counted = groups.map { !$0.isDisjoint(with: Self.countedGroups) } ?? true
+            return counted ? ["the baseline has no counts of instructions: write it again from a full run (make bench BASELINE=1)"] : []
+        }
         let now = Dictionary((Baseline(report: report).counts ?? []).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
-        return (counts ?? []).filter { groups?.contains($0.group) ?? true }.sorted { $0.key < $1.key }.compactMap { then in
+        return counts.filter { groups?.contains($0.group) ?? true }.sorted { $0.key < $1.key }.compactMap { then in
+            guard then.ratio.isFinite else { return "\(then.key): the baseline holds no ratio to its C for this count: write it again from a full run" }
             guard let current = now[then.key] else {
                 return "\(then.key): no longer counted (a renamed or removed contender, or callgrind did not run): write the baseline again if that is intended"
             }
             guard current.ratio.isFinite else { return "\(then.key): no ratio to its C could be computed" }
-            guard then.ratio.isFinite, current.ratio > then.ratio * (1 + tolerance) else { return nil }
+            guard current.ratio > then.ratio * (1 + tolerance) else { return nil }
             return String(format: "%@: %.0f per unit, %.3fx of its C (baseline %.0f, %.3fx: +%.1f%%)",
                           then.key, current.perUnit, current.ratio, then.perUnit, then.ratio, (current.ratio / then.ratio - 1) * 100)
         }

@@ -33,7 +33,9 @@ struct EngineComparison: Codable, Sendable {
         var rows: [Row] = []
         for w in here.workloads {
             guard let other = there.workloads.first(where: { $0.name == w.name && $0.size == w.size && $0.unit == w.unit }) else { continue }
-            for c in w.contenders {
+            // GRDB and its C loop run on the system's plaintext SQLite in
+            // both runs: not an engine to compare.
+            for c in w.contenders where c.ownC == nil && c.role != .peer {
                 guard let o = other.contender(c.name) else { continue }
                 rows.append(Row(workload: w.name, size: w.size, unit: w.unit, contender: c.name,
                                 here: c.samples.median, there: o.samples.median,

@@ -110,7 +110,11 @@ extension WorkloadResult {
 
     /// A target's achieved figure: a ratio, a count, or a measure in the workload's unit.
     func formattedAchievement(_ t: Target) -> String {
-        if let compared = t.compared { return String(format: "%.2fx vs %.2fx", t.achieved, compared) }
+        if let compared = t.compared {
+            // What each layer adds to its own C: time in the workload's unit, or instructions.
+            if t.kind == .instructionOverheadBelow { return String(format: "+%.0f vs +%.0f", t.achieved, compared) }
+            return "+\(formatted(t.achieved, unit: unit)) vs +\(formatted(compared, unit: unit))"
+        }
         if t.kind != .valueAtMost { return String(format: "%.2fx", t.achieved) }
         if figures[t.contender] != nil { return t.achieved.isFinite && t.achieved.rounded() == t.achieved ? String(Int(t.achieved)) : String(format: "%.2f", t.achieved) }
         return formatted(t.achieved, unit: unit)
