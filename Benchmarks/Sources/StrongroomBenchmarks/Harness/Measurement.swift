@@ -97,7 +97,8 @@ struct Target: Codable, Sendable {
     static func instructions(_ contender: String, to against: String, atMost limit: Double) -> Target {
         Target(kind: .instructionRatioAtMost, contender: contender, against: against, limit: limit)
     }
-    /// `contender` over its C below `other` over its C, in time.
+    /// What `contender` adds to its own C loop, in time, below what `other`
+    /// adds to its own (`limit` is unused: the comparison is the target).
     static func overhead(_ contender: String, below other: String) -> Target {
         Target(kind: .overheadBelow, contender: contender, against: other, limit: 1)
     }
