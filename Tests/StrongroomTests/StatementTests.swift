@@ -207,6 +207,49 @@ struct StatementTests {
         #expect(probe.reader == nil, "the reader outlived the decoding")
     }
 
+    /// A record read through two `CodingKey` types in one row: its own keys,
+    /// then a part decoded from the same decoder with keys of its own, then
+    /// its own container again. The decoder keeps the container of the last
+    /// key type for the next row; each container must still read its own
+    /// columns, whichever was made last.
+    struct Contact: Decodable, Equatable {
+        struct Reach: Decodable, Equatable {
+            var email: String?
+            var score: Double
+            enum CodingKeys: String, CodingKey { case email, score }
+        }
+        var id: Int
+        var reach: Reach
+        var name: String
+        enum CodingKeys: String, CodingKey { case id, name }
+
+        init(id: Int, reach: Reach, name: String) { (self.id, self.reach, self.name) = (id, reach, name) }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(Int.self, forKey: .id)
+            reach = try Reach(from: decoder)
+            name = try container.decode(String.self, forKey: .name)
+        }
+    }
+
+    @Test func aRowReadThroughTwoKeyTypesReadsEachFromItsOwnColumns() throws {
+        try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Ada', 'a@x', 1.5), (2, 'Bob', NULL, -2), (3, 'Cy', 'c@x', 0)")
+        let expected = [
+            Contact(id: 1, reach: .init(email: "a@x", score: 1.5), name: "Ada"),
+            Contact(id: 2, reach: .init(email: nil, score: -2), name: "Bob"),
+            Contact(id: 3, reach: .init(email: "c@x", score: 0), name: "Cy"),
+        ]
+        let sql = "SELECT id, name, email, score FROM person ORDER BY id"
+        #expect(try db.fetchAll(Contact.self, sql: sql) == expected)
+        // The same statement, one key type, then the other, then both.
+        let select = try db.cachedStatement(sql: sql)
+        #expect(try select.fetchAll(Contact.Reach.self) == expected.map(\.reach))
+        #expect(try select.fetchAll(Contact.self) == expected)
+        #expect(try select.fetchAll(Contact.Reach.self) == expected.map(\.reach))
+        let rows = try db.fetchAll(sql: sql)
+        #expect(try rows.map { try $0.decode(Contact.self) } == expected)
+    }
+
     /// `withTextBytes` reads TEXT in place, bytes as stored (a NUL inside
     /// included), nil for NULL, and anything else as `decode(String?)`
     /// would, under the same conversion policy.
