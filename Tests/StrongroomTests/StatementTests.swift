@@ -250,6 +250,73 @@ struct StatementTests {
         #expect(try rows.map { try $0.decode(Contact.self) } == expected)
     }
 
+    /// Opens `person.email` (as it is stored: the test looks at readers,
+    /// not at sealing), so that rows are read through an opening reader.
+    final class EmailOpening: ColumnTransform {
+        func contextColumns(forReading column: String, of table: String) -> [String]? {
+            table == "person" && column == "email" ? [] : nil
+        }
+        func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue { stored }
+        func transformsInserts(into table: String) -> Bool { false }
+        func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws {}
+    }
+
+    /// Review of issue 28: a statement re-prepared after a schema change
+    /// makes a new opening reader (sealed columns) and dropped the old one
+    /// without breaking its cycle with the keyed container it kept, so the
+    /// old reader, with the last row's opened values, stayed in memory for
+    /// good.
+    @Test func aStatementsReplacedOpeningReaderIsReleased() throws {
+        db.columnTransform = EmailOpening()
+        try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Ada', 'a@x', 1)")
+        let select = try db.prepare(sql: "SELECT * FROM person")
+        let before = try select.fetchAll(ReaderProbe.self)
+        #expect(before.first?.reader.map { String(describing: type(of: $0)) } == "OpeningColumnReader")
+        // Another column: the statement is prepared again, with a new plan.
+        try db.execute(sql: "ALTER TABLE person ADD COLUMN extra TEXT")
+        let after = try select.fetchAll(ReaderProbe.self)
+        #expect(after.map(\.name) == ["Ada"])
+        #expect(after.first?.reader.map { String(describing: type(of: $0)) } == "OpeningColumnReader")
+        #expect(before.first?.reader == nil, "the replaced opening reader is still alive")
+    }
+
+    /// Keeps the keyed container it was decoded with.
+    struct ContainerKeeper: Decodable {
+        nonisolated(unsafe) static var kept: KeyedDecodingContainer<CodingKeys>?
+        var name: String
+        enum CodingKeys: String, CodingKey { case name }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            Self.kept = container
+            name = try container.decode(String.self, forKey: .name)
+        }
+    }
+
+    /// Review of issue 28: a container kept past `init(from:)` read through
+    /// its statement after the statement was gone (freed, its SQLite
+    /// statement finalized): a use after free. It now fails with an error
+    /// that says why.
+    @Test func aContainerKeptPastItsStatementFailsClearly() throws {
+        try db.execute(sql: "INSERT INTO person(id, name) VALUES (1, 'Ada')")
+        weak var gone: Statement?
+        do {
+            let select = try db.prepare(sql: "SELECT name FROM person")
+            gone = select
+            #expect(try select.fetchAll(ContainerKeeper.self).map(\.name) == ["Ada"])
+        }
+        #expect(gone == nil, "the statement is released")
+        let kept = try #require(ContainerKeeper.kept)
+        ContainerKeeper.kept = nil
+        let error = #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: .name) }
+        let context: DecodingError.Context? = switch error {
+        case .keyNotFound(_, let context)?, .valueNotFound(_, let context)?, .typeMismatch(_, let context)?, .dataCorrupted(let context)?: context
+        default: nil
+        }
+        #expect(context?.debugDescription.contains("no longer") == true, "\(String(describing: error))")
+        #expect(kept.allKeys.isEmpty)
+        #expect(!kept.contains(.name))
+    }
+
     /// `withTextBytes` reads TEXT in place, bytes as stored (a NUL inside
     /// included), nil for NULL, and anything else as `decode(String?)`
     /// would, under the same conversion policy.
