@@ -25,6 +25,20 @@ class ColumnReader {
         cachedContainerKeyType = nil
     }
 
+    /// True once the statement this reader read from is gone, or has
+    /// replaced it: a container kept past `init(from:)` then finds no
+    /// column, instead of reading through a freed statement. Read on every
+    /// value without runtime exclusivity checks: single loads and one
+    /// store, by the thread that uses the statement.
+    @exclusivity(unchecked) private(set) var isDetached = false
+
+    /// Cuts the reader off its statement for good: breaks the cycle with
+    /// its container, and every later read finds nothing.
+    func detach() {
+        isDetached = true
+        clearContainerCache()
+    }
+
     /// The connection's ``ValueConversion`` policy.
     let conversion: ValueConversion
 
@@ -48,7 +62,9 @@ class ColumnReader {
 /// A statement on its current row, reading straight from SQLite. One per
 /// statement, reused for every row.
 final class StatementColumnReader: ColumnReader {
-    // The statement owns this reader, so it always outlives it.
+    // The statement owns this reader and detaches it when it goes (its
+    // deinit): a container kept past `init(from:)` keeps the reader alive,
+    // never the statement, and reads nothing once detached.
     unowned(unsafe) let statement: Statement
     /// The statement's cache of key lookups (the same object), held here:
     /// reaching it through `statement` cost a retain and a release of the
@@ -61,18 +77,20 @@ final class StatementColumnReader: ColumnReader {
         super.init(conversion: statement.connection.configuration.valueConversion)
     }
 
+    // Every read first checks that the statement is still there.
     override func columnIndex(forKey key: String) -> Int32? {
-        decodingKeys.index(for: key) { name in self.statement.rowLayout.index(of: name).map(Int32.init) }
+        guard !isDetached else { return nil }
+        return decodingKeys.index(for: key) { name in self.statement.rowLayout.index(of: name).map(Int32.init) }
     }
-    override func storageClass(at index: Int32) -> StorageClass { statement.storageClass(at: index) }
-    override func isNull(at index: Int32) -> Bool { statement.isNull(at: index) }
+    override func storageClass(at index: Int32) -> StorageClass { isDetached ? .null : statement.storageClass(at: index) }
+    override func isNull(at index: Int32) -> Bool { isDetached || statement.isNull(at: index) }
     // One lookup of the column (its sqlite3_value) per value, as RowView does.
     override func int64(at index: Int32) -> Int64? {
-        guard let value = sqlite3_column_value(statement.handle, index), sqlite3_value_type(value) == SQLITE_INTEGER else { return nil }
+        guard !isDetached, let value = sqlite3_column_value(statement.handle, index), sqlite3_value_type(value) == SQLITE_INTEGER else { return nil }
         return sqlite3_value_int64(value)
     }
     override func double(at index: Int32) -> Double? {
-        guard let value = sqlite3_column_value(statement.handle, index) else { return nil }
+        guard !isDetached, let value = sqlite3_column_value(statement.handle, index) else { return nil }
         switch sqlite3_value_type(value) {
         case SQLITE_FLOAT: return sqlite3_value_double(value)
         case SQLITE_INTEGER: return Double(exactly: sqlite3_value_int64(value))
@@ -80,12 +98,12 @@ final class StatementColumnReader: ColumnReader {
         }
     }
     override func text(at index: Int32) -> String? {
-        guard let value = sqlite3_column_value(statement.handle, index), sqlite3_value_type(value) == SQLITE_TEXT else { return nil }
+        guard !isDetached, let value = sqlite3_column_value(statement.handle, index), sqlite3_value_type(value) == SQLITE_TEXT else { return nil }
         return Statement.text(value: value)
     }
-    override func databaseValue(at index: Int32) -> DatabaseValue { statement.databaseValue(at: index) }
-    override var columnCount: Int { statement.columnCount }
-    override func columnName(at index: Int32) -> String { statement.columnNames[Int(index)] }
+    override func databaseValue(at index: Int32) -> DatabaseValue { isDetached ? .null : statement.databaseValue(at: index) }
+    override var columnCount: Int { isDetached ? 0 : statement.columnCount }
+    override func columnName(at index: Int32) -> String { isDetached ? "" : statement.columnNames[Int(index)] }
 }
 
 /// A materialized row.
@@ -143,15 +161,23 @@ final class OpeningColumnReader: ColumnReader {
     /// True when `index` is a column this reader opens (after `load`).
     func opens(_ index: Int32) -> Bool { opened[Int(index)] != nil }
 
-    override func columnIndex(forKey key: String) -> Int32? { base.columnIndex(forKey: key) }
-    override func storageClass(at index: Int32) -> StorageClass { opened[Int(index)]?.storageClass ?? base.storageClass(at: index) }
-    override func isNull(at index: Int32) -> Bool { opened[Int(index)]?.isNull ?? base.isNull(at: index) }
-    override func int64(at index: Int32) -> Int64? { opened[Int(index)].map { $0.storedInt64 } ?? base.int64(at: index) }
-    override func double(at index: Int32) -> Double? { opened[Int(index)].map { $0.storedDouble } ?? base.double(at: index) }
-    override func text(at index: Int32) -> String? { opened[Int(index)].map { $0.storedText } ?? base.text(at: index) }
-    override func databaseValue(at index: Int32) -> DatabaseValue { opened[Int(index)] ?? base.databaseValue(at: index) }
-    override var columnCount: Int { base.columnCount }
-    override func columnName(at index: Int32) -> String { base.columnName(at: index) }
+    /// Drops the opened values too: nothing of the last row stays in memory.
+    override func detach() {
+        super.detach()
+        opened = Array(repeating: nil, count: opened.count)
+    }
+
+    // Detached (its statement gone, or its plan replaced), it reads nothing:
+    // neither opened values nor, through `base`, stored ones.
+    override func columnIndex(forKey key: String) -> Int32? { isDetached ? nil : base.columnIndex(forKey: key) }
+    override func storageClass(at index: Int32) -> StorageClass { isDetached ? .null : opened[Int(index)]?.storageClass ?? base.storageClass(at: index) }
+    override func isNull(at index: Int32) -> Bool { isDetached || (opened[Int(index)]?.isNull ?? base.isNull(at: index)) }
+    override func int64(at index: Int32) -> Int64? { isDetached ? nil : opened[Int(index)].map { $0.storedInt64 } ?? base.int64(at: index) }
+    override func double(at index: Int32) -> Double? { isDetached ? nil : opened[Int(index)].map { $0.storedDouble } ?? base.double(at: index) }
+    override func text(at index: Int32) -> String? { isDetached ? nil : opened[Int(index)].map { $0.storedText } ?? base.text(at: index) }
+    override func databaseValue(at index: Int32) -> DatabaseValue { isDetached ? .null : opened[Int(index)] ?? base.databaseValue(at: index) }
+    override var columnCount: Int { isDetached ? 0 : base.columnCount }
+    override func columnName(at index: Int32) -> String { isDetached ? "" : base.columnName(at: index) }
 }
 
 extension DatabaseValue {

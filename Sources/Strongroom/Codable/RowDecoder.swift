@@ -69,6 +69,9 @@ struct RowDecoder: Decoder {
         let value = source.databaseValue(at: index)
         guard let result = value.converted(to: type, source.conversion) else {
             let path = key.map { [$0] } ?? []
+            if source.isDetached {
+                throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: detachedAdvice))
+            }
             if value.isNull {
                 throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "Column \(source.columnName(at: index)) is NULL; declare the property optional to accept NULL."))
             }
@@ -76,6 +79,9 @@ struct RowDecoder: Decoder {
         }
         return result
     }
+
+    /// Why a decoder or container kept past `init(from:)` reads nothing.
+    static let detachedAdvice = "The statement this decoder read from is no longer there (released, or prepared again): read every value inside init(from:), not from a decoder or container kept after it returned."
 
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let source: ColumnReader
@@ -89,9 +95,18 @@ struct RowDecoder: Decoder {
         @inline(__always)
         private func column(_ key: Key) throws -> Int32 {
             guard let index = source.columnIndex(forKey: key.stringValue) else {
+                try attached(key)
                 throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "The row has no column named \(key.stringValue)."))
             }
             return index
+        }
+
+        /// Throws when the source is detached from its statement (no key
+        /// is found then, and none must pass for a missing optional).
+        private func attached(_ key: Key) throws {
+            if source.isDetached {
+                throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: RowDecoder.detachedAdvice))
+            }
         }
 
         /// The slow path: the value through the conversion policy, and
@@ -116,7 +131,10 @@ struct RowDecoder: Decoder {
         /// NULL is nil.
         @inline(__always)
         private func valueIfPresent<T: DatabaseValueConvertible>(_ key: Key, _ stored: (Int32) -> T?) throws -> T? {
-            guard let index = source.columnIndex(forKey: key.stringValue) else { return nil }
+            guard let index = source.columnIndex(forKey: key.stringValue) else {
+                try attached(key)
+                return nil
+            }
             if let value = stored(index) { return value }
             return source.isNull(at: index) ? nil : try converted(T.self, index, key)
         }
@@ -172,25 +190,28 @@ struct RowDecoder: Decoder {
 
 
         @inline(__always)
-        private func presentColumn(_ key: Key) -> Int32? {
-            guard let index = source.columnIndex(forKey: key.stringValue), !source.isNull(at: index) else { return nil }
-            return index
+        private func presentColumn(_ key: Key) throws -> Int32? {
+            guard let index = source.columnIndex(forKey: key.stringValue) else {
+                try attached(key)
+                return nil
+            }
+            return source.isNull(at: index) ? nil : index
         }
         func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try valueIfPresent(key) { source.text(at: $0) } }
         func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try valueIfPresent(key) { source.int64(at: $0) } }
         func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try valueIfPresent(key) { source.int64(at: $0).flatMap(Int.init(exactly:)) } }
         func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try valueIfPresent(key) { source.double(at: $0) } }
         func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try valueIfPresent(key) { source.int64(at: $0).map { $0 != 0 } } }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try presentColumn(key) == nil ? nil : try decode(type, forKey: key) }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             throw DecodingError.typeMismatch(type, .init(codingPath: [key], debugDescription: "Nested containers are not stored in columns; give the property a Codable type (stored as JSON)."))

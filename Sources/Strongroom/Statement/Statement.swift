@@ -90,7 +90,12 @@ public final class Statement {
     /// loaded with the current row), or nil when it has none.
     func openingColumnReader() throws(StrongroomError) -> OpeningColumnReader? {
         guard let plan = try openingPlan() else { return nil }
-        if openingReader?.plan !== plan { openingReader = OpeningColumnReader(base: columnReader, plan: plan) }
+        if openingReader?.plan !== plan {
+            // The old reader may be kept by a container: cut it off (and
+            // break its cycle, or it stays in memory with its opened values).
+            openingReader?.detach()
+            openingReader = OpeningColumnReader(base: columnReader, plan: plan)
+        }
         return openingReader
     }
     /// The direct-only functions (``DatabaseFunction/isDirectOnly``) this
@@ -193,8 +198,10 @@ public final class Statement {
     }
 
     deinit {
-        reader?.clearContainerCache()
-        openingReader?.clearContainerCache()
+        // A container kept past init(from:) holds a reader: it must find
+        // nothing once the handle below is finalized.
+        reader?.detach()
+        openingReader?.detach()
         sqlite3_finalize(handle)
     }
 
