@@ -317,6 +317,125 @@ struct StatementTests {
         #expect(!kept.contains(.name))
     }
 
+    /// Keeps the keyed container it was decoded with, and reads a column
+    /// only a later version of the table has.
+    struct ExtraKeeper: Decodable {
+        nonisolated(unsafe) static var kept: KeyedDecodingContainer<CodingKeys>?
+        var name: String
+        enum CodingKeys: String, CodingKey { case name, email, extra }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            Self.kept = container
+            name = try container.decode(String.self, forKey: .name)
+        }
+    }
+
+    /// Second review of issue 28: a statement prepared again after a schema
+    /// change dropped its opening plan but kept its opening reader when the
+    /// next rows were read as `Row`s; a container kept from before then
+    /// looked its keys up in the new layout and read past the old reader's
+    /// opened values (index out of range). A container kept from an opening
+    /// reader that is gone reads nothing, neither opened nor stored values.
+    @Test func aContainerKeptFromAReplacedOpeningReaderReadsNothing() throws {
+        db.columnTransform = EmailOpening()
+        try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Ada', 'a@x', 1)")
+        let select = try db.prepare(sql: "SELECT * FROM person")
+        #expect(try select.fetchAll(ExtraKeeper.self).map(\.name) == ["Ada"])
+        try db.execute(sql: "ALTER TABLE person ADD COLUMN extra TEXT")
+        #expect(try select.fetchAll().count == 1)
+        let kept = try #require(ExtraKeeper.kept)
+        ExtraKeeper.kept = nil
+        #expect(throws: DecodingError.self) { try kept.decodeIfPresent(String.self, forKey: .extra) }
+        #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: .email) }
+    }
+
+    /// The same with the statement gone: the opened values went with it.
+    @Test func aContainerKeptFromAGoneOpeningReaderReadsNothing() throws {
+        db.columnTransform = EmailOpening()
+        try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Ada', 'a@x', 1)")
+        do {
+            let select = try db.prepare(sql: "SELECT name, email FROM person")
+            #expect(try select.fetchAll(ExtraKeeper.self).map(\.name) == ["Ada"])
+        }
+        let kept = try #require(ExtraKeeper.kept)
+        ExtraKeeper.kept = nil
+        #expect(throws: DecodingError.self) { try kept.decodeIfPresent(String.self, forKey: .email) }
+        #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: .email) }
+        #expect(!kept.contains(.email))
+    }
+
+    /// Second review of issue 28: when a schema change leaves a statement
+    /// no column to open, its old opening reader, with the last row's
+    /// opened values, stayed in memory for the statement's life.
+    @Test func anOpeningReaderWhosePlanGoesIsReleased() throws {
+        db.columnTransform = EmailOpening()
+        try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Ada', 'a@x', 1)")
+        let select = try db.prepare(sql: "SELECT * FROM person")
+        let before = try select.fetchAll(ReaderProbe.self)
+        #expect(before.first?.reader.map { String(describing: type(of: $0)) } == "OpeningColumnReader")
+        // SQLite 3.15 (SQLCipher 3) has no RENAME COLUMN: a column added at
+        // the front of a new table of the same name does as well here.
+        try db.execute(sql: """
+            CREATE TABLE person_new(id INTEGER PRIMARY KEY, name TEXT NOT NULL, mail TEXT, score REAL, active INTEGER, avatar BLOB, born TEXT);
+            INSERT INTO person_new SELECT * FROM person;
+            DROP TABLE person;
+            ALTER TABLE person_new RENAME TO person;
+            """)
+        #expect(try select.fetchAll(ReaderProbe.self).map(\.name) == ["Ada"])
+        #expect(before.first?.reader == nil, "the old opening reader is still alive")
+    }
+
+    /// Keeps the decoder it was given.
+    struct DecoderKeeper: Decodable {
+        nonisolated(unsafe) static var kept: (any Decoder)?
+        var name: String
+        enum CodingKeys: String, CodingKey { case name }
+        init(from decoder: any Decoder) throws {
+            Self.kept = decoder
+            name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+        }
+    }
+
+    /// Second review of issue 28: a decoder kept past its statement made and
+    /// cached a new container on its detached reader, a cycle nothing broke.
+    @Test func aKeptDecoderLeavesNothingAlive() throws {
+        try db.execute(sql: "INSERT INTO person(id, name) VALUES (1, 'Ada')")
+        do { _ = try db.prepare(sql: "SELECT name FROM person").fetchAll(DecoderKeeper.self) }
+        weak var reader: AnyObject?
+        do {
+            let kept = try #require(DecoderKeeper.kept)
+            DecoderKeeper.kept = nil
+            reader = Mirror(reflecting: kept).descendant("source") as AnyObject?
+            #expect(reader != nil)
+            #expect(throws: DecodingError.self) { try kept.container(keyedBy: DecoderKeeper.CodingKeys.self).decode(String.self, forKey: .name) }
+            #expect(throws: DecodingError.self) { try kept.singleValueContainer() }
+        }
+        #expect(reader == nil, "the detached reader keeps itself alive")
+    }
+
+    /// Keeps the single-value container it was decoded with.
+    struct SingleKeeper: Decodable {
+        nonisolated(unsafe) static var kept: (any SingleValueDecodingContainer)?
+        var email: String?
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            Self.kept = container
+            email = try container.decode(String?.self)
+        }
+    }
+
+    /// Second review of issue 28: a single-value container kept past its
+    /// statement read NULL (nil) instead of failing.
+    @Test func aKeptSingleValueContainerFailsClearly() throws {
+        try db.execute(sql: "INSERT INTO person(id, name, email) VALUES (1, 'Ada', 'a@x')")
+        do { #expect(try db.prepare(sql: "SELECT email FROM person").fetchAll(SingleKeeper.self).map(\.email) == ["a@x"]) }
+        let kept = try #require(SingleKeeper.kept)
+        SingleKeeper.kept = nil
+        #expect(throws: DecodingError.self) { try kept.decode(String?.self) }
+        #expect(throws: DecodingError.self) { try kept.decode(Int?.self) }
+        #expect(throws: DecodingError.self) { try kept.decode(String.self) }
+    }
+
     /// `withTextBytes` reads TEXT in place, bytes as stored (a NUL inside
     /// included), nil for NULL, and anything else as `decode(String?)`
     /// would, under the same conversion policy.
