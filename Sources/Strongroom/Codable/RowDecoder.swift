@@ -47,6 +47,9 @@ struct RowDecoder: Decoder {
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        if source.isDetached {
+            throw DecodingError.valueNotFound(Any.self, .init(codingPath: [], debugDescription: RowDecoder.detachedAdvice))
+        }
         guard source.columnCount > 0 else {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: [], debugDescription: "The row has no column."))
         }
@@ -66,12 +69,14 @@ struct RowDecoder: Decoder {
     /// policy: single values, and every property whose stored class is not
     /// the one its type reads directly.
     static func decodeConvertible(_ type: any DatabaseValueConvertible.Type, at index: Int32, source: ColumnReader, key: (any CodingKey)?) throws -> any DatabaseValueConvertible {
+        // Detached, every column reads as NULL, which an optional would
+        // take for a value.
+        if source.isDetached {
+            throw DecodingError.valueNotFound(type, .init(codingPath: key.map { [$0] } ?? [], debugDescription: detachedAdvice))
+        }
         let value = source.databaseValue(at: index)
         guard let result = value.converted(to: type, source.conversion) else {
             let path = key.map { [$0] } ?? []
-            if source.isDetached {
-                throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: detachedAdvice))
-            }
             if value.isNull {
                 throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "Column \(source.columnName(at: index)) is NULL; declare the property optional to accept NULL."))
             }

@@ -81,6 +81,7 @@ public final class Statement {
     /// The reader a decoder uses for the current row: straight from SQLite,
     /// or, when the connection's ``ColumnTransform`` opens some columns,
     /// one that opens them first.
+    @inline(__always)
     func rowReader() throws(StrongroomError) -> ColumnReader {
         guard let reader = try openingColumnReader() else { return columnReader }
         try reader.load()
@@ -88,8 +89,13 @@ public final class Statement {
     }
     /// The reader that opens this statement's transformed columns (not yet
     /// loaded with the current row), or nil when it has none.
+    @inline(__always)
     func openingColumnReader() throws(StrongroomError) -> OpeningColumnReader? {
-        guard let plan = try openingPlan() else { return nil }
+        guard let plan = try openingPlan() else {
+            // (A re-prepare drops it already; this is every row's path.)
+            if openingReader != nil { dropOpeningReader() }
+            return nil
+        }
         if openingReader?.plan !== plan {
             // The old reader may be kept by a container: cut it off (and
             // break its cycle, or it stays in memory with its opened values).
@@ -159,7 +165,17 @@ public final class Statement {
         rowLayout = RowLayout(columnNames: columnNames)
         decodingKeys.forget()
         openingPlanState = nil
+        // Its plan is gone, whichever path reads the next row.
+        dropOpeningReader()
         recordColumns = nil
+    }
+
+    /// Cuts off and forgets the opening reader (a container may keep it):
+    /// nothing reads through it again, and its opened values go.
+    @inline(never)
+    private func dropOpeningReader() {
+        openingReader?.detach()
+        openingReader = nil
     }
 
     /// Which result columns the connection's ``ColumnTransform`` opens, with
