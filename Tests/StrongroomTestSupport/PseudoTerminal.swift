@@ -60,7 +60,10 @@ public enum PseudoTerminal {
             if kind == "expect":
                 while value.encode() not in seen[mark:]:
                     if not read_more(): break
-                mark = len(seen)
+                # The next wait looks after this text, not after all that was
+                # read with it: a prompt may come in the same read.
+                found = seen.find(value.encode(), mark)
+                mark = found + len(value.encode()) if found >= 0 else len(seen)
             elif kind == "type":
                 started = started or time.monotonic()
                 os.write(fd, value.encode())
