@@ -349,16 +349,31 @@ struct StatementTests {
         #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: .email) }
     }
 
+    /// Keeps its container, as `ExtraKeeper` does, for another test: tests
+    /// run in parallel, and two sharing one keeper could take each other's.
+    struct EmailKeeper: Decodable {
+        nonisolated(unsafe) static var kept: KeyedDecodingContainer<CodingKeys>?
+        nonisolated(unsafe) static var keptAfterReset: KeyedDecodingContainer<CodingKeys>?
+        var name: String
+        var resets = false
+        enum CodingKeys: String, CodingKey { case name, email }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            if name == "Reset" { Self.keptAfterReset = container } else { Self.kept = container }
+        }
+    }
+
     /// The same with the statement gone: the opened values went with it.
     @Test func aContainerKeptFromAGoneOpeningReaderReadsNothing() throws {
         db.columnTransform = EmailOpening()
         try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Ada', 'a@x', 1)")
         do {
             let select = try db.prepare(sql: "SELECT name, email FROM person")
-            #expect(try select.fetchAll(ExtraKeeper.self).map(\.name) == ["Ada"])
+            #expect(try select.fetchAll(EmailKeeper.self).map(\.name) == ["Ada"])
         }
-        let kept = try #require(ExtraKeeper.kept)
-        ExtraKeeper.kept = nil
+        let kept = try #require(EmailKeeper.kept)
+        EmailKeeper.kept = nil
         #expect(throws: DecodingError.self) { try kept.decodeIfPresent(String.self, forKey: .email) }
         #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: .email) }
         #expect(!kept.contains(.email))
@@ -431,9 +446,73 @@ struct StatementTests {
         do { #expect(try db.prepare(sql: "SELECT email FROM person").fetchAll(SingleKeeper.self).map(\.email) == ["a@x"]) }
         let kept = try #require(SingleKeeper.kept)
         SingleKeeper.kept = nil
+        #expect(!kept.decodeNil(), "NULL, which an optional would take for the value")
         #expect(throws: DecodingError.self) { try kept.decode(String?.self) }
         #expect(throws: DecodingError.self) { try kept.decode(Int?.self) }
         #expect(throws: DecodingError.self) { try kept.decode(String.self) }
+    }
+
+    /// Third review of issue 28: a statement's run ended (reset), its
+    /// opening reader kept the last row's opened values until the next run,
+    /// and a container kept from that row still read them.
+    @Test func aRunsOpenedValuesGoWhenTheRunEnds() throws {
+        db.columnTransform = EmailOpening()
+        try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Reset', 'a@x', 1)")
+        let select = try db.prepare(sql: "SELECT name, email FROM person")
+        #expect(try select.fetchAll(EmailKeeper.self).map(\.name) == ["Reset"])
+        let kept = try #require(EmailKeeper.keptAfterReset)
+        EmailKeeper.keptAfterReset = nil
+        #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: .email) }
+        withExtendedLifetime(select) {}
+    }
+
+    /// Third review of issue 28: a row view whose opening reader a
+    /// re-prepare replaced while the row was read (the statement used again
+    /// from inside its own loop) opened the row into the replaced reader and
+    /// read every column as NULL, silently.
+    @Test func aRowReadThroughAReplacedOpeningReaderIsAnError() throws {
+        db.columnTransform = EmailOpening()
+        try db.execute(sql: "INSERT INTO person(id, name, email) VALUES (1, 'Ada', 'a@x'), (2, 'Bob', 'b@x')")
+        let select = try db.prepare(sql: "SELECT * FROM person ORDER BY id")
+        var emails: [String?] = [], changed = false
+        let error = #expect(throws: StrongroomError.self) {
+            try select.forEachRow { row in
+                if !changed {
+                    changed = true
+                    _ = try select.fetchAll()
+                    try db.execute(sql: "ALTER TABLE person ADD COLUMN extra TEXT")
+                    _ = try select.fetchAll()
+                    return
+                }
+                emails.append(try row.decode(String?.self, at: 2))
+            }
+        }
+        #expect(emails.isEmpty, "read as \(emails)")
+        #expect(error?.code == .misuse)
+    }
+
+    /// Keeps the decoder it was given, to be reflected.
+    struct ReflectedDecoderKeeper: Decodable {
+        nonisolated(unsafe) static var kept: (any Decoder)?
+        var name: String
+        enum CodingKeys: String, CodingKey { case name }
+        init(from decoder: any Decoder) throws {
+            Self.kept = decoder
+            name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+        }
+    }
+
+    /// Third review of issue 28: reflecting a decoder kept past its
+    /// statement (a `dump`, or a test library describing a value) followed
+    /// the reader's reference to the freed statement.
+    @Test func aKeptDecoderReflectsWithoutItsStatement() throws {
+        try db.execute(sql: "INSERT INTO person(id, name) VALUES (1, 'Ada')")
+        do { _ = try db.prepare(sql: "SELECT name FROM person").fetchAll(ReflectedDecoderKeeper.self) }
+        let kept = try #require(ReflectedDecoderKeeper.kept)
+        ReflectedDecoderKeeper.kept = nil
+        var text = ""
+        dump(kept, to: &text)
+        #expect(text.contains("isDetached: true") && !text.contains("statement"), "\(text)")
     }
 
     /// `withTextBytes` reads TEXT in place, bytes as stored (a NUL inside
