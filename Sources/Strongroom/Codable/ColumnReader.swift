@@ -158,8 +158,8 @@ final class OpeningColumnReader: ColumnReader {
 
     /// Opens the transformed columns of the current row.
     func load() throws(StrongroomError) {
-        guard let statement = base.liveStatement else {
-            throw StrongroomError(.misuse, "A row was read through a column reader whose statement is gone.")
+        guard !isDetached, let statement = base.liveStatement else {
+            throw StrongroomError(.misuse, "The row was read through a reader its statement no longer uses: the statement was prepared again (its schema changed) or released while the row was being read. Read the row before using the statement again.")
         }
         if opened.count != statement.columnCount { opened = Array(repeating: nil, count: statement.columnCount) }
         // Sealed columns of one table share their context (its primary key):
@@ -173,6 +173,12 @@ final class OpeningColumnReader: ColumnReader {
             }
             opened[column.index] = try plan.open(column, context: lastContext, statement: statement)
         }
+    }
+
+    /// Forgets the opened values of the last row (its run ended): none stay
+    /// in memory until the next run.
+    func forgetRow() {
+        for index in opened.indices { opened[index] = nil }
     }
 
     /// True when `index` is a column this reader opens (after `load`).

@@ -233,7 +233,8 @@ struct RowDecoder: Decoder {
         let index: Int32
         var codingPath: [any CodingKey] { [] }
 
-        func decodeNil() -> Bool { source.isNull(at: index) }
+        // Detached: not NULL, so that the decode that follows says why it fails.
+        func decodeNil() -> Bool { !source.isDetached && source.isNull(at: index) }
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
             if let convertible = T.self as? any DatabaseValueConvertible.Type {
                 return try RowDecoder.decodeConvertible(convertible, at: index, source: source, key: nil) as! T

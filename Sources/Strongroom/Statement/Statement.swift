@@ -345,6 +345,8 @@ public final class Statement {
     func reset() {
         // sqlite3_reset returns the error of the last step, already reported.
         sqlite3_reset(handle)
+        // The run's last opened (decrypted) values go with it.
+        openingReader?.forgetRow()
         checksColumns = true
         if directOnlyFunctions != 0 { checksSchemaFirst = true }
     }
