@@ -515,6 +515,32 @@ struct StatementTests {
         #expect(text.contains("isDetached: true") && !text.contains("statement"), "\(text)")
     }
 
+    /// Fourth review of issue 28: a row view read after its statement was
+    /// prepared again into fewer columns (the statement used again from
+    /// inside its own loop, across a schema change) trapped: the error's
+    /// column name was looked up past the end of the new names.
+    @Test func aRowReadAfterItsStatementLostColumnsIsAnError() throws {
+        try db.execute(sql: "INSERT INTO person(id, name) VALUES (1, 'Ada')")
+        let select = try db.prepare(sql: "SELECT * FROM person")
+        var error: StrongroomError?, rounds = 0
+        try select.forEachRow { row in
+            // The nested run restarts the loop's: act on the first round only.
+            rounds += 1
+            guard rounds == 1 else { return }
+            _ = try select.fetchAll()
+            // DROP COLUMN, the way SQLite 3.15 (SQLCipher 3) can.
+            try db.execute(sql: """
+                CREATE TABLE person_new(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT, score REAL, active INTEGER, avatar BLOB);
+                INSERT INTO person_new SELECT id, name, email, score, active, avatar FROM person;
+                DROP TABLE person;
+                ALTER TABLE person_new RENAME TO person;
+                """)
+            #expect(try select.fetchAll().first?.columnNames.count == 6)
+            error = #expect(throws: StrongroomError.self) { try row.decode(String.self, at: 6) }
+        }
+        #expect(error?.code == .misuse, "\(String(describing: error))")
+    }
+
     /// `withTextBytes` reads TEXT in place, bytes as stored (a NUL inside
     /// included), nil for NULL, and anything else as `decode(String?)`
     /// would, under the same conversion policy.
