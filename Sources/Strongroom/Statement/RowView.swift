@@ -218,6 +218,12 @@ public struct RowView {
         return Int32(truncatingIfNeeded: column)
     }
 
+    @inline(never)
+    func columnsChanged() -> StrongroomError {
+        StrongroomError(.misuse, "The statement was prepared again while this row was read (its schema changed while the statement was used inside its own loop): the row's \(columnCount) column(s) are gone. Read the row before using the statement again.",
+                        path: statement.connection.path, sql: statement.sql)
+    }
+
     /// Out of line, so that the reads that may throw it stay small.
     @inline(never)
     func noSuchColumn(_ index: Int) -> StrongroomError {
@@ -265,7 +271,10 @@ public struct RowView {
     }
 
     func converted<T: DatabaseValueConvertible>(_ type: T.Type, at column: Int32) throws(StrongroomError) -> T {
-        try value(at: column).convert(to: T.self, statement.connection.configuration.valueConversion, column: statement.columnNames[Int(column)],
+        // The statement prepared again into other columns while this row
+        // was read (used again inside its own loop, across a schema change).
+        guard statement.columnCount == columnCount else { throw columnsChanged() }
+        return try value(at: column).convert(to: T.self, statement.connection.configuration.valueConversion, column: statement.columnNames[Int(column)],
                                       path: statement.connection.path, sql: statement.sql)
     }
 }
