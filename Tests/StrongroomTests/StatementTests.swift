@@ -400,14 +400,16 @@ struct StatementTests {
         #expect(before.first?.reader == nil, "the old opening reader is still alive")
     }
 
-    /// Keeps the decoder it was given.
+    /// Keeps the decoder it was given: one kept for each of two tests
+    /// (tests run in parallel), by the row's name.
     struct DecoderKeeper: Decodable {
         nonisolated(unsafe) static var kept: (any Decoder)?
+        nonisolated(unsafe) static var keptToReflect: (any Decoder)?
         var name: String
         enum CodingKeys: String, CodingKey { case name }
         init(from decoder: any Decoder) throws {
-            Self.kept = decoder
             name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+            if name == "Reflected" { Self.keptToReflect = decoder } else { Self.kept = decoder }
         }
     }
 
@@ -491,25 +493,14 @@ struct StatementTests {
         #expect(error?.code == .misuse)
     }
 
-    /// Keeps the decoder it was given, to be reflected.
-    struct ReflectedDecoderKeeper: Decodable {
-        nonisolated(unsafe) static var kept: (any Decoder)?
-        var name: String
-        enum CodingKeys: String, CodingKey { case name }
-        init(from decoder: any Decoder) throws {
-            Self.kept = decoder
-            name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
-        }
-    }
-
     /// Third review of issue 28: reflecting a decoder kept past its
     /// statement (a `dump`, or a test library describing a value) followed
     /// the reader's reference to the freed statement.
     @Test func aKeptDecoderReflectsWithoutItsStatement() throws {
-        try db.execute(sql: "INSERT INTO person(id, name) VALUES (1, 'Ada')")
-        do { _ = try db.prepare(sql: "SELECT name FROM person").fetchAll(ReflectedDecoderKeeper.self) }
-        let kept = try #require(ReflectedDecoderKeeper.kept)
-        ReflectedDecoderKeeper.kept = nil
+        try db.execute(sql: "INSERT INTO person(id, name) VALUES (1, 'Reflected')")
+        do { _ = try db.prepare(sql: "SELECT name FROM person").fetchAll(DecoderKeeper.self) }
+        let kept = try #require(DecoderKeeper.keptToReflect)
+        DecoderKeeper.keptToReflect = nil
         var text = ""
         dump(kept, to: &text)
         #expect(text.contains("isDetached: true") && !text.contains("statement"), "\(text)")
