@@ -35,7 +35,7 @@ extension Configuration {
     /// records another context is refused. Without one, the context the
     /// database records, if any, is used: a database-key holder can rewrite
     /// that one, so pass the context to rely on it.
-    public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring, context: FieldContext? = nil) {
+    public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring, context: FieldContext? = nil, views: [String] = []) {
         prepareConnection { db throws(StrongroomError) in
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
             for function in FieldFunctions.functions(cipher: cipher, declared: columns) {

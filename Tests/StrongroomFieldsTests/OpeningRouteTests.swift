@@ -1,0 +1,226 @@
+import Foundation
+import Strongroom
+import StrongroomFields
+import StrongroomTestSupport
+import Testing
+
+/// Issue 36, items 1 and 2: an opened value reaches the application only
+/// under the name, and from the place, its own SQL asked for. The adversary
+/// holds the database key, not the field keyring, and rewrites views (or
+/// plants a TEMP view in main's schema) so that a sealed e-mail would come
+/// out labelled `name`, where the application writes it into an ordinary
+/// audit line.
+@Suite("Sealed columns: opened only under the application's own names")
+struct OpeningRouteTests {
+    let f = PlantedSQLFixture()
+
+    static let table = "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, email BLOB, country BLOB)"
+    static let card = "CREATE VIEW customer_card AS SELECT id, name, email FROM customer"
+    static let cardList = "CREATE VIEW card_list AS SELECT id, name, email FROM customer_card"
+    static let secret = "ada.secret@example.com"
+
+    struct Card: Codable, Equatable {
+        var id: Int64
+        var name: String?
+        var email: String?
+    }
+
+    struct Customer: Codable {
+        var id: Int64?
+        var name: String
+        var email: String
+    }
+
+    /// The application's queue, with `views` declared as the ones sealed
+    /// columns may be read through.
+    func app(_ path: String, views: [String] = []) throws -> DatabaseQueue {
+        var config = Configuration(key: f.databaseKey)
+        config.seal(PlantedSQLFixture.columns, keyring: f.keyring, views: views)
+        return try DatabaseQueue(path: path, configuration: config)
+    }
+
+    /// The application's database: Ada, her e-mail sealed, and its own views.
+    func database(_ name: String, views: [String] = [card, cardList]) throws -> String {
+        let path = f.dir.file(name)
+        try app(path, views: views).write { db in
+            try db.execute(sql: Self.table)
+            for view in views { try db.execute(sql: view) }
+            try SealedColumnRegistry.record(PlantedSQLFixture.columns, in: db)
+            try db.insert(Customer(id: 1, name: "Ada Lovelace", email: Self.secret), into: "customer")
+        }
+        return path
+    }
+
+    /// The adversary's edit, with the database key alone.
+    func adversary(_ path: String, _ sql: String) throws {
+        let db = try f.bare(path)
+        try db.execute(sql: sql)
+        db.close()
+    }
+
+    /// The read fails with a typed error that names `object`, and nothing
+    /// of the opened value is anywhere in what the application got.
+    func expectRefused(_ object: String, sourceLocation: SourceLocation = #_sourceLocation, _ read: () throws -> Any) {
+        var got: Any?
+        let error = #expect(throws: StrongroomError.self, sourceLocation: sourceLocation) { got = try read() }
+        #expect(got == nil, "the application got \(String(describing: got))", sourceLocation: sourceLocation)
+        #expect(error?.code == .untrustedSchema, "\(String(describing: error))", sourceLocation: sourceLocation)
+        #expect(error?.message.contains("\"\(object)\"") == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
+        #expect(error.map { !"\($0)".contains(Self.secret) } ?? true, sourceLocation: sourceLocation)
+    }
+
+    /// Each way the application reads a row: records, rows, a row view, one value.
+    func everyRead(_ queue: DatabaseQueue, _ sql: String, _ object: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        expectRefused(object, sourceLocation: sourceLocation) { try queue.read { db in try db.fetchAll(Card.self, sql: sql) } }
+        expectRefused(object, sourceLocation: sourceLocation) { try queue.read { db in try db.fetchAll(sql: sql).map { "\($0)" } } }
+        expectRefused(object, sourceLocation: sourceLocation) {
+            try queue.read { db in
+                var seen: [String] = []
+                try db.prepare(sql: sql).forEachRow { row in seen.append(try row.decode(String?.self, at: 1) ?? "") }
+                return seen
+            }
+        }
+    }
+
+    // MARK: Item 1: views rewritten with plain SQL
+
+    /// The issue's attack: the view the application reads its cards through
+    /// is recreated with the two columns swapped.
+    @Test func aViewRewrittenToSwapColumnsOpensNothing() throws {
+        let path = try database("swap.db")
+        try adversary(path, "DROP VIEW customer_card; CREATE VIEW customer_card AS SELECT id, email AS name, name AS email FROM customer")
+        everyRead(try app(path, views: [Self.card, Self.cardList]), "SELECT * FROM customer_card", "customer_card")
+    }
+
+    /// Relabelled only: the e-mail comes out as `name`, `email` is gone.
+    @Test func aViewThatRelabelsTheSealedColumnOpensNothing() throws {
+        let path = try database("relabel.db")
+        try adversary(path, "DROP VIEW customer_card; CREATE VIEW customer_card AS SELECT id, email AS name, NULL AS email FROM customer")
+        everyRead(try app(path, views: [Self.card, Self.cardList]), "SELECT * FROM customer_card", "customer_card")
+    }
+
+    /// Aliased inside a subquery of the view, under the right outer names.
+    @Test func aViewThatAliasesThroughASubqueryOpensNothing() throws {
+        let path = try database("aliased.db")
+        try adversary(path, "DROP VIEW customer_card; CREATE VIEW customer_card AS SELECT id, name AS name, email AS email FROM (SELECT id, email AS name, name AS email FROM customer)")
+        everyRead(try app(path, views: [Self.card, Self.cardList]), "SELECT * FROM customer_card", "customer_card")
+    }
+
+    /// The application reads the outer view; the inner one was rewritten.
+    @Test func aRewrittenInnerViewOpensNothingThroughTheOuterOne() throws {
+        let path = try database("nested.db")
+        try adversary(path, "DROP VIEW customer_card; CREATE VIEW customer_card AS SELECT id, email AS name, name AS email FROM customer")
+        everyRead(try app(path, views: [Self.card, Self.cardList]), "SELECT * FROM card_list", "customer_card")
+    }
+
+    /// A compound SELECT whose second arm feeds the e-mail into `name`.
+    @Test func aCompoundViewOpensNothing() throws {
+        let path = try database("compound.db")
+        try adversary(path, "DROP VIEW customer_card; CREATE VIEW customer_card AS SELECT id, name, email FROM customer WHERE 0 UNION ALL SELECT id, email, name FROM customer")
+        everyRead(try app(path, views: [Self.card, Self.cardList]), "SELECT * FROM customer_card", "customer_card")
+    }
+
+    /// A view the application never declared: nothing is opened through it,
+    /// even when it only passes the column on under its own name.
+    @Test func anUndeclaredViewOpensNothing() throws {
+        let path = try database("undeclared.db")
+        try adversary(path, "CREATE VIEW everything AS SELECT id, name, email FROM customer")
+        everyRead(try app(path, views: [Self.card, Self.cardList]), "SELECT * FROM everything", "everything")
+        // A declared view, with no declaration: the same.
+        everyRead(try app(path), "SELECT * FROM customer_card", "customer_card")
+    }
+
+    // MARK: Item 1: what the application asked for still opens
+
+    /// The application's own names: the table read directly, its own alias,
+    /// a subquery and a common table expression of its own, and its declared
+    /// views, plain and nested.
+    @Test func theApplicationsOwnNamesOpen() throws {
+        let path = try database("own.db")
+        var config = Configuration(key: f.databaseKey)
+        config.seal(PlantedSQLFixture.columns, keyring: f.keyring, views: [Self.card, Self.cardList])
+        let db = try Connection(path: path, configuration: config)
+        let ada = Card(id: 1, name: "Ada Lovelace", email: Self.secret)
+        do {
+            #expect(try db.fetchAll(Card.self, sql: "SELECT id, name, email FROM customer") == [ada])
+            #expect(try db.fetchOne(String.self, sql: "SELECT email AS contact, id FROM customer") == Self.secret)
+            #expect(try db.fetchAll(sql: "SELECT id, email AS contact FROM customer").first?["contact"] == .text(Self.secret))
+            #expect(try db.fetchAll(Card.self, sql: "SELECT * FROM (SELECT id, name, email FROM customer)") == [ada])
+            #expect(try db.fetchAll(Card.self, sql: "WITH c AS (SELECT id, name, email FROM customer) SELECT * FROM c") == [ada])
+            // A CTE named like a view hides it: it is the application's own text.
+            #expect(try db.fetchAll(Card.self, sql: "WITH customer_card AS (SELECT id, name, email FROM customer) SELECT * FROM customer_card") == [ada])
+            #expect(try db.fetchAll(Card.self, sql: "SELECT * FROM customer_card") == [ada])
+            #expect(try db.fetchAll(Card.self, sql: "SELECT c.id AS id, c.name AS name, c.email AS email FROM card_list AS c") == [ada])
+        }
+    }
+
+    /// A declaration is compared as SQL, not as bytes: spacing, comments and
+    /// keyword case may differ from the text the schema stores.
+    @Test func aDeclaredViewMatchesWhateverItsSpacing() throws {
+        let path = try database("spacing.db")
+        let queue = try app(path, views: ["create view CUSTOMER_CARD as\n  select id, name, email -- the card\n  from customer;", Self.cardList])
+        #expect(try queue.read { db in try db.fetchAll(Card.self, sql: "SELECT * FROM customer_card") }.first?.email == Self.secret)
+    }
+
+    /// The SQLite 3.15 race, on a view: the view is rewritten with a schema
+    /// version change, the application's connection loads it, and its text
+    /// is put back without one. The stored text is the declared one; the
+    /// view the connection runs is the adversary's.
+    @Test func aViewRewrittenBehindTheStoredTextOpensNothing() throws {
+        let path = try database("race.db")
+        let queue = try app(path, views: [Self.card, Self.cardList])
+        #expect(try queue.read { db in try db.fetchAll(Card.self, sql: "SELECT * FROM customer_card") }.first?.email == Self.secret)
+        let swapped = "CREATE VIEW customer_card AS SELECT id, email AS name, name AS email FROM customer"
+        let version = try f.bare(path).fetchOne(Int.self, sql: "PRAGMA schema_version")!
+        try adversary(path, "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(swapped)' WHERE name = 'customer_card'; PRAGMA writable_schema = OFF; PRAGMA schema_version = \(version + 1);")
+        // The application's connection loads the rewritten view...
+        _ = try queue.read { db in try db.fetchAll(Int.self, sql: "SELECT count(*) FROM customer") }
+        // ...and the stored text is put back, with no version change.
+        try adversary(path, "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(Self.card)' WHERE name = 'customer_card'; PRAGMA writable_schema = OFF;")
+        #expect(try f.bare(path).fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE name = 'customer_card'") == Self.card)
+        expectRefused("customer_card") { try queue.read { db in try db.fetchAll(Card.self, sql: "SELECT * FROM customer_card") } }
+    }
+
+    // MARK: Item 2: a TEMP view planted in main's sqlite_master
+
+    /// SQLite 3.15 loads the row into `temp`, where it answers the
+    /// application's plain `SELECT * FROM customer`; SQLite 3.46 refuses to
+    /// open the file at all.
+    @Test func aPlantedTempViewOverTheTableOpensNothing() throws {
+        let path = try database("temp-view.db")
+        try adversary(path, """
+            PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('view', 'customer', 'customer', 0, 'CREATE TEMP VIEW customer AS SELECT id, email AS name, name AS email, country FROM main.customer');
+            PRAGMA writable_schema = OFF;
+            """)
+        if PlantedSQLFixture.sqliteRefusesPlantedSchemaRows {
+            f.expectTheAppCannotOpen(path)
+            return
+        }
+        let queue = try app(path, views: [Self.card, Self.cardList])
+        everyRead(queue, "SELECT * FROM customer", "customer")
+        everyRead(queue, "SELECT id, name, email FROM customer", "customer")
+    }
+
+    /// The catalogue lookups name `main`: the row key is read from the table,
+    /// not from the TEMP view over it (which declares no primary key), so
+    /// the application's reads through `main.` still open, and `verify`
+    /// (``ColumnSealing/failures(keyring:in:limit:)``) checks the stored
+    /// values, not what the view hands out in their place.
+    @Test func catalogueLookupsReadMainNotThePlantedTempView() throws {
+        let path = try database("temp-lookups.db")
+        try adversary(path, """
+            PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('view', 'customer', 'customer', 0, 'CREATE TEMP VIEW customer AS SELECT id, email AS name, name AS email, country FROM main.customer');
+            PRAGMA writable_schema = OFF;
+            """)
+        if PlantedSQLFixture.sqliteRefusesPlantedSchemaRows {
+            f.expectTheAppCannotOpen(path)
+            return
+        }
+        let queue = try app(path)
+        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM main.customer") } == Self.secret)
+        let failures = try queue.read { db in try ColumnSealing.failures(keyring: f.keyring, in: db) }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+}
