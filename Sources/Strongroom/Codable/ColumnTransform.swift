@@ -14,7 +14,10 @@ internal import CSQLCipher
 ///   columns come from a transformed column (SQLite's column metadata gives
 ///   each result column's table and column), and which other columns of the
 ///   same row each needs; rows, records and single values read from it are
-///   then given through ``open(_:column:table:context:)``.
+///   then given through ``open(_:column:table:context:)``. Such columns are
+///   opened only when they come from `main`'s tables straight, or through
+///   the ``declaredViews`` as declared: the name a value leaves under is
+///   then one the application's own SQL chose.
 ///
 /// Columns and tables the transform does not name cost nothing: statements
 /// and inserts without one read and bind as before.
@@ -39,6 +42,15 @@ public protocol ColumnTransform: AnyObject {
     /// ``open(_:column:table:context:)``.
     func blobOpener(forReading column: String, of table: String) -> BlobOpener?
 
+    /// The `CREATE VIEW` statements of the views through which the
+    /// transformed columns may be read, as the application wrote them (its
+    /// migrations run the same text). A statement that reads a transformed
+    /// column through any other view, or through one of these that the
+    /// database no longer holds as declared, opens nothing and fails with
+    /// ``StrongroomError/Code/untrustedSchema`` (see the rule in
+    /// `OpeningRules`). Default: none.
+    var declaredViews: [String] { get }
+
     /// True when inserts into `table` go through ``prepareInsert(into:columns:values:connection:)``.
     func transformsInserts(into table: String) -> Bool
 
@@ -53,6 +65,7 @@ public typealias BlobOpener = (UnsafeRawBufferPointer, [DatabaseValue]) throws -
 
 extension ColumnTransform {
     public func blobOpener(forReading column: String, of table: String) -> BlobOpener? { nil }
+    public var declaredViews: [String] { [] }
 }
 
 /// Which result columns of a statement a transform opens, and where their

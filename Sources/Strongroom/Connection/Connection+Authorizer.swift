@@ -22,7 +22,16 @@ final class AuthorizerPolicy {
 
     /// SQLite's answer for one action.
     func authorize(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?,
-                   _ innermost: UnsafePointer<CChar>?) -> Int32 {
+                   _ database: UnsafePointer<CChar>?, _ innermost: UnsafePointer<CChar>?) -> Int32 {
+        if state.inspectedReads != nil {
+            // A statement compiled only to be looked at: nothing runs.
+            if action == SQLITE_READ, let first, let second {
+                state.inspectedReads?.append(ReadAccess(table: String(cString: first), column: String(cString: second),
+                                                        schema: database.map { String(cString: $0) } ?? "main",
+                                                        innermost: innermost.map { String(cString: $0) }))
+            }
+            return SQLITE_OK
+        }
         if state.allowedDirectOnlyFunctions != 0 && !state.scanHoldsWhileStepping {
             // Called while a statement steps: SQLite is re-preparing it (for a
             // schema another connection changed after the check, or having
@@ -106,9 +115,9 @@ extension Connection {
         let policy = AuthorizerPolicy(state: state)
         authorizerPolicy = policy
         // The policy lives as long as the connection, which owns it.
-        sqlite3_set_authorizer(handle, { context, action, first, second, _, innermost in
+        sqlite3_set_authorizer(handle, { context, action, first, second, database, innermost in
             guard let context else { return SQLITE_OK }
-            return Unmanaged<AuthorizerPolicy>.fromOpaque(context).takeUnretainedValue().authorize(action, first, second, innermost)
+            return Unmanaged<AuthorizerPolicy>.fromOpaque(context).takeUnretainedValue().authorize(action, first, second, database, innermost)
         }, Unmanaged.passUnretained(policy).toOpaque())
         clearStatementCaches()
         return policy

@@ -26,4 +26,21 @@ final class ConnectionState {
     /// Why the authorizer or a direct-only function refused, for the error
     /// of the statement that failed (taken by `Connection.lastError`).
     var refusal: (code: StrongroomError.Code, message: String)?
+    /// Set while a statement is compiled only to be looked at (never run):
+    /// the authorizer then allows everything and records each column read
+    /// (see `Connection.inspect(sql:_:)`).
+    var inspectedReads: [ReadAccess]?
+}
+
+/// One column read, as the authorizer reports it while a statement
+/// compiles (`SQLITE_READ`).
+struct ReadAccess: Hashable {
+    /// The table or view read from.
+    let table: String
+    let column: String
+    /// The schema the table or view is in: `main`, `temp`, or an attached one.
+    let schema: String
+    /// The innermost view, trigger or common table expression the read is
+    /// in; nil for the statement's own text.
+    let innermost: String?
 }

@@ -208,6 +208,8 @@ public final class Statement {
             columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes,
                                               blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
         }
+        // Opened only under names and from places the application's own SQL chose.
+        if !columns.isEmpty { try OpeningRules.check(self, opening: columns, transform: transform) }
         let plan = columns.isEmpty ? nil : OpeningPlan(transform: transform, columns: columns)
         openingPlanState = .some(plan)
         return plan
@@ -390,6 +392,9 @@ public final class Statement {
             scanHoldsForThisRun = false
             if sqlite3_stmt_readonly(handle) == 0 {
                 try connection.refuseSchemaCallingDirectOnlyFunctions()
+                // What runs is what the connection loaded, which may not be
+                // what is stored: its program may call no more than its text.
+                try connection.refuseCallsTheTextDoesNotMake(self)
                 // Inside a transaction the scan read the very schema this run
                 // will meet (the transaction's snapshot, or its lock, holds it).
                 scanHoldsForThisRun = sqlite3_get_autocommit(connection.handle) == 0
@@ -417,6 +422,7 @@ public final class Statement {
             sqlite3_reset(handle)
             connectionState.refusal = nil
             try connection.refuseSchemaCallingDirectOnlyFunctions()
+            if sqlite3_stmt_readonly(handle) == 0 { try connection.refuseCallsTheTextDoesNotMake(self) }
             connectionState.allowedDirectOnlyFunctions = directOnlyFunctions
             connectionState.schemaChangedWhileStepping = false
             status = sqlite3_step(handle)

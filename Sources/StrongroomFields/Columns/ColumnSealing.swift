@@ -31,14 +31,14 @@ public enum ColumnSealing {
             guard !key.isEmpty || column.mode == .deterministic else {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY to bind \(column.column)'s sealed values to; seal it deterministic, or give the table a primary key first.", table: column.table, column: column.column)
             }
-            let table = SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
+            let table = "main." + SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
             // Table, column and mode are bound (?1, ?2, ?3), never pasted as literals.
             var assignments: [String] = []
             if column.mode == .indexed, let indexColumn = column.indexColumn {
-                let existing = try db.fetchAll(sql: "PRAGMA table_info(\(table))").map { try $0.decode(String.self, column: "name") }
+                let existing = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(column.table)))").map { try $0.decode(String.self, column: "name") }
                 if !existing.contains(where: { $0.sqliteFolded == indexColumn.sqliteFolded }) {
                     try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(SQLScript.quotedIdentifier(indexColumn)) BLOB")
-                    try db.execute(sql: "CREATE INDEX \(SQLScript.quotedIdentifier("\(column.table)_\(indexColumn)")) ON \(table)(\(SQLScript.quotedIdentifier(indexColumn)))")
+                    try db.execute(sql: "CREATE INDEX main.\(SQLScript.quotedIdentifier("\(column.table)_\(indexColumn)")) ON \(SQLScript.quotedIdentifier(column.table))(\(SQLScript.quotedIdentifier(indexColumn)))")
                 }
                 assignments.append("\(SQLScript.quotedIdentifier(indexColumn)) = strongroom_blind_index(\(name), ?1, ?2)")
             }
@@ -62,7 +62,7 @@ public enum ColumnSealing {
         let columns = try SealedColumnRegistry.columns(in: db)
         for column in columns {
             let key = try FieldRotation.primaryKey(of: column.table, in: db)
-            let table = SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
+            let table = "main." + SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
             let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             try db.execute(sql: "UPDATE \(table) SET \(name) = strongroom_open(\(name), ?1, ?2\(rowKey)) WHERE \(name) IS NOT NULL",
                            arguments: [column.table, column.column])
@@ -86,7 +86,7 @@ public enum ColumnSealing {
             }
             let key = column.mode == .deterministic ? [] : try FieldRotation.primaryKey(of: column.table, in: db)
             let selected = (key.map(SQLScript.quotedIdentifier) + ["+\(SQLScript.quotedIdentifier(column.column)) AS strongroom_stored"]).joined(separator: ", ")
-            for row in try db.fetchAll(sql: "SELECT \(selected) FROM \(SQLScript.quotedIdentifier(column.table))") {
+            for row in try db.fetchAll(sql: "SELECT \(selected) FROM main.\(SQLScript.quotedIdentifier(column.table))") {
                 let rowKey = try key.map { k throws in try row.decode(DatabaseValue.self, column: k) }
                 let stored = try row.decode(DatabaseValue.self, column: "strongroom_stored")
                 do {

@@ -30,6 +30,19 @@ extension Configuration {
     /// Writes through SQL (`UPDATE`) do not pass through here: seal in the
     /// statement with `strongroom_seal(…)`.
     ///
+    /// Reads open sealed columns only under the names the application's own
+    /// SQL gives them: read straight from their table, or through one of
+    /// `views`, the `CREATE VIEW` statements the application's migrations
+    /// run (compared as SQL with what the database stores, and with what
+    /// the connection loaded). A query through any other view, a rewritten
+    /// one, or a temporary one fails with
+    /// `StrongroomError.Code.untrustedSchema` and opens nothing:
+    ///
+    /// ```swift
+    /// config.seal(columns, keyring: keyring,
+    ///             views: ["CREATE VIEW customer_card AS SELECT id, name, email FROM customer"])
+    /// ```
+    ///
     /// With a `context` (a tenant or database identifier, see
     /// ``FieldContext``), values are bound to it too; a database that
     /// records another context is refused. Without one, the context the
@@ -41,7 +54,7 @@ extension Configuration {
             for function in FieldFunctions.functions(cipher: cipher, declared: columns) {
                 try db.add(function: function)
             }
-            db.columnTransform = SealingTransform(columns: columns, cipher: cipher, connection: db)
+            db.columnTransform = SealingTransform(columns: columns, cipher: cipher, connection: db, views: views)
         }
     }
 }

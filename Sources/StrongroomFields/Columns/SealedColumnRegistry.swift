@@ -11,7 +11,7 @@ public import Strongroom
 public enum SealedColumnRegistry {
     package static let table = "strongroom_sealed_columns"
     package static let createTableSQL = """
-        CREATE TABLE IF NOT EXISTS \(table) (
+        CREATE TABLE IF NOT EXISTS main.\(table) (
           table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT,
           PRIMARY KEY (table_name, column_name))
         """
@@ -21,7 +21,7 @@ public enum SealedColumnRegistry {
     public static func record(_ columns: [SealedColumn], in db: Connection) throws(StrongroomError) {
         try db.execute(sql: createTableSQL)
         for column in columns {
-            try db.execute(sql: "INSERT OR REPLACE INTO \(table)(table_name, column_name, mode, index_column) VALUES (?, ?, ?, ?)",
+            try db.execute(sql: "INSERT OR REPLACE INTO main.\(table)(table_name, column_name, mode, index_column) VALUES (?, ?, ?, ?)",
                            arguments: [column.table, column.column, column.mode.rawValue, column.indexColumn])
         }
     }
@@ -47,13 +47,13 @@ public enum SealedColumnRegistry {
             return
         }
         try db.execute(sql: createTableSQL)
-        try db.execute(sql: "INSERT INTO \(table)(table_name, column_name, mode, index_column) VALUES ('', '', ?, ?)", arguments: [contextMode, context.identifier])
+        try db.execute(sql: "INSERT INTO main.\(table)(table_name, column_name, mode, index_column) VALUES ('', '', ?, ?)", arguments: [contextMode, context.identifier])
     }
 
     /// The ``FieldContext`` the database records, or nil.
     public static func context(in db: Connection) throws(StrongroomError) -> FieldContext? {
         guard try exists(in: db),
-              let identifier = try db.fetchOne(String.self, sql: "SELECT index_column FROM \(table) WHERE table_name = '' AND column_name = '' AND mode = ?", arguments: [contextMode]) else {
+              let identifier = try db.fetchOne(String.self, sql: "SELECT index_column FROM main.\(table) WHERE table_name = '' AND column_name = '' AND mode = ?", arguments: [contextMode]) else {
             return nil
         }
         do {
@@ -72,7 +72,7 @@ public enum SealedColumnRegistry {
     public static func columns(in db: Connection) throws(StrongroomError) -> [SealedColumn] {
         guard try exists(in: db) else { return [] }
         var columns: [SealedColumn] = []
-        for row in try db.fetchAll(sql: "SELECT table_name, column_name, mode, index_column FROM \(table) WHERE mode <> '\(contextMode)' ORDER BY table_name, column_name") {
+        for row in try db.fetchAll(sql: "SELECT table_name, column_name, mode, index_column FROM main.\(table) WHERE mode <> '\(contextMode)' ORDER BY table_name, column_name") {
             let modeName = try row.decode(String.self, column: "mode")
             guard let mode = SealingMode(rawValue: modeName) else {
                 throw StrongroomError(.misuse, "\(table) records an unknown sealing mode '\(modeName)'; this Strongroom is older than the database.", path: db.path)

@@ -49,7 +49,11 @@ final class SealingTransform: ColumnTransform {
         }
     }
 
-    init(columns: [SealedColumn], cipher: FieldCipher, connection: Connection) {
+    /// The views sealed columns may be read through, as declared.
+    let declaredViews: [String]
+
+    init(columns: [SealedColumn], cipher: FieldCipher, connection: Connection, views: [String] = []) {
+        self.declaredViews = views
         var byTable: [FoldedName: [FoldedName: SealedColumn]] = [:]
         for column in columns {
             byTable[column.table.sqliteFolded, default: [:]][column.column.sqliteFolded] = column
@@ -75,7 +79,7 @@ final class SealingTransform: ColumnTransform {
         // (a WITHOUT ROWID table's INTEGER PRIMARY KEY is an ordinary column).
         let spelled = try connection.fetchOne(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
                                               arguments: [table]) ?? table
-        let hasRowid = (try? connection.prepare(sql: "SELECT rowid FROM \(quoted) LIMIT 0")) != nil
+        let hasRowid = (try? connection.prepare(sql: "SELECT rowid FROM main.\(quoted) LIMIT 0")) != nil
         let key = PrimaryKey(table: spelled, columns: keyed.map(\.name), affinities: keyed.map { Affinity(declaredType: $0.type) },
                              isRowid: hasRowid && keyed.count == 1 && keyed[0].type.uppercased() == "INTEGER")
         primaryKeys[table.sqliteFolded] = key
@@ -158,9 +162,9 @@ final class SealingTransform: ColumnTransform {
 
     private func assignRowid(table: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {
         let quoted = SQLScript.quotedIdentifier(table)
-        var next = (try connection.fetchOne(Int64.self, sql: "SELECT coalesce(max(rowid), 0) FROM \(quoted)") ?? 0)
+        var next = (try connection.fetchOne(Int64.self, sql: "SELECT coalesce(max(rowid), 0) FROM main.\(quoted)") ?? 0)
         let hasSequence = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE name = 'sqlite_sequence'") == 1
-        if hasSequence, let used = try connection.fetchOne(Int64.self, sql: "SELECT coalesce(seq, 0) FROM sqlite_sequence WHERE name = ?", arguments: [table]) {
+        if hasSequence, let used = try connection.fetchOne(Int64.self, sql: "SELECT coalesce(seq, 0) FROM main.sqlite_sequence WHERE name = ?", arguments: [table]) {
             next = max(next, used)
         }
         guard next < Int64.max else {

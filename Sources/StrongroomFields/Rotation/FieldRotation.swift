@@ -27,7 +27,7 @@ public enum FieldRotation {
     public static func status(of columns: [SealedColumn], in db: Connection) throws(StrongroomError) -> [ColumnStatus] {
         var result: [ColumnStatus] = []
         for column in columns {
-            let name = SQLScript.quotedIdentifier(column.column), table = SQLScript.quotedIdentifier(column.table)
+            let name = SQLScript.quotedIdentifier(column.column), table = "main." + SQLScript.quotedIdentifier(column.table)
             var byKey: [UInt32: Int] = [:]
             var unsealed = 0
             for row in try db.fetchAll(sql: """
@@ -71,7 +71,7 @@ public enum FieldRotation {
         var batches = 0
         var total = 0
         for column in columns {
-            let name = SQLScript.quotedIdentifier(column.column), table = SQLScript.quotedIdentifier(column.table)
+            let name = SQLScript.quotedIdentifier(column.column), table = "main." + SQLScript.quotedIdentifier(column.table)
             let keyColumns = try queue.read { db in try primaryKey(of: column.table, in: db) }
             if column.mode != .deterministic && keyColumns.isEmpty {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY; its sealed values cannot be bound to rows.", table: column.table, column: column.column)

@@ -1,0 +1,88 @@
+internal import CSQLCipher
+
+/// Which result columns of a statement may be opened by the connection's
+/// ``ColumnTransform``: the whole rule, in one place.
+///
+/// SQLite names a result column's origin (`sqlite3_column_table_name`,
+/// `…_origin_name`) *through* views, while the name the row hands the
+/// value out under is the view's (`sqlite3_column_name`). Whoever holds the
+/// database key can rewrite a view with plain SQL (or, on SQLite 3.15, plant
+/// a TEMP view over a table's name), so that an opened e-mail leaves as
+/// `name`. A statement's sealed columns are therefore opened only when:
+///
+/// 1. each comes from a table of the `main` schema, and
+/// 2. each view the statement reads is one the application declared
+///    (``ColumnTransform/declaredViews``): in `main`, stored with the
+///    declared text (compared as SQL), and, as this connection loaded it,
+///    handing out the same columns, from the same origins, under the same
+///    names as the declaration (on SQLite 3.15 a connection keeps running the
+///    schema it loaded after the stored text is put back).
+///
+/// A column read straight from its table, under its own name or an alias
+/// the statement's own text gives it (in a subquery or a common table
+/// expression of its own too), always opens. Anything else fails the read
+/// with ``StrongroomError/Code/untrustedSchema``, naming the view, before a
+/// value is opened. Checked once per statement, when it is prepared (or
+/// prepared again after a schema change): the statement is compiled a
+/// second time, and the authorizer records each table and view it reads.
+enum OpeningRules {
+    static func check(_ statement: Statement, opening columns: [OpeningPlan.Column], transform: any ColumnTransform) throws(StrongroomError) {
+        let connection = statement.connection
+        let sealed = columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ")
+        func refuse(_ message: String) -> StrongroomError {
+            StrongroomError(.untrustedSchema, message, path: connection.path, sql: statement.sql)
+        }
+        for column in columns {
+            let schema = sqlite3_column_database_name(statement.handle, Int32(column.index)).map { String(cString: $0) } ?? "main"
+            guard AuthorizerPolicy.asciiLowercased(schema) == "main" else {
+                throw refuse("The query reads \(column.table).\(column.column), which is sealed, from the schema \"\(schema)\": only the tables of main are opened. Nothing was opened; read main.\(column.table).")
+            }
+        }
+        let (_, reads) = try connection.inspect(sql: statement.sql) { _ throws(StrongroomError) in () }
+        var seen: Set<[String]> = []
+        for read in reads {
+            let schema = read.schema, name = read.table
+            guard seen.insert([AuthorizerPolicy.asciiLowercased(schema), AuthorizerPolicy.asciiLowercased(name)]).inserted else { continue }
+            // A table (of any schema) hands its columns out under their own names.
+            if sqlite3_table_column_metadata(connection.handle, schema, name, nil, nil, nil, nil, nil, nil) == SQLITE_OK { continue }
+            // Not a table: a view, or a name SQLite reports for a subquery or
+            // common table expression of the statement's own text, which no
+            // schema holds.
+            guard let live = try? resultColumns(of: "SELECT * FROM \(SQLScript.quotedIdentifier(schema)).\(SQLScript.quotedIdentifier(name))", in: connection) else { continue }
+            guard AuthorizerPolicy.asciiLowercased(schema) == "main" else {
+                throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the \(AuthorizerPolicy.asciiLowercased(schema) == "temp" ? "temporary" : "attached") view \"\(name)\" (schema \(schema)): only views of main that the application declared are read through (PRAGMA writable_schema can plant a TEMP view over a table's name on SQLite 3.15). Nothing was opened; read main.<table> directly, and find out who added \"\(name)\".")
+            }
+            let declarations = transform.declaredViews.compactMap(ViewDefinition.init)
+            guard let declared = declarations.first(where: { $0.name == AuthorizerPolicy.asciiLowercased(name) }) else {
+                if let bad = transform.declaredViews.first(where: { ViewDefinition($0) == nil }) {
+                    throw StrongroomError(.misuse, "A declared view is not a CREATE VIEW statement: \(bad)", path: connection.path, sql: statement.sql)
+                }
+                throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the view \"\(name)\", which the application did not declare: a view decides the names its columns leave under, and whoever holds the database key can rewrite one. Nothing was opened. Read the table directly, or declare the view's CREATE VIEW statement (Configuration.seal(_:keyring:context:views:) in StrongroomFields).")
+            }
+            let stored = try connection.fetchAll(String.self, sql: "SELECT CAST(sql AS TEXT) FROM main.sqlite_master WHERE type = 'view' AND name = ?1 COLLATE NOCASE", arguments: [name])
+            guard stored.count == 1, let storedView = ViewDefinition(stored[0]), storedView.name == declared.name, storedView.body == declared.body else {
+                throw refuse("The view \"\(name)\" stored in the database is not the one the application declared: someone with the database key rewrote it (or a migration changed it without its declaration). Nothing was opened; compare the schema with the migrations (strongroom verify) and find out who changed it.")
+            }
+            guard let expected = try? resultColumns(of: declared.query, in: connection), expected == live else {
+                throw refuse("The view \"\(name)\" as this connection loaded it hands out other columns, or the same names from other columns, than the one the application declared, though its stored text reads as declared (on SQLite 3.15 a connection keeps running the schema it loaded: someone rewrote it and put the text back). Nothing was opened; find out who changed it, and open a new connection.")
+            }
+        }
+    }
+
+    /// One result column: the name it leaves under, and where it comes from.
+    struct ResultColumn: Equatable {
+        let name: String
+        let origin: [String]?
+    }
+
+    /// The columns `sql` hands out, compiled on `connection` (never run).
+    private static func resultColumns(of sql: String, in connection: Connection) throws(StrongroomError) -> [ResultColumn] {
+        try connection.inspect(sql: sql) { handle throws(StrongroomError) in
+            (0..<sqlite3_column_count(handle)).map { i in
+                let origin = [sqlite3_column_database_name(handle, i), sqlite3_column_table_name(handle, i), sqlite3_column_origin_name(handle, i)]
+                return ResultColumn(name: AuthorizerPolicy.asciiLowercased(String(cString: sqlite3_column_name(handle, i))),
+                                    origin: origin.contains(where: { $0 == nil }) ? nil : origin.map { AuthorizerPolicy.asciiLowercased(String(cString: $0!)) })
+            }
+        }.value
+    }
+}
