@@ -128,4 +128,49 @@ struct RotationTests {
         #expect(retire.status == 0, "\(retire.stderr)")
         #expect(try read(path, keyring: FieldKeyring.load(from: keyringPath)) == read(path, keyring: keyring))
     }
+    /// Issue 36, item 6: an envelope's header names its key id in plain.
+    /// Whoever holds the database key rewrites the key-1 headers to say key
+    /// 2 (the values then open under neither), retire counts no key-1 value
+    /// and deletes key 1, and putting the headers back no longer helps: the
+    /// values are lost for good. Retire opens every value under the keys
+    /// that stay first.
+    @Test func retireRefusesWhileAValueDoesNotOpenUnderTheKeysThatStay() throws {
+        let path = dir.file("forged-headers.db")
+        let first = FieldKeyring.generate()
+        try makeDatabase(path, keyring: first, count: 20)
+        let (grown, newID) = first.addingKey()
+        let second = try grown.activating(newID)
+        // The adversary: every key-1 header now says key 2 (blind indexes too).
+        let adversary = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        for column in ["email", "email_index", "phone", "country"] {
+            let swap = column == "email_index" ? "CAST(x'00000002' || substr(\(column), 5) AS BLOB)" : "CAST(substr(\(column), 1, 2) || x'00000002' || substr(\(column), 7) AS BLOB)"
+            try adversary.execute(sql: "UPDATE customer SET \(column) = \(swap) WHERE \(column) IS NOT NULL")
+        }
+        let queue = try DatabaseQueue(path: path, configuration: Configuration(key: databaseKey))
+        #expect(try queue.read { db in try FieldRotation.status(of: Self.columns, in: db) }.allSatisfy { $0.valuesByKeyID[1] == nil })
+        let error = #expect(throws: FieldError.self) { try queue.read { db in try FieldRotation.retire(1, from: second, in: db) } }
+        #expect(error?.message.contains("customer.email") == true && error?.message.contains("do not open") == true, "\(error?.message ?? "")")
+        // Put back, the values open again under the keyring that still has key 1.
+        for column in ["email", "email_index", "phone", "country"] {
+            let swap = column == "email_index" ? "CAST(x'00000001' || substr(\(column), 5) AS BLOB)" : "CAST(substr(\(column), 1, 2) || x'00000001' || substr(\(column), 7) AS BLOB)"
+            try adversary.execute(sql: "UPDATE customer SET \(column) = \(swap) WHERE \(column) IS NOT NULL")
+        }
+        #expect(try read(path, keyring: second).map(\.email) == Self.people(20).map(\.email))
+    }
+
+    /// What retire deletes is gone from the keyring, not from backups: the
+    /// command says so.
+    @Test func retireWarnsThatBackupsMayStillNeedTheKey() throws {
+        let path = dir.file("retire-warning.db")
+        let keyringPath = dir.file("warning.keyring")
+        try KeyFile.write(databaseKey, to: dir.file("warning-db.key"))
+        let first = FieldKeyring.generate()
+        let (grown, newID) = first.addingKey()
+        try grown.write(to: keyringPath)
+        let queue = try DatabaseQueue(path: path, configuration: Configuration(key: databaseKey))
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let retire = try ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "retire", "--database", path, "--key-file", dir.file("warning-db.key"), "--field-keys", keyringPath, "--key-id", "\(newID)"])
+        #expect(retire.status == 0, "\(retire.stderr)")
+        #expect(retire.stderr.contains("backup"), "\(retire.stderr)")
+    }
 }
