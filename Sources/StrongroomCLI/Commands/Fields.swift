@@ -135,6 +135,9 @@ struct Fields: ParsableCommand {
                 } else {
                     print("Retired key \(keyID) from \(path): no sealed value of \(database) uses it.")
                 }
+                if !output.json {
+                    Output.error("strongroom: warning: backups and copies of \(database) made before its values left key \(keyID) still need it: keep a copy of the old keyring for as long as they are kept.")
+                }
             }
         }
     }

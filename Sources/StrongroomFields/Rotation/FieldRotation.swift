@@ -130,9 +130,17 @@ public enum FieldRotation {
     /// that no value anywhere in the database uses it: every column of every
     /// table is searched for envelopes and blind indexes under it
     /// (``SealedValueSearch``), whatever the registry of sealed columns says
-    /// (anyone with the database key can edit that).
+    /// (anyone with the database key can edit that). Then every envelope
+    /// found must open under the keys that stay: a header names its key id
+    /// in plain, and one rewritten to name another key would make a key in
+    /// use look unused (the value opens under neither, and once the key is
+    /// retired, putting the header back no longer helps).
+    ///
+    /// Backups and copies of the database may still hold values under the
+    /// retired key: keep a copy of the old keyring as long as they are kept.
     public static func retire(_ keyID: UInt32, from keyring: FieldKeyring, in db: Connection) throws -> FieldKeyring {
-        let inUse = try SealedValueSearch.findings(in: db).filter { $0.count(underKey: keyID) > 0 }
+        let findings = try SealedValueSearch.findings(in: db)
+        let inUse = findings.filter { $0.count(underKey: keyID) > 0 }
         guard inUse.isEmpty else {
             let places = inUse.map { finding in
                 let blind = finding.blindIndexesByKeyID[keyID] ?? 0, sealed = finding.count(underKey: keyID) - blind
@@ -141,7 +149,41 @@ public enum FieldRotation {
             }.joined(separator: "; ")
             throw FieldError(.keyring, "Key \(keyID) is still in use (\(places)); nothing was retired. Re-seal the values under the active key first (`strongroom fields rotate`); blind indexes are recomputed for the indexed columns strongroom_sealed_columns records, so record a column whose record is missing again before rotating.")
         }
-        return try keyring.removingKey(keyID)
+        let staying = try keyring.removingKey(keyID)
+        let unopened = try envelopesThatDoNotOpen(under: staying, findings: findings, in: db)
+        guard unopened.isEmpty else {
+            let places = unopened.map { "\($0.key): \($0.value.count) (row \($0.value.first!))" }.sorted().joined(separator: "; ")
+            throw FieldError(.keyring, "Sealed values do not open under the keys that would stay (\(places)): their headers may have been rewritten to name another key, or they were sealed with another keyring. Nothing was retired: key \(keyID) may be the one they need. Check them with `strongroom verify --field-keys`, and restore them from a backup if they were changed.")
+        }
+        return staying
+    }
+
+    /// Per column, the rows (their primary key values, or rowid) whose
+    /// envelope does not open under `keyring`: each opened by its own
+    /// algorithm byte (randomized bound to the row's primary key, or
+    /// deterministic), in every column the search found envelopes in.
+    static func envelopesThatDoNotOpen(under keyring: FieldKeyring, findings: [SealedValueSearch.Finding], in db: Connection) throws -> [String: [String]] {
+        let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
+        var failures: [String: [String]] = [:]
+        for finding in findings where !finding.randomizedByKeyID.isEmpty || !finding.deterministicByKeyID.isEmpty {
+            let key = try primaryKey(of: finding.table, in: db)
+            let rowKey = key.isEmpty ? ["rowid"] : key.map(SQLScript.quotedIdentifier)
+            let name = SQLScript.quotedIdentifier(finding.column)
+            let selected = (rowKey + ["CAST(\(name) AS BLOB) AS strongroom_stored"]).joined(separator: ", ")
+            for row in try db.fetchAll(sql: "SELECT \(selected) FROM main.\(SQLScript.quotedIdentifier(finding.table)) WHERE typeof(\(name)) IN ('blob', 'text')") {
+                guard case .blob(let bytes) = try row.decode(DatabaseValue.self, column: "strongroom_stored"),
+                      bytes.count > FieldEnvelope.headerByteCount, bytes[0] == FieldEnvelope.version, bytes[1] == 1 || bytes[1] == 2,
+                      !(bytes.count == 4 + FieldEnvelope.blindIndexTagByteCount) else { continue }
+                let mode: SealingMode = bytes[1] == 1 ? .randomized : .deterministic
+                let keyValues = try (0..<rowKey.count).map { i throws(StrongroomError) in try row.decode(DatabaseValue.self, at: i) }
+                do {
+                    _ = try cipher.open(.blob(bytes), table: finding.table, column: finding.column, rowKey: mode == .deterministic ? [] : keyValues, mode: mode)
+                } catch {
+                    failures["\(finding.table).\(finding.column)", default: []].append(keyValues.map { "\($0)" }.joined(separator: ", "))
+                }
+            }
+        }
+        return failures
     }
 
     static func primaryKey(of table: String, in db: Connection) throws(StrongroomError) -> [String] {
