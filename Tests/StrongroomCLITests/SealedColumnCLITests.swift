@@ -65,11 +65,12 @@ struct SealedColumnCLITests {
         let verify = try run(["verify", "--database", "c.db", "--key-file", "db.key", "--migrations", dir.file("Migrations"), "--field-keys", "fields.keyring"])
         #expect(verify.status == 1)
         #expect(verify.stdout.contains("[sealed_tampered] Customer.Phone, row 1"), "\(verify.stdout)")
-        // Another keyring opens nothing.
+        // Another keyring is refused before a value is tried (issue 36, item
+        // 4: the database knows its key 1), as a data error naming the key.
         #expect(try run(["keygen", "--field", "--out", "other.keyring"]).status == 0)
         let other = try run(["verify", "--database", "c.db", "--key-file", "db.key", "--migrations", dir.file("Migrations"), "--field-keys", "other.keyring"])
-        #expect(other.status == 1)
-        #expect(other.stdout.contains("sealed_tampered"))
+        #expect(other.status == 65, "\(other.status) \(other.stderr)")
+        #expect(other.stderr.contains("key 1"), "\(other.stderr)")
     }
 
     /// Every value sealed under the first key opens with `keyring`.

@@ -89,6 +89,8 @@ extension Fixtures {
         try strongroom("import", "--from", legacyRelease, "--database", native, "--key-file", made.keyFile,
                        "--field-keys", made.keyring, "--seal", "Customer.Email")
         try strongroom("sql", "--write", "--database", native, "--key-file", made.keyFile, "PRAGMA journal_mode = DELETE")
+        // The release recorded no field key checks (issue 36): its file has no such table.
+        try strongroom("sql", "--write", "--database", native, "--key-file", made.keyFile, "DROP TABLE strongroom_field_keys")
         let status = try strongroom("status", "--json", "--database", native, "--key-file", made.keyFile)
         let format = ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["format"] as? Int
         switch format {

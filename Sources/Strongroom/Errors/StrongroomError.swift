@@ -117,6 +117,11 @@ public struct StrongroomError: Error, Sendable, Hashable {
         /// functions). Nothing was run; the message names the schema object:
         /// remove it, or find out who added it.
         case untrustedSchema = "untrusted_schema"
+        /// The field keyring is not the one the database's sealed values were
+        /// sealed with: a key id it holds has another key than the one the
+        /// database recorded a check value for. Nothing was opened or
+        /// written; the message names the key id: use the right keyring.
+        case wrongFieldKeyring = "wrong_field_keyring"
         /// Any other SQLite error; ``StrongroomError/sqliteCode`` tells which.
         case sqlite = "sqlite"
 

@@ -15,6 +15,7 @@ public enum ColumnSealing {
     /// ```
     public static func sealInPlace(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
+        try FieldKeyCheck.recordActiveKey(of: keyring, in: db)
         for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
         let recorded = try SealedColumnRegistry.columns(in: db)
         for (index, column) in columns.enumerated() where columns[..<index].contains(where: { $0.names(sameColumnAs: column) }) {
@@ -68,6 +69,7 @@ public enum ColumnSealing {
                            arguments: [column.table, column.column])
         }
         try db.execute(sql: "DROP TABLE IF EXISTS \(SealedColumnRegistry.table)")
+        try db.execute(sql: "DROP TABLE IF EXISTS main.\(FieldKeyCheck.table)")
         return columns
     }
 

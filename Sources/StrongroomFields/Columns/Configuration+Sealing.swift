@@ -51,6 +51,8 @@ extension Configuration {
     public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring, context: FieldContext? = nil, views: [String] = []) {
         prepareConnection { db throws(StrongroomError) in
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
+            // The database must know this keyring: refused at open if not.
+            try FieldKeyCheck.prepare(cipher, in: db)
             for function in FieldFunctions.functions(cipher: cipher, declared: columns) {
                 try db.add(function: function)
             }

@@ -89,5 +89,7 @@ extension FieldCipher {
     /// they are given none of their own).
     convenience init(keyring: FieldKeyring, contextRecordedIn db: Connection) throws(StrongroomError) {
         self.init(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
+        // A keyring the database knows another key of is refused here.
+        try FieldKeyCheck.verify(keyring, in: db)
     }
 }

@@ -10,6 +10,9 @@ final class SealingTransform: ColumnTransform {
     /// The connection this transform is installed on (it owns the transform).
     private unowned let connection: Connection
     private var primaryKeys: [FoldedName: PrimaryKey] = [:]
+    /// Set once this connection has recorded (or found) its active key's
+    /// check value (``FieldKeyCheck``).
+    private var activeKeyRecorded = false
 
     struct PrimaryKey {
         /// The table's name as the schema spells it.
@@ -113,6 +116,13 @@ final class SealingTransform: ColumnTransform {
 
     func prepareInsert(into table: String, columns names: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
         guard let sealedColumns = columns[table.sqliteFolded] else { return }
+        if !activeKeyRecorded {
+            // Inside the insert's savepoint: the database learns the key it
+            // is about to be sealed under (or refuses a keyring it does not know).
+            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, in: connection)
+            cipher.unknownActiveKey = nil
+            activeKeyRecorded = true
+        }
         let key = try primaryKey(of: table)
         if let keyColumn = key.columns.first(where: { sealedColumns[$0.sqliteFolded] != nil }) {
             throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)

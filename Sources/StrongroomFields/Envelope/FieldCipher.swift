@@ -133,6 +133,11 @@ public final class FieldCipher {
 
     /// A cipher for `keyring`, binding values to `context` too when one is
     /// given (see ``FieldContext``); derives column keys on first use.
+    /// Set when the database this cipher serves does not know its keyring's
+    /// active key (``FieldKeyCheck``) and the connection could not record it:
+    /// why nothing is sealed.
+    var unknownActiveKey: String?
+
     public init(keyring: FieldKeyring, context: FieldContext? = nil) {
         self.keyring = keyring
         self.context = context
@@ -196,6 +201,9 @@ public final class FieldCipher {
     /// randomized values are bound to it, deterministic ones ignore it.
     public func seal(_ value: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode) throws(FieldError) -> DatabaseValue {
         if case .null = value { return .null }
+        if let unknownActiveKey {
+            throw FieldError(.keyring, unknownActiveKey, table: table, column: column)
+        }
         if mode != .deterministic && rowKey.isEmpty {
             // Bound to no row, such a value would open in any row it was copied to.
             throw FieldError(.misuse, "\(table).\(column): a \(mode.rawValue) value is bound to its row's PRIMARY KEY, and no key was given (the table declares no PRIMARY KEY, or the call passed no key columns); declare a primary key, or seal the column deterministic.", table: table, column: column)

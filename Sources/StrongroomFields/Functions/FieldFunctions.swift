@@ -30,7 +30,9 @@ extension Configuration {
     /// `context`: as for ``Configuration/seal(_:keyring:context:views:)``.
     public mutating func addFieldFunctions(keyring: FieldKeyring, context: FieldContext? = nil) {
         prepareConnection { db throws(StrongroomError) in
-            for function in FieldFunctions.functions(cipher: FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))) {
+            let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
+            try FieldKeyCheck.prepare(cipher, in: db)
+            for function in FieldFunctions.functions(cipher: cipher) {
                 try db.add(function: function)
             }
         }

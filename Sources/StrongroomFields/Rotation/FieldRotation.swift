@@ -65,6 +65,7 @@ public enum FieldRotation {
     public static func rotate(_ queue: DatabaseQueue, columns: [SealedColumn], keyring: FieldKeyring, batchSize: Int = 1000,
                               progress: ((Int) -> Void)? = nil) throws -> Report {
         let cipher = try queue.read { db in try FieldCipher(keyring: keyring, contextRecordedIn: db) }
+        try queue.write { db in try FieldKeyCheck.recordActiveKey(of: keyring, in: db) }
         let active = keyring.activeKeyID
         let activeBytes: [UInt8] = [UInt8(active >> 24 & 0xFF), UInt8(active >> 16 & 0xFF), UInt8(active >> 8 & 0xFF), UInt8(active & 0xFF)]
         var resealed: [String: Int] = [:]

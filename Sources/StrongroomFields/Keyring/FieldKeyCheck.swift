@@ -1,0 +1,121 @@
+public import Strongroom
+import StrongroomCrypto
+
+/// The database's record of which field keys it knows: for each key id, a
+/// check value derived from that key (HKDF-SHA256, 16 bytes: it tells keys
+/// apart and gives nothing of the key), in the table `strongroom_field_keys`.
+///
+/// A wrong database key is refused when the database opens; a wrong field
+/// keyring is refused the same way. Every connection given a keyring
+/// (``Strongroom/Configuration/seal(_:keyring:context:views:)``,
+/// ``Strongroom/Configuration/addFieldFunctions(keyring:context:)``, and the
+/// tools) compares the check of each key id the keyring and the database both
+/// hold, and fails with `StrongroomError.Code.wrongFieldKeyring` naming the
+/// key id when one differs: another keyring that also has a key 1 is not
+/// taken.
+///
+/// The active key is recorded where the library seals and writes: an insert
+/// through ``Strongroom/Connection/insert(_:into:)``, sealing in place,
+/// rotation (each inside its own transaction). A database sealed before
+/// checks were recorded learns the active key's only once a value sealed
+/// under that key id opens with it. Where the database records keys but not
+/// the active one, `strongroom_seal` seals nothing until it is recorded. A
+/// database that records none (made with SQL alone, by `strongroom_seal` in
+/// migrations) has nothing to compare with until its first such write.
+public enum FieldKeyCheck {
+    package static let table = "strongroom_field_keys"
+    static let createTableSQL = "CREATE TABLE IF NOT EXISTS main.\(table) (key_id INTEGER PRIMARY KEY, check_value BLOB NOT NULL)"
+    static let info = Array("key-check".utf8)
+
+    /// The check value of `keyID` in `keyring`, or nil when it lacks it:
+    /// HKDF-SHA256(master key, salt "strongroom.field.v1",
+    /// info "key-check" ‖ 0x00 ‖ u32(key id)), 16 bytes.
+    static func value(of keyID: UInt32, in keyring: FieldKeyring) throws(StrongroomError) -> [UInt8]? {
+        guard let master = keyring.key(keyID) else { return nil }
+        var info = Self.info + [0]
+        FieldEnvelope.appendBigEndian(keyID, to: &info)
+        do {
+            let derived = try HKDF.deriveKey(from: master, salt: FieldEnvelope.label, info: info, byteCount: 16)
+            return derived.withUnsafeBytes { Array($0) }
+        } catch {
+            throw StrongroomError(.misuse, "Deriving the check value of field key \(keyID) failed: \(error.message)")
+        }
+    }
+
+    /// The check values the database records, by key id (none without the table).
+    static func recorded(in db: Connection) throws(StrongroomError) -> [UInt32: [UInt8]] {
+        guard try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1 else { return [:] }
+        var checks: [UInt32: [UInt8]] = [:]
+        for row in try db.fetchAll(sql: "SELECT key_id, check_value FROM main.\(table)") {
+            guard let id = UInt32(exactly: try row.decode(Int64.self, at: 0)) else { continue }
+            checks[id] = try row.decode([UInt8].self, at: 1)
+        }
+        return checks
+    }
+
+    /// Refuses `keyring` when a key id it shares with the database's record
+    /// has another key there.
+    public static func verify(_ keyring: FieldKeyring, in db: Connection) throws(StrongroomError) {
+        for (id, check) in try recorded(in: db).sorted(by: { $0.key < $1.key }) {
+            guard let ours = try value(of: id, in: keyring) else { continue }
+            guard ConstantTime.equal(ours, check) else { throw wrongKeyring(id, db) }
+        }
+    }
+
+    /// Records the check value of `keyring`'s active key unless the database
+    /// has it (then compares it). Where the database records none, a value
+    /// sealed under that key id must open with it first. Call it inside the
+    /// write transaction that seals under the key.
+    public static func recordActiveKey(of keyring: FieldKeyring, in db: Connection) throws {
+        let id = keyring.activeKeyID
+        guard let check = try value(of: id, in: keyring) else { return }
+        if let known = try recorded(in: db)[id] {
+            guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
+            return
+        }
+        try refuseIfAValueUnderTheKeyDoesNotOpen(id, keyring: keyring, in: db)
+        try db.execute(sql: createTableSQL)
+        try db.execute(sql: "INSERT INTO main.\(table)(key_id, check_value) VALUES (?, ?)", arguments: [DatabaseValue.integer(Int64(id)), DatabaseValue.blob(check)])
+    }
+
+    /// What a connection given `cipher`'s keyring does as it opens (it
+    /// writes nothing): verifies the keyring, and where the database records
+    /// keys but not the active one, the cipher seals nothing until a write
+    /// path records it (``recordActiveKey(of:in:)``).
+    static func prepare(_ cipher: FieldCipher, in db: Connection) throws(StrongroomError) {
+        let recorded = try recorded(in: db)
+        for (id, check) in recorded.sorted(by: { $0.key < $1.key }) {
+            guard let ours = try value(of: id, in: cipher.keyring) else { continue }
+            guard ConstantTime.equal(ours, check) else { throw wrongKeyring(id, db) }
+        }
+        let id = cipher.keyring.activeKeyID
+        if !recorded.isEmpty && recorded[id] == nil {
+            cipher.unknownActiveKey = "\(db.path) does not know key \(id) of this field keyring yet (it records a check value for key \(recorded.keys.sorted().map(String.init).joined(separator: ", ")) only): nothing is sealed under it until it is recorded. Insert a row through Connection.insert, rotate (strongroom fields rotate), or call FieldKeyCheck.recordActiveKey(of:in:) inside a write transaction, with this keyring."
+        }
+    }
+
+    /// A value sealed under `keyID` in a recorded sealed column must open
+    /// under `keyring`'s key of that id (a database sealed before checks were
+    /// recorded, or whose record was deleted).
+    static func refuseIfAValueUnderTheKeyDoesNotOpen(_ keyID: UInt32, keyring: FieldKeyring, in db: Connection) throws {
+        let cipher = FieldCipher(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
+        var header: [UInt8] = []
+        FieldEnvelope.appendBigEndian(keyID, to: &header)
+        for column in try SealedColumnRegistry.columns(in: db) {
+            let key = column.mode == .deterministic ? [] : try PrimaryKeyColumns.read(column.table, in: db).map(\.name)
+            let name = SQLScript.quotedIdentifier(column.column)
+            let selected = (key.map(SQLScript.quotedIdentifier) + ["+\(name) AS strongroom_stored"]).joined(separator: ", ")
+            guard let row = try? db.fetchOne(sql: "SELECT \(selected) FROM main.\(SQLScript.quotedIdentifier(column.table)) WHERE typeof(\(name)) = 'blob' AND substr(\(name), 1, 1) = x'01' AND substr(\(name), 2, 1) IN (x'01', x'02') AND length(\(name)) > 22 AND substr(\(name), 3, 4) = ? LIMIT 1", arguments: [DatabaseValue.blob(header)]) else { continue }
+            let rowKey = try (0..<key.count).map { i throws(StrongroomError) in try row.decode(DatabaseValue.self, at: i) }
+            do {
+                _ = try cipher.open(try row.decode(DatabaseValue.self, column: "strongroom_stored"), table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
+            } catch {
+                throw wrongKeyring(keyID, db)
+            }
+        }
+    }
+
+    static func wrongKeyring(_ keyID: UInt32, _ db: Connection) -> StrongroomError {
+        StrongroomError(.wrongFieldKeyring, "This field keyring is not the one \(db.path) was sealed with: its key \(keyID) differs from the key \(keyID) the database knows. Nothing was opened or written. Use the keyring the database was sealed with (another keyring that also has a key \(keyID) is not it).", path: db.path)
+    }
+}
