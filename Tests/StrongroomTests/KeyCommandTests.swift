@@ -81,9 +81,9 @@ struct KeyCommandTests {
         try expectGone(pidFile, "the command's background process outlived the timeout")
     }
 
-    /// `strongroom status` with `options` in a session of its own, with no controlling terminal, as a service runs.
-    func withoutTerminal(_ options: [String]) throws -> ProcessResult {
-        try ProcessRunner.run("/usr/bin/setsid", ["-w", Fixtures.strongroomBinary, "status", "--database", dir.file("none.db")] + options,
+    /// `strongroom status` on `database` with `options` in a session of its own, with no controlling terminal, as a service runs.
+    func withoutTerminal(_ options: [String], database: String? = nil) throws -> ProcessResult {
+        try ProcessRunner.run("/usr/bin/setsid", ["-w", Fixtures.strongroomBinary, "status", "--database", database ?? dir.file("none.db")] + options,
                               currentDirectory: dir.path)
     }
 
@@ -124,14 +124,52 @@ struct KeyCommandTests {
 
     /// Second review: once the shell had exited and was reaped, a timeout or
     /// an over-long output no longer killed what it had left running (a service's command).
+    /// Issue 36, item 7: reading now ends shortly after the shell exits, so
+    /// a background process holding the output no longer runs into the
+    /// timeout: the command fails for what it printed (nothing, too much) or
+    /// its exit status, and what it left running is killed all the same.
     @Test(arguments: [
-        ("timeout", "sleep 300 & echo $! > '%@'; exit 0", Int32(69)),
-        ("too long", "(sleep 0.5; printf %0100d 0; exec sleep 300) & echo $! > '%@'; exit 0", 65),
+        ("printed nothing", "sleep 300 & echo $! > '%@'; exit 0", Int32(66), "printed nothing"),
+        ("failed", "echo 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef; sleep 300 & echo $! > '%@'; exit 3", 69, "exit status 3"),
+        ("too long", "sleep 300 & echo $! > '%@'; printf %0100d 0; exit 0", 65, "more than"),
     ])
-    func whatAnExitedShellLeftRunningIsKilledToo(what: String, command: String, status: Int32) throws {
+    func whatAnExitedShellLeftRunningIsKilledToo(what: String, command: String, status: Int32, saying: String) throws {
         let pidFile = dir.file("left-\(what.replacingOccurrences(of: " ", with: "-")).pid")
         let result = try withoutTerminal(["--command-timeout", "2", "--key-command", command.replacingOccurrences(of: "%@", with: pidFile)])
-        #expect(result.status == status, "\(what): \(result.stderr)")
+        #expect(result.status == status && result.stderr.contains(saying), "\(what): \(result.stderr)")
         try expectGone(pidFile, "\(what): the process the command left behind is still running")
+    }
+
+    /// Issue 36, item 7: a command that prints the key and exits, leaving a
+    /// background process that holds its standard output, gives the key at
+    /// once (not a "did not finish" at the timeout), and in a service what
+    /// it left running is killed.
+    @Test func aKeyPrintedByAShellThatExitedIsTakenThoughAChildHoldsItsOutput() throws {
+        let (database, keyFile) = try database()
+        let pidFile = dir.file("holder.pid")
+        // The background `sleep` inherits the command's standard output.
+        let command = "cat '\(keyFile)'; sleep 300 & echo $! > '\(pidFile)'"
+        let started = ContinuousClock.now
+        let result = try withoutTerminal(["--command-timeout", "10", "--key-command", command], database: database)
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 0 && result.stdout.contains("key command"), "\(result.status) \(result.stderr)")
+        #expect(elapsed < .seconds(5), "\(elapsed)")
+        try expectGone(pidFile, "the process holding the command's output outlived it")
+    }
+
+    /// The same through the API, in whichever mode this test process runs
+    /// (with a terminal, what the command left running is not this
+    /// process's to kill: the test kills it).
+    @Test func theAPIReturnsTheKeyPromptlyThoughAChildHoldsTheOutput() throws {
+        let (database, keyFile) = try database()
+        let pidFile = dir.file("api-holder.pid")
+        let started = ContinuousClock.now
+        let key = try DatabaseKey.fromCommand(KeyCommand("cat '\(keyFile)'; sleep 300 & echo $! > '\(pidFile)'", timeout: .seconds(10)))
+        let elapsed = ContinuousClock.now - started
+        if let pid = pid_t(String(decoding: Fixtures.bytes(of: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
+            kill(pid, SIGKILL)
+        }
+        #expect(elapsed < .seconds(5), "\(elapsed)")
+        #expect(try marker(database, key) == "command-marker")
     }
 }
