@@ -114,10 +114,16 @@ extension Migrator {
                 }
                 guard type == "trigger" || type == "view" else { continue }
                 if case .success(let expected)? = replayed, expected.objects["\(type) \(name.lowercased())"] != nil { continue }
-                let names = Set(SQLTokenizer.tokenize(sql).compactMap { $0.identifier?.sqliteFolded })
+                let tokens = SQLTokenizer.tokenize(sql)
+                // A table may be named by a 'string' too (SQLite takes one
+                // where a name is expected), so string literals count as
+                // table names; a string that is only a value may be taken for
+                // one (a false positive, accepted). A function is never named
+                // by a string.
+                let names = Set(tokens.compactMap { $0.name?.sqliteFolded })
                 let table = SQLScript.schemaText(row[2])
                 let sealed = names.union([table.sqliteFolded]).intersection(sealedTables)
-                let calls = !names.isDisjoint(with: functions)
+                let calls = !Set(tokens.compactMap { $0.identifier?.sqliteFolded }).isDisjoint(with: functions)
                 guard !sealed.isEmpty || calls else { continue }
                 let what = calls ? "calls a sealed-column function" : "reads or writes a sealed table"
                 findings.append(VerificationFinding(code: .untrustedSQL, version: nil, file: nil,

@@ -173,14 +173,21 @@ extension DatabaseSchema {
 
     /// Triggers and views that name a table with sealed columns in the
     /// model, or call a sealed-column function.
+    ///
+    /// A table named by a 'string' (which SQLite takes where a name is
+    /// expected) counts as named; a view or trigger that holds a sealed
+    /// table's name only as a string value is reported too (a false positive,
+    /// accepted: the names are gathered from tokens, not from a parse).
     func triggersAndViewsOnSealedTables(_ db: Connection) throws(StrongroomError) -> [SchemaDifference] {
         let sealed = Dictionary(tables.filter { $0.columns.contains { $0.sealing != nil } }.map { ($0.name.sqliteFolded, $0.name) }, uniquingKeysWith: { a, _ in a })
         let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index"].map(\.sqliteFolded))
         var found: [SchemaDifference] = []
         for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE type IN ('trigger', 'view') AND sql IS NOT NULL ORDER BY name") {
-            let names = Set(SQLTokenizer.tokenize(SQLScript.schemaText(row[3])).compactMap { $0.identifier?.sqliteFolded })
-                .union([SQLScript.schemaText(row[2]).sqliteFolded])
-            guard let table = names.compactMap({ sealed[$0] }).sorted().first ?? (names.isDisjoint(with: functions) ? nil : "(a field function)") else { continue }
+            let tokens = SQLTokenizer.tokenize(SQLScript.schemaText(row[3]))
+            let names = Set(tokens.compactMap { $0.name?.sqliteFolded }).union([SQLScript.schemaText(row[2]).sqliteFolded])
+            // A function is never named by a string.
+            let calls = !Set(tokens.compactMap { $0.identifier?.sqliteFolded }).isDisjoint(with: functions)
+            guard let table = names.compactMap({ sealed[$0] }).sorted().first ?? (calls ? "(a field function)" : nil) else { continue }
             found.append(.triggerOrViewOnSealedTable(type: SQLScript.schemaText(row[0]), name: SQLScript.schemaText(row[1]), table: table))
         }
         return found
