@@ -15,10 +15,14 @@ public import StrongroomCrypto
 /// does), so it may ask while the job is in the foreground, and ^Z, `bg`,
 /// `fg` and ^C act on both as on any job; at the timeout its shell is killed.
 /// Where there is none (a service), it runs in a process group of its own,
-/// killed whole at the timeout with whatever it started. Its exit status is
-/// checked: a process that ignores `SIGCHLD` lets the kernel take that status,
-/// and a key command then fails, saying so (the `strongroom` command resets
-/// `SIGCHLD` when it starts).
+/// killed whole at the timeout with whatever it started. The command is done
+/// when its shell exits: a process it started that still holds the output
+/// open gets a short grace (200 ms) for what was printed to arrive, then
+/// reading stops and, where the command has a process group of its own, that
+/// process is killed (with a terminal it is left running in the job). Its
+/// exit status is checked: a process that ignores `SIGCHLD` lets the kernel
+/// take that status, and a key command then fails, saying so (the
+/// `strongroom` command resets `SIGCHLD` when it starts).
 ///
 /// ```swift
 /// let key = try DatabaseKey.fromCommand(KeyCommand("pass show app/db-key"))
@@ -49,12 +53,17 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
     /// Runs the command and returns its standard output, without one trailing
     /// newline (`\n` or `\r\n`), in secure storage.
     ///
+    /// The output is read until it ends, or until a short grace (200 ms)
+    /// after the command's shell has exited (what the command started may
+    /// hold it open); what the command left running is then killed with its
+    /// process group where it has one of its own.
+    ///
     /// - Parameters:
     ///   - limit: the most bytes the output may have.
     ///   - what: what the output is, for messages ("database key").
     /// - Throws: ``StrongroomError/Code/keyCommandFailed`` when the command
     ///   cannot start, exits with a status other than 0, dies of a signal, or
-    ///   outlasts ``timeout`` (it is then killed with its process group);
+    ///   its shell outlasts ``timeout`` (it is then killed with its process group);
     ///   ``StrongroomError/Code/keyMissing`` when it prints nothing;
     ///   ``StrongroomError/Code/malformedKey`` when it prints more than `limit`
     ///   bytes. No message quotes the output.
@@ -68,14 +77,23 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var length = 0
         var timedOut = false
+        // Once the shell has exited, the end of reading: what it left running
+        // may hold the output open for ever, and gets `exitGrace` to finish.
+        var graceEnd: ContinuousClock.Instant?
+        var graceOver = false
         buffer.withUnsafeBytes { raw in
             let out = UnsafeMutableRawBufferPointer(mutating: raw)
             while length < out.count {
-                guard let remaining = Self.milliseconds(until: deadline) else { timedOut = true; return }
+                if graceEnd == nil && child.hasExited() { graceEnd = ContinuousClock.now.advanced(by: Self.exitGrace) }
+                guard let remaining = Self.milliseconds(until: graceEnd ?? deadline) else {
+                    if graceEnd == nil { timedOut = true } else { graceOver = true }
+                    return
+                }
                 var poller = pollfd(fd: child.output, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, remaining)
+                // While the shell runs, it is looked at again every `exitPollInterval` ms.
+                let ready = poll(&poller, 1, graceEnd == nil ? min(remaining, Self.exitPollInterval) : remaining)
                 if ready < 0 && errno == EINTR { continue }
-                if ready == 0 { timedOut = true; return }
+                if ready == 0 { continue }
                 let n = read(child.output, out.baseAddress! + length, out.count - length)
                 if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
                 if n <= 0 { return }
@@ -86,6 +104,10 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
             child.kill()
             throw StrongroomError(.keyCommandFailed, "The command for the \(what) did not finish within \(Self.seconds(timeout)) and was stopped; check that it runs unattended (or give it more time).")
         }
+        // The shell exited and something it started still holds the output:
+        // what was printed is taken, and what is left running is killed (in a
+        // group of its own; with a terminal it is left in this process's job).
+        if graceOver { child.killLeftovers() }
         var end = length
         buffer.withUnsafeBytes { bytes in
             if end > 0 && bytes[end - 1] == 0x0A { end -= 1 }
@@ -114,6 +136,13 @@ public struct KeyCommand: Sendable, Hashable, CustomStringConvertible {
         }
         return buffer.withUnsafeBytes { SecureBytes(copying: $0[0..<end]) }
     }
+
+    /// How long reading goes on after the command's shell has exited, for
+    /// what it printed to arrive, when something it started holds the output open.
+    static let exitGrace: Duration = .milliseconds(200)
+
+    /// How often (in milliseconds) reading looks whether the shell has exited.
+    static let exitPollInterval: Int32 = 25
 
     /// Milliseconds left before `deadline` for poll(2), nil when it has passed.
     static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32? {

@@ -16,6 +16,9 @@ import Foundation
 ///   ^C act on the whole job as the shell's job control does, with nothing to
 ///   hand over. At a timeout only the command's shell is killed (its own
 ///   children cannot be told apart from this job's other processes).
+///
+/// ``hasExited()`` tells that the shell has exited without reaping it, so that
+/// ``killLeftovers()`` can still kill its group after that.
 final class KeyCommandProcess {
     /// The read end of the child's standard output.
     let output: Int32
@@ -23,6 +26,8 @@ final class KeyCommandProcess {
     /// True when the child runs in a process group of its own.
     private let ownGroup: Bool
     private var reaped = false
+    /// True once ``hasExited()`` has seen the shell exit (it is then a zombie, not reaped).
+    private var exited = false
 
     enum Status: Equatable {
         case exited(Int32)
@@ -86,6 +91,30 @@ final class KeyCommandProcess {
         }
         pid = child
         output = pipeEnds[0]
+    }
+
+    /// True once the command's shell has exited (or was reaped by someone
+    /// else: see ``Status/unknown``). The shell is left unreaped, a zombie
+    /// whose process group id no other group can take, and its status is
+    /// left for ``wait(until:)``.
+    func hasExited() -> Bool {
+        guard !exited && !reaped else { return true }
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else {
+            // ECHILD: reaped by the kernel or the host; EINTR: asked again next time.
+            return errno == ECHILD
+        }
+        // si_signo stays 0 while the shell runs (WNOHANG), SIGCHLD once it has exited.
+        exited = info.si_signo == SIGCHLD
+        return exited
+    }
+
+    /// Kills what the command's exited shell left running: its process group,
+    /// when it has one of its own. With a terminal, nothing: what it left runs
+    /// in this process's job and cannot be told apart. Does not reap the shell.
+    func killLeftovers() {
+        guard ownGroup, exited, !reaped else { return }
+        Foundation.kill(-pid, SIGKILL)
     }
 
     /// Kills the command (its whole group when it has one of its own) and
