@@ -11,6 +11,9 @@
 //       lets every key go; prints "released" and waits to be dumped and killed.
 //       A key `command:CMD` is what CMD prints (KeyCommand); a wrapped key file or
 //       keyring is unwrapped with what `cat passphrase.txt` prints
+//   reliability-child hold-keyring FIELD.keyring
+//       loads the keyring and keeps it (its keys live in secure memory only);
+//       prints "holding" and waits to be dumped and killed
 import Foundation
 import Strongroom
 import StrongroomFields
@@ -35,10 +38,14 @@ enum ReliabilityChild {
         switch (arguments.first, arguments.count) {
         case ("pool-rekey", 4): try poolRekey(database: arguments[1], oldKeyFile: arguments[2], newKeyFile: arguments[3])
         case ("load", 4): try load(database: arguments[1], keyFile: arguments[2], seconds: Double(arguments[3]) ?? 5)
+        case ("hold-keyring", 2):
+            let keyring = try FieldKeyring.load(from: arguments[1])
+            FileHandle.standardOutput.write(Data("holding \(keyring.keyIDs.count)\n".utf8))
+            while true { pause() }
         case ("release-keys", 6):
             try releaseKeys(database: arguments[1], keyFile: arguments[2], newKeyFile: arguments[3], keyring: arguments[4], marker: arguments[5])
         default:
-            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys ...\n".utf8))
+            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|hold-keyring ...\n".utf8))
             exit(64)
         }
     }
