@@ -21,4 +21,16 @@ static inline int strongroom_sqlite_disable_memstatus(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+// prctl is variadic, which Swift cannot call: makes this process not
+// dumpable (no core dump, no ptrace by other processes of its user), for
+// CoreDumps.disable(). Returns -1 where there is no prctl.
+#if defined(__linux__)
+#include <sys/prctl.h>
+static inline int strongroom_prctl_set_not_dumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+#else
+static inline int strongroom_prctl_set_not_dumpable(void) { return -1; }
+#endif
+
 #endif

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Strongroom
 
 /// `strongroom`: keys, status and conversions for SQLCipher databases.
 @main
@@ -26,9 +27,16 @@ struct StrongroomCommand: ParsableCommand {
 
     /// Runs the command. SIGCHLD is set back to its default first: ignored by
     /// whoever started this process (the setting survives exec), it would let
-    /// the kernel take a key command's exit status.
+    /// the kernel take a key command's exit status. No core dump is left:
+    /// one would hold the keys this process reads (``CoreDumps``).
     static func main() {
         signal(SIGCHLD, SIG_DFL)
+        do {
+            try CoreDumps.disable()
+        } catch {
+            Output.error("strongroom: \(error.message)")
+            Foundation.exit(70)
+        }
         main(nil)
     }
 }

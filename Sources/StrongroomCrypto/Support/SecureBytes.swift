@@ -1,4 +1,7 @@
 internal import CCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A fixed-size buffer of secret bytes that is zeroed when it is released.
 ///
@@ -26,7 +29,7 @@ public final class SecureBytes: @unchecked Sendable {
     public init(count: Int, initializingWith initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
         precondition(count >= 0)
         self.count = count
-        storage = .allocate(byteCount: max(count, 1), alignment: 16)
+        storage = Self.allocateUndumped(byteCount: max(count, 1))
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         // Every stored property is set: if `initializer` throws, Swift runs
         // `deinit`, which wipes and frees the storage (freeing it here too
@@ -54,7 +57,33 @@ public final class SecureBytes: @unchecked Sendable {
 
     deinit {
         SecureMemory.zero(storage)
+        Self.deallocateUndumped(storage)
+    }
+
+    /// Whole pages, kept out of core dumps (`MADV_DONTDUMP`): a dump taken
+    /// while a key is live does not hold it. On a system without it, an
+    /// ordinary allocation.
+    private static func allocateUndumped(byteCount: Int) -> UnsafeMutableRawBufferPointer {
+        #if os(Linux)
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let size = (byteCount + page - 1) / page * page
+        var start: UnsafeMutableRawPointer?
+        if posix_memalign(&start, page, size) == 0, let start {
+            _ = madvise(start, size, MADV_DONTDUMP)
+            return UnsafeMutableRawBufferPointer(start: start, count: size)
+        }
+        #endif
+        return .allocate(byteCount: byteCount, alignment: 16)
+    }
+
+    private static func deallocateUndumped(_ storage: UnsafeMutableRawBufferPointer) {
+        #if os(Linux)
+        // The pages go back to the allocator, which may hand them to anything.
+        _ = madvise(storage.baseAddress, storage.count, MADV_DODUMP)
+        free(storage.baseAddress)
+        #else
         storage.deallocate()
+        #endif
     }
 
     /// Calls `body` with the secret bytes. Do not let the pointer escape.

@@ -131,13 +131,12 @@ public final class FieldCipher {
         scratch.deallocate()
     }
 
-    /// A cipher for `keyring`, binding values to `context` too when one is
-    /// given (see ``FieldContext``); derives column keys on first use.
-    /// Set when the database this cipher serves does not know its keyring's
-    /// active key (``FieldKeyCheck``) and the connection could not record it:
-    /// why nothing is sealed.
+    /// Set when the database this cipher serves records field keys but not
+    /// its keyring's active key (``FieldKeyCheck``): why nothing is sealed.
     var unknownActiveKey: String?
 
+    /// A cipher for `keyring`, binding values to `context` too when one is
+    /// given (see ``FieldContext``); derives column keys on first use.
     public init(keyring: FieldKeyring, context: FieldContext? = nil) {
         self.keyring = keyring
         self.context = context

@@ -15,7 +15,7 @@ import StrongroomCrypto
 /// taken.
 ///
 /// The active key is recorded where the library seals and writes: an insert
-/// through ``Strongroom/Connection/insert(_:into:)``, sealing in place,
+/// through `Connection.insert(_:into:)`, sealing in place,
 /// rotation (each inside its own transaction). A database sealed before
 /// checks were recorded learns the active key's only once a value sealed
 /// under that key id opens with it. Where the database records keys but not

@@ -50,9 +50,17 @@ struct LiveDumpTests {
         let key = try DatabaseKey.load(keyFile: dir.file("db.key"))
         try Connection(path: dir.file("app.db"), configuration: Configuration(key: key)).execute(sql: "CREATE TABLE t(x)")
         let long = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000000) SELECT count(*) FROM c"
+        // Core dumps allowed and no signal blocked (a test runner's thread may
+        // block some; its children inherit the mask), then strongroom itself.
+        let python = try #require(ProcessRunner.which("python3"))
         let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = ["-c", "ulimit -c unlimited && exec \"$0\" sql --database app.db --key-file db.key \"$1\"", Fixtures.strongroomBinary, long]
+        shell.executableURL = URL(fileURLWithPath: python)
+        shell.arguments = ["-c", """
+            import os, resource, signal, sys
+            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            os.execv(sys.argv[1], sys.argv[1:])
+            """, Fixtures.strongroomBinary, "sql", "--database", "app.db", "--key-file", "db.key", long]
         shell.currentDirectoryURL = URL(fileURLWithPath: dir.path)
         shell.standardOutput = FileHandle.nullDevice
         shell.standardError = FileHandle.nullDevice
