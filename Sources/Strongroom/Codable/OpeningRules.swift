@@ -39,16 +39,21 @@ enum OpeningRules {
             }
         }
         let (_, reads) = try connection.inspect(sql: statement.sql) { _ throws(StrongroomError) in () }
+        // Every view the statement reads, and every object the views read,
+        // as loaded and as declared: a declaration compiles through objects
+        // the adversary may have changed too (an inner view, or a TEMP view
+        // over a table's name), so each is checked in turn.
+        var pending = reads.filter { !$0.writes }.map { [$0.schema, $0.table] }
         var seen: Set<[String]> = []
-        for read in reads {
-            let schema = read.schema, name = read.table
-            guard seen.insert([AuthorizerPolicy.asciiLowercased(schema), AuthorizerPolicy.asciiLowercased(name)]).inserted else { continue }
+        while let next = pending.popLast() {
+            let schema = next[0], name = next[1]
+            guard seen.insert(next.map(AuthorizerPolicy.asciiLowercased)).inserted else { continue }
             // A table (of any schema) hands its columns out under their own names.
             if sqlite3_table_column_metadata(connection.handle, schema, name, nil, nil, nil, nil, nil, nil) == SQLITE_OK { continue }
             // Not a table: a view, or a name SQLite reports for a subquery or
             // common table expression of the statement's own text, which no
             // schema holds.
-            guard let live = try? resultColumns(of: "SELECT * FROM \(SQLScript.quotedIdentifier(schema)).\(SQLScript.quotedIdentifier(name))", in: connection) else { continue }
+            guard let (live, liveReads) = try? resultColumns(of: "SELECT * FROM \(SQLScript.quotedIdentifier(schema)).\(SQLScript.quotedIdentifier(name))", in: connection) else { continue }
             guard AuthorizerPolicy.asciiLowercased(schema) == "main" else {
                 throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the \(AuthorizerPolicy.asciiLowercased(schema) == "temp" ? "temporary" : "attached") view \"\(name)\" (schema \(schema)): only views of main that the application declared are read through (PRAGMA writable_schema can plant a TEMP view over a table's name on SQLite 3.15). Nothing was opened; read main.<table> directly, and find out who added \"\(name)\".")
             }
@@ -63,9 +68,10 @@ enum OpeningRules {
             guard stored.count == 1, let storedView = ViewDefinition(stored[0]), storedView.name == declared.name, storedView.body == declared.body else {
                 throw refuse("The view \"\(name)\" stored in the database is not the one the application declared: someone with the database key rewrote it (or a migration changed it without its declaration). Nothing was opened; compare the schema with the migrations (strongroom verify) and find out who changed it.")
             }
-            guard let expected = try? resultColumns(of: declared.query, in: connection), expected == live else {
-                throw refuse("The view \"\(name)\" as this connection loaded it hands out other columns, or the same names from other columns, than the one the application declared, though its stored text reads as declared (on SQLite 3.15 a connection keeps running the schema it loaded: someone rewrote it and put the text back). Nothing was opened; find out who changed it, and open a new connection.")
+            guard let (expected, declaredReads) = try? resultColumns(of: declared.query, in: connection), expected == live else {
+                throw refuse("The view \"\(name)\" as this connection loaded it hands out other columns, or the same names from other columns, than its declaration does, though its stored text reads as declared: what it reads was changed too, or (on SQLite 3.15, where a connection keeps running the schema it loaded) someone rewrote it and put the text back. Nothing was opened; find out who changed it, and open a new connection.")
             }
+            pending += (liveReads + declaredReads).filter { !$0.writes }.map { [$0.schema, $0.table] }
         }
     }
 
@@ -75,14 +81,15 @@ enum OpeningRules {
         let origin: [String]?
     }
 
-    /// The columns `sql` hands out, compiled on `connection` (never run).
-    private static func resultColumns(of sql: String, in connection: Connection) throws(StrongroomError) -> [ResultColumn] {
+    /// The columns `sql` hands out, compiled on `connection` (never run),
+    /// and what it reads.
+    private static func resultColumns(of sql: String, in connection: Connection) throws(StrongroomError) -> ([ResultColumn], [ReadAccess]) {
         try connection.inspect(sql: sql) { handle throws(StrongroomError) in
             (0..<sqlite3_column_count(handle)).map { i in
                 let origin = [sqlite3_column_database_name(handle, i), sqlite3_column_table_name(handle, i), sqlite3_column_origin_name(handle, i)]
                 return ResultColumn(name: AuthorizerPolicy.asciiLowercased(String(cString: sqlite3_column_name(handle, i))),
                                     origin: origin.contains(where: { $0 == nil }) ? nil : origin.map { AuthorizerPolicy.asciiLowercased(String(cString: $0!)) })
             }
-        }.value
+        }
     }
 }

@@ -25,10 +25,11 @@ final class AuthorizerPolicy {
                    _ database: UnsafePointer<CChar>?, _ innermost: UnsafePointer<CChar>?) -> Int32 {
         if state.inspectedReads != nil {
             // A statement compiled only to be looked at: nothing runs.
-            if action == SQLITE_READ, let first, let second {
-                state.inspectedReads?.append(ReadAccess(table: String(cString: first), column: String(cString: second),
+            let writes = action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE
+            if action == SQLITE_READ || writes, let first {
+                state.inspectedReads?.append(ReadAccess(table: String(cString: first), column: second.map { String(cString: $0) } ?? "",
                                                         schema: database.map { String(cString: $0) } ?? "main",
-                                                        innermost: innermost.map { String(cString: $0) }))
+                                                        innermost: innermost.map { String(cString: $0) }, writes: writes))
             }
             return SQLITE_OK
         }

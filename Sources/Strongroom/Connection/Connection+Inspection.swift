@@ -33,10 +33,19 @@ extension Connection {
     /// a CHECK constraint, an index expression or a foreign key's action
     /// loaded from it adds calls that the authorizer never sees, or counts
     /// as the statement's own.
+    ///
+    /// Then each table the statement reads or writes (as compiled here: a
+    /// foreign key's action included) must have no DEFAULT, as loaded
+    /// (`PRAGMA table_info`), that mentions one of them: SQLite can code a
+    /// statement's own calls fewer times than its text makes them (a repeated
+    /// ORDER BY term), which would leave the count room for a planted one.
     func refuseCallsTheTextDoesNotMake(_ statement: Statement) throws(StrongroomError) {
         guard let policy = authorizerPolicy, !policy.directOnlyFunctions.isEmpty else { return }
+        let text = SQLTokens(statement.sql)
+        // An EXPLAIN only lists a program: nothing of it runs.
+        if text.tokens.first?.kind == .name && text.tokens.first?.text == "explain" { return }
         let explain = "EXPLAIN " + statement.sql
-        let (called, _) = try inspect(sql: explain) { program throws(StrongroomError) in
+        let (called, touched) = try inspect(sql: explain) { program throws(StrongroomError) in
             var called: [String: Int] = [:]
             while true {
                 let status = sqlite3_step(program)
@@ -51,10 +60,27 @@ extension Connection {
             }
             return called
         }
-        guard !called.isEmpty else { return }
-        let text = SQLTokens(statement.sql)
         for (name, count) in called.sorted(by: { $0.key < $1.key }) where count > text.calls(of: name) {
-            throw StrongroomError(.untrustedSchema, "The statement would call \(name)() \(count) time(s), its own text \(text.calls(of: name)): the schema this connection loaded adds the other calls (a DEFAULT, a CHECK constraint, an index expression or a foreign key's action), SQL the application did not write. Nothing was run. The stored schema may read clean (on SQLite 3.15 a connection keeps running the schema it loaded): compare the database with its migrations (strongroom verify), find out who changed it, and open a new connection once it is repaired.", path: path, sql: statement.sql)
+            throw StrongroomError(.untrustedSchema, "The statement would call \(name)() \(count) time(s), its own text \(text.calls(of: name)): the schema this connection loaded adds the other calls (a DEFAULT, a CHECK constraint, an index expression or a foreign key's action), SQL the application did not write, or SQLite codes one of the statement's own calls more than once (an OR of indexed terms: compute the value in Swift and bind it instead). Nothing was run. The stored schema may read clean (on SQLite 3.15 a connection keeps running the schema it loaded): compare the database with its migrations (strongroom verify), find out who changed it, and open a new connection once it is repaired.", path: path, sql: statement.sql)
+        }
+        let names = policy.directOnlyFunctions.keys.sorted()
+        var checked: Set<[String]> = []
+        for access in touched {
+            let table = [AuthorizerPolicy.asciiLowercased(access.schema), AuthorizerPolicy.asciiLowercased(access.table)]
+            guard checked.insert(table).inserted else { continue }
+            let info = try inspect(sql: "PRAGMA \(SQLScript.quotedIdentifier(access.schema)).table_info(\(SQLScript.quotedIdentifier(access.table)))") { pragma throws(StrongroomError) in
+                var defaults: [(column: String, value: String)] = []
+                while sqlite3_step(pragma) == SQLITE_ROW {
+                    guard let column = sqlite3_column_text(pragma, 1), let value = sqlite3_column_text(pragma, 4) else { continue }
+                    defaults.append((String(cString: column), String(cString: value)))
+                }
+                return defaults
+            }.value
+            for (column, value) in info {
+                let lowered = Array(AuthorizerPolicy.asciiLowercased(value).utf8)
+                guard let function = names.first(where: { AuthorizerPolicy.mentions(lowered, Array($0.utf8)) }) else { continue }
+                throw StrongroomError(.untrustedSchema, "The DEFAULT of \(access.table).\(column), as this connection loaded the schema, calls \(function)(), which only the application's own statements may call: SQL the application did not write. Nothing was run. The stored schema may read clean (on SQLite 3.15 a connection keeps running the schema it loaded): find out who changed it, and open a new connection once it is repaired.", path: path, sql: statement.sql)
+            }
         }
     }
 }

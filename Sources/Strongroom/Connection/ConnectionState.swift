@@ -32,8 +32,9 @@ final class ConnectionState {
     var inspectedReads: [ReadAccess]?
 }
 
-/// One column read, as the authorizer reports it while a statement
-/// compiles (`SQLITE_READ`).
+/// One column read (`SQLITE_READ`), or one table written (`SQLITE_INSERT`,
+/// `SQLITE_UPDATE`, `SQLITE_DELETE`), as the authorizer reports it while a
+/// statement compiles.
 struct ReadAccess: Hashable {
     /// The table or view read from.
     let table: String
@@ -43,4 +44,6 @@ struct ReadAccess: Hashable {
     /// The innermost view, trigger or common table expression the read is
     /// in; nil for the statement's own text.
     let innermost: String?
+    /// True for a write: `column` is the column an UPDATE sets, or empty.
+    var writes = false
 }
