@@ -69,8 +69,12 @@ struct Diff: ParsableCommand {
         try CommandFailure.reporting(json: false) {
             let directory = migrationOptions.migrations
             let modelPath = model ?? directory + "/schema.sql"
-            guard FileManager.default.fileExists(atPath: modelPath) else {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: modelPath, isDirectory: &isDirectory) else {
                 throw StrongroomError(.notFound, "There is no model schema file at \(modelPath); write it from the app's model (DatabaseSchema.writeSchemaFile(to:)), or name it with --model.", path: modelPath)
+            }
+            guard !isDirectory.boolValue else {
+                throw StrongroomError(.notFound, "\(modelPath) is a directory, not a model schema file; name the file with --model (by default schema.sql in the migrations directory).", path: modelPath)
             }
             let migrator = try Migrator(directory: directory)
             let current = try migrator.replayedSchema()

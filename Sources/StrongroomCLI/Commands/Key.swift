@@ -43,6 +43,10 @@ struct Key: ParsableCommand {
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
+                // A misspelled path is named before a passphrase is asked for.
+                guard FileManager.default.fileExists(atPath: input) else {
+                    throw StrongroomError(.notFound, "There is no file at \(input) to wrap; give the path of a plain key file or field keyring.", path: input)
+                }
                 let passphrase = try Passphrases.read(standardInput: passphraseFromStandardInput, command: passphraseCommand,
                                                       timeout: KeyCommand.defaultTimeout, prompt: "New passphrase for \(out): ",
                                                       confirm: true, options: "--passphrase-stdin or --passphrase-command")
@@ -88,6 +92,9 @@ struct Key: ParsableCommand {
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
+                guard FileManager.default.fileExists(atPath: file) else {
+                    throw StrongroomError(.notFound, "There is no file at \(file); give the path of a wrapped key file or field keyring.", path: file)
+                }
                 guard WrappedKeyFile.isWrapped(at: file) else {
                     throw StrongroomError(.misuse, "\(file) is not a wrapped key file or keyring; wrap it first with `strongroom key wrap --in \(file) --out NEW`.", path: file)
                 }

@@ -25,6 +25,7 @@ public enum ColumnSealing {
             if recorded.contains(where: { $0.names(sameColumnAs: column) }) {
                 throw FieldError(.misuse, "\(column.table).\(column.column) is sealed already.", table: column.table, column: column.column)
             }
+            try checkExists(column, in: db)
             let key = try FieldRotation.primaryKey(of: column.table, in: db)
             if key.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) {
                 throw FieldError(.misuse, "\(column.table).\(column.column) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: column.table, column: column.column)
@@ -49,6 +50,28 @@ public enum ColumnSealing {
                            arguments: [column.table, column.column, column.mode.rawValue])
         }
         try SealedColumnRegistry.record(columns, in: db)
+    }
+
+    /// A column named to be sealed must be one of a table of the main
+    /// database: a misspelled table or column is the caller's mistake,
+    /// named as such (not SQLite's "no such column" from the UPDATE, nor a
+    /// missing primary key of a table that does not exist).
+    static func checkExists(_ column: SealedColumn, in db: Connection) throws {
+        let objects = try db.fetchAll(sql: "SELECT type, name FROM main.sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+            .map { (type: try $0.decode(String.self, column: "type"), name: try $0.decode(String.self, column: "name")) }
+        guard let object = objects.first(where: { $0.name.sqliteFolded == column.table.sqliteFolded }) else {
+            let tables = objects.filter { $0.type == "table" && !$0.name.hasPrefix("strongroom_") }.map(\.name).sorted()
+            throw FieldError(.misuse, "There is no table \(column.table) to seal \(column.column) in (the tables are \(tables.isEmpty ? "none" : tables.joined(separator: ", "))); check the table's name.",
+                             table: column.table, column: column.column)
+        }
+        guard object.type == "table" else {
+            throw FieldError(.misuse, "\(object.name) is a view, not a table: seal the column of the table it reads.", table: column.table, column: column.column)
+        }
+        let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(object.name)))").map { try $0.decode(String.self, column: "name") }
+        guard columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else {
+            throw FieldError(.misuse, "Table \(object.name) has no column \(column.column) (its columns are \(columns.joined(separator: ", "))); check the column's name.",
+                             table: column.table, column: column.column)
+        }
     }
 
     /// Opens every sealed column the database records, in place (the values

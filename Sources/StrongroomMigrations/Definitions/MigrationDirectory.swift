@@ -13,6 +13,10 @@ enum MigrationDirectory {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path)
         } catch {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue {
+                throw MigrationError(.directoryUnreadable, "\(path) is a file, not a directory: give the migrations directory (the one that holds the NNNN_description.sql files).")
+            }
             throw MigrationError(.directoryUnreadable, "Cannot read the migrations directory \(path); check that it exists.")
         }
         var migrations: [Migration] = []
