@@ -50,6 +50,33 @@ struct EnvelopeTests {
         }
     }
 
+    /// Issue 36, item 9: a value opened without a row key (a deterministic
+    /// column, bound to no row, as `verify` reads it) was named "t.c, row 
+    /// holds …", the row left blank; the message names no row then, and the
+    /// error's `row` is nil. With a row key the row is still named.
+    @Test func anErrorWithoutARowKeyNamesNoBlankRow() throws {
+        let cipher = FieldCipher(keyring: keyring)
+        let randomized = try cipher.seal(.text("x"), table: "t", column: "c", rowKey: [.integer(1)], mode: .randomized)
+        let deterministic = try cipher.seal(.text("x"), table: "t", column: "c", rowKey: [], mode: .deterministic)
+        var tampered = deterministic
+        if case .blob(var bytes) = tampered { bytes[bytes.count - 1] ^= 1; tampered = .blob(bytes) }
+        let failures: [(DatabaseValue, SealingMode?)] = [
+            (randomized, .deterministic),     // mode mismatch
+            (.text("plain"), .deterministic), // not sealed
+            (.blob([9, 9, 9]), nil),          // malformed
+            (tampered, .deterministic),       // does not authenticate
+        ]
+        for (value, mode) in failures {
+            let error = #expect(throws: FieldError.self) { try cipher.open(value, table: "t", column: "c", rowKey: [], mode: mode) }
+            #expect(error?.row == nil, "\(error?.message ?? "")")
+            #expect(error?.message.contains(", row") == false && error?.message.contains("row  ") == false, "\(error?.message ?? "")")
+            #expect(error?.message.hasPrefix("t.c ") == true, "\(error?.message ?? "")")
+        }
+        let keyed = #expect(throws: FieldError.self) { try cipher.open(.text("plain"), table: "t", column: "c", rowKey: [.integer(7)]) }
+        #expect(keyed?.row == "7")
+        #expect(keyed?.message.hasPrefix("t.c, row 7 holds") == true, "\(keyed?.message ?? "")")
+    }
+
     @Test func deterministicValuesRepeatAndRandomizedOnesDoNot() throws {
         let cipher = FieldCipher(keyring: keyring)
         let a = try cipher.seal(.text("x"), table: "t", column: "c", rowKey: [.integer(1)], mode: .deterministic)
