@@ -284,8 +284,7 @@ public final class FieldCipher {
             }
             return try result.get()
         default:
-            let row = rowKey.map(\.description).joined(separator: ", ")
-            throw FieldError(.notSealed, "\(table).\(column), row \(row) holds a plain value, not a sealed one; seal the column (see the migrations guide) or check the column list.", table: table, column: column, row: row)
+            throw FieldError(.notSealed, "\(Self.place(table, column, rowKey)) holds a plain value, not a sealed one; seal the column (see the migrations guide) or check the column list.", table: table, column: column, row: Self.row(rowKey))
         }
     }
 
@@ -299,8 +298,8 @@ public final class FieldCipher {
     func open(envelopeBytes bytes: UnsafeRawBufferPointer, column names: BoundColumn, table: String, columnName column: String,
               rowKey: [DatabaseValue], mode: SealingMode?) throws(FieldError) -> DatabaseValue {
         // Only an error names the row: built then, not for every value.
-        var row: String { rowKey.map(\.description).joined(separator: ", ") }
-        var place: String { "\(table).\(column), row \(row)" }
+        var row: String? { Self.row(rowKey) }
+        var place: String { Self.place(table, column, rowKey) }
         let h = FieldEnvelope.headerByteCount
         guard bytes.count >= h, bytes[0] == FieldEnvelope.version, let algorithm = FieldEnvelope.Algorithm(rawValue: bytes[1]) else {
             throw FieldError(.malformedEnvelope, "\(place) is not a Strongroom envelope (format \(FieldEnvelope.version)): a plain BLOB, or a damaged or truncated envelope.", table: table, column: column, row: row)
@@ -350,6 +349,17 @@ public final class FieldCipher {
             throw FieldError(.malformedEnvelope, "\(place) authenticates but holds no value Strongroom writes.", table: table, column: column, row: row)
         }
         return value
+    }
+
+    /// A row named by its key's values, or nil without a row key (a
+    /// deterministic value is bound to no row): never a blank.
+    static func row(_ rowKey: [DatabaseValue]) -> String? {
+        rowKey.isEmpty ? nil : rowKey.map(\.description).joined(separator: ", ")
+    }
+
+    /// "customer.email, row 7", or "customer.email" without a row key.
+    static func place(_ table: String, _ column: String, _ rowKey: [DatabaseValue]) -> String {
+        row(rowKey).map { "\(table).\(column), row \($0)" } ?? "\(table).\(column)"
     }
 
     /// The key id an envelope was sealed under, or nil for NULL and values
