@@ -225,6 +225,41 @@ struct CLITests {
         #expect(tables.contains { $0["name"] as? String == "Track" && $0["row_count"] as? Int == 3503 })
     }
 
+    /// Issue 36, item 9: `verify` on a database made by `import` (no
+    /// migration history), where there is no Migrations/ directory, checks
+    /// what it can (integrity, foreign keys, triggers and views on sealed
+    /// tables), as it does for such a database beside a Migrations/; it
+    /// exited 66 "Cannot read the migrations directory". A database with a
+    /// history still needs its migrations (66, naming the directory).
+    @Test func verifyWithoutAMigrationsDirectoryChecksWhatItCan() throws {
+        _ = try keygen()
+        _ = try importChinook()
+        #expect(!FileManager.default.fileExists(atPath: dir.file("Migrations")))
+        let verify = try run(["verify", "--database", "c.db", "--key-file", "db.key"])
+        #expect(verify.status == 0, "\(verify.status) \(verify.stderr)")
+        #expect(verify.stdout.contains("no migration history"), "\(verify.stdout)")
+        #expect(verify.stdout.contains("Migrations"), "it says there is no migrations directory: \(verify.stdout)")
+        let json = try run(["verify", "--database", "c.db", "--key-file", "db.key", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(report["drift_checked"] as? Bool == false)
+        #expect((report["findings"] as? [Any])?.isEmpty == true)
+        // A finding is still found: a broken foreign key.
+        let db = try Connection(path: dir.file("c.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
+        try db.execute(sql: "PRAGMA foreign_keys = OFF; UPDATE Track SET AlbumId = 99999 WHERE TrackId = 1")
+        db.close()
+        let broken = try run(["verify", "--database", "c.db", "--key-file", "db.key"])
+        #expect(broken.status == 1, "\(broken.stderr)")
+        #expect(broken.stdout.contains("[foreign_key]"), "\(broken.stdout)")
+        // With a history, the migrations are needed to compare with.
+        try FileManager.default.createDirectory(atPath: dir.file("M"), withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: dir.file("M/0001_t.sql"), contents: Data("CREATE TABLE t(x);".utf8))
+        #expect(try run(["migrate", "--database", "m.db", "--key-file", "db.key", "--migrations", "M"]).status == 0)
+        let managed = try run(["verify", "--database", "m.db", "--key-file", "db.key"])
+        #expect(managed.status == 66, "\(managed.stdout) \(managed.stderr)")
+        #expect(managed.stderr.contains("Migrations"), "\(managed.stderr)")
+    }
+
     @Test func exitCodesFollowSysexits() throws {
         _ = try keygen()
         _ = try keygen("other.key")
