@@ -19,8 +19,15 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let migrator = try migrationOptions.migrator()
+            // Without the default Migrations/ directory, a database with no
+            // migration history is checked for what needs no migrations
+            // (as beside an empty directory); one with a history needs them.
+            let withoutDirectory = migrationOptions.defaultDirectoryIsMissing
+            let migrator = withoutDirectory ? try Migrator(migrations: []) : try migrationOptions.migrator()
             let db = try key.open(database, readOnly: true)
+            if try withoutDirectory && !migrator.appliedMigrations(db).isEmpty {
+                throw MigrationError(.directoryUnreadable, "Cannot read the migrations directory \(migrationOptions.migrations), and \(database) has a migration history to compare with it; run this where Migrations/ is, or give it with --migrations DIR.")
+            }
             let report = try migrator.verify(db)
             let sealedFailures = try fieldKeys.load(key: key).map { keyring in try ColumnSealing.failures(keyring: keyring, in: db) } ?? []
             if output.json {
@@ -28,10 +35,10 @@ struct Verify: ParsableCommand {
             } else if report.isClean && sealedFailures.isEmpty {
                 print((report.driftChecked
                        ? "\(database) is at version \(report.currentVersion) and matches \(migrationOptions.migrations): no finding."
-                       : "\(database) has no migration history, so schema drift was not checked; integrity, foreign keys and triggers and views on sealed tables: no finding.")
+                       : "\(database) has no migration history\(withoutDirectory ? " (and there is no \(migrationOptions.migrations) directory)" : ""), so schema drift was not checked; integrity, foreign keys and triggers and views on sealed tables: no finding.")
                       + (fieldKeys.isGiven ? " Every sealed value opens with \(fieldKeys.name)." : ""))
             } else {
-                print("\(database) is at version \(report.currentVersion)\(report.driftChecked ? "" : " (no migration history: schema drift was not checked)"); \(report.findings.count + sealedFailures.count) finding(s):")
+                print("\(database) is at version \(report.currentVersion)\(report.driftChecked ? "" : " (no migration history\(withoutDirectory ? ", no \(migrationOptions.migrations) directory" : ""): schema drift was not checked)"); \(report.findings.count + sealedFailures.count) finding(s):")
                 for finding in report.findings {
                     print("  [\(finding.code.rawValue)] \(finding.message)")
                 }

@@ -1,10 +1,20 @@
 import ArgumentParser
+import Foundation
 import StrongroomMigrations
 
 /// `--migrations DIR` and `--lock-timeout`, shared by the commands that read migrations.
 struct MigrationOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The migrations directory (NNNN_description.sql files).", valueName: "dir"))
-    var migrations = "Migrations"
+    @Option(name: .customLong("migrations"), help: ArgumentHelp("The migrations directory (NNNN_description.sql files); default: Migrations.", valueName: "dir"))
+    var givenDirectory: String?
+
+    /// The migrations directory: as given, or `Migrations`.
+    var migrations: String { givenDirectory ?? "Migrations" }
+
+    /// Whether the directory is the default one and is not there (a
+    /// database made by `import` beside no migrations, say).
+    var defaultDirectoryIsMissing: Bool {
+        givenDirectory == nil && !FileManager.default.fileExists(atPath: migrations)
+    }
 
     @Option(name: .customLong("lock-timeout"), help: ArgumentHelp("Seconds to wait for another runner's lock before exiting with 75.", valueName: "seconds"))
     var lockTimeout: Double = 30
