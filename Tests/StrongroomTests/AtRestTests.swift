@@ -10,6 +10,51 @@ struct AtRestTests {
     let dir = TemporaryDirectory()
     let marker = "MARKER-7f3a9c-Zebra-Quokka"
 
+    /// Issue 36, item 9: a new database was created 0644 (SQLite's default
+    /// less the umask), readable by every user of the machine, and its -wal,
+    /// -shm and journal with it (SQLite gives them the database file's mode).
+    /// A new database is 0600 unless the app asks for another mode
+    /// (`Configuration.newFileMode`); an existing file keeps its own.
+    @Test func newDatabaseFilesAreOwnerOnly() throws {
+        func mode(_ path: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as! NSNumber).intValue
+        }
+        // WAL: the database, its -wal and -shm, with a connection open.
+        let wal = dir.file("wal.db")
+        let db = try Connection(path: wal, configuration: Configuration(key: .generate()))
+        try db.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        for file in [wal, wal + "-wal", wal + "-shm"] {
+            let m = try mode(file)
+            #expect(m == 0o600, "\(file): \(String(m, radix: 8))")
+        }
+        db.close()
+        // A rollback journal, while a transaction holds it.
+        var deleteMode = Configuration(key: .generate())
+        deleteMode.journalMode = .delete
+        let journal = dir.file("journal.db")
+        let rollback = try Connection(path: journal, configuration: deleteMode)
+        try rollback.execute(sql: "CREATE TABLE t(x); BEGIN; INSERT INTO t VALUES (1)")
+        #expect(FileManager.default.fileExists(atPath: journal + "-journal"))
+        for file in [journal, journal + "-journal"] {
+            let m = try mode(file)
+            #expect(m == 0o600, "\(file): \(String(m, radix: 8))")
+        }
+        try rollback.execute(sql: "COMMIT")
+        rollback.close()
+        // A queue, a plaintext database, and the target of a dangling link.
+        _ = try DatabaseQueue(path: dir.file("queue.db"), configuration: Configuration(key: .generate()))
+        #expect(try mode(dir.file("queue.db")) == 0o600)
+        _ = try Connection(path: dir.file("plain.db"), configuration: .plaintext)
+        #expect(try mode(dir.file("plain.db")) == 0o600)
+        try FileManager.default.createSymbolicLink(atPath: dir.file("link.db"), withDestinationPath: "target.db")
+        _ = try Connection(path: dir.file("link.db"), configuration: Configuration(key: .generate()))
+        #expect(try mode(dir.file("target.db")) == 0o600)
+        // An existing file keeps its mode.
+        chmod(dir.file("plain.db"), 0o644)
+        _ = try Connection(path: dir.file("plain.db"), configuration: .plaintext)
+        #expect(try mode(dir.file("plain.db")) == 0o644)
+    }
+
     @Test func markerAbsentFromFileAndWAL() throws {
         let path = dir.file("w.db")
         let db = try Connection(path: path, configuration: Configuration(key: .generate()))
