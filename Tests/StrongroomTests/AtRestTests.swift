@@ -49,6 +49,22 @@ struct AtRestTests {
         try FileManager.default.createSymbolicLink(atPath: dir.file("link.db"), withDestinationPath: "target.db")
         _ = try Connection(path: dir.file("link.db"), configuration: Configuration(key: .generate()))
         #expect(try mode(dir.file("target.db")) == 0o600)
+        // The app may ask for another mode, or for SQLite's default.
+        var shared = Configuration(key: .generate())
+        shared.newFileMode = 0o640
+        let group = try Connection(path: dir.file("group.db"), configuration: shared)
+        try group.execute(sql: "CREATE TABLE t(x)")
+        #expect(try mode(dir.file("group.db")) == 0o640)
+        #expect(try mode(dir.file("group.db-wal")) == 0o640)
+        group.close()
+        var sqliteDefault = Configuration.plaintext
+        sqliteDefault.newFileMode = nil
+        _ = try Connection(path: dir.file("default.db"), configuration: sqliteDefault)
+        // The umask, read without changing it (other tests run meanwhile).
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let mask = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+            .flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) })
+        #expect(try mode(dir.file("default.db")) == 0o644 & ~mask)
         // An existing file keeps its mode.
         chmod(dir.file("plain.db"), 0o644)
         _ = try Connection(path: dir.file("plain.db"), configuration: .plaintext)

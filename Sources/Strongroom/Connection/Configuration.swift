@@ -49,6 +49,14 @@ public struct Configuration: Sendable {
     /// only read a database set it to `false`.
     public var createIfMissing = true
 
+    /// The permission bits of a database file this configuration creates
+    /// (SQLite gives its `-wal`, `-shm` and `-journal` the database file's
+    /// mode). Default `0o600`: the owner alone reads and writes it, as a
+    /// key file. Set `0o640` (say) to share with a group, or `nil` for
+    /// SQLite's own default (`0o644` less the umask). An existing file keeps
+    /// its mode.
+    public var newFileMode: Int? = 0o600
+
     /// Default ``JournalMode/wal``: readers see committed snapshots while one
     /// writer works, and each commit appends encrypted pages to the `-wal` file
     /// instead of rewriting the journal. Ignored for read-only and in-memory

@@ -120,6 +120,11 @@ public final class Connection {
             // Another creator may have finished while this one waited.
             size = try FileHeader.size(of: path)
         }
+        // SQLite creates a file 0644 (less the umask), and its -wal, -shm and
+        // journal with the same mode: a new file is made first, with the mode asked for.
+        if writable && size == nil && configuration.createIfMissing && !configuration.readOnly, let mode = configuration.newFileMode {
+            Self.createEmptyFile(path, mode: mode_t(mode))
+        }
 
         var flags = SQLITE_OPEN_NOMUTEX
         var filename = path
@@ -386,13 +391,27 @@ public final class Connection {
     /// one file share it. If it cannot be had (no directory: opening fails
     /// anyway; a creator holding it past the busy timeout), the open goes on.
     private static func creationLockPath(_ path: String) -> String {
+        let target = linkTarget(path)
+        let directory = FileSystem.directory(of: target)
+        return (FileSystem.resolved(directory) ?? directory) + "/" + (target as NSString).lastPathComponent + "-strongroom-create.lock"
+    }
+
+    /// The file `path` names, through symbolic links (a dangling one names
+    /// the file it would create).
+    private static func linkTarget(_ path: String) -> String {
         var target = path
         for _ in 0..<16 {
             guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: target) else { break }
             target = destination.hasPrefix("/") ? destination : FileSystem.directory(of: target) + "/" + destination
         }
-        let directory = FileSystem.directory(of: target)
-        return (FileSystem.resolved(directory) ?? directory) + "/" + (target as NSString).lastPathComponent + "-strongroom-create.lock"
+        return target
+    }
+
+    /// Creates `path` (through links) empty with `mode` when nothing is
+    /// there; otherwise, or when it cannot, leaves it to SQLite, whose error
+    /// names the problem.
+    private static func createEmptyFile(_ path: String, mode: mode_t) {
+        FileSystem.createEmpty(linkTarget(path), mode: mode)
     }
 
     /// Writes page 1 of a new database now (its header, and for SQLCipher its

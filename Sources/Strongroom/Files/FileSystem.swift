@@ -68,4 +68,16 @@ package enum FileSystem {
         defer { close(descriptor) }
         return fsync(descriptor) == 0 ? nil : errno
     }
+
+    /// Creates `path` empty with exactly `mode` (whatever the umask) when
+    /// nothing is there; returns whether it did. Never follows a link at
+    /// `path` nor replaces a file.
+    @discardableResult
+    static func createEmpty(_ path: String, mode: mode_t) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        fchmod(descriptor, mode)
+        return true
+    }
 }
