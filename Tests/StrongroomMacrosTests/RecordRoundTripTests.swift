@@ -192,6 +192,40 @@ struct RecordRoundTripTests {
         try schema.validate(db)
     }
 
+    /// Issue 36, item 9: `@Sealed var email: String` made a `TEXT NOT NULL`
+    /// column, while the sealing guide says a sealed column is `BLOB` or
+    /// untyped (it holds envelopes, whatever the property's type): a table
+    /// made as the guide says failed `validate()` with "type TEXT expected,
+    /// BLOB found". One rule: the macro declares a sealed column `BLOB`, and
+    /// the model takes `BLOB` or no type for a sealed column.
+    @Test func aSealedPropertyIsABlobColumnAsTheGuideSays() throws {
+        let columns = Dictionary(uniqueKeysWithValues: Customer.tableDefinition.columns.map { ($0.name, $0) })
+        for name in ["phone", "country", "email", "email_index"] {
+            #expect(columns[name]?.type == "BLOB", "\(name): \(columns[name]?.type ?? "none")")
+        }
+        #expect(columns["country"]?.notNull == true && columns["phone"]?.notNull == false)
+        for (file, sealedType) in [("blob.db", "BLOB"), ("untyped.db", "")] {
+            let db = try Connection(path: dir.file(file), configuration: Configuration(key: .generate()))
+            try db.execute(sql: """
+                CREATE TABLE customer (
+                  id INTEGER NOT NULL PRIMARY KEY,
+                  phone \(sealedType),
+                  country \(sealedType) NOT NULL,
+                  email \(sealedType) NOT NULL,
+                  score REAL NOT NULL,
+                  email_index BLOB
+                );
+                CREATE INDEX customer_email_index ON customer (email_index);
+                """)
+            try SealedColumnRegistry.record(DatabaseSchema(Customer.self).sealedColumns, in: db)
+            do {
+                try DatabaseSchema(Customer.self).validate(db)
+            } catch let mismatch as SchemaMismatch {
+                Issue.record("a table made as the guide says (sealed columns \(sealedType.isEmpty ? "untyped" : sealedType)): \(mismatch)")
+            }
+        }
+    }
+
     @Test func sealedPropertiesAreSealedOnTheWayInAndOpenedOnTheWayOut() throws {
         let path = dir.file("sealed.db")
         let key = DatabaseKey.generate()
