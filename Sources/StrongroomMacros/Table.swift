@@ -30,7 +30,9 @@
 /// `Bool`: INTEGER; `Double`, `Float`: REAL; `String`, `Date`, `UUID`: TEXT;
 /// `Data`, `[UInt8]`: BLOB); any other type, such as an enum with raw
 /// values that conforms to `DatabaseValueConvertible`, names
-/// its type with `@Column(type: "TEXT")`. `@Ignored` leaves a property out.
+/// its type with `@Column(type: "TEXT")`. A `@Sealed` property's column is
+/// `BLOB`, whatever its Swift type: it holds envelopes (`@Sealed var email:
+/// String` is `email BLOB NOT NULL`). `@Ignored` leaves a property out.
 ///
 /// Columns are, in declaration order: each stored `var`, observers
 /// (`didSet`) and access modifiers (`private(set)`) included; each `let`
@@ -103,6 +105,7 @@ public macro Column(_ name: String? = nil, type: String? = nil, unique: Bool = f
 /// an envelope that only the field keyring opens. Inserts seal it and
 /// reads open it on a connection configured with the table's sealed
 /// columns (`configuration.seal(Customer.tableDefinition.sealedColumns, keyring: keyring)`).
+/// Its column is declared `BLOB`, whatever the property's type.
 ///
 /// - Parameters:
 ///   - mode: How it is sealed (randomized by default).

@@ -13,6 +13,7 @@ enum TableDiagnostic: DiagnosticMessage {
     case sealedPrimaryKey(String)
     case sealedWithoutPrimaryKey(String)
     case sealedDefault(String)
+    case sealedColumnType(property: String, type: String)
     case notALiteral(String)
     case unknownColumn(String)
     case storedInIfConfig(String)
@@ -41,6 +42,8 @@ enum TableDiagnostic: DiagnosticMessage {
             return "'\(property)' is the primary key, which sealed values are bound to: it cannot be sealed itself"
         case .sealedWithoutPrimaryKey(let property):
             return "'\(property)' is sealed randomized, which binds each value to its row's primary key; declare a @PrimaryKey, or seal it .deterministic"
+        case .sealedColumnType(let property, let type):
+            return "'\(property)' is sealed, so its column holds BLOB envelopes and is declared BLOB; type \"\(type)\" is not used: remove it"
         case .sealedDefault(let property):
             return "'\(property)' is sealed, so a default would be stored as plaintext by any INSERT that omits it; drop the default"
         case .notALiteral(let argument):
@@ -61,7 +64,10 @@ enum TableDiagnostic: DiagnosticMessage {
     }
 
     var diagnosticID: MessageID { MessageID(domain: "StrongroomMacros", id: "\(self)".prefix { $0 != "(" }.description) }
-    var severity: DiagnosticSeverity { .error }
+    var severity: DiagnosticSeverity {
+        if case .sealedColumnType = self { return .warning }
+        return .error
+    }
 }
 
 struct TableFixIt: FixItMessage {

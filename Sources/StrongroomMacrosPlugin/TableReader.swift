@@ -21,7 +21,7 @@ struct TableReader<Context: MacroExpansionContext> {
     }
 
     mutating func diagnose(_ node: some SyntaxProtocol, _ message: TableDiagnostic, fixIts: [FixIt] = []) {
-        failed = true
+        if message.severity == .error { failed = true }
         context.diagnose(Diagnostic(node: node, message: message, fixIts: fixIts))
     }
 
@@ -108,7 +108,14 @@ struct TableReader<Context: MacroExpansionContext> {
                 if let argument = column.first(where: { $0.label == "type" }) {
                     guard let value = string(argument.expression, "type") else { continue }
                     sqlType = value
+                    // A sealed column holds BLOB envelopes, whatever it seals.
+                    if attributes["Sealed"] != nil && !["BLOB", ""].contains(value.uppercased().filter { $0 != " " }) {
+                        diagnose(argument.expression, .sealedColumnType(property: bare, type: value))
+                    }
                 }
+                // One rule (the sealing guide, the model's validation): a
+                // sealed column is declared BLOB, whatever the property's type.
+                if attributes["Sealed"] != nil { sqlType = "BLOB" }
                 guard let sqlType else {
                     let fix = FixIt(message: TableFixIt(message: "add @Column(type: \"TEXT\")"), changes: [
                         .replace(oldNode: Syntax(variable), newNode: Syntax(Self.adding("@Column(type: \"TEXT\")", to: variable))),

@@ -159,9 +159,9 @@ struct TableMacroExpansionTests {
                         StrongroomMigrations.ColumnDefinition("code", type: "TEXT", notNull: true, defaultSQL: "'none'"),
                         StrongroomMigrations.ColumnDefinition("country", type: "TEXT"),
                         StrongroomMigrations.ColumnDefinition("city", type: "TEXT", notNull: true),
-                        StrongroomMigrations.ColumnDefinition("phone", type: "TEXT", sealing: .randomized),
-                        StrongroomMigrations.ColumnDefinition("region", type: "TEXT", notNull: true, sealing: .deterministic),
-                        StrongroomMigrations.ColumnDefinition("email", type: "TEXT", notNull: true, sealing: .indexed, sealedIndexColumn: "email_index"),
+                        StrongroomMigrations.ColumnDefinition("phone", type: "BLOB", sealing: .randomized),
+                        StrongroomMigrations.ColumnDefinition("region", type: "BLOB", notNull: true, sealing: .deterministic),
+                        StrongroomMigrations.ColumnDefinition("email", type: "BLOB", notNull: true, sealing: .indexed, sealedIndexColumn: "email_index"),
                         StrongroomMigrations.ColumnDefinition("fax", type: "BLOB", sealing: .indexed, sealedIndexColumn: "fax_bidx"),
                         StrongroomMigrations.ColumnDefinition("tier", type: "TEXT", notNull: true),
                         StrongroomMigrations.ColumnDefinition("photo", type: "BLOB", notNull: true),
@@ -418,6 +418,59 @@ struct TableMacroExpansionTests {
                 @Sealed @Column(default: "'none'") var phone: String
             }
             """, "'phone' is sealed, so a default would be stored as plaintext by any INSERT that omits it; drop the default", line: 4, column: 30)
+    }
+}
+
+/// Issue 36, item 9: a sealed column is declared BLOB, whatever the
+/// property's type; a type given with `@Column(type:)` is not used, and
+/// says so (a warning: the table is still written).
+extension TableMacroExpansionTests {
+    @Test func aSealedColumnIsBlobAndATypeGivenIsNotUsed() {
+        expand("""
+            @Table("t")
+            struct T {
+                @PrimaryKey var id: Int64
+                @Sealed @Column(type: "TEXT") var tier: Tier
+                @Sealed(.deterministic) @Column(type: "blob") var code: Code
+            }
+            """, """
+            struct T {
+                var id: Int64
+                var tier: Tier
+                var code: Code
+            }
+
+            extension T: Strongroom.TableRecord, StrongroomMigrations.TableModel {
+                static let databaseTableName = "t"
+
+                static let databaseColumnNames: [String] = ["id", "tier", "code"]
+
+                init(row: borrowing Strongroom.RowView) throws(Strongroom.StrongroomError) {
+                    self.id = try row.decode(at: 0)
+                    self.tier = try row.decode(at: 1)
+                    self.code = try row.decode(at: 2)
+                }
+
+                func encode(to binder: inout Strongroom.RecordBinder) throws(Strongroom.StrongroomError) {
+                    try binder.bind(self.id, at: 0)
+                    try binder.bind(self.tier, at: 1)
+                    try binder.bind(self.code, at: 2)
+                }
+
+                static let databaseSealedColumns: [String] = ["tier", "code"]
+
+                static let tableDefinition = StrongroomMigrations.TableDefinition(
+                    "t",
+                    columns: [
+                        StrongroomMigrations.ColumnDefinition("id", type: "INTEGER", notNull: true),
+                        StrongroomMigrations.ColumnDefinition("tier", type: "BLOB", notNull: true, sealing: .randomized),
+                        StrongroomMigrations.ColumnDefinition("code", type: "BLOB", notNull: true, sealing: .deterministic),
+                    ],
+                    primaryKey: ["id"]
+                )
+            }
+            """, diagnostics: [DiagnosticSpec(message: "'tier' is sealed, so its column holds BLOB envelopes and is declared BLOB; type \"TEXT\" is not used: remove it",
+                                              line: 4, column: 27, severity: .warning)])
     }
 }
 

@@ -223,7 +223,7 @@ extension TableDefinition {
                 differences.append(.missingColumn(table: name, column: column.name))
                 continue
             }
-            if Self.normalizedType(column.type) != Self.normalizedType(other.type) {
+            if Self.normalizedType(column.type, sealed: column.sealing != nil) != Self.normalizedType(other.type, sealed: column.sealing != nil) {
                 differences.append(.columnType(table: name, column: column.name, expected: column.type, found: other.type))
             }
             if enforcesNotNull(column) != found.enforcesNotNull(other) {
@@ -278,6 +278,16 @@ extension TableDefinition {
     /// of spaces do not count (`varchar(20)` is `VARCHAR(20)`).
     static func normalizedType(_ type: String) -> String {
         type.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// The same, for a column the model seals: it holds BLOB envelopes,
+    /// which no affinity converts, and is declared `BLOB` (as `@Table`
+    /// declares it) or with no type (the sealing guide allows both); `TEXT`,
+    /// which `@Table` declared before, holds them alike. The three compare
+    /// equal, so neither validation nor a diff asks to rebuild the table.
+    static func normalizedType(_ type: String, sealed: Bool) -> String {
+        let normalized = normalizedType(type)
+        return sealed && ["BLOB", "", "TEXT"].contains(normalized) ? "BLOB" : normalized
     }
 
     /// A default as compared: the clause SQLite is given (``defaultClause(_:)``),
