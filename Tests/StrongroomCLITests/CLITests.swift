@@ -260,6 +260,39 @@ struct CLITests {
         #expect(managed.stderr.contains("Migrations"), "\(managed.stderr)")
     }
 
+    /// Issue 36, item 9: `status` on a live WAL database printed "size 1024
+    /// bytes (8 pages of 1024 bytes)": the file held one page, the other
+    /// seven were in its -wal, which the size left out. The size counts the
+    /// file and its -wal, each named, and the JSON gives `wal_size`.
+    @Test func statusOfALiveWALDatabaseCountsItsWAL() throws {
+        let keyPath = try keygen()
+        let db = try Connection(path: dir.file("live.db"), configuration: Configuration(key: try KeyFile.read(at: keyPath)))
+        defer { db.close() }
+        try db.execute(sql: "CREATE TABLE a(x); CREATE TABLE b(y)")
+        for _ in 0..<20 { try db.execute(sql: "INSERT INTO a VALUES (randomblob(300))") }
+        func size(_ name: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: dir.file(name))[.size] as! NSNumber).intValue
+        }
+        let fileSize = try size("live.db"), walSize = try size("live.db-wal")
+        #expect(walSize > 0)
+        let json = try run(["status", "--database", "live.db", "--key-file", "db.key", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let pages = try #require(object["page_count"] as? Int), pageSize = try #require(object["page_size"] as? Int)
+        #expect(pages * pageSize > fileSize, "some pages are only in the -wal: \(pages) × \(pageSize), file \(fileSize)")
+        #expect(object["file_size"] as? Int == fileSize)
+        #expect(object["wal_size"] as? Int == walSize, "\(json.stdout)")
+        let text = try run(["status", "--database", "live.db", "--key-file", "db.key"])
+        let line = try #require(text.stdout.split(separator: "\n").first { $0.hasPrefix("size") }.map(String.init), "\(text.stdout)")
+        #expect(line.contains("\(fileSize) bytes") && line.contains("\(walSize) bytes") && line.contains("-wal"), "\(line)")
+        #expect(line.contains("\(pages) pages of \(pageSize) bytes"), "\(line)")
+        // Without a -wal (checkpointed and truncated), the size line is the file's alone.
+        _ = try db.fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        let quiet = try run(["status", "--database", "live.db", "--key-file", "db.key"])
+        let checkpointed = try size("live.db")
+        #expect(quiet.stdout.contains("size          \(checkpointed) bytes (\(checkpointed / pageSize) pages of \(pageSize) bytes)"), "\(quiet.stdout)")
+    }
+
     @Test func exitCodesFollowSysexits() throws {
         _ = try keygen()
         _ = try keygen("other.key")
