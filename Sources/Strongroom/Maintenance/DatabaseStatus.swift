@@ -57,6 +57,10 @@ public struct DatabaseStatus: Sendable, Codable {
     public let pageCount: Int
     /// The size of the database file in bytes (without `-wal`).
     public let fileSize: Int64
+    /// The size of its `-wal` file in bytes; 0 without one. In a live WAL
+    /// database, pages not yet checkpointed are there and not in the file:
+    /// ``pageCount`` counts them, ``fileSize`` does not.
+    public let walSize: Int64
     /// `PRAGMA journal_mode`.
     public let journalMode: String
     /// `PRAGMA user_version`.
@@ -89,6 +93,7 @@ extension Connection {
         }
         let tables = try tableRowCounts()
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.int64Value ?? 0
         return DatabaseStatus(
             path: path,
             encrypted: isEncrypted,
@@ -107,6 +112,7 @@ extension Connection {
             pageSize: try integer("page_size") ?? 0,
             pageCount: try integer("page_count") ?? 0,
             fileSize: size,
+            walSize: walSize,
             journalMode: try text("journal_mode") ?? "",
             userVersion: try integer("user_version") ?? 0,
             applicationID: try integer("application_id") ?? 0,
@@ -120,7 +126,7 @@ extension DatabaseStatus: CustomStringConvertible {
     /// One line: path, encryption, size, journal mode, user_version, tables.
     public var description: String {
         let encryption = encrypted ? "encrypted (SQLCipher \(cipherVersion), \(cipher ?? "?"), page \(cipherPageSize ?? 0))" : "plaintext"
-        return "\(path): \(encryption), \(fileSize) bytes, journal \(journalMode), user_version \(userVersion), \(tables.count) tables"
+        return "\(path): \(encryption), \(fileSize) bytes\(walSize > 0 ? " (and \(walSize) in its -wal)" : ""), journal \(journalMode), user_version \(userVersion), \(tables.count) tables"
     }
 }
 

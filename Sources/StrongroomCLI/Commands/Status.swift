@@ -64,7 +64,9 @@ struct Status: ParsableCommand {
             }
         }
         lines += [
-            "size          \(s.fileSize) bytes (\(s.pageCount) pages of \(s.pageSize) bytes)",
+            s.walSize > 0
+                ? "size          \(s.fileSize) bytes in the file and \(s.walSize) bytes in its -wal (\(s.pageCount) pages of \(s.pageSize) bytes; a checkpoint moves the -wal's pages into the file)"
+                : "size          \(s.fileSize) bytes (\(s.pageCount) pages of \(s.pageSize) bytes)",
             "journal       \(s.journalMode)",
             "user_version  \(s.userVersion)",
             "tables        \(s.tables.count)",
