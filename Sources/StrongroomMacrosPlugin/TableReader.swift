@@ -234,7 +234,11 @@ struct TableReader<Context: MacroExpansionContext> {
     /// True for a property with a getter (computed), false for a stored one,
     /// observers and all.
     static func isComputed(_ binding: PatternBindingSyntax) -> Bool {
-        binding.accessorBlock.map(isComputed) ?? false
+        // Called, not passed as a closure: a static method of this generic
+        // type as a closure captures Context's metatype, which is not
+        // Sendable (Swift 6.3 warns, #SendableMetatypes, in a user's build).
+        guard let accessors = binding.accessorBlock else { return false }
+        return isComputed(accessors)
     }
 
     /// The name a pattern declares, without backticks (a tuple pattern as written).
