@@ -53,6 +53,7 @@ struct TypoTests {
             Typo(arguments: ["status", "--database", "c.db", "--key-env", "STRONGROOM_NO_SUCH_VARIABLE"], status: 66, names: ["STRONGROOM_NO_SUCH_VARIABLE"]),
             Typo(arguments: ["status", "--database", "c.db", "--key-file", "fields.keyring"], status: 65, names: ["fields.keyring"]),
             Typo(arguments: ["status", "--database", "c.db", "--cipher-compatibility", "5"] + key, status: 64, names: ["5"]),
+            Typo(arguments: ["status", "--database", "c.db", "--migrations", "Migratoins"] + key, status: 66, names: ["Migratoins"]),
             // sql
             Typo(arguments: ["sql", "--database", "c.db"] + key + ["SELEC 1"], status: 65, names: ["SELEC"]),
             Typo(arguments: ["sql", "--database", "c.db"] + key + ["SELECT * FROM nosuch"], status: 65, names: ["nosuch"]),
