@@ -23,6 +23,9 @@ struct Status: ParsableCommand {
             // The schema version, and what is pending when the migrations directory exists.
             var isDirectory: ObjCBool = false
             let hasDirectory = FileManager.default.fileExists(atPath: migrationOptions.migrations, isDirectory: &isDirectory) && isDirectory.boolValue
+            // Without Migrations/ the schema version is shown alone; a
+            // directory given with --migrations must be there.
+            if !hasDirectory && migrationOptions.givenDirectory != nil { _ = try migrationOptions.migrator() }
             let migrator = hasDirectory ? try migrationOptions.migrator() : try Migrator(migrations: [])
             let migrations = MigrationState(
                 currentVersion: try migrator.currentVersion(db),
