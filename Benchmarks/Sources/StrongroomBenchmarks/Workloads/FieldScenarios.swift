@@ -122,6 +122,71 @@ enum FieldScenarios {
         return elapsed
     }
 
+    /// How `guardedUpdates` writes a sealed phone number.
+    enum GuardedUpdate: CaseIterable {
+        /// `strongroom_seal(?, …)` in the UPDATE: each run is checked first
+        /// (the stored schema scanned, and the program read with EXPLAIN
+        /// against the schema the connection loaded).
+        case sqlFunction
+        /// The same envelope made in Swift and bound: no field function in
+        /// the statement, so no check.
+        case sealedInSwift
+        /// `EXPLAIN` of the first UPDATE alone, run as often: what the
+        /// program check compiles and reads on each run.
+        case explainAlone
+
+        var name: String {
+            switch self {
+            case .sqlFunction: "strongroom_seal in the UPDATE (checked)"
+            case .sealedInSwift: "sealed in Swift, bound (no check)"
+            case .explainAlone: "EXPLAIN of that UPDATE alone"
+            }
+        }
+    }
+
+    static let guardedSQL = "UPDATE person SET phone = strongroom_seal(?, 'person', 'phone', 'randomized', id) WHERE id = ?"
+
+    /// `updates` phones of `rows` people written again (one transaction, a
+    /// cached statement), `how` says how; returns the seconds.
+    static func guardedUpdates(_ queue: DatabaseQueue, cipher: FieldCipher, how: GuardedUpdate, rows: Int, updates: Int) throws -> Double {
+        try queue.write { db in
+            switch how {
+            case .sqlFunction:
+                let update = try db.cachedStatement(sql: guardedSQL)
+                return try seconds { for i in 0..<updates { try update.execute("+1 555 02\(i % 100)", Int64(i % rows + 1)) } }
+            case .sealedInSwift:
+                let update = try db.cachedStatement(sql: "UPDATE person SET phone = ? WHERE id = ?")
+                return try seconds {
+                    for i in 0..<updates {
+                        let id = Int64(i % rows + 1)
+                        let envelope = try cipher.seal(.text("+1 555 02\(i % 100)"), table: "person", column: "phone", rowKey: [.integer(id)], mode: .randomized)
+                        try update.execute(arguments: [envelope, DatabaseValue.integer(id)])
+                    }
+                }
+            case .explainAlone:
+                // Compiled anew each time, as the check does (a cached EXPLAIN lists the old program).
+                return try seconds { for _ in 0..<updates { _ = try db.prepare(sql: "EXPLAIN " + guardedSQL).fetchAll(arguments: [DatabaseValue.null, DatabaseValue.null]) } }
+            }
+        }
+    }
+
+    /// `reads` first reads of a sealed row: each statement prepared anew
+    /// (not cached), so each works out which columns it opens, and checks
+    /// how it reads them, again; returns the seconds.
+    static func firstReads(_ queue: DatabaseQueue, rows: Int, reads: Int) throws -> Double {
+        var found = 0
+        let elapsed = try seconds {
+            try queue.read { db in
+                for i in 0..<reads {
+                    let statement = try db.prepare(sql: "SELECT id, email, phone, score FROM person WHERE id = ?")
+                    if try statement.fetchOne(arguments: [DatabaseValue.integer(Int64(i % rows + 1))]) != nil { found += 1 }
+                }
+            }
+        }
+        guard found == reads else { throw BenchmarkError("first reads found \(found) of \(reads) people") }
+        return elapsed
+    }
+
     /// The Chinook sample shipped with the examples.
     static let chinook = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../../../Examples/chinook.sqlite").standardized.path
