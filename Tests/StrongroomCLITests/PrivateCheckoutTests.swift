@@ -1,0 +1,31 @@
+import Foundation
+import StrongroomTestSupport
+import Testing
+
+/// Issue 36, item 11: `make test` from a checkout inside a directory only its
+/// owner may enter (0700), as root. The tests that run `strongroom` as
+/// `nobody` failed on SQLCipher 4.6.1 there: `nobody` could start the binary
+/// but not load `.build/sqlcipher4/lib/libsqlcipher.so.1` ("error while
+/// loading shared libraries", exit 127). They now run a copy of the binary
+/// and of the SQLCipher library it loads, from a directory everyone may read.
+@Suite("The command as nobody, wherever the checkout lives")
+struct PrivateCheckoutTests {
+    let dir = TemporaryDirectory()
+
+    /// As `nobody`, the copy resolves its SQLCipher library to the readable
+    /// copy (never to the checkout), and runs.
+    @Test(.enabled(if: getuid() == 0, "only root can become nobody (setpriv)"))
+    func nobodyLoadsTheSQLCipherOfTheReadableCopy() throws {
+        let copy = try Unprivileged.copy(Fixtures.strongroomBinary)
+        let ldd = try ProcessRunner.run(ProcessRunner.which("setpriv") ?? "/usr/bin/setpriv",
+                                        ["--reuid=65534", "--regid=65534", "--clear-groups", ProcessRunner.which("ldd") ?? "/usr/bin/ldd", copy.binary],
+                                        environment: ["LD_LIBRARY_PATH": copy.libraryDirectory])
+        let line = ldd.stdout.split(separator: "\n").first { $0.contains("libsqlcipher") }.map(String.init) ?? ""
+        #expect(line.contains("=> \(copy.libraryDirectory)/libsqlcipher"), "\(ldd.stdout)")
+        #expect(!ldd.stdout.contains(Fixtures.repositoryRoot), "\(ldd.stdout)")
+        // A directory nobody may write to, for the key file it makes.
+        chown(dir.path, 65534, 65534)
+        let run = try Unprivileged.run(["keygen", "--out", "nobody.key"], currentDirectory: dir.path)
+        #expect(run.status == 0, "\(run.status): \(run.stderr)")
+    }
+}
