@@ -38,6 +38,9 @@ enum OpeningRules {
                 throw refuse("The query reads \(column.table).\(column.column), which is sealed, from the schema \"\(schema)\": only the tables of main are opened. Nothing was opened; read main.\(column.table).")
             }
         }
+        if SQLTokens(statement.sql).columnListOverStar {
+            throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, and names the columns of a SELECT * with a column list (a common table expression's): each name takes the column at its position in the table, and whoever holds the database key can rebuild the table in another order. Name the columns in the SELECT instead. Nothing was opened.")
+        }
         let (_, reads) = try connection.inspect(sql: statement.sql) { _ throws(StrongroomError) in () }
         // Every view the statement reads, and every object the views read,
         // as loaded and as declared: a declaration compiles through objects
@@ -50,10 +53,14 @@ enum OpeningRules {
             guard seen.insert(next.map(AuthorizerPolicy.asciiLowercased)).inserted else { continue }
             // A table (of any schema) hands its columns out under their own names.
             if sqlite3_table_column_metadata(connection.handle, schema, name, nil, nil, nil, nil, nil, nil) == SQLITE_OK { continue }
-            // Not a table: a view, or a name SQLite reports for a subquery or
-            // common table expression of the statement's own text, which no
-            // schema holds.
-            guard let (live, liveReads) = try? resultColumns(of: "SELECT * FROM \(SQLScript.quotedIdentifier(schema)).\(SQLScript.quotedIdentifier(name))", in: connection) else { continue }
+            // Not a table: a view (SQLite reports no read of a subquery's or a
+            // common table expression's columns). One that does not compile
+            // on its own reads what only the statement supplies (on SQLite
+            // 3.15 a view may read the query's common table expressions):
+            // it cannot be checked.
+            guard let (live, liveReads) = try? resultColumns(of: "SELECT * FROM \(SQLScript.quotedIdentifier(schema)).\(SQLScript.quotedIdentifier(name))", in: connection) else {
+                throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the view \"\(name)\", which does not compile on its own (it reads something only this query supplies, such as one of its common table expressions), so it cannot be checked. Nothing was opened; find out who changed \"\(name)\".")
+            }
             guard AuthorizerPolicy.asciiLowercased(schema) == "main" else {
                 throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the \(AuthorizerPolicy.asciiLowercased(schema) == "temp" ? "temporary" : "attached") view \"\(name)\" (schema \(schema)): only views of main that the application declared are read through (PRAGMA writable_schema can plant a TEMP view over a table's name on SQLite 3.15). Nothing was opened; read main.<table> directly, and find out who added \"\(name)\".")
             }
@@ -63,6 +70,9 @@ enum OpeningRules {
                     throw StrongroomError(.misuse, "A declared view is not a CREATE VIEW statement: \(bad)", path: connection.path, sql: statement.sql)
                 }
                 throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the view \"\(name)\", which the application did not declare: a view decides the names its columns leave under, and whoever holds the database key can rewrite one. Nothing was opened. Read the table directly, or declare the view's CREATE VIEW statement (Configuration.seal(_:keyring:context:views:) in StrongroomFields).")
+            }
+            if declared.columnListOverStar {
+                throw refuse("The declared view \"\(name)\" names the columns of a SELECT * with a column list: each name takes the column at its position in the table, and whoever holds the database key can rebuild the table in another order. Name the columns in the SELECT instead. Nothing was opened.")
             }
             let stored = try connection.fetchAll(String.self, sql: "SELECT CAST(sql AS TEXT) FROM main.sqlite_master WHERE type = 'view' AND name = ?1 COLLATE NOCASE", arguments: [name])
             guard stored.count == 1, let storedView = ViewDefinition(stored[0]), storedView.name == declared.name, storedView.body == declared.body else {

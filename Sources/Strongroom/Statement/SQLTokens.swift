@@ -112,6 +112,29 @@ struct SQLTokens {
         self.tokens = tokens
     }
 
+    /// True when the text gives a column list to a SELECT that takes `*`
+    /// (`WITH c(a, b) AS (SELECT * …)`, `CREATE VIEW v(a, b) AS SELECT * …`):
+    /// the names then follow the table's column order, not its names. (Any
+    /// `name(…) AS (` together with a `*` that starts a result column or
+    /// follows a `.` in one: a cautious reading, which may see one where a
+    /// `*` belongs to another SELECT of the text.)
+    var columnListOverStar: Bool {
+        func symbol(_ i: Int, _ s: String) -> Bool { i >= 0 && i < tokens.count && tokens[i].kind == .symbol && tokens[i].text == s }
+        func word(_ i: Int, _ w: String) -> Bool { i >= 0 && i < tokens.count && tokens[i].kind == .name && tokens[i].text == w }
+        var hasColumnList = false
+        for (i, token) in tokens.enumerated() where token.kind == .name && symbol(i + 1, "(") {
+            // name ( a , b ) AS (
+            var j = i + 2
+            while j < tokens.count, tokens[j].kind == .name || symbol(j, ",") { j += 1 }
+            if symbol(j, ")") && word(j + 1, "as") && (symbol(j + 2, "(") || word(j + 2, "select")) { hasColumnList = true; break }
+        }
+        guard hasColumnList else { return false }
+        for (i, token) in tokens.enumerated() where token.kind == .symbol && token.text == "*" {
+            if word(i - 1, "select") || word(i - 1, "distinct") || word(i - 1, "all") || symbol(i - 1, ",") || symbol(i - 1, ".") { return true }
+        }
+        return false
+    }
+
     /// How many times the text calls `function` (a name, then `(`), with
     /// `function` in ASCII lower case. Mentions in literals and comments,
     /// and names not followed by `(`, do not count.
@@ -136,6 +159,8 @@ struct ViewDefinition {
     let body: [SQLTokens.Token]
     /// The SQL of a query whose rows and columns are the view's.
     let query: String
+    /// True for a column list over a `SELECT *` (see `SQLTokens.columnListOverStar`).
+    let columnListOverStar: Bool
 
     init?(_ sql: String) {
         let tokens = SQLTokens(sql).tokens
@@ -157,6 +182,7 @@ struct ViewDefinition {
             i += 2
         }
         self.name = name
+        self.columnListOverStar = SQLTokens(sql).columnListOverStar
         var body = Array(tokens[i...])
         while body.last?.kind == .symbol && body.last?.text == ";" { body.removeLast() }
         self.body = body

@@ -126,7 +126,7 @@ struct Fields: ParsableCommand {
                 if keyring.passphraseFromStandardInput && key.readsStandardInput {
                     throw StrongroomError(.misuse, "Standard input cannot hold both the database passphrase and the field keyring's; give one of them with a command.")
                 }
-                let db = try key.open(database, readOnly: true)
+                let db = try key.open(database, readOnly: false)
                 try FieldKeyring.update(at: path, unwrappingWith: try keyring.unwrapping(timeout: key.commandTimeout)) { current in
                     try FieldRotation.retire(keyID, from: current, in: db)
                 }

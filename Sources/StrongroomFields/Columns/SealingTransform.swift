@@ -10,9 +10,8 @@ final class SealingTransform: ColumnTransform {
     /// The connection this transform is installed on (it owns the transform).
     private unowned let connection: Connection
     private var primaryKeys: [FoldedName: PrimaryKey] = [:]
-    /// Set once this connection has recorded (or found) its active key's
-    /// check value (``FieldKeyCheck``).
-    private var activeKeyRecorded = false
+    /// The active key's check value (``FieldKeyCheck``), derived once.
+    private var activeKeyCheck: [UInt8]?
 
     struct PrimaryKey {
         /// The table's name as the schema spells it.
@@ -116,13 +115,17 @@ final class SealingTransform: ColumnTransform {
 
     func prepareInsert(into table: String, columns names: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
         guard let sealedColumns = columns[table.sqliteFolded] else { return }
-        if !activeKeyRecorded {
-            // Inside the insert's savepoint: the database learns the key it
-            // is about to be sealed under (or refuses a keyring it does not know).
-            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, in: connection)
-            cipher.unknownActiveKey = nil
-            activeKeyRecorded = true
-        }
+        // Inside the insert's savepoint, on every insert (a rolled-back one
+        // takes its record with it): the database learns the key the row is
+        // about to be sealed under, or refuses a keyring it does not know.
+        if activeKeyCheck == nil { activeKeyCheck = try FieldKeyCheck.value(of: cipher.keyring.activeKeyID, in: cipher.keyring) }
+        if let activeKeyCheck { try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: activeKeyCheck, in: connection) }
+        // Recorded now, for this row (strongroom_seal on this connection still
+        // refuses a key the database did not know at open: a rollback takes
+        // the record back).
+        let unknownActiveKey = cipher.unknownActiveKey
+        cipher.unknownActiveKey = nil
+        defer { cipher.unknownActiveKey = unknownActiveKey }
         let key = try primaryKey(of: table)
         if let keyColumn = key.columns.first(where: { sealedColumns[$0.sqliteFolded] != nil }) {
             throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)

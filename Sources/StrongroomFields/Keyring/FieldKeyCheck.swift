@@ -56,9 +56,20 @@ public enum FieldKeyCheck {
     /// Refuses `keyring` when a key id it shares with the database's record
     /// has another key there.
     public static func verify(_ keyring: FieldKeyring, in db: Connection) throws(StrongroomError) {
-        for (id, check) in try recorded(in: db).sorted(by: { $0.key < $1.key }) {
+        try compare(keyring, with: try recorded(in: db), in: db)
+    }
+
+    /// Refuses `keyring` when a key id it shares with `recorded` has another
+    /// key, or when it shares none (a keyring that holds none of the keys the
+    /// database knows is not its keyring; retiring a key deletes its record).
+    static func compare(_ keyring: FieldKeyring, with recorded: [UInt32: [UInt8]], in db: Connection) throws(StrongroomError) {
+        for (id, check) in recorded.sorted(by: { $0.key < $1.key }) {
             guard let ours = try value(of: id, in: keyring) else { continue }
             guard ConstantTime.equal(ours, check) else { throw wrongKeyring(id, db) }
+        }
+        if !recorded.isEmpty && Set(recorded.keys).isDisjoint(with: keyring.keyIDs) {
+            let known = recorded.keys.sorted().map { "key \($0)" }.joined(separator: ", ")
+            throw StrongroomError(.wrongFieldKeyring, "This field keyring holds none of the keys \(db.path) was sealed with (it knows \(known)). Nothing was opened or written. Use the keyring the database was sealed with.", path: db.path)
         }
     }
 
@@ -67,9 +78,21 @@ public enum FieldKeyCheck {
     /// sealed under that key id must open with it first. Call it inside the
     /// write transaction that seals under the key.
     public static func recordActiveKey(of keyring: FieldKeyring, in db: Connection) throws {
+        guard let check = try value(of: keyring.activeKeyID, in: keyring) else { return }
+        try recordActiveKey(of: keyring, check: check, in: db)
+    }
+
+    /// ``recordActiveKey(of:in:)`` with the active key's check value known
+    /// (an insert path asks on every row: one lookup when it is recorded).
+    static func recordActiveKey(of keyring: FieldKeyring, check: [UInt8], in db: Connection) throws {
         let id = keyring.activeKeyID
-        guard let check = try value(of: id, in: keyring) else { return }
-        if let known = try recorded(in: db)[id] {
+        if let known = try? db.fetchOne([UInt8].self, sql: "SELECT check_value FROM main.\(table) WHERE key_id = ?", arguments: [DatabaseValue.integer(Int64(id))]) {
+            guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
+            return
+        }
+        let recorded = try recorded(in: db)
+        try compare(keyring, with: recorded, in: db)
+        if let known = recorded[id] {
             guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
             return
         }
@@ -84,10 +107,7 @@ public enum FieldKeyCheck {
     /// path records it (``recordActiveKey(of:in:)``).
     static func prepare(_ cipher: FieldCipher, in db: Connection) throws(StrongroomError) {
         let recorded = try recorded(in: db)
-        for (id, check) in recorded.sorted(by: { $0.key < $1.key }) {
-            guard let ours = try value(of: id, in: cipher.keyring) else { continue }
-            guard ConstantTime.equal(ours, check) else { throw wrongKeyring(id, db) }
-        }
+        try compare(cipher.keyring, with: recorded, in: db)
         let id = cipher.keyring.activeKeyID
         if !recorded.isEmpty && recorded[id] == nil {
             cipher.unknownActiveKey = "\(db.path) does not know key \(id) of this field keyring yet (it records a check value for key \(recorded.keys.sorted().map(String.init).joined(separator: ", ")) only): nothing is sealed under it until it is recorded. Insert a row through Connection.insert, rotate (strongroom fields rotate), or call FieldKeyCheck.recordActiveKey(of:in:) inside a write transaction, with this keyring."

@@ -137,9 +137,13 @@ public enum FieldRotation {
     /// use look unused (the value opens under neither, and once the key is
     /// retired, putting the header back no longer helps).
     ///
-    /// Backups and copies of the database may still hold values under the
-    /// retired key: keep a copy of the old keyring as long as they are kept.
+    /// The database's check value of the retired key (``FieldKeyCheck``) is
+    /// deleted when `db` may write, so that a key given the same id later is
+    /// not refused. Backups and copies of the database may still hold values
+    /// under the retired key: keep a copy of the old keyring as long as they
+    /// are kept.
     public static func retire(_ keyID: UInt32, from keyring: FieldKeyring, in db: Connection) throws -> FieldKeyring {
+        try FieldKeyCheck.verify(keyring, in: db)
         let findings = try SealedValueSearch.findings(in: db)
         let inUse = findings.filter { $0.count(underKey: keyID) > 0 }
         guard inUse.isEmpty else {
@@ -152,6 +156,13 @@ public enum FieldRotation {
         }
         let staying = try keyring.removingKey(keyID)
         let unopened = try envelopesThatDoNotOpen(under: staying, findings: findings, in: db)
+        defer {
+            // The retired id may be given to a new key (FieldKeyring.addingKey):
+            // its check value goes with it, or the database would refuse that key.
+            if unopened.isEmpty, (try? FieldKeyCheck.recorded(in: db)[keyID]) != nil {
+                try? db.execute(sql: "DELETE FROM main.\(FieldKeyCheck.table) WHERE key_id = ?", arguments: [DatabaseValue.integer(Int64(keyID))])
+            }
+        }
         guard unopened.isEmpty else {
             let places = unopened.map { "\($0.key): \($0.value.count) (row \($0.value.first!))" }.sorted().joined(separator: "; ")
             throw FieldError(.keyring, "Sealed values do not open under the keys that would stay (\(places)): their headers may have been rewritten to name another key, or they were sealed with another keyring. Nothing was retired: key \(keyID) may be the one they need. Check them with `strongroom verify --field-keys`, and restore them from a backup if they were changed.")
@@ -164,7 +175,8 @@ public enum FieldRotation {
     /// algorithm byte (randomized bound to the row's primary key, or
     /// deterministic), in every column the search found envelopes in.
     static func envelopesThatDoNotOpen(under keyring: FieldKeyring, findings: [SealedValueSearch.Finding], in db: Connection) throws -> [String: [String]] {
-        let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
+        // Only to open: the keys that stay need not be ones the database recorded.
+        let cipher = FieldCipher(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
         var failures: [String: [String]] = [:]
         for finding in findings where !finding.randomizedByKeyID.isEmpty || !finding.deterministicByKeyID.isEmpty {
             let key = try primaryKey(of: finding.table, in: db)
