@@ -16,23 +16,6 @@ import Testing
 struct AdversaryReviewTests {
     let f = PlantedSQLFixture()
 
-    /// The SQLite 3.15 race, as in SchemaRaceTests: `planted` stored as
-    /// `name`'s text with a schema version change, `load` lets the
-    /// application's connection load it, then `clean` is stored again
-    /// without one.
-    func race(_ path: String, name: String, planted: String, clean: String, load: () throws -> Void) throws {
-        func quoted(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "''") }
-        let adversary = try f.adversary(path)
-        let version = try #require(try adversary.fetchOne(Int.self, sql: "PRAGMA schema_version"))
-        try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(quoted(planted))' WHERE name = '\(name)'; PRAGMA writable_schema = OFF; PRAGMA schema_version = \(version + 1);")
-        adversary.close()
-        try load()
-        let restorer = try f.adversary(path)
-        try restorer.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(quoted(clean))' WHERE name = '\(name)'; PRAGMA writable_schema = OFF;")
-        #expect(try restorer.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE name = ?", arguments: [name]) == clean)
-        restorer.close()
-    }
-
     /// The application rebuilds a lookup table of blind indexes, in index
     /// order, repeating the expression in ORDER BY (as SQL often does).
     /// SQLite computes a repeated ORDER BY term once (it reuses the result
@@ -56,7 +39,7 @@ struct AdversaryReviewTests {
         try db.execute(sql: rebuild)
         try db.execute(sql: "DELETE FROM lookup")
         let planted = "CREATE TABLE lookup(customer_id INTEGER, email_index BLOB, note DEFAULT (strongroom_open(X'\(bob)', 'customer', 'email', 2)))"
-        try race(path, name: "lookup", planted: planted, clean: clean) {
+        try f.race(path, name: "lookup", planted: planted, clean: clean) {
             _ = try db.fetchAll(Int.self, sql: "SELECT count(*) FROM lookup")
         }
         var refusal: (any Error)?
@@ -77,11 +60,10 @@ struct AdversaryReviewTests {
 struct AdversaryDeclaredViewTests {
     let f = PlantedSQLFixture()
 
-    static let table = "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, email BLOB, country BLOB)"
     static let card = "CREATE VIEW customer_card AS SELECT id, name, email FROM customer"
     static let cardList = "CREATE VIEW card_list AS SELECT id, name, email FROM customer_card"
     static let swapped = "SELECT id, email AS name, name AS email FROM customer"
-    static let secret = "ada.secret@example.com"
+    static let secret = PlantedSQLFixture.secret
 
     struct Card: Codable, Equatable {
         var id: Int64
@@ -89,29 +71,9 @@ struct AdversaryDeclaredViewTests {
         var email: String?
     }
 
-    struct Customer: Codable {
-        var id: Int64?
-        var name: String
-        var email: String
-    }
+    func app(_ path: String) throws -> DatabaseQueue { try f.app(path, views: [Self.card, Self.cardList]) }
 
-    func app(_ path: String) throws -> DatabaseQueue {
-        var config = Configuration(key: f.databaseKey)
-        config.seal(PlantedSQLFixture.columns, keyring: f.keyring, views: [Self.card, Self.cardList])
-        return try DatabaseQueue(path: path, configuration: config)
-    }
-
-    func database(_ name: String) throws -> String {
-        let path = f.dir.file(name)
-        try app(path).write { db in
-            try db.execute(sql: Self.table)
-            try db.execute(sql: Self.card)
-            try db.execute(sql: Self.cardList)
-            try SealedColumnRegistry.record(PlantedSQLFixture.columns, in: db)
-            try db.insert(Customer(id: 1, name: "Ada Lovelace", email: Self.secret), into: "customer")
-        }
-        return path
-    }
+    func database(_ name: String) throws -> String { try f.namedDatabase(name, views: [Self.card, Self.cardList]) }
 
     /// Runs `plant` with a schema version change, lets `queue` load the
     /// schema, then runs `restore` with none.

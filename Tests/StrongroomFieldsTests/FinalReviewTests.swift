@@ -9,37 +9,16 @@ import Testing
 @Suite("Final review")
 struct FinalReviewTests {
     let f = PlantedSQLFixture()
-    static let secret = "ada.secret@example.com"
-    static let table = "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, email BLOB, country BLOB)"
-
-    struct Customer: Codable {
-        var id: Int64?
-        var name: String
-        var email: String
-    }
+    static let secret = PlantedSQLFixture.secret
 
     struct Card: Codable, Equatable {
         var id: Int64
         var name: String?
     }
 
-    func app(_ path: String, views: [String] = [], keyring: FieldKeyring? = nil) throws -> DatabaseQueue {
-        var config = Configuration(key: f.databaseKey)
-        config.seal(PlantedSQLFixture.columns, keyring: keyring ?? f.keyring, views: views)
-        return try DatabaseQueue(path: path, configuration: config)
-    }
+    func app(_ path: String, views: [String] = []) throws -> DatabaseQueue { try f.app(path, views: views) }
 
-    /// Ada, her e-mail sealed, and the application's own `views`.
-    func database(_ name: String, views: [String]) throws -> String {
-        let path = f.dir.file(name)
-        try app(path, views: views).write { db in
-            try db.execute(sql: Self.table)
-            for view in views { try db.execute(sql: view) }
-            try SealedColumnRegistry.record(PlantedSQLFixture.columns, in: db)
-            try db.insert(Customer(id: 1, name: "Ada Lovelace", email: Self.secret), into: "customer")
-        }
-        return path
-    }
+    func database(_ name: String, views: [String]) throws -> String { try f.namedDatabase(name, views: views) }
 
     /// The adversary (database key only) rebuilds `customer` with `email`
     /// and `name` swapped in position. Every column keeps its name and its

@@ -14,10 +14,9 @@ import Testing
 struct OpeningRouteTests {
     let f = PlantedSQLFixture()
 
-    static let table = "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, email BLOB, country BLOB)"
     static let card = "CREATE VIEW customer_card AS SELECT id, name, email FROM customer"
     static let cardList = "CREATE VIEW card_list AS SELECT id, name, email FROM customer_card"
-    static let secret = "ada.secret@example.com"
+    static let secret = PlantedSQLFixture.secret
 
     struct Card: Codable, Equatable {
         var id: Int64
@@ -25,31 +24,10 @@ struct OpeningRouteTests {
         var email: String?
     }
 
-    struct Customer: Codable {
-        var id: Int64?
-        var name: String
-        var email: String
-    }
-
-    /// The application's queue, with `views` declared as the ones sealed
-    /// columns may be read through.
-    func app(_ path: String, views: [String] = []) throws -> DatabaseQueue {
-        var config = Configuration(key: f.databaseKey)
-        config.seal(PlantedSQLFixture.columns, keyring: f.keyring, views: views)
-        return try DatabaseQueue(path: path, configuration: config)
-    }
+    func app(_ path: String, views: [String] = []) throws -> DatabaseQueue { try f.app(path, views: views) }
 
     /// The application's database: Ada, her e-mail sealed, and its own views.
-    func database(_ name: String, views: [String] = [card, cardList]) throws -> String {
-        let path = f.dir.file(name)
-        try app(path, views: views).write { db in
-            try db.execute(sql: Self.table)
-            for view in views { try db.execute(sql: view) }
-            try SealedColumnRegistry.record(PlantedSQLFixture.columns, in: db)
-            try db.insert(Customer(id: 1, name: "Ada Lovelace", email: Self.secret), into: "customer")
-        }
-        return path
-    }
+    func database(_ name: String, views: [String] = [card, cardList]) throws -> String { try f.namedDatabase(name, views: views) }
 
     /// The adversary's edit, with the database key alone.
     func adversary(_ path: String, _ sql: String) throws {

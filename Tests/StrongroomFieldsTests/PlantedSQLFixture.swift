@@ -97,4 +97,54 @@ final class PlantedSQLFixture {
             _ = try queue.write { db in try FieldRotation.retire(active, from: ring, in: db) }
         }
     }
+
+    // MARK: The SQLite 3.15 race, and a table with a name beside the e-mail (issue 36)
+
+    /// Stores `planted` as `name`'s text with a schema version change, runs
+    /// `load` (the application's connection loads it), then stores `clean`
+    /// again with none: the stored schema reads clean, while the connection
+    /// runs what it loaded.
+    func race(_ path: String, name: String, planted: String, clean: String, load: () throws -> Void) throws {
+        func quoted(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "''") }
+        let adversary = try self.adversary(path)
+        let version = try #require(try adversary.fetchOne(Int.self, sql: "PRAGMA schema_version"))
+        try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(quoted(planted))' WHERE name = '\(name)'; PRAGMA writable_schema = OFF; PRAGMA schema_version = \(version + 1);")
+        adversary.close()
+        try load()
+        let restorer = try self.adversary(path)
+        try restorer.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(quoted(clean))' WHERE name = '\(name)'; PRAGMA writable_schema = OFF;")
+        #expect(try restorer.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE name = ?", arguments: [name]) == clean)
+        #expect(try restorer.fetchOne(Int.self, sql: "PRAGMA schema_version") == version + 1)
+        restorer.close()
+    }
+
+    static let namedTable = "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, email BLOB, country BLOB)"
+    static let secret = "ada.secret@example.com"
+
+    struct NamedCustomer: Codable {
+        var id: Int64?
+        var name: String
+        var email: String
+    }
+
+    /// The application's queue, with `views` declared as the ones sealed
+    /// columns may be read through.
+    func app(_ path: String, views: [String], keyring: FieldKeyring? = nil) throws -> DatabaseQueue {
+        var config = Configuration(key: databaseKey)
+        config.seal(Self.columns, keyring: keyring ?? self.keyring, views: views)
+        return try DatabaseQueue(path: path, configuration: config)
+    }
+
+    /// Ada (a name, her e-mail sealed) and the application's own `views`;
+    /// returns the path.
+    func namedDatabase(_ name: String, views: [String]) throws -> String {
+        let path = dir.file(name)
+        try app(path, views: views).write { db in
+            try db.execute(sql: Self.namedTable)
+            for view in views { try db.execute(sql: view) }
+            try SealedColumnRegistry.record(Self.columns, in: db)
+            try db.insert(NamedCustomer(id: 1, name: "Ada Lovelace", email: Self.secret), into: "customer")
+        }
+        return path
+    }
 }

@@ -14,23 +14,6 @@ struct SchemaRaceTests {
 
     static let clean = "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)"
 
-    /// Stores `planted` as `name`'s text with a schema version change, runs
-    /// `load` (the application's connection loads it), then stores `clean`
-    /// again with none.
-    func race(_ path: String, name: String, planted: String, clean: String, load: () throws -> Void) throws {
-        func quoted(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "''") }
-        let adversary = try f.adversary(path)
-        let version = try #require(try adversary.fetchOne(Int.self, sql: "PRAGMA schema_version"))
-        try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(quoted(planted))' WHERE name = '\(name)'; PRAGMA writable_schema = OFF; PRAGMA schema_version = \(version + 1);")
-        adversary.close()
-        try load()
-        let restorer = try f.adversary(path)
-        try restorer.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(quoted(clean))' WHERE name = '\(name)'; PRAGMA writable_schema = OFF;")
-        #expect(try restorer.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE name = ?", arguments: [name]) == clean)
-        #expect(try restorer.fetchOne(Int.self, sql: "PRAGMA schema_version") == version + 1)
-        restorer.close()
-    }
-
     /// The forgery: the application's INSERT calls strongroom_seal for one
     /// column, and the planted DEFAULT of another seals the adversary's text
     /// for row 1 in the same statement. Moved into row 1, it would read as
@@ -39,7 +22,7 @@ struct SchemaRaceTests {
         let path = try f.database("forge.db")
         let db = try f.appConnection(path)
         let planted = "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB DEFAULT (strongroom_seal('FORGED-by-adversary', 'customer', 'email', 'randomized', 1)), country BLOB)"
-        try race(path, name: "customer", planted: planted, clean: Self.clean) {
+        try f.race(path, name: "customer", planted: planted, clean: Self.clean) {
             _ = try db.fetchAll(Int.self, sql: "SELECT count(*) FROM customer")
         }
         let error = #expect(throws: StrongroomError.self) {
@@ -68,7 +51,7 @@ struct SchemaRaceTests {
             INSERT INTO loot VALUES (1, 1, (SELECT email FROM customer WHERE id = 1));
             """)
         let db = try f.appConnection(path)
-        try race(path, name: "loot", planted: planted, clean: clean) {
+        try f.race(path, name: "loot", planted: planted, clean: clean) {
             _ = try db.fetchAll(Int.self, sql: "SELECT count(*) FROM customer")
         }
         let error = #expect(throws: StrongroomError.self) {
@@ -89,7 +72,7 @@ struct SchemaRaceTests {
         let insert = try db.cachedStatement(sql: "INSERT INTO customer(id, country) VALUES (?, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         try insert.execute(3)
         let planted = "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB DEFAULT (strongroom_seal('FORGED-by-adversary', 'customer', 'email', 'randomized', 1)), country BLOB)"
-        try race(path, name: "customer", planted: planted, clean: Self.clean) {
+        try f.race(path, name: "customer", planted: planted, clean: Self.clean) {
             _ = try db.fetchAll(Int.self, sql: "SELECT count(*) FROM customer")
         }
         let error = #expect(throws: StrongroomError.self) { try insert.execute(4) }
