@@ -9,6 +9,17 @@ import Testing
 struct KeyringTests {
     let dir = TemporaryDirectory()
 
+    /// Issue 36, item 9: changing a keyring that is not there (a typo in
+    /// `fields add-key --field-keys`) says so, and leaves no `.lock` behind.
+    @Test func updatingAMissingKeyringLeavesNoLockBehind() throws {
+        let path = dir.file("nosuch.keyring")
+        let error = #expect(throws: StrongroomError.self) { try FieldKeyring.update(at: path) { $0.addingKey().keyring } }
+        #expect(error?.code == .notFound || error?.code == .keyMissing, "\(String(describing: error))")
+        #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: path + ".lock"))
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func writtenOwnerOnlyReadBackAndNeverOverwritten() throws {
         let path = dir.file("fields.keyring")
         let keyring = FieldKeyring.generate()
