@@ -177,6 +177,8 @@ public struct FieldKeyring: Sendable {
     @discardableResult
     public static func update(at path: String, unwrappingWith passphrase: PassphraseSource? = nil, timeout: Duration = .seconds(30),
                               _ change: (FieldKeyring) throws -> FieldKeyring) throws -> FieldKeyring {
+        // A keyring that is not there is said to be so before the lock beside it is made.
+        _ = try readFile(at: path)
         let lock: FileLock
         do {
             lock = try FileLock(path: path + ".lock", timeout: timeout)
