@@ -46,6 +46,7 @@ enum OpeningRules {
         // as loaded and as declared: a declaration compiles through objects
         // the adversary may have changed too (an inner view, or a TEMP view
         // over a table's name), so each is checked in turn.
+        let declarations = transform.declaredViews.map { ($0, ViewDefinition($0)) }
         var pending = reads.filter { !$0.writes }.map { [$0.schema, $0.table] }
         var seen: Set<[String]> = []
         while let next = pending.popLast() {
@@ -64,10 +65,9 @@ enum OpeningRules {
             guard AuthorizerPolicy.asciiLowercased(schema) == "main" else {
                 throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the \(AuthorizerPolicy.asciiLowercased(schema) == "temp" ? "temporary" : "attached") view \"\(name)\" (schema \(schema)): only views of main that the application declared are read through (PRAGMA writable_schema can plant a TEMP view over a table's name on SQLite 3.15). Nothing was opened; read main.<table> directly, and find out who added \"\(name)\".")
             }
-            let declarations = transform.declaredViews.compactMap(ViewDefinition.init)
-            guard let declared = declarations.first(where: { $0.name == AuthorizerPolicy.asciiLowercased(name) }) else {
-                if let bad = transform.declaredViews.first(where: { ViewDefinition($0) == nil }) {
-                    throw StrongroomError(.misuse, "A declared view is not a CREATE VIEW statement: \(bad)", path: connection.path, sql: statement.sql)
+            guard let declared = declarations.lazy.compactMap(\.1).first(where: { $0.name == AuthorizerPolicy.asciiLowercased(name) }) else {
+                if let bad = declarations.first(where: { $0.1 == nil }) {
+                    throw StrongroomError(.misuse, "A declared view is not a CREATE VIEW statement: \(bad.0)", path: connection.path, sql: statement.sql)
                 }
                 throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the view \"\(name)\", which the application did not declare: a view decides the names its columns leave under, and whoever holds the database key can rewrite one. Nothing was opened. Read the table directly, or declare the view's CREATE VIEW statement (Configuration.seal(_:keyring:context:views:) in StrongroomFields).")
             }

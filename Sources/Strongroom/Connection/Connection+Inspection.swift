@@ -43,7 +43,7 @@ extension Connection {
         guard let policy = authorizerPolicy, !policy.directOnlyFunctions.isEmpty else { return }
         let text = SQLTokens(statement.sql)
         // An EXPLAIN only lists a program: nothing of it runs.
-        if text.tokens.first?.kind == .name && text.tokens.first?.text == "explain" { return }
+        if text.isExplain { return }
         let explain = "EXPLAIN " + statement.sql
         let (called, touched) = try inspect(sql: explain) { program throws(StrongroomError) in
             var called: [String: Int] = [:]

@@ -110,12 +110,9 @@ public enum ColumnSealing {
                 continue
             }
             let key = column.mode == .deterministic ? [] : try FieldRotation.primaryKey(of: column.table, in: db)
-            let selected = (key.map(SQLScript.quotedIdentifier) + ["+\(SQLScript.quotedIdentifier(column.column)) AS strongroom_stored"]).joined(separator: ", ")
-            for row in try db.fetchAll(sql: "SELECT \(selected) FROM main.\(SQLScript.quotedIdentifier(column.table))") {
-                let rowKey = try key.map { k throws in try row.decode(DatabaseValue.self, column: k) }
-                let stored = try row.decode(DatabaseValue.self, column: "strongroom_stored")
+            for row in try StoredValues.rows(of: column.table, column: column.column, key: key, in: db) {
                 do {
-                    _ = try cipher.open(stored, table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
+                    _ = try cipher.open(row.stored, table: column.table, column: column.column, rowKey: row.rowKey, mode: column.mode)
                 } catch {
                     failures.append(error)
                     if failures.count >= limit { return failures }

@@ -123,12 +123,13 @@ public enum FieldKeyCheck {
         FieldEnvelope.appendBigEndian(keyID, to: &header)
         for column in try SealedColumnRegistry.columns(in: db) {
             let key = column.mode == .deterministic ? [] : try PrimaryKeyColumns.read(column.table, in: db).map(\.name)
-            let name = SQLScript.quotedIdentifier(column.column)
-            let selected = (key.map(SQLScript.quotedIdentifier) + ["+\(name) AS strongroom_stored"]).joined(separator: ", ")
-            guard let row = try? db.fetchOne(sql: "SELECT \(selected) FROM main.\(SQLScript.quotedIdentifier(column.table)) WHERE typeof(\(name)) = 'blob' AND substr(\(name), 1, 1) = x'01' AND substr(\(name), 2, 1) IN (x'01', x'02') AND length(\(name)) > 22 AND substr(\(name), 3, 4) = ? LIMIT 1", arguments: [DatabaseValue.blob(header)]) else { continue }
-            let rowKey = try (0..<key.count).map { i throws(StrongroomError) in try row.decode(DatabaseValue.self, at: i) }
+            // An envelope's shape (version 1, a known algorithm, longer than a
+            // blind index) under `keyID`: a column being sealed may hold plain BLOBs.
+            let envelope = "typeof(strongroom_value) = 'blob' AND substr(strongroom_value, 1, 1) = x'01' AND substr(strongroom_value, 2, 1) IN (x'01', x'02') AND length(strongroom_value) > 22 AND substr(strongroom_value, 3, 4) = ?"
+            guard let row = (try? StoredValues.rows(of: column.table, column: column.column, key: key, where: envelope,
+                                                   arguments: [DatabaseValue.blob(header)], limit: 1, in: db))?.first else { continue }
             do {
-                _ = try cipher.open(try row.decode(DatabaseValue.self, column: "strongroom_stored"), table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
+                _ = try cipher.open(row.stored, table: column.table, column: column.column, rowKey: row.rowKey, mode: column.mode)
             } catch {
                 throw wrongKeyring(keyID, db)
             }

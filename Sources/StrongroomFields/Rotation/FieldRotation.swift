@@ -180,19 +180,16 @@ public enum FieldRotation {
         var failures: [String: [String]] = [:]
         for finding in findings where !finding.randomizedByKeyID.isEmpty || !finding.deterministicByKeyID.isEmpty {
             let key = try primaryKey(of: finding.table, in: db)
-            let rowKey = key.isEmpty ? ["rowid"] : key.map(SQLScript.quotedIdentifier)
-            let name = SQLScript.quotedIdentifier(finding.column)
-            let selected = (rowKey + ["CAST(\(name) AS BLOB) AS strongroom_stored"]).joined(separator: ", ")
-            for row in try db.fetchAll(sql: "SELECT \(selected) FROM main.\(SQLScript.quotedIdentifier(finding.table)) WHERE typeof(\(name)) IN ('blob', 'text')") {
-                guard case .blob(let bytes) = try row.decode(DatabaseValue.self, column: "strongroom_stored"),
+            for row in try StoredValues.rows(of: finding.table, column: finding.column, key: key.isEmpty ? ["rowid"] : key,
+                                             where: "typeof(strongroom_value) IN ('blob', 'text')", asBytes: true, in: db) {
+                guard case .blob(let bytes) = row.stored,
                       bytes.count > FieldEnvelope.headerByteCount, bytes[0] == FieldEnvelope.version, bytes[1] == 1 || bytes[1] == 2,
                       !(bytes.count == 4 + FieldEnvelope.blindIndexTagByteCount) else { continue }
                 let mode: SealingMode = bytes[1] == 1 ? .randomized : .deterministic
-                let keyValues = try (0..<rowKey.count).map { i throws(StrongroomError) in try row.decode(DatabaseValue.self, at: i) }
                 do {
-                    _ = try cipher.open(.blob(bytes), table: finding.table, column: finding.column, rowKey: mode == .deterministic ? [] : keyValues, mode: mode)
+                    _ = try cipher.open(row.stored, table: finding.table, column: finding.column, rowKey: mode == .deterministic ? [] : row.rowKey, mode: mode)
                 } catch {
-                    failures["\(finding.table).\(finding.column)", default: []].append(keyValues.map { "\($0)" }.joined(separator: ", "))
+                    failures["\(finding.table).\(finding.column)", default: []].append(row.rowKey.map { "\($0)" }.joined(separator: ", "))
                 }
             }
         }

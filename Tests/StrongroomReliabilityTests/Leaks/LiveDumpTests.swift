@@ -14,6 +14,10 @@ struct LiveDumpTests {
 
     /// A process holding a field keyring (its keys in secure memory only),
     /// dumped with gcore while it holds it: no field key is in the dump.
+    /// Not under `make sanitize`, as LeakTests' dumps: gcore of a sanitized
+    /// process writes its shadow memory, terabytes. The unsanitized suite
+    /// (`make test`) runs it.
+    /// SANITIZER EXEMPTION(thread) SANITIZER EXEMPTION(address): Scripts/sanitize.sh counts them among the suppressions.
     @Test(.disabled(if: ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] != nil,
                     "gcore of a sanitized process writes its shadow memory: terabytes"))
     func aLiveKeyringIsNotInACoreDump() throws {

@@ -1,11 +1,12 @@
 import Foundation
-import Strongroom
 
-/// A small SQL tokenizer for the statements the runner rewrites: `ALTER TABLE`,
-/// `CREATE TABLE`, `CREATE INDEX` and `CREATE TRIGGER`. It keeps each token's
-/// position, so a statement can be rebuilt from the original text.
-struct SQLToken: Equatable {
-    enum Kind: Equatable {
+/// A small SQL tokenizer: for the statements the migration runner rewrites
+/// (`ALTER TABLE`, `CREATE TABLE`, `CREATE INDEX`, `CREATE TRIGGER`), and for
+/// what the opening rules and the direct-only checks read of a statement
+/// (``SQLTokens``). It keeps each token's position, so a statement can be
+/// rebuilt from the original text.
+package struct SQLToken: Equatable {
+    package enum Kind: Equatable {
         /// A bare word: keyword or identifier.
         case word
         /// A quoted identifier: "x", `x` or [x].
@@ -18,14 +19,14 @@ struct SQLToken: Equatable {
         case punctuation
     }
 
-    let kind: Kind
+    package let kind: Kind
     /// The token as written.
-    let text: String
+    package let text: String
     /// Offset range in the statement's unicode scalars.
-    let range: Range<Int>
+    package let range: Range<Int>
 
     /// The identifier this token names (unquoted), or nil for literals and punctuation.
-    var identifier: String? {
+    package var identifier: String? {
         switch kind {
         case .word: return text
         case .quotedIdentifier:
@@ -44,7 +45,7 @@ struct SQLToken: Equatable {
 
     /// The name this token gives where SQLite's grammar expects a name: an
     /// identifier, or a 'string' (which SQLite accepts there).
-    var name: String? {
+    package var name: String? {
         guard kind == .string else { return identifier }
         var inner = ""
         inner.unicodeScalars.append(contentsOf: text.unicodeScalars.dropFirst().dropLast())
@@ -52,17 +53,17 @@ struct SQLToken: Equatable {
     }
 
     /// True for a bare word equal to `keyword`, ignoring case.
-    func isKeyword(_ keyword: String) -> Bool {
+    package func isKeyword(_ keyword: String) -> Bool {
         kind == .word && text.uppercased() == keyword
     }
 
-    func names(_ name: String) -> Bool {
+    package func names(_ name: String) -> Bool {
         identifier?.sqliteFolded == name.sqliteFolded
     }
 }
 
-enum SQLTokenizer {
-    static func tokenize(_ sql: String) -> [SQLToken] {
+package enum SQLTokenizer {
+    package static func tokenize(_ sql: String) -> [SQLToken] {
         let s = Array(sql.unicodeScalars)
         var tokens: [SQLToken] = []
         var i = 0
@@ -127,7 +128,7 @@ enum SQLTokenizer {
 
 extension String {
     /// The unicode scalars in `range`, as a string.
-    func scalars(_ range: Range<Int>) -> String {
+    package func scalars(_ range: Range<Int>) -> String {
         let all = Array(unicodeScalars)
         var out = ""
         out.unicodeScalars.append(contentsOf: all[range.clamped(to: 0..<all.count)])
