@@ -33,4 +33,14 @@ static inline int strongroom_prctl_set_not_dumpable(void) {
 static inline int strongroom_prctl_set_not_dumpable(void) { return -1; }
 #endif
 
+// Names the calling thread (at most 15 bytes), as `top -H`, gdb and
+// /proc/PID/task/TID/comm show it: a connection's own thread.
+#if defined(__linux__)
+static inline void strongroom_set_thread_name(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+#else
+static inline void strongroom_set_thread_name(const char *name) { (void)name; }
+#endif
+
 #endif

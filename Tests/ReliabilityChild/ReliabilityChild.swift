@@ -11,6 +11,8 @@
 //       lets every key go; prints "released" and waits to be dumped and killed.
 //       A key `command:CMD` is what CMD prints (KeyCommand); a wrapped key file or
 //       keyring is unwrapped with what `cat passphrase.txt` prints
+//   reliability-child async-serving pool|queue DB KEY
+//       async reads off the cooperative pool: see AsyncServing.swift
 //   reliability-child hold-keyring FIELD.keyring
 //       loads the keyring and keeps it (its keys live in secure memory only);
 //       prints "holding" and waits to be dumped and killed
@@ -38,6 +40,16 @@ enum ReliabilityChild {
         switch (arguments.first, arguments.count) {
         case ("pool-rekey", 4): try poolRekey(database: arguments[1], oldKeyFile: arguments[2], newKeyFile: arguments[3])
         case ("load", 4): try load(database: arguments[1], keyFile: arguments[2], seconds: Double(arguments[3]) ?? 5)
+        case ("async-serving", 4):
+            let (kind, database, keyFile) = (arguments[1], arguments[2], arguments[3])
+            let outcome = Outcome()
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                do { try await asyncServing(kind: kind, database: database, keyFile: keyFile) } catch { outcome.error = error }
+                done.signal()
+            }
+            done.wait()
+            if let error = outcome.error { throw error }
         case ("hold-keyring", 2):
             let keyring = try FieldKeyring.load(from: arguments[1])
             FileHandle.standardOutput.write(Data("holding \(keyring.keyIDs.count)\n".utf8))
@@ -45,7 +57,7 @@ enum ReliabilityChild {
         case ("release-keys", 6):
             try releaseKeys(database: arguments[1], keyFile: arguments[2], newKeyFile: arguments[3], keyring: arguments[4], marker: arguments[5])
         default:
-            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|hold-keyring ...\n".utf8))
+            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|async-serving|hold-keyring ...\n".utf8))
             exit(64)
         }
     }
@@ -184,6 +196,12 @@ func started(_ body: @escaping @Sendable () -> Void) -> JoinableThread {
         exit(70)
     }
     return thread
+}
+
+/// An error from a task, read after it ends.
+final class Outcome: @unchecked Sendable {
+    // Sendable: written by the task before it signals, read after the wait.
+    var error: (any Error)?
 }
 
 /// A flag set once, read from other threads.

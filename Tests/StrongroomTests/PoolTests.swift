@@ -75,7 +75,7 @@ struct PoolTests {
         try pool.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
         try pool.close()
         let error = #expect(throws: StrongroomError.self) { try pool.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") } }
-        #expect(error?.code == .misuse)
+        #expect(error?.code == .closed)
         #expect(throws: StrongroomError.self) { try pool.writeWithoutTransaction { db in try db.execute(sql: "INSERT INTO t VALUES (1)") } }
     }
 

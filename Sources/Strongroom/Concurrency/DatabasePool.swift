@@ -19,15 +19,17 @@ import StrongroomCrypto
 /// let notes = try pool.read { db in try db.fetchAll(String.self, sql: "SELECT body FROM note") }
 /// ```
 public final class DatabasePool: @unchecked Sendable {
-    // Sendable: `idleReaders`, `openReaderCount`, `readerKey` and `isRekeying`
-    // are guarded by `condition`; the writer is a DatabaseQueue.
+    // Sendable: `idleReaders`, `openReaderCount`, `readerKey`,
+    // `readerKeyIsStale` and `filesMoved` are guarded by `lock`; a
+    // `Reader`'s connection is touched only by the holder of its permit
+    // from `readerGate`; the writer is a DatabaseQueue.
     private let writer: DatabaseQueue
-    private let condition = NSCondition()
-    private var idleReaders: [Connection] = []
-    private var openReaderCount = 0
-    private var checkedOutCount = 0
-    private var isRekeying = false
-    private var isClosed = false
+    private let lock = NSLock()
+    /// The permits to use a reader, first come, first served.
+    private let readerGate: AccessGate
+    /// Readers not in use (each with its thread; its connection opens at
+    /// its first use).
+    private var idleReaders: [Reader] = []
     private var readerKey: DatabaseKey?
     /// Set when a rekey failed: the writer may reopen on either key, and
     /// readers must follow it (see `refreshReaderKeyIfNeeded`).
@@ -40,6 +42,14 @@ public final class DatabasePool: @unchecked Sendable {
     /// The database path.
     public let path: String
 
+    /// One reader: its connection (nil until first used, or after it was
+    /// closed) and the thread its async reads run on.
+    private final class Reader: @unchecked Sendable {
+        // Sendable: `connection` is touched only by the holder of a reader permit.
+        var connection: Connection?
+        let thread = ConnectionThread(name: "strongroom-r")
+    }
+
     /// Opens the pool; the writer connection opens (and validates the key) at once.
     public init(path: String, configuration: Configuration) throws(StrongroomError) {
         guard path != ":memory:" && !path.isEmpty else {
@@ -50,14 +60,21 @@ public final class DatabasePool: @unchecked Sendable {
         writerConfiguration.journalMode = .wal
         writerConfiguration.keepsJournalMode = false
         let writerConnection = try Connection(path: path, configuration: writerConfiguration)
-        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration)
+        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration, role: "writer")
         self.path = path
         self.logger = configuration.logger
         var readers = configuration
         readers.readOnly = true
         readers.createIfMissing = false
         self.readerConfiguration = readers
+        let readerCount = max(configuration.maximumReaderCount, 1)
+        self.readerGate = AccessGate(capacity: readerCount, configuration: configuration, resource: "a reader of \(path.split(separator: "/").last.map(String.init) ?? path)", path: path)
+        self.idleReaders = (0..<readerCount).map { _ in Reader() }
         self.readerKey = try Self.readerKey(for: configuration.key, writer: writerConnection)
+    }
+
+    deinit {
+        for reader in idleReaders { reader.thread.stop() }
     }
 
     /// Runs `body` on the writer in an IMMEDIATE transaction.
@@ -81,14 +98,12 @@ public final class DatabasePool: @unchecked Sendable {
     }
 
     private func noteFilesMoved(_ error: StrongroomError) {
-        condition.lock()
+        lock.lock()
         if filesMoved == nil {
             filesMoved = StrongroomError(.fileMoved, error.message + " This pool is closed; open a new one.", path: path)
         }
-        openReaderCount -= idleReaders.count
-        idleReaders.removeAll()
-        condition.broadcast()
-        condition.unlock()
+        for reader in idleReaders { reader.connection = nil }
+        lock.unlock()
     }
 
     /// Runs `body` on the writer outside any transaction, with the writer to
@@ -106,6 +121,10 @@ public final class DatabasePool: @unchecked Sendable {
 
     /// Asynchronous ``write(_:)``: a name of its own, so that a `write` in an
     /// `async` function still blocks (see ``DatabaseQueue``, "Sync or async").
+    /// Waits for the writer as a suspended task, in arrival order, and runs
+    /// `body` on the writer's own thread; reads waiting for a reader never
+    /// delay it. Cancelling the task interrupts `body`'s SQL and rolls the
+    /// transaction back (the call throws `CancellationError`).
     ///
     /// ```swift
     /// try await pool.asyncWrite { db in try db.execute(sql: "UPDATE counter SET n = n + 1") }
@@ -120,22 +139,49 @@ public final class DatabasePool: @unchecked Sendable {
         }
     }
 
+    /// Asynchronous ``writeWithoutTransaction(_:)``: `body` runs on the
+    /// writer's own thread, outside any transaction.
+    ///
+    /// ```swift
+    /// try await pool.asyncWriteWithoutTransaction { db in try db.execute(sql: "VACUUM") }
+    /// ```
+    public func asyncWriteWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try refuseIfClosed()
+        do {
+            return try await writer.withConnection(body)
+        } catch let error as StrongroomError where error.code == .fileMoved {
+            noteFilesMoved(error)
+            throw error
+        }
+    }
+
     /// Runs `body` on a reader, in a transaction that sees one committed snapshot.
     /// Several reads run at once; a read never waits for the writer.
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try refuseReentrance("read")
-        try refreshReaderKeyIfNeeded()
-        let reader = try checkOutReader()
+        try refuseIfClosed()
+        try readerGate.acquire()
+        let reader = takeIdleReader()
         var healthy = true
-        defer { checkIn(reader, healthy: healthy) }
+        defer { giveBack(reader, healthy: healthy) }
+        return try read(on: reader, healthy: &healthy, access: nil, body)
+    }
+
+    /// Runs a read on `reader`, whose permit the caller holds: opens its
+    /// connection when needed, runs `body` in a snapshot, and notes when the
+    /// connection is no good (a key that no longer opens the file).
+    private func read<T>(on reader: Reader, healthy: inout Bool, access: CancellableAccess?, _ body: (Connection) throws -> T) throws -> T {
         do {
+            try refreshReaderKeyIfNeeded()
+            let connection = try openedConnection(of: reader)
             // This thread is now inside one of this pool's reads.
             return try readingMark.run {
-                try reader.inTransaction(.deferred) { db in
+                try connection.inTransaction(.deferred) { db in
                     // Start the snapshot now, as the block starts (a deferred
                     // transaction would take it at the block's first query).
                     _ = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE 0")
-                    return try body(db)
+                    guard let access else { return try body(db) }
+                    return try access.run(db, body)
                 }
             }
         } catch let error as StrongroomError where error.code == .wrongKey || error.code == .notADatabase {
@@ -146,18 +192,41 @@ public final class DatabasePool: @unchecked Sendable {
         }
     }
 
-    /// Asynchronous ``read(_:)``, run off the cooperative thread pool.
+    /// Asynchronous ``read(_:)``: waits for a reader as a suspended task,
+    /// first come, first served (no thread is held while it waits), and runs
+    /// `body` on that reader's own thread, never on the cooperative thread
+    /// pool. Cancelling the task while it waits removes it from the queue;
+    /// while `body` runs, interrupts its SQL. Either way the call throws
+    /// `CancellationError`, and the reader serves the next caller.
     ///
     /// ```swift
     /// let n = try await pool.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT n FROM counter") }
     /// ```
     public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try self.read(body) })
+        try refuseReentrance("asyncRead")
+        try refuseIfClosed()
+        try await readerGate.acquire()
+        let reader = takeIdleReader()
+        let access = CancellableAccess()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                reader.thread.submit {
+                    var healthy = true
+                    let result = Result { try self.read(on: reader, healthy: &healthy, access: access, body) }
+                    self.giveBack(reader, healthy: healthy)
+                    continuation.resume(with: result)
+                }
             }
+        } onCancel: {
+            access.cancel()
         }
     }
+
+    /// Callers waiting for a reader now (async and blocking).
+    public var waitingReadCount: Int { readerGate.waiting }
+
+    /// Callers waiting for the writer now (async and blocking).
+    public var waitingWriteCount: Int { writer.waitingCount }
 
     /// Changes the key of the database for every connection of the pool.
     ///
@@ -173,88 +242,111 @@ public final class DatabasePool: @unchecked Sendable {
         try refuseReentrance("rekey")
         try refuseIfClosed()
         try writer.inDatabase { _ in
-            condition.lock()
-            isRekeying = true
-            closeReadersWhenReturned()
-            condition.unlock()
-            defer {
-                condition.lock()
-                isRekeying = false
-                condition.broadcast()
-                condition.unlock()
-            }
+            readerGate.pause()
+            closeIdleReaders()
+            defer { readerGate.resume() }
             let db: Connection
             do {
                 db = try writer.rekeyOnQueue(to: newKey)
             } catch {
                 // The writer is on one key or the other, or will reopen on
                 // it at its next use: readers follow it then.
-                condition.lock()
+                lock.lock()
                 readerKeyIsStale = true
-                condition.unlock()
+                lock.unlock()
                 throw error
             }
             let key = try Self.readerKey(for: newKey, writer: db)
-            condition.lock()
+            lock.lock()
             readerKey = key
             readerKeyIsStale = false
-            condition.unlock()
+            lock.unlock()
         }
+    }
+
+    /// Asynchronous ``rekey(to:)``: waits on a thread of its own, not on
+    /// the cooperative thread pool. Once begun, a rekey runs to its end
+    /// whatever happens to its task.
+    ///
+    /// ```swift
+    /// try await pool.asyncRekey(to: .generate())
+    /// ```
+    public func asyncRekey(to newKey: DatabaseKey) async throws {
+        try refuseReentrance("asyncRekey")
+        try await onThreadOfItsOwn("strongroom-k") { try self.rekey(to: newKey) }
     }
 
     /// After a failed rekey, the key readers open with is the writer's,
     /// once the writer has (re)opened.
     private func refreshReaderKeyIfNeeded() throws {
         try refuseIfClosed()
-        condition.lock()
+        lock.lock()
         let stale = readerKeyIsStale
-        condition.unlock()
+        lock.unlock()
         guard stale else { return }
         let key = try writer.inDatabase { db in try Self.readerKey(for: writer.currentKey, writer: db) }
-        condition.lock()
+        lock.lock()
         readerKey = key
         readerKeyIsStale = false
-        condition.unlock()
+        lock.unlock()
     }
 
     /// Closes every connection once the reads and the write in progress are
-    /// done. Every later use throws ``StrongroomError/Code/misuse``.
-    /// Releasing the pool closes it too.
+    /// done. Callers waiting, and every later use, get
+    /// ``StrongroomError/Code/closed``. Releasing the pool closes it too.
     ///
     /// - Throws: ``StrongroomError/Code/misuse`` when called from inside one
     ///   of the pool's own read or write closures (it would wait for itself).
     public func close() throws(StrongroomError) {
         try refuseReentrance("close")
-        condition.lock()
-        isClosed = true
-        closeReadersWhenReturned()
-        condition.broadcast()
-        condition.unlock()
+        readerGate.close(StrongroomError(.closed, "The DatabasePool of \(path) is closed; open a new one.", path: path))
+        closeIdleReaders()
+        lock.lock()
+        let readers = idleReaders
+        lock.unlock()
+        for reader in readers { reader.thread.stop() }
         try? writer.close()
     }
 
-    /// Throws misuse once the pool is closed: nothing may reach the closed writer.
+    /// Asynchronous ``close()``: waits for the reads and the write in
+    /// progress without holding a thread of the cooperative pool; the
+    /// callers waiting, and every later one, get ``StrongroomError/Code/closed``.
+    ///
+    /// ```swift
+    /// try await pool.asyncClose()
+    /// ```
+    public func asyncClose() async throws {
+        try refuseReentrance("asyncClose")
+        try await onThreadOfItsOwn("strongroom-c") { try self.close() }
+    }
+
+    /// Throws once the pool is closed: nothing may reach the closed writer.
     private func refuseIfClosed() throws(StrongroomError) {
-        condition.lock()
-        defer { condition.unlock() }
-        if isClosed { throw StrongroomError(.misuse, "The DatabasePool of \(path) is closed.", path: path) }
+        if let closed = readerGate.closedError { throw closed }
+        lock.lock()
+        defer { lock.unlock() }
         if let filesMoved { throw filesMoved }
     }
 
-    /// With `condition` locked: waits until every reader in use is back,
-    /// then closes them all (new reads wait on `isRekeying` or fail on `isClosed`).
-    private func closeReadersWhenReturned() {
-        while checkedOutCount > 0 { condition.wait() }
-        idleReaders.removeAll()
-        openReaderCount = 0
+    /// With every reader permit held (paused or closed gate): closes every reader's connection.
+    private func closeIdleReaders() {
+        lock.lock()
+        for reader in idleReaders { reader.connection = nil }
+        lock.unlock()
     }
 
     /// The number of reader connections open now (for tests and diagnostics).
     public var readerCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return openReaderCount
+        lock.lock()
+        defer { lock.unlock() }
+        return openReaders.count
     }
+
+    /// Every reader whose connection is open (idle or not).
+    private var openReaders: [Reader] { allReaders.filter { $0.connection != nil } }
+    private var allReaders: [Reader] { idleReaders + checkedOut }
+    /// Readers in use, so that `readerCount` counts them too.
+    private var checkedOut: [Reader] = []
 
     /// Set on a thread while it runs one of this pool's reads.
     private let readingMark = ThreadMark("pool.read")
@@ -267,50 +359,39 @@ public final class DatabasePool: @unchecked Sendable {
         }
     }
 
-    private func checkOutReader() throws(StrongroomError) -> Connection {
-        condition.lock()
-        while !isClosed && (isRekeying || (idleReaders.isEmpty && openReaderCount >= max(readerConfiguration.maximumReaderCount, 1))) {
-            condition.wait()
-        }
-        if isClosed {
-            condition.unlock()
-            throw StrongroomError(.misuse, "The DatabasePool of \(path) is closed.", path: path)
-        }
-        if let filesMoved {
-            condition.unlock()
-            throw filesMoved
-        }
-        if let reader = idleReaders.popLast() {
-            checkedOutCount += 1
-            condition.unlock()
-            return reader
-        }
-        openReaderCount += 1
-        checkedOutCount += 1
-        let key = readerKey
-        condition.unlock()
-        do {
-            return try Connection(path: path, configuration: readerConfiguration, keyOverride: key)
-        } catch {
-            condition.lock()
-            openReaderCount -= 1
-            checkedOutCount -= 1
-            condition.broadcast()
-            condition.unlock()
-            throw error
-        }
+    /// With a reader permit held: an idle reader, preferring one whose
+    /// connection is open.
+    private func takeIdleReader() -> Reader {
+        lock.lock()
+        defer { lock.unlock() }
+        let index = idleReaders.lastIndex { $0.connection != nil } ?? idleReaders.count - 1
+        let reader = idleReaders.remove(at: index)
+        checkedOut.append(reader)
+        return reader
     }
 
-    private func checkIn(_ reader: Connection, healthy: Bool) {
-        condition.lock()
-        checkedOutCount -= 1
-        if healthy && !isRekeying && !isClosed && filesMoved == nil {
-            idleReaders.append(reader)
-        } else {
-            openReaderCount -= 1
-        }
-        condition.broadcast()
-        condition.unlock()
+    /// The reader's connection, opened now when it has none.
+    private func openedConnection(of reader: Reader) throws(StrongroomError) -> Connection {
+        if let connection = reader.connection { return connection }
+        lock.lock()
+        let key = readerKey
+        lock.unlock()
+        let connection = try Connection(path: path, configuration: readerConfiguration, keyOverride: key)
+        lock.lock()
+        reader.connection = connection
+        lock.unlock()
+        return connection
+    }
+
+    /// Puts `reader` back and gives its permit to the next caller; closes
+    /// its connection when it is no good or the files moved.
+    private func giveBack(_ reader: Reader, healthy: Bool) {
+        lock.lock()
+        if !healthy || filesMoved != nil { reader.connection = nil }
+        if let index = checkedOut.firstIndex(where: { $0 === reader }) { checkedOut.remove(at: index) }
+        idleReaders.append(reader)
+        lock.unlock()
+        readerGate.release()
     }
 
     /// The key readers open with: for a passphrase, the page key SQLCipher

@@ -1,7 +1,7 @@
 import Dispatch
 
-/// One connection shared safely by any number of threads and tasks: every
-/// access runs on a private serial queue, one at a time.
+/// One connection shared safely by any number of threads and tasks: one
+/// access at a time, in the order the callers came.
 ///
 /// ```swift
 /// let queue = try DatabaseQueue(path: "app.db", configuration: Configuration(key: key))
@@ -19,9 +19,15 @@ import Dispatch
 /// call written inside an `async` function means what it says: `read` blocks
 /// (and its closure may change local variables), `asyncRead` suspends (and
 /// its closure is `@Sendable`).
+///
+/// A blocking access runs on its caller's thread. An async access waits
+/// for the connection as a suspended task, in one FIFO with the blocking
+/// callers, and runs its closure on the queue's own thread, never on the
+/// cooperative thread pool; cancelling its task interrupts its SQL
+/// (see <doc:ServingRequests>).
 public final class DatabaseQueue: @unchecked Sendable {
-    // Sendable: `connection` and `configuration` are touched only on
-    // `dispatchQueue`, which is serial.
+    // Sendable: `connection`, `configuration`, `keysToTry` and `filesMoved`
+    // are touched only by the holder of `gate`'s one permit.
     private var connection: Connection
     /// What `connection` was opened with; a failed rekey reopens with it.
     private var configuration: Configuration
@@ -33,31 +39,39 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// use throws it. The queue does not reopen by itself: a new `-wal`
     /// beside a connection still holding the old one could lose commits.
     private var filesMoved: StrongroomError?
-    private let dispatchQueue: DispatchQueue
-    private let onQueueKey = DispatchSpecificKey<Bool>()
+    /// The one permit to use `connection`, first come, first served.
+    private let gate: AccessGate
+    /// Where async accesses run.
+    private let thread: ConnectionThread
     /// The database path.
     public let path: String
 
     /// Opens the database at `path`. See ``Connection/init(path:configuration:)``
     /// for the errors.
     public convenience init(path: String, configuration: Configuration) throws(StrongroomError) {
-        try self.init(connection: Connection(path: path, configuration: configuration), configuration: configuration)
+        try self.init(connection: Connection(path: path, configuration: configuration), configuration: configuration, role: "queue")
     }
 
-    init(connection: Connection, configuration: Configuration) {
+    init(connection: Connection, configuration: Configuration, role: String) {
         self.connection = connection
         self.configuration = configuration
         self.path = connection.path
-        self.dispatchQueue = DispatchQueue(label: "strongroom.queue")
-        dispatchQueue.setSpecific(key: onQueueKey, value: true)
+        let file = connection.path.split(separator: "/").last.map(String.init) ?? connection.path
+        self.gate = AccessGate(capacity: 1, configuration: configuration, resource: role == "writer" ? "the writer of \(file)" : "the connection of \(file)", path: connection.path)
+        self.thread = ConnectionThread(name: role == "writer" ? "strongroom-w" : "strongroom-q")
     }
+
+    deinit { thread.stop() }
 
     /// Set on the thread that runs one of the queue's closures.
     private let mark = ThreadMark("queue")
 
     /// True inside one of the queue's closures, even through another queue
-    /// or pool (`DispatchQueue.getSpecific` sees only the innermost queue).
-    var isRunningOnItsQueue: Bool { DispatchQueue.getSpecific(key: onQueueKey) == true || mark.isSet }
+    /// or pool.
+    var isRunningOnItsQueue: Bool { mark.isSet }
+
+    /// Callers waiting for the connection now (async and blocking).
+    public var waitingCount: Int { gate.waiting }
 
     /// Runs `body` with exclusive access to the connection, outside any transaction.
     ///
@@ -69,10 +83,12 @@ public final class DatabaseQueue: @unchecked Sendable {
         if isRunningOnItsQueue {
             throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
-        return try dispatchQueue.sync { try runOnQueue("inDatabase", body) }
+        try gate.acquire()
+        defer { gate.release() }
+        return try runOnQueue("inDatabase", body)
     }
 
-    /// Runs `body` with the connection; call it on the queue only. A
+    /// Runs `body` with the connection; call it holding the permit only. A
     /// transaction the body left open would block the queue (and other
     /// connections) for good: it is rolled back, and reported.
     private func runOnQueue<T>(_ caller: String, _ body: (Connection) throws -> T) throws -> T {
@@ -116,9 +132,9 @@ public final class DatabaseQueue: @unchecked Sendable {
         try inDatabase { db in try db.inTransaction(kind, body) }
     }
 
-    /// Closes the connection once the work in progress is done. Every later
-    /// use throws ``StrongroomError/Code/misuse``. Releasing the queue closes
-    /// it too.
+    /// Closes the connection once the access in progress is done. Callers
+    /// waiting, and every later use, get ``StrongroomError/Code/closed``.
+    /// Releasing the queue closes it too.
     ///
     /// - Throws: ``StrongroomError/Code/misuse`` when called from inside one
     ///   of the queue's own closures (it would wait for itself).
@@ -126,10 +142,24 @@ public final class DatabaseQueue: @unchecked Sendable {
         if isRunningOnItsQueue {
             throw StrongroomError(.misuse, "DatabaseQueue.close was called from inside one of the queue's own closures; close it after the closure returns.", path: path)
         }
-        dispatchQueue.sync {
-            keysToTry = []
-            connection.close(because: "its DatabaseQueue was closed.")
-        }
+        gate.close(StrongroomError(.closed, "The DatabaseQueue of \(path) is closed; open a new one.", path: path))
+        // Every permit is back, none will be handed out: the queue's state
+        // is this thread's now.
+        keysToTry = []
+        connection.close(because: "its DatabaseQueue was closed.")
+        thread.stop()
+    }
+
+    /// Asynchronous ``close()``: waits for the access in progress without
+    /// holding a thread of the cooperative pool; refuses the callers
+    /// waiting and every later one with ``StrongroomError/Code/closed``.
+    ///
+    /// ```swift
+    /// try await queue.asyncClose()
+    /// ```
+    public func asyncClose() async throws {
+        if isRunningOnItsQueue { try close() }
+        try await onThreadOfItsOwn("strongroom-c") { try self.close() }
     }
 
     /// Runs `body` in a DEFERRED transaction with writes forbidden
@@ -138,33 +168,51 @@ public final class DatabaseQueue: @unchecked Sendable {
         try inDatabase { db in try Self.readOnlyTransaction(db, body) }
     }
 
-    /// Asynchronous ``write(_:)``: waits for the queue without blocking a thread
-    /// of the cooperative pool.
+    /// Asynchronous ``write(_:)``: waits for the connection as a suspended
+    /// task, and runs `body` on the queue's own thread. Cancelling the task
+    /// interrupts `body`'s SQL and rolls the transaction back (the call then
+    /// throws `CancellationError`); a cancellation that comes once `body`
+    /// has returned changes nothing.
     ///
     /// ```swift
     /// try await queue.asyncWrite { db in try db.execute(sql: "DELETE FROM note") }
     /// ```
     public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue("write") { db in try db.inTransaction(.immediate, body) }
+        try await onQueue("write") { db, access in
+            try db.inTransaction(.immediate) { db in
+                let result = try body(db)
+                try access.end(db)
+                return result
+            }
+        }
     }
 
-    /// Asynchronous ``read(_:)``.
+    /// Asynchronous ``read(_:)``: see ``asyncWrite(_:)``.
     ///
     /// ```swift
     /// let count = try await queue.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note") }
     /// ```
     public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue("read") { db in try Self.readOnlyTransaction(db, body) }
+        try await onQueue("read") { db, _ in try Self.readOnlyTransaction(db, body) }
     }
 
-    /// Asynchronous ``inDatabase(_:)``: `body` runs on the queue, outside
-    /// any transaction, while the caller waits without blocking a thread of
-    /// the cooperative pool.
+    /// Asynchronous ``inDatabase(_:)``: `body` runs on the queue's own
+    /// thread, outside any transaction, while the caller waits as a
+    /// suspended task. Cancelling the task interrupts `body`'s SQL.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue("withConnection", body)
+        try await onQueue("withConnection") { db, _ in try body(db) }
     }
 
-    private static func readOnlyTransaction<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
+    /// Asynchronous ``inDatabase(_:)``, named as ``DatabasePool/asyncWriteWithoutTransaction(_:)``.
+    ///
+    /// ```swift
+    /// try await queue.asyncWriteWithoutTransaction { db in try db.execute(sql: "VACUUM") }
+    /// ```
+    public func asyncWriteWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withConnection(body)
+    }
+
+    static func readOnlyTransaction<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
         try db.execute(sql: "PRAGMA query_only = 1")
         defer { try? db.execute(sql: "PRAGMA query_only = 0") }
         do {
@@ -174,12 +222,40 @@ public final class DatabaseQueue: @unchecked Sendable {
         }
     }
 
-    private func onQueue<T: Sendable>(_ caller: String, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            dispatchQueue.async {
-                continuation.resume(with: Result { try self.runOnQueue(caller, body) })
-            }
+    /// An async access: waits for the permit as a suspended task, then runs
+    /// `body` on the queue's thread, with the task's cancellation turned
+    /// into an interrupt of `body`'s SQL.
+    private func onQueue<T: Sendable>(_ caller: String, cancellable: Bool = true, _ body: @escaping @Sendable (Connection, CancellableAccess) throws -> T) async throws -> T {
+        if isRunningOnItsQueue {
+            throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
+        try await gate.acquire()
+        let access = CancellableAccess()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                thread.submit {
+                    let result = Result {
+                        try self.runOnQueue(caller) { db in
+                            cancellable ? try access.run(db) { db in try body(db, access) } : try body(db, access)
+                        }
+                    }
+                    self.gate.release()
+                    continuation.resume(with: result)
+                }
+            }
+        } onCancel: {
+            access.cancel()
+        }
+    }
+
+    /// Asynchronous ``rekey(to:)``: runs on the queue's own thread. Once
+    /// begun, a rekey runs to its end whatever happens to its task.
+    ///
+    /// ```swift
+    /// try await queue.asyncRekey(to: .generate())
+    /// ```
+    public func asyncRekey(to newKey: DatabaseKey) async throws {
+        _ = try await onQueue("rekey", cancellable: false) { _, _ in _ = try self.rekeyOnQueue(to: newKey) }
     }
 
     /// Changes the key of the database. See ``Connection/rekey(to:)``.

@@ -150,6 +150,27 @@ public struct Configuration: Sendable {
     /// The most readers a ``DatabasePool`` opens at once. Default 4.
     public var maximumReaderCount = 4
 
+    /// The most callers that may wait for a connection of a
+    /// ``DatabaseQueue``, or for a reader (or the writer) of a
+    /// ``DatabasePool``; one more is refused at once with
+    /// ``StrongroomError/Code/connectionUnavailable``, so that a service
+    /// answers 503 instead of queueing without limit. Default `nil`:
+    /// unbounded.
+    ///
+    /// ```swift
+    /// var configuration = Configuration(key: key)
+    /// configuration.maximumWaiters = 256
+    /// configuration.maximumWait = .seconds(2)
+    /// ```
+    public var maximumWaiters: Int?
+
+    /// The longest a caller waits for a connection before it is refused
+    /// with ``StrongroomError/Code/connectionUnavailable`` (nothing run).
+    /// Counts the wait for a connection only, not the time the access then
+    /// takes, nor SQLite's ``busyTimeout`` for another process's lock.
+    /// Default `nil`: unbounded.
+    public var maximumWait: Duration?
+
     /// How values read convert to Swift types: ``ValueConversion/strict``
     /// (the default) or ``ValueConversion/lossless``.
     public var valueConversion: ValueConversion = .strict

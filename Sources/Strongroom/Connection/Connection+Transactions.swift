@@ -1,3 +1,5 @@
+internal import CSQLCipher
+
 /// Transactions and savepoints.
 extension Connection {
     /// How a transaction takes its locks (`BEGIN DEFERRED | IMMEDIATE | EXCLUSIVE`).
@@ -116,3 +118,27 @@ extension Connection {
 
 /// Thrown inside to reach the rollback path; never escapes.
 private struct RollbackRequested: Error {}
+
+extension Connection {
+    /// Stops the statement running on this connection, from any thread
+    /// (`sqlite3_interrupt`). The queue or pool that holds the connection
+    /// calls it only while the access it interrupts is running (see
+    /// `CancellableAccess`).
+    package func interrupt() {
+        sqlite3_interrupt(handle)
+    }
+
+    /// Makes sure an interrupt that arrived after the last statement ended
+    /// stops no later statement: resets every statement still stepping,
+    /// then runs one statement, whose first step clears SQLite's flag
+    /// (SQLite clears it when a statement starts while none is active).
+    package func clearInterrupt() {
+        guard !isClosed else { return }
+        var statement = sqlite3_next_stmt(handle, nil)
+        while let current = statement {
+            if sqlite3_stmt_busy(current) != 0 { sqlite3_reset(current) }
+            statement = sqlite3_next_stmt(handle, current)
+        }
+        for _ in 0..<2 where sqlite3_exec(handle, "SELECT 1", nil, nil, nil) != SQLITE_INTERRUPT { break }
+    }
+}

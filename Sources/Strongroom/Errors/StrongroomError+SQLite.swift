@@ -51,6 +51,9 @@ extension StrongroomError {
                 code = .permissionDenied
             case SQLITE_CANTOPEN:
                 code = .cannotCreate
+            case SQLITE_INTERRUPT:
+                code = .interrupted
+                message += ": the statement was interrupted (sqlite3_interrupt); what it began was rolled back"
             case SQLITE_MISUSE, SQLITE_RANGE:
                 code = .misuse
             default:

@@ -122,6 +122,19 @@ public struct StrongroomError: Error, Sendable, Hashable {
         /// database recorded a check value for. Nothing was opened or
         /// written; the message names the key id: use the right keyring.
         case wrongFieldKeyring = "wrong_field_keyring"
+        /// A caller found no connection free within the bounds on waiting
+        /// (``Configuration/maximumWaiters``, ``Configuration/maximumWait``):
+        /// nothing was run. The message names the bound; a service answers
+        /// 503 with Retry-After, or raises the bound.
+        case connectionUnavailable = "connection_unavailable"
+        /// The ``DatabaseQueue`` or ``DatabasePool`` was closed
+        /// (``DatabasePool/close()``, ``DatabasePool/asyncClose()``): nothing
+        /// was run. Open a new one.
+        case closed = "closed"
+        /// A statement was stopped by `sqlite3_interrupt` (an async access
+        /// whose task was cancelled reports `CancellationError` instead);
+        /// its transaction was rolled back.
+        case interrupted = "interrupted"
         /// Any other SQLite error; ``StrongroomError/sqliteCode`` tells which.
         case sqlite = "sqlite"
 

@@ -55,6 +55,45 @@ public enum DatabaseBackup {
     ///   check out (it is then removed).
     public static func copy(from source: String, configuration: Configuration, to destination: String, newKey: DatabaseKey? = nil,
                             pagesPerStep: Int = 1024, progress: (@Sendable (Progress) -> Void)? = nil) throws(StrongroomError) -> Report {
+        try copy(from: source, configuration: configuration, to: destination, newKey: newKey, pagesPerStep: pagesPerStep, progress: progress, shouldStop: nil)
+    }
+
+    /// Asynchronous ``copy(from:configuration:to:newKey:pagesPerStep:progress:)``:
+    /// the copy runs on a thread of its own, not on the cooperative thread
+    /// pool, and `progress` is called there. Cancelling the task stops the
+    /// copy between two steps, removes the partial copy and throws
+    /// `CancellationError`; the source is untouched.
+    ///
+    /// ```swift
+    /// let report = try await DatabaseBackup.asyncCopy(from: "app.db", configuration: Configuration(key: key), to: "app-backup.db")
+    /// ```
+    public static func asyncCopy(from source: String, configuration: Configuration, to destination: String, newKey: DatabaseKey? = nil,
+                                 pagesPerStep: Int = 1024, progress: (@Sendable (Progress) -> Void)? = nil) async throws -> Report {
+        let stop = StopRequest()
+        return try await withTaskCancellationHandler {
+            do {
+                return try await onThreadOfItsOwn("strongroom-b") {
+                    try copy(from: source, configuration: configuration, to: destination, newKey: newKey, pagesPerStep: pagesPerStep, progress: progress, shouldStop: { stop.isRequested })
+                }
+            } catch let error as StrongroomError where error.code == .interrupted && stop.isRequested {
+                throw CancellationError()
+            }
+        } onCancel: {
+            stop.request()
+        }
+    }
+
+    /// A request to stop, made from any thread.
+    private final class StopRequest: @unchecked Sendable {
+        // Sendable: `requested` is guarded by `lock`.
+        private let lock = NSLock()
+        private var requested = false
+        func request() { lock.lock(); requested = true; lock.unlock() }
+        var isRequested: Bool { lock.lock(); defer { lock.unlock() }; return requested }
+    }
+
+    private static func copy(from source: String, configuration: Configuration, to destination: String, newKey: DatabaseKey?,
+                             pagesPerStep: Int, progress: (@Sendable (Progress) -> Void)?, shouldStop: (@Sendable () -> Bool)?) throws(StrongroomError) -> Report {
         var status = stat()
         if lstat(destination, &status) == 0 {
             throw StrongroomError(.outputExists, "\(destination) already exists; a backup never replaces a file. Choose a new path.", path: destination)
@@ -84,7 +123,7 @@ public enum DatabaseBackup {
                 expected = try sourceConnection.tableRowCounts()
                 let copy = try Connection(path: temporary, configuration: copyConfiguration)
                 defer { copy.close() }
-                pages = try runBackup(from: sourceConnection, to: copy, pagesPerStep: max(1, pagesPerStep), progress: progress, destination: destination)
+                pages = try runBackup(from: sourceConnection, to: copy, pagesPerStep: max(1, pagesPerStep), progress: progress, shouldStop: shouldStop, destination: destination)
                 try sourceConnection.execute(sql: "COMMIT")
             } catch {
                 sourceConnection.rollbackQuietly()
@@ -119,7 +158,7 @@ public enum DatabaseBackup {
     /// Copies every page with `sqlite3_backup_step`, inside the source's
     /// open read transaction (so the snapshot cannot change under it).
     private static func runBackup(from source: Connection, to copy: Connection, pagesPerStep: Int,
-                                  progress: (@Sendable (Progress) -> Void)?, destination: String) throws(StrongroomError) -> Int {
+                                  progress: (@Sendable (Progress) -> Void)?, shouldStop: (@Sendable () -> Bool)?, destination: String) throws(StrongroomError) -> Int {
         guard let backup = sqlite3_backup_init(copy.handle, "main", source.handle, "main") else {
             throw copy.lastError(sqlite3_errcode(copy.handle), sql: nil)
         }
@@ -127,6 +166,9 @@ public enum DatabaseBackup {
         defer { if !finished { sqlite3_backup_finish(backup) } }
         let deadline = ContinuousClock.now + source.configuration.busyTimeout
         while true {
+            if shouldStop?() == true {
+                throw StrongroomError(.interrupted, "The backup was stopped before its end; the partial copy was removed.", path: destination)
+            }
             let status = sqlite3_backup_step(backup, Int32(pagesPerStep))
             let total = Int(sqlite3_backup_pagecount(backup)), remaining = Int(sqlite3_backup_remaining(backup))
             switch status {

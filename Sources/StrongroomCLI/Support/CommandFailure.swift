@@ -18,7 +18,7 @@ enum CommandFailure {
             return 66 // EX_NOINPUT
         case .outputExists, .cannotCreate:
             return 73 // EX_CANTCREAT
-        case .busy:
+        case .busy, .connectionUnavailable, .interrupted:
             return 75 // EX_TEMPFAIL
         case .keyCommandFailed:
             return 69 // EX_UNAVAILABLE: the program that holds the key did not give it
@@ -26,7 +26,7 @@ enum CommandFailure {
             return 74 // EX_IOERR (for rekey: the rewrite failed; the old key still opens the file)
         case .keyFilePermissions, .permissionDenied, .readOnly:
             return 77 // EX_NOPERM
-        case .misuse, .alreadyCurrent:
+        case .misuse, .alreadyCurrent, .closed:
             return 64 // EX_USAGE (for upgrade: the file needs none)
         case .sqlcipherUnavailable, .sqlite:
             return 70 // EX_SOFTWARE

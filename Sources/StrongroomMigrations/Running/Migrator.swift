@@ -274,18 +274,14 @@ public struct Migrator: Sendable {
     }
 
     /// ``migrate(_:to:progress:)-(DatabasePool,_,_)`` through a pool, from async code: runs
-    /// off the cooperative thread pool while reads go on.
+    /// on the writer's own thread, off the cooperative thread pool, while reads go on.
     ///
     /// ```swift
     /// let report = try await migrator.asyncMigrate(pool)
     /// ```
     @discardableResult
     public func asyncMigrate(_ pool: DatabasePool, to target: Int? = nil) async throws -> MigrationReport {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try self.migrate(pool, to: target) })
-            }
-        }
+        try await pool.asyncWriteWithoutTransaction { db in try self.migrate(db, to: target) }
     }
 
     /// Drops every table, view, index and trigger (the history too), with

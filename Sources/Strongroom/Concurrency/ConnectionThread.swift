@@ -1,0 +1,117 @@
+internal import CSQLCipher
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+
+/// The thread one connection's async accesses run on.
+///
+/// An async read or write runs its SQL here, never on the cooperative
+/// thread pool (on Linux, dispatch's global queues), so a long query blocks
+/// no other task of the process. The thread starts at the first async
+/// access and waits on a condition between jobs; a sync access runs on its
+/// caller's thread and never starts it.
+final class ConnectionThread: @unchecked Sendable {
+    // Sendable: `jobs`, `head`, `stopping`, `thread` and `threadID` are
+    // guarded by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    private var stopping = false
+    private var thread: JoinableThread?
+    #if canImport(Darwin)
+    private var threadID: pthread_t?
+    #else
+    private var threadID = pthread_t()
+    private var hasThreadID = false
+    #endif
+    /// The system's name of the thread (at most 15 bytes on Linux).
+    private let name: String
+
+    init(name: String) {
+        self.name = String(name.utf8.prefix(15)) ?? "strongroom"
+    }
+
+    /// Runs `job` on the thread, after the jobs given before it. When the
+    /// system makes no thread (`pthread_create` failed) or the thread was
+    /// stopped, `job` runs on the caller's thread instead: slower for the
+    /// process, but no caller is left waiting.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        if thread == nil && !stopping {
+            thread = JoinableThread { [self] in loop() }
+        }
+        guard thread != nil && !stopping else {
+            condition.unlock()
+            job()
+            return
+        }
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func loop() {
+        name.withCString { strongroom_set_thread_name($0) }
+        condition.lock()
+        #if canImport(Darwin)
+        threadID = pthread_self()
+        #else
+        threadID = pthread_self()
+        hasThreadID = true
+        #endif
+        while true {
+            while head == jobs.count && !stopping { condition.wait() }
+            if head == jobs.count { break }
+            let job = jobs[head]
+            head += 1
+            if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+            condition.unlock()
+            job()
+            condition.lock()
+        }
+        condition.unlock()
+    }
+
+    /// True on the thread itself.
+    private var isCurrent: Bool {
+        #if canImport(Darwin)
+        guard let threadID else { return false }
+        return pthread_equal(threadID, pthread_self()) != 0
+        #else
+        return hasThreadID && pthread_equal(threadID, pthread_self()) != 0
+        #endif
+    }
+
+    /// Ends the thread once the jobs given are done, and waits until it
+    /// has ended; from the thread itself (its owner released inside a
+    /// job), lets it end by itself instead.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        let running = thread
+        thread = nil
+        let current = isCurrent
+        condition.unlock()
+        guard let running, !current else { return }
+        running.join()
+    }
+
+    deinit { stop() }
+}
+
+/// Runs a blocking `body` on a thread of its own and waits for it without
+/// holding a thread of the cooperative pool: for the rare long calls
+/// (close, rekey, backup) that take no connection of a queue or pool.
+func onThreadOfItsOwn<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    let thread = ConnectionThread(name: name)
+    defer { thread.stop() }
+    return try await withCheckedThrowingContinuation { continuation in
+        thread.submit { continuation.resume(with: Result { try body() }) }
+    }
+}

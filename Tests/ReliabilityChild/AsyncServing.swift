@@ -1,0 +1,121 @@
+import Foundation
+import Strongroom
+
+// reliability-child async-serving pool|queue DB KEY
+//   issue 37, item 1, in a process of its own so that no other test's
+//   threads or load count: 8 async reads of 0.3 s while an unrelated task
+//   sleeps 20 times 10 ms, then 10,000 concurrent async reads while a
+//   sampler reads the process's thread count from /proc/self/status.
+//   Prints one JSON line of counts and times.
+extension ReliabilityChild {
+    static func asyncServing(kind: String, database: String, keyFile: String) async throws {
+        let key = try DatabaseKey.load(keyFile: keyFile)
+        var configuration = Configuration(key: key)
+        configuration.maximumReaderCount = 4
+        let read: @Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int
+        let readers: Int
+        switch kind {
+        case "pool":
+            let pool = try DatabasePool(path: database, configuration: configuration)
+            try pool.write { db in try db.execute(sql: "CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)") }
+            read = { body in try await pool.asyncRead(body) }
+            readers = 4
+        default:
+            let queue = try DatabaseQueue(path: database, configuration: configuration)
+            try queue.write { db in try db.execute(sql: "CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)") }
+            read = { body in try await queue.asyncRead(body) }
+            readers = 0
+        }
+        let baselineThreads = threadCount()
+
+        // 8 reads of 0.3 s, and an unrelated task's 20 sleeps of 10 ms.
+        let running = Concurrency()
+        let start = DispatchTime.now().uptimeNanoseconds
+        async let sleeper: UInt64 = {
+            for _ in 0..<20 { try? await Task.sleep(nanoseconds: 10_000_000) }
+            return DispatchTime.now().uptimeNanoseconds
+        }()
+        let readsDone: UInt64 = try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    _ = try await read { db in
+                        running.enter(thread: currentThreadName())
+                        defer { running.leave() }
+                        usleep(300_000)
+                        return try db.fetchOne(Int.self, sql: "SELECT x FROM t") ?? 0
+                    }
+                }
+            }
+            try await group.waitForAll()
+            return DispatchTime.now().uptimeNanoseconds
+        }
+        let sleeperDone = await sleeper
+        let readSeconds = Double(readsDone - start) / 1e9
+        let sleeperSeconds = Double(sleeperDone - start) / 1e9
+
+        // 10,000 concurrent reads, and the most threads seen meanwhile.
+        let sampling = Flag()
+        let maximum = Maximum()
+        let sampler = started {
+            while !sampling.isSet {
+                maximum.record(threadCount())
+                usleep(2_000)
+            }
+        }
+        let completed = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<10_000 {
+                group.addTask { try await read { db in try db.fetchOne(Int.self, sql: "SELECT x FROM t") ?? 0 } }
+            }
+            var sum = 0
+            for try await one in group { sum += one }
+            return sum
+        }
+        sampling.set()
+        sampler.join()
+        let figures: [String: Any] = [
+            "readers": readers,
+            "baseline_threads": baselineThreads,
+            "max_concurrent": running.maximum,
+            "body_threads": running.threadNames.sorted(),
+            "reads_seconds": readSeconds,
+            "sleeper_seconds": sleeperSeconds,
+            "sleeper_before_reads": sleeperDone < readsDone,
+            "completed": completed,
+            "max_threads": maximum.value,
+        ]
+        FileHandle.standardOutput.write(try JSONSerialization.data(withJSONObject: figures) + Data("\n".utf8))
+    }
+
+    /// The process's thread count, from `/proc/self/status`.
+    static func threadCount() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }) else { return -1 }
+        return Int(line.split(separator: "\t", omittingEmptySubsequences: true).last?.trimmingCharacters(in: .whitespaces) ?? "") ?? -1
+    }
+}
+
+/// The name the system gives the calling thread (`/proc/thread-self/comm`).
+func currentThreadName() -> String {
+    let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+    return name.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// How many bodies run at once, the most seen, and the threads they ran on.
+final class Concurrency: @unchecked Sendable {
+    // Sendable: every field is guarded by `lock`.
+    private let lock = NSLock()
+    private var now = 0, most = 0, names: Set<String> = []
+    func enter(thread: String) { lock.withLock { now += 1; most = max(most, now); names.insert(thread) } }
+    func leave() { lock.withLock { now -= 1 } }
+    var maximum: Int { lock.withLock { most } }
+    var threadNames: Set<String> { lock.withLock { names } }
+}
+
+/// The largest value recorded, from any thread.
+final class Maximum: @unchecked Sendable {
+    // Sendable: `largest` is guarded by `lock`.
+    private let lock = NSLock()
+    private var largest = 0
+    func record(_ value: Int) { lock.withLock { largest = max(largest, value) } }
+    var value: Int { lock.withLock { largest } }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+/// Issue 37, item 1: SQLite work never runs where async tasks run, and a
+/// caller waiting for a connection parks no thread. Each run is a child
+/// process (`reliability-child async-serving`), so that its thread count and
+/// its timings are its own, not those of the tests running beside it.
+@Suite("Serving: async reads off the cooperative pool")
+struct AsyncServingTests {
+    let dir = TemporaryDirectory()
+
+    func serve(_ kind: String) throws -> [String: Any] {
+        try KeyFile.write(.generate(), to: dir.file("db.key"))
+        let run = try ProcessRunner.run(Fixtures.reliabilityChild, ["async-serving", kind, "\(kind).db", "db.key"], currentDirectory: dir.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout) \(run.stderr)")
+    }
+
+    /// 8 reads of 0.3 s on a 4-reader pool run 4 at a time, on the pool's
+    /// own threads; an unrelated task's 20 sleeps of 10 ms end within
+    /// 0.3 s, before the reads; 10,000 concurrent reads all complete with at
+    /// most readers + writer + 8 threads in the process.
+    @Test(.timeLimit(.minutes(2))) func poolReadsRunOnThreadsOfTheirOwn() throws {
+        let figures = try serve("pool")
+        #expect(figures["max_concurrent"] as? Int == 4, "\(figures)")
+        let names = figures["body_threads"] as? [String] ?? []
+        #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("strongroom") }, "bodies ran on \(names)")
+        #expect((figures["sleeper_seconds"] as? Double ?? 9) <= 0.3, "\(figures)")
+        #expect(figures["sleeper_before_reads"] as? Bool == true, "\(figures)")
+        #expect((figures["reads_seconds"] as? Double ?? 9) < 1.0, "4 at a time: about 0.6 s; \(figures)")
+        #expect(figures["completed"] as? Int == 10_000, "\(figures)")
+        let threads = figures["max_threads"] as? Int ?? 999
+        #expect(threads > 0 && threads <= 4 + 1 + 8, "\(figures)")
+    }
+
+    /// The same for a queue: one connection, so reads run one at a time,
+    /// on the queue's thread, and nothing else waits for them.
+    @Test(.timeLimit(.minutes(2))) func queueReadsRunOnAThreadOfItsOwn() throws {
+        let figures = try serve("queue")
+        #expect(figures["max_concurrent"] as? Int == 1, "\(figures)")
+        let names = figures["body_threads"] as? [String] ?? []
+        #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("strongroom") }, "bodies ran on \(names)")
+        #expect((figures["sleeper_seconds"] as? Double ?? 9) <= 0.3, "\(figures)")
+        #expect(figures["sleeper_before_reads"] as? Bool == true, "\(figures)")
+        #expect(figures["completed"] as? Int == 10_000, "\(figures)")
+        let threads = figures["max_threads"] as? Int ?? 999
+        #expect(threads > 0 && threads <= 1 + 8, "\(figures)")
+    }
+}
