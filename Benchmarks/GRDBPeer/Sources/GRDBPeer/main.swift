@@ -14,6 +14,8 @@ import GRDB
 // created; PATH must not exist), decode-statement, decode-codable,
 // decode-record, lookups (PATH holds ROWS rows); c-decode and c-lookups
 // are the harness's C loops on this same system SQLite (CPlaintextLoops).
+// async-pool PATH ROWS MILLISECONDS TASKS: TASKS tasks on a DatabasePool
+// for MILLISECONDS, nine reads to one write (AsyncPool.swift), its own JSON line.
 
 /// The columns of a row of `person`, for the checksum of a decode.
 protocol PersonColumns {
@@ -83,6 +85,25 @@ guard arguments.count >= 4, let rows = Int(arguments[3]) else {
 }
 let workload = arguments[1], path = arguments[2]
 let lookups = arguments.count > 4 ? Int(arguments[4]) ?? 0 : 0
+#if DEBUG
+let isDebugBuild = true
+#else
+let isDebugBuild = false
+#endif
+
+if workload == "async-pool" {
+    guard arguments.count > 5, let milliseconds = Int(arguments[4]), let tasks = Int(arguments[5]), milliseconds > 0, tasks > 0 else {
+        FileHandle.standardError.write(Data("usage: grdb-peer async-pool PATH ROWS MILLISECONDS TASKS\n".utf8))
+        exit(2)
+    }
+    do {
+        print(try AsyncPoolWorkload.run(path: path, rows: rows, milliseconds: milliseconds, tasks: tasks, debug: isDebugBuild))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("grdb-peer: \(error)\n".utf8))
+        exit(1)
+    }
+}
 
 // The harness's settings for its own connections.
 var configuration = Configuration()
@@ -175,11 +196,7 @@ do {
         FileHandle.standardError.write(Data("grdb-peer: unknown workload \(workload)\n".utf8))
         exit(2)
     }
-    #if DEBUG
-    let debug = true
-    #else
-    let debug = false
-    #endif
+    let debug = isDebugBuild
     let sqlite = try queue.read { try String.fetchOne($0, sql: "SELECT sqlite_version()") } ?? "?"
     print("{\"seconds\": \(elapsed), \"checksum\": \(checksum), \"rows\": \(counted), \"debug\": \(debug), \"sqlite\": \"\(sqlite)\"}")
 } catch {
