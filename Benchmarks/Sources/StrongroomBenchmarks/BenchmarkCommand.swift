@@ -130,7 +130,11 @@ struct BenchmarkCommand: ParsableCommand {
         let oneSize = quick ? 1000 : 1_000_000
         if groups.contains("encryption") { try context.encryptionCost(&runner, rows: oneSize) }
         if groups.contains("open") { try context.openCost(&runner) }
-        if groups.contains("pool") { try context.poolLoad(&runner, seconds: quick ? 1 : 5) }
+        if groups.contains("pool") {
+            try context.poolLoad(&runner, seconds: quick ? 1 : 5)
+            // Three contenders, one warm-up and `rounds` runs each.
+            try context.asyncPoolLoad(&runner, seconds: quick ? 0.1 : 2, rounds: quick ? 1 : 3)
+        }
         if groups.contains("fields") { try context.fields(&runner, rounds: quick ? 1 : 3) }
         if groups.contains("migrations") { try context.migrations(&runner, rows: oneSize, fleet: quick ? 10 : 1000, rounds: quick ? 1 : 3) }
         if groups.contains("conversion") { try context.conversion(&runner, rows: quick ? 2000 : 2_000_000, rounds: quick ? 1 : 3) }

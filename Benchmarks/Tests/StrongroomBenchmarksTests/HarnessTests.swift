@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Testing
+import Strongroom
 @testable import StrongroomBenchmarks
 
 /// A workload with C and one of ours, whose samples are given round by round.
@@ -282,5 +283,101 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         let there = here
         here.engines = EngineComparison(here: here, there: there)
         #expect(try #require(here.engines?.rows).map(\.contender) == ["C", "Strongroom record"])
+    }
+}
+
+/// Issue 37, item 8: the async pool against GRDB's, its latencies beside
+/// its throughput, and the targets on both.
+@Suite struct AsyncPoolTests {
+    private func samples(_ x: Double) -> Samples { var s = Samples(); s.add(x); s.add(x); return s }
+
+    /// Ours async, ours sync on threads, GRDB async: ops/s and latencies (µs).
+    private func asyncPool(ours: Double, oursP99: Double, grdb: Double = 1000, grdbP99: Double = 20_000) -> WorkloadResult {
+        var w = WorkloadResult(name: AsyncPoolLoad.name, group: "pool", size: AsyncPoolLoad.tasks, unit: "ops/s", lowerIsBetter: false, contenders: [
+            ContenderResult(name: AsyncPoolLoad.async, role: .ours, samples: samples(ours)),
+            ContenderResult(name: AsyncPoolLoad.sync, role: .ours, samples: samples(900)),
+            ContenderResult(name: AsyncPoolLoad.grdb, role: .peer, samples: samples(grdb)),
+        ], targets: [.ratio(AsyncPoolLoad.async, to: AsyncPoolLoad.grdb, atLeast: 1), .p99(AsyncPoolLoad.async, to: AsyncPoolLoad.grdb, atMost: 1)])
+        w.latencies = [
+            AsyncPoolLoad.async: Latencies(p50: 500, p99: oursP99, readP50: 400, readP99: oursP99, writeP50: 900, writeP99: 1500),
+            AsyncPoolLoad.sync: Latencies(p50: 60, p99: 4000),
+            AsyncPoolLoad.grdb: Latencies(p50: 800, p99: grdbP99, readP50: 700, readP99: grdbP99, writeP50: 1000, writeP99: 3000),
+        ]
+        w.evaluateTargets()
+        return w
+    }
+
+    @Test func throughputAndP99AreBothComparedWithGRDBs() throws {
+        let met = asyncPool(ours: 1200, oursP99: 15_000)
+        #expect(met.targets.allSatisfy { $0.met }, "\(met.targets)")
+        #expect(met.formattedAchievement(met.targets[0]) == "1.20x" && met.formattedAchievement(met.targets[1]) == "0.75x")
+        #expect(met.summary(of: met.targets[0]) == "Strongroom async ≥ 1.00x of GRDB async, in ops/s")
+        // Faster, but a longer tail: the p99 target is missed, not the other.
+        let tail = asyncPool(ours: 1200, oursP99: 25_000)
+        #expect(tail.targets.map(\.met) == [true, false])
+        // A higher throughput is better: fewer ops/s than GRDB misses.
+        let slower = asyncPool(ours: 800, oursP99: 15_000)
+        #expect(slower.targets.map(\.met) == [false, true])
+        // No latencies (a broken run): missed, never met.
+        var none = asyncPool(ours: 1200, oursP99: 15_000)
+        none.latencies = nil
+        none.evaluateTargets()
+        #expect(!none.targets[1].met && none.targets[1].achieved.isNaN)
+    }
+
+    @Test func theTableShowsTheLatenciesBesideTheThroughput() throws {
+        let table = MarkdownReport.table(of: asyncPool(ours: 1200, oursP99: 15_000)).joined(separator: "\n")
+        #expect(table.contains("| vs GRDB | p50 | p99 | p99 vs GRDB | reads p50, p99 | writes p50, p99 |"), "\(table)")
+        #expect(table.contains("| Strongroom async | 1200 ops/s | 1200 ops/s | 1200 ops/s | 1.20x | 500.0 µs | 15.00 ms | 0.75x | 400.0 µs, 15.00 ms | 900.0 µs, 1.50 ms |"), "\(table)")
+        #expect(table.contains("| GRDB async | 1000 ops/s | 1000 ops/s | 1000 ops/s | | 800.0 µs | 20.00 ms | | 700.0 µs, 20.00 ms | 1.00 ms, 3.00 ms |"), "\(table)")
+        // The sync variant has no reads and writes apart here: shown as missing, not as zero.
+        #expect(table.contains("| 60.0 µs | 4.00 ms | 0.20x | –, – | –, – |"), "\(table)")
+        // A workload without latencies keeps its table as it was.
+        #expect(!MarkdownReport.table(of: workload(c: [1, 1], ours: [1, 1])).joined().contains("p99"))
+        let svg = SVGReport(report: report([asyncPool(ours: 1200, oursP99: 15_000)])).text
+        #expect(svg.contains("1.20x GRDB  p99 15.00 ms (0.75x GRDB)"), "\(svg)")
+    }
+
+    @Test func theLatenciesSurviveTheReportAndReachTheReadmeAndTheEngines() throws {
+        var here = report([asyncPool(ours: 1200, oursP99: 15_000), workload(c: [1, 1], ours: [1, 1])])
+        let encoded = try JSONEncoder().encode(here)
+        let decoded = try JSONDecoder().decode(Report.self, from: encoded)
+        #expect(decoded.workloads[0].latencies == here.workloads[0].latencies)
+        #expect(decoded.workloads[1].latencies == nil)
+        // The README shows the async pool (its group aside) with its latencies.
+        let section = ReadmeSection(report: here, resultsLink: "Benchmarks/results").text
+        #expect(section.contains("### \(AsyncPoolLoad.name), 1k") && section.contains("| p99 vs GRDB |"), "\(section)")
+        // Both engines: the throughput and the p99 of ours, GRDB left out.
+        var there = report([asyncPool(ours: 1100, oursP99: 18_000)])
+        there.environment.sqlcipher = "4.6.1 community"
+        here.engines = EngineComparison(here: here, there: there)
+        let rows = try #require(here.engines?.rows)
+        #expect(rows.map(\.contender) == [AsyncPoolLoad.async, AsyncPoolLoad.sync])
+        #expect(rows[0].p99Here == 15_000 && rows[0].p99There == 18_000)
+        let text = MarkdownReport(report: here).text
+        #expect(text.contains("| \(AsyncPoolLoad.name), 1k | Strongroom async | 15.00 ms | 18.00 ms |"), "\(text)")
+    }
+
+    @Test func theMediansOfTheRoundsPercentiles() throws {
+        let l = try #require(Latencies(medianOf: [Latencies(p50: 1, p99: 10, readP50: 1), Latencies(p50: 3, p99: 30), Latencies(p50: 2, p99: 50)]))
+        #expect(l.p50 == 2 && l.p99 == 30 && l.readP50 == 1 && l.writeP50 == nil)
+        #expect(Latencies(medianOf: []) == nil)
+    }
+
+    /// The workload itself, small: every client's operations done, none lost.
+    @Test func theClientsReadAndWriteNineToOneAndLoseNothing() throws {
+        let directory = NSTemporaryDirectory() + "async-pool-test-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let key = try DatabaseKey.raw((0..<32).map { UInt8($0) })
+        let data = SampleData(poolSize: 1000)
+        for run in [try AsyncPoolLoad.runAsync(directory: directory, key: key, data: data, seconds: 0.2, tasks: 100),
+                    try AsyncPoolLoad.runThreads(directory: directory, key: key, data: data, seconds: 0.2, threads: 8)] {
+            #expect(run.errors == 0 && run.lostWrites == 0 && run.missingRows == 0, "\(run)")
+            #expect(run.reads > 0 && run.writes > 0 && run.throughput > 0, "\(run)")
+            #expect(run.p50 <= run.p99 && run.readP50 <= run.readP99 && run.writeP50 <= run.writeP99, "\(run)")
+            let ratio = Double(run.reads) / Double(run.writes)
+            #expect(ratio > 6 && ratio < 12, "reads per write: \(ratio)")
+        }
     }
 }

@@ -73,6 +73,12 @@ struct Target: Codable, Sendable {
         case overheadBelow
         /// The same in instructions per unit.
         case instructionOverheadBelow
+        /// `contender / against` (medians) at least `limit`: for a measure
+        /// where higher is better (a throughput).
+        case ratioAtLeast
+        /// `contender`'s p99 latency over `against`'s at most `limit` (the
+        /// workload's `latencies`).
+        case p99RatioAtMost
     }
     let kind: Kind
     let contender: String
@@ -87,6 +93,14 @@ struct Target: Codable, Sendable {
 
     static func ratio(_ contender: String, to against: String, atMost limit: Double) -> Target {
         Target(kind: .ratioAtMost, contender: contender, against: against, limit: limit)
+    }
+    /// `contender`'s median at least `limit` times `against`'s: a throughput.
+    static func ratio(_ contender: String, to against: String, atLeast limit: Double) -> Target {
+        Target(kind: .ratioAtLeast, contender: contender, against: against, limit: limit)
+    }
+    /// `contender`'s p99 latency at most `limit` times `against`'s.
+    static func p99(_ contender: String, to against: String, atMost limit: Double) -> Target {
+        Target(kind: .p99RatioAtMost, contender: contender, against: against, limit: limit)
     }
     static func speedUp(_ contender: String, over against: String, atLeast limit: Double) -> Target {
         Target(kind: .speedUpAtLeast, contender: contender, against: against, limit: limit)
@@ -115,7 +129,36 @@ struct Target: Codable, Sendable {
         case .instructionRatioAtMost: String(format: "%@ ≤ %.2fx of %@, in instructions", contender, limit, against ?? "")
         case .overheadBelow: "\(contender) adds less to its C than \(against ?? "")"
         case .instructionOverheadBelow: "\(contender) adds less to its C than \(against ?? ""), in instructions"
+        case .ratioAtLeast: String(format: "%@ ≥ %.2fx of %@", contender, limit, against ?? "")
+        case .p99RatioAtMost: String(format: "%@'s p99 latency ≤ %.2fx of %@'s", contender, limit, against ?? "")
         }
+    }
+}
+
+/// One contender's latencies per operation, in microseconds: over all
+/// operations, and reads and writes apart where the workload has both.
+struct Latencies: Codable, Sendable, Equatable {
+    var p50: Double
+    var p99: Double
+    var readP50: Double? = nil
+    var readP99: Double? = nil
+    var writeP50: Double? = nil
+    var writeP99: Double? = nil
+
+    /// Each figure the median of the runs' (nil when there are none).
+    init?(medianOf runs: [Latencies]) {
+        guard !runs.isEmpty else { return nil }
+        func median(_ figure: (Latencies) -> Double?) -> Double? {
+            var samples = Samples()
+            runs.compactMap(figure).forEach { samples.add($0) }
+            return samples.values.isEmpty ? nil : samples.median
+        }
+        self.init(p50: median(\.p50) ?? .nan, p99: median(\.p99) ?? .nan, readP50: median(\.readP50), readP99: median(\.readP99),
+                  writeP50: median(\.writeP50), writeP99: median(\.writeP99))
+    }
+
+    init(p50: Double, p99: Double, readP50: Double? = nil, readP99: Double? = nil, writeP50: Double? = nil, writeP99: Double? = nil) {
+        (self.p50, self.p99, self.readP50, self.readP99, self.writeP50, self.writeP99) = (p50, p99, readP50, readP99, writeP50, writeP99)
     }
 }
 
@@ -148,6 +191,9 @@ struct WorkloadResult: Codable, Sendable {
     /// Instructions per row (or per lookup), by contender: counted by
     /// callgrind in a full run, nil in a quick one.
     var instructions: [String: Double]? = nil
+    /// Latencies per operation, by contender (in microseconds): workloads
+    /// that time every operation (the async pool); nil elsewhere.
+    var latencies: [String: Latencies]? = nil
 
     func contender(_ name: String) -> ContenderResult? { contenders.first { $0.name == name } }
 
@@ -184,6 +230,12 @@ struct WorkloadResult: Codable, Sendable {
     /// such as "C owning text", are contenders like any other).
     var c: ContenderResult? { contender("C") }
 
+    /// `name`'s p99 latency over `other`'s.
+    func p99Ratio(_ name: String, to other: String) -> Double? {
+        guard let a = latencies?[name]?.p99, let b = latencies?[other]?.p99, a.isFinite, b > 0 else { return nil }
+        return a / b
+    }
+
     /// `name`'s median over `other`'s median.
     func ratio(_ name: String, to other: String) -> Double? {
         guard let a = contender(name)?.samples.median, let b = contender(other)?.samples.median, b > 0 else { return nil }
@@ -214,6 +266,14 @@ struct WorkloadResult: Codable, Sendable {
             switch target.kind {
             case .ratioAtMost:
                 let r = ratio(target.contender, to: target.against ?? "") ?? .nan
+                targets[i].achieved = r
+                targets[i].met = r <= target.limit
+            case .ratioAtLeast:
+                let r = ratio(target.contender, to: target.against ?? "") ?? .nan
+                targets[i].achieved = r
+                targets[i].met = r >= target.limit
+            case .p99RatioAtMost:
+                let r = p99Ratio(target.contender, to: target.against ?? "") ?? .nan
                 targets[i].achieved = r
                 targets[i].met = r <= target.limit
             case .speedUpAtLeast:

@@ -19,6 +19,10 @@ struct EngineComparison: Codable, Sendable {
         /// The contender's median over C's, on each engine (nil without C).
         let toCHere: Double?
         let toCThere: Double?
+        /// The p99 latency per operation (µs) on each engine, where the
+        /// workload timed each operation (the async pool); nil elsewhere.
+        var p99Here: Double? = nil
+        var p99There: Double? = nil
     }
 
     /// "SQLCipher 3.4.1 on SQLite 3.15.2".
@@ -40,7 +44,8 @@ struct EngineComparison: Codable, Sendable {
                 rows.append(Row(workload: w.name, size: w.size, unit: w.unit, contender: c.name,
                                 here: c.samples.median, there: o.samples.median,
                                 toCHere: w.c.map { c.samples.median / $0.samples.median },
-                                toCThere: other.c.map { o.samples.median / $0.samples.median }))
+                                toCThere: other.c.map { o.samples.median / $0.samples.median },
+                                p99Here: w.latencies?[c.name]?.p99, p99There: other.latencies?[c.name]?.p99))
             }
         }
         self.rows = rows
@@ -54,6 +59,16 @@ struct EngineComparison: Codable, Sendable {
         for r in rows {
             let toC = { (x: Double?) in x.map { String(format: "%.2fx", $0) } ?? "" }
             lines.append("| \(r.workload), \(formattedSize(r.size)) | \(r.contender) | \(formatted(r.here, unit: r.unit)) | \(formatted(r.there, unit: r.unit)) | \(toC(r.toCHere)) | \(toC(r.toCThere)) |")
+        }
+        // The latencies of the workloads that timed each operation.
+        let timed = rows.filter { $0.p99Here != nil || $0.p99There != nil }
+        if !timed.isEmpty {
+            lines += ["", "p99 latency per operation on each engine (medians of each run's rounds):", "",
+                      "| workload | contender | p99, \(hereEngine) | p99, \(thereEngine) |", "|---|---|---|---|"]
+            let time = { (x: Double?) in x.map { formatted($0 / 1e6, unit: "s") } ?? "–" }
+            for r in timed {
+                lines.append("| \(r.workload), \(formattedSize(r.size)) | \(r.contender) | \(time(r.p99Here)) | \(time(r.p99There)) |")
+            }
         }
         return lines
     }

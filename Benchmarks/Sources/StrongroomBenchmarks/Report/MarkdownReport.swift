@@ -71,6 +71,14 @@ extension MarkdownReport {
         if ownC { header += " vs its C |"; rule += "---|" }
         if peer != nil { header += " vs GRDB |"; rule += "---|" }
         if !counts.isEmpty { header += " instructions | vs its C, instructions |"; rule += "---|---|" }
+        // Latencies per operation, where the workload timed each (the async pool).
+        let latencies = w.latencies ?? [:]
+        let peerLatencies = w.contenders.contains { $0.role == .peer && latencies[$0.name] != nil }
+        if !latencies.isEmpty {
+            header += " p50 | p99 |"; rule += "---|---|"
+            if peerLatencies { header += " p99 vs GRDB |"; rule += "---|" }
+            header += " reads p50, p99 | writes p50, p99 |"; rule += "---|---|"
+        }
         var lines = [header, rule]
         let ratio = { (x: Double?) in x.map { String(format: " %.2fx |", $0) } ?? " |" }
         for r in w.contenders {
@@ -81,6 +89,15 @@ extension MarkdownReport {
             if !counts.isEmpty {
                 line += counts[r.name].map { String(format: " %.0f |", $0) } ?? " |"
                 line += ratio(w.instructionRatioToOwnC(r.name))
+            }
+            if !latencies.isEmpty {
+                let l = latencies[r.name]
+                let time = { (x: Double?) in x.map { formatted($0 / 1e6, unit: "s") } ?? "–" }
+                line += " \(time(l?.p50)) | \(time(l?.p99)) |"
+                if peerLatencies {
+                    line += r.role != .ours ? " |" : ratio(w.peer(like: r).flatMap { w.p99Ratio(r.name, to: $0.name) })
+                }
+                line += " \(time(l?.readP50)), \(time(l?.readP99)) | \(time(l?.writeP50)), \(time(l?.writeP99)) |"
             }
             lines.append(line)
         }
@@ -94,7 +111,8 @@ extension MarkdownReport {
             for t in w.targets {
                 let achieved = w.formattedAchievement(t)
                 let name = "\(w.name) \(formattedSize(w.size)): \(w.summary(of: t))"
-                lines.append("\(name.padding(toLength: 70, withPad: " ", startingAt: 0))  \(achieved.padding(toLength: 9, withPad: " ", startingAt: 0))  \(t.met ? "ok" : "MISSED")")
+                // A longer name is shown whole (padding would cut it).
+                lines.append("\(name.count > 70 ? name : name.padding(toLength: 70, withPad: " ", startingAt: 0))  \(achieved.padding(toLength: 9, withPad: " ", startingAt: 0))  \(t.met ? "ok" : "MISSED")")
             }
         }
         return lines.joined(separator: "\n")
@@ -104,6 +122,7 @@ extension MarkdownReport {
 extension WorkloadResult {
     /// A target in words, a limit on a measure given in the workload's unit.
     func summary(of t: Target) -> String {
+        if t.kind == .ratioAtLeast { return "\(t.summary), in \(unit)" }
         guard t.kind == .valueAtMost, figures[t.contender] == nil, contender(t.contender) != nil else { return t.summary }
         return "\(t.contender) ≤ \(formatted(t.limit, unit: unit))"
     }
@@ -122,10 +141,13 @@ extension WorkloadResult {
 
     /// The GRDB contender doing the same kind of work as `contender`
     /// ("Strongroom Codable" → "GRDB Codable"), else the first GRDB one.
-    func peerMedian(like contender: ContenderResult) -> Double {
+    func peer(like contender: ContenderResult) -> ContenderResult? {
         let words = contender.name.split(separator: " ")
         let kind = words.count > 1 ? words[1] : ""
         let peers = contenders.filter { $0.role == .peer }
-        return (peers.first { $0.name.split(separator: " ").dropFirst().first == kind } ?? peers.first)?.samples.median ?? .nan
+        return peers.first { $0.name.split(separator: " ").dropFirst().first == kind } ?? peers.first
     }
+
+    /// The median of the GRDB contender doing the same kind of work as `contender`.
+    func peerMedian(like contender: ContenderResult) -> Double { peer(like: contender)?.samples.median ?? .nan }
 }

@@ -17,6 +17,11 @@ struct ReadmeSection {
     /// their largest size); the rest are in the linked report.
     static let shownGroups: Set<String> = ["insert", "decode", "lookups", "encryption", "fields", "migrations", "conversion", "open"]
 
+    /// Whether the section shows `w`'s table: its group's, or a workload
+    /// that timed each operation (the async pool, against GRDB's, with its
+    /// latencies; the pool's other workload stays in the linked report).
+    static func shows(_ w: WorkloadResult) -> Bool { shownGroups.contains(w.group) || w.latencies != nil }
+
     var text: String {
         let e = report.environment
         var lines = [Self.begin, ""]
@@ -29,7 +34,7 @@ struct ReadmeSection {
         lines.append("")
         lines.append(contentsOf: MarkdownReport(report: report).targetRows)
         var largest: [String: WorkloadResult] = [:]
-        for w in report.workloads where Self.shownGroups.contains(w.group) {
+        for w in report.workloads where Self.shows(w) {
             if largest[w.name].map({ $0.size < w.size }) ?? true { largest[w.name] = w }
         }
         var shown = Set<String>()

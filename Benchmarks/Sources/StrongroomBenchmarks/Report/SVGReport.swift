@@ -48,18 +48,27 @@ struct SVGReport {
             y += 18
             body.append(text(10, y, "\(w.name) (\(formattedSize(w.size)))\(w.lowerIsBetter ? "" : ", higher is better")", size: 12, weight: "bold"))
             let scale = w.contenders.map { $0.samples.median }.filter(\.isFinite).max() ?? 1
+            // Shorter bars where the labels also carry latencies, so that they fit.
+            let barSpace = w.latencies == nil ? Self.barSpace : Self.barSpace - 160
             let c = w.c
             var colors = Colors()
             for r in w.contenders {
                 y += 16
                 let color = colors.next(for: r.role)
-                let length = r.samples.median.isFinite && scale > 0 ? max(1, r.samples.median / scale * Self.barSpace) : 1
+                let length = r.samples.median.isFinite && scale > 0 ? max(1, r.samples.median / scale * barSpace) : 1
                 body.append(text(Self.labelWidth - 6, y, r.name, size: 11, anchor: "end"))
                 body.append("<rect x=\"\(Self.labelWidth)\" y=\"\(y - 10)\" width=\"\(String(format: "%.1f", length))\" height=\"12\" fill=\"\(color)\"/>")
                 var label = formatted(r.samples.median, unit: w.unit)
                 if let c, r.name != c.name { label += String(format: "  %.2fx C", r.samples.median / c.samples.median) }
                 if r.role == .ours, w.contenders.contains(where: { $0.role == .peer }) {
                     label += String(format: "  %.2fx GRDB", r.samples.median / w.peerMedian(like: r))
+                }
+                // Where each operation was timed (the async pool): its p99, and ours over GRDB's.
+                if let p99 = w.latencies?[r.name]?.p99 {
+                    label += "  p99 \(formatted(p99 / 1e6, unit: "s"))"
+                    if r.role == .ours, let ratio = w.peer(like: r).flatMap({ w.p99Ratio(r.name, to: $0.name) }) {
+                        label += String(format: " (%.2fx GRDB)", ratio)
+                    }
                 }
                 body.append(text(Self.labelWidth + length + 6, y, label, size: 11))
             }

@@ -46,4 +46,36 @@ struct GRDBPeer {
         }
         return answer.seconds
     }
+
+    /// The async pool workload (`async-pool`, see AsyncPoolLoad): `tasks`
+    /// tasks on GRDB's `DatabasePool` for `seconds`, on a new file of `rows`
+    /// rows at `path`. A run in which a client saw an error, a write was
+    /// lost or a read found no row is refused: its figures would not be
+    /// the same work.
+    func asyncPool(path: String, rows: Int, seconds: Double, tasks: Int) throws -> AsyncPoolLoad.Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["async-pool", path, String(rows), String(Int((seconds * 1000).rounded())), String(tasks)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        struct Answer: Decodable { let run: AsyncPoolLoad.Run; let rows: Int; let tasks: Int; let debug: Bool }
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        guard process.terminationStatus == 0, let answer = try? decoder.decode(Answer.self, from: data) else {
+            throw BenchmarkError("the GRDB peer failed: async-pool \(path)")
+        }
+        guard answer.rows == rows, answer.tasks == tasks, answer.run.reads > 0, answer.run.writes > 0 else {
+            throw BenchmarkError("the GRDB peer's async-pool ran \(answer.tasks) tasks on \(answer.rows) rows (expected \(tasks) on \(rows)), \(answer.run.reads) reads and \(answer.run.writes) writes: its figures would not be the same work")
+        }
+        guard answer.run.errors == 0, answer.run.lostWrites == 0, answer.run.missingRows == 0 else {
+            throw BenchmarkError("the GRDB peer's async-pool saw \(answer.run.errors) errors, \(answer.run.lostWrites) lost writes, \(answer.run.missingRows) reads that found no row")
+        }
+        guard allowDebug || !answer.debug else {
+            throw BenchmarkError("\(executable) is a debug build: a full run times the release build (swift build -c release --package-path GRDBPeer)")
+        }
+        return answer.run
+    }
 }
