@@ -26,6 +26,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Metrics and traces of queues and pools, through the ecosystem's APIs:
+        // nothing is recorded until the app bootstraps a backend.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // The `@Table` macro's plugin only; the `strongroom` command does not depend on it.
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         // `make docs`: builds the DocC archives (a plugin only; nothing links it).
@@ -52,6 +56,8 @@ let package = Package(
                 "CSQLCipher",
                 "StrongroomCrypto",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -152,6 +158,8 @@ let package = Package(
                 "StrongroomCrypto",
                 "StrongroomTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             // A second reader and writer of wrapped key files, from Keys/README.md, run from the source tree.
             exclude: ["Decoder"]

@@ -88,10 +88,15 @@ final class AccessGate: @unchecked Sendable {
     }
 
     /// `enqueue` under the lock.
-    private func enqueueLocked(sync: Bool) throws(StrongroomError) -> Waiter? {
+    private func enqueueLocked(sync: Bool, _ metrics: AccessObserver.KindMetrics) throws(StrongroomError) -> Waiter? {
         condition.lock()
         defer { condition.unlock() }
-        return try enqueue(sync: sync)
+        do {
+            return try enqueue(sync: sync)
+        } catch {
+            if error.code == .connectionUnavailable { metrics.refusedByCount.increment() }
+            throw error
+        }
     }
 
     private func tooLong() -> StrongroomError {
@@ -116,13 +121,19 @@ final class AccessGate: @unchecked Sendable {
 
     /// Waits for a permit, blocking this thread. Past `maximumWait`, throws
     /// ``StrongroomError/Code/connectionUnavailable``.
-    func acquire() throws(StrongroomError) {
-        guard let waiter = try enqueueLocked(sync: true) else { return }
+    func acquire(for metrics: AccessObserver.KindMetrics) throws(StrongroomError) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try acquireBlocking(metrics)
+        metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
+    }
+
+    private func acquireBlocking(_ metrics: AccessObserver.KindMetrics) throws(StrongroomError) {
+        guard let waiter = try enqueueLocked(sync: true, metrics) else { return }
         if let maximumWait {
             let nanoseconds = UInt64(max(0, maximumWait.components.seconds)) * 1_000_000_000 + UInt64(max(0, maximumWait.components.attoseconds / 1_000_000_000))
             if waiter.semaphore!.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
                 condition.lock()
-                _ = settle(waiter, .failure(.refused(tooLong())))
+                if settle(waiter, .failure(.refused(tooLong()))) { metrics.refusedByWait.increment() }
                 condition.unlock()
             }
         } else {
@@ -141,8 +152,14 @@ final class AccessGate: @unchecked Sendable {
     /// Waits for a permit as a suspended task. Throws `CancellationError`
     /// when the task is cancelled while it waits (it then holds no permit),
     /// ``StrongroomError/Code/connectionUnavailable`` past a bound.
-    func acquire() async throws {
-        guard let waiter = try enqueueLocked(sync: false) else { return }
+    func acquire(for metrics: AccessObserver.KindMetrics) async throws {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await acquireSuspending(metrics)
+        metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
+    }
+
+    private func acquireSuspending(_ metrics: AccessObserver.KindMetrics) async throws {
+        guard let waiter = try enqueueLocked(sync: false, metrics) else { return }
         if let maximumWait {
             Self.timers.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: Int64(maximumWait.components.seconds) * 1_000_000_000 + maximumWait.components.attoseconds / 1_000_000_000))) { [weak self, weak waiter] in
                 guard let self, let waiter else { return }
@@ -150,6 +167,7 @@ final class AccessGate: @unchecked Sendable {
                 let settled = self.settle(waiter, .failure(.refused(self.tooLong())))
                 let continuation = settled ? waiter.continuation.take() : nil
                 self.condition.unlock()
+                if settled { metrics.refusedByWait.increment() }
                 if settled { Self.wake(waiter, continuation: continuation) }
             }
         }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 
 /// One async access's link from its task to its connection: cancelling
@@ -18,6 +19,12 @@ final class CancellableAccess: @unchecked Sendable {
     private var cancelled = false
     private var ended = false
     private var interrupted = false
+    /// Counts the statements this access's cancellation interrupted.
+    private let interruptions: Counter?
+
+    init(counting interruptions: Counter? = nil) {
+        self.interruptions = interruptions
+    }
 
     /// The task was cancelled: interrupts the statement running, if any.
     func cancel() {
@@ -27,6 +34,7 @@ final class CancellableAccess: @unchecked Sendable {
         if let connection, !ended {
             connection.interrupt()
             interrupted = true
+            interruptions?.increment()
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Tracing
 import StrongroomCrypto
 
 /// A WAL database shared by one writer and several concurrent readers.
@@ -39,6 +40,8 @@ public final class DatabasePool: @unchecked Sendable {
     private var filesMoved: StrongroomError?
     private let readerConfiguration: Configuration
     private let logger: Logger
+    /// Metrics and spans of the accesses (the writer reports through the same).
+    private let observer: AccessObserver
     /// The database path.
     public let path: String
 
@@ -60,7 +63,9 @@ public final class DatabasePool: @unchecked Sendable {
         writerConfiguration.journalMode = .wal
         writerConfiguration.keepsJournalMode = false
         let writerConnection = try Connection(path: path, configuration: writerConfiguration)
-        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration, role: "writer")
+        let observer = AccessObserver(path: path, configuration: configuration)
+        self.observer = observer
+        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration, role: "writer", observer: observer)
         self.path = path
         self.logger = configuration.logger
         var readers = configuration
@@ -160,28 +165,38 @@ public final class DatabasePool: @unchecked Sendable {
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try refuseReentrance("read")
         try refuseIfClosed()
-        try readerGate.acquire()
-        let reader = takeIdleReader()
-        var healthy = true
-        defer { giveBack(reader, healthy: healthy) }
-        return try read(on: reader, healthy: &healthy, access: nil, body)
+        let span = observer.startSpan(.read)
+        do {
+            try readerGate.acquire(for: observer.read)
+            let reader = takeIdleReader()
+            var healthy = true
+            defer { giveBack(reader, healthy: healthy) }
+            let result = try read(on: reader, healthy: &healthy, access: nil, span: span, body)
+            AccessObserver.end(span, error: nil)
+            return result
+        } catch {
+            AccessObserver.end(span, error: error)
+            throw error
+        }
     }
 
     /// Runs a read on `reader`, whose permit the caller holds: opens its
     /// connection when needed, runs `body` in a snapshot, and notes when the
     /// connection is no good (a key that no longer opens the file).
-    private func read<T>(on reader: Reader, healthy: inout Bool, access: CancellableAccess?, _ body: (Connection) throws -> T) throws -> T {
+    private func read<T>(on reader: Reader, healthy: inout Bool, access: CancellableAccess?, span: any Span, _ body: (Connection) throws -> T) throws -> T {
         do {
             try refreshReaderKeyIfNeeded()
             let connection = try openedConnection(of: reader)
             // This thread is now inside one of this pool's reads.
             return try readingMark.run {
-                try connection.inTransaction(.deferred) { db in
+                try observer.observe(.read, span: span, on: connection) {
+                  try connection.inTransaction(.deferred) { db in
                     // Start the snapshot now, as the block starts (a deferred
                     // transaction would take it at the block's first query).
                     _ = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE 0")
                     guard let access else { return try body(db) }
                     return try access.run(db, body)
+                  }
                 }
             }
         } catch let error as StrongroomError where error.code == .wrongKey || error.code == .notADatabase {
@@ -205,20 +220,28 @@ public final class DatabasePool: @unchecked Sendable {
     public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try refuseReentrance("asyncRead")
         try refuseIfClosed()
-        try await readerGate.acquire()
-        let reader = takeIdleReader()
-        let access = CancellableAccess()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                reader.thread.submit {
-                    var healthy = true
-                    let result = Result { try self.read(on: reader, healthy: &healthy, access: access, body) }
-                    self.giveBack(reader, healthy: healthy)
-                    continuation.resume(with: result)
+        let span = observer.startSpan(.read)
+        do {
+            try await readerGate.acquire(for: observer.read)
+            let reader = takeIdleReader()
+            let access = CancellableAccess(counting: observer.read.interruptions)
+            let result = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    reader.thread.submit {
+                        var healthy = true
+                        let result = Result { try self.read(on: reader, healthy: &healthy, access: access, span: span, body) }
+                        self.giveBack(reader, healthy: healthy)
+                        continuation.resume(with: result)
+                    }
                 }
+            } onCancel: {
+                access.cancel()
             }
-        } onCancel: {
-            access.cancel()
+            AccessObserver.end(span, error: nil)
+            return result
+        } catch {
+            AccessObserver.end(span, error: error)
+            throw error
         }
     }
 

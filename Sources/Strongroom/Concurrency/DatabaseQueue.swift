@@ -43,16 +43,20 @@ public final class DatabaseQueue: @unchecked Sendable {
     private let gate: AccessGate
     /// Where async accesses run.
     private let thread: ConnectionThread
+    /// Metrics and spans of the accesses.
+    private let observer: AccessObserver
     /// The database path.
     public let path: String
 
     /// Opens the database at `path`. See ``Connection/init(path:configuration:)``
     /// for the errors.
     public convenience init(path: String, configuration: Configuration) throws(StrongroomError) {
-        try self.init(connection: Connection(path: path, configuration: configuration), configuration: configuration, role: "queue")
+        try self.init(connection: Connection(path: path, configuration: configuration), configuration: configuration, role: "queue",
+                      observer: AccessObserver(path: path, configuration: configuration))
     }
 
-    init(connection: Connection, configuration: Configuration, role: String) {
+    init(connection: Connection, configuration: Configuration, role: String, observer: AccessObserver) {
+        self.observer = observer
         self.connection = connection
         self.configuration = configuration
         self.path = connection.path
@@ -80,12 +84,26 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// open is rolled back (and reported as ``StrongroomError/Code/misuse``
     /// when `body` returned normally).
     public func inDatabase<T>(_ body: (Connection) throws -> T) throws -> T {
+        try access(.write, "inDatabase", body)
+    }
+
+    /// A blocking access: waits for the permit on this thread, and runs
+    /// `body` here, in a span of its own.
+    private func access<T>(_ kind: AccessObserver.AccessKind, _ caller: String, _ body: (Connection) throws -> T) throws -> T {
         if isRunningOnItsQueue {
             throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
-        try gate.acquire()
-        defer { gate.release() }
-        return try runOnQueue("inDatabase", body)
+        let span = observer.startSpan(kind)
+        do {
+            try gate.acquire(for: observer.metrics(kind))
+            defer { gate.release() }
+            let result = try runOnQueue(caller) { db in try observer.observe(kind, span: span, on: db) { try body(db) } }
+            AccessObserver.end(span, error: nil)
+            return result
+        } catch {
+            AccessObserver.end(span, error: error)
+            throw error
+        }
     }
 
     /// Runs `body` with the connection; call it holding the permit only. A
@@ -165,7 +183,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Runs `body` in a DEFERRED transaction with writes forbidden
     /// (`PRAGMA query_only`).
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        try inDatabase { db in try Self.readOnlyTransaction(db, body) }
+        try access(.read, "read") { db in try Self.readOnlyTransaction(db, body) }
     }
 
     /// Asynchronous ``write(_:)``: waits for the connection as a suspended
@@ -178,7 +196,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// try await queue.asyncWrite { db in try db.execute(sql: "DELETE FROM note") }
     /// ```
     public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue("write") { db, access in
+        try await onQueue(.write, "write") { db, access in
             try db.inTransaction(.immediate) { db in
                 let result = try body(db)
                 try access.end(db)
@@ -193,14 +211,14 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// let count = try await queue.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note") }
     /// ```
     public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue("read") { db, _ in try Self.readOnlyTransaction(db, body) }
+        try await onQueue(.read, "read") { db, _ in try Self.readOnlyTransaction(db, body) }
     }
 
     /// Asynchronous ``inDatabase(_:)``: `body` runs on the queue's own
     /// thread, outside any transaction, while the caller waits as a
     /// suspended task. Cancelling the task interrupts `body`'s SQL.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue("withConnection") { db, _ in try body(db) }
+        try await onQueue(.write, "withConnection") { db, _ in try body(db) }
     }
 
     /// Asynchronous ``inDatabase(_:)``, named as ``DatabasePool/asyncWriteWithoutTransaction(_:)``.
@@ -225,26 +243,37 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// An async access: waits for the permit as a suspended task, then runs
     /// `body` on the queue's thread, with the task's cancellation turned
     /// into an interrupt of `body`'s SQL.
-    private func onQueue<T: Sendable>(_ caller: String, cancellable: Bool = true, _ body: @escaping @Sendable (Connection, CancellableAccess) throws -> T) async throws -> T {
+    private func onQueue<T: Sendable>(_ kind: AccessObserver.AccessKind, _ caller: String, cancellable: Bool = true,
+                                      _ body: @escaping @Sendable (Connection, CancellableAccess) throws -> T) async throws -> T {
         if isRunningOnItsQueue {
             throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
-        try await gate.acquire()
-        let access = CancellableAccess()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                thread.submit {
-                    let result = Result {
-                        try self.runOnQueue(caller) { db in
-                            cancellable ? try access.run(db) { db in try body(db, access) } : try body(db, access)
+        let span = observer.startSpan(kind)
+        do {
+            try await gate.acquire(for: observer.metrics(kind))
+            let access = CancellableAccess(counting: observer.metrics(kind).interruptions)
+            let result = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    thread.submit {
+                        let result = Result {
+                            try self.runOnQueue(caller) { db in
+                                try self.observer.observe(kind, span: span, on: db) {
+                                    cancellable ? try access.run(db) { db in try body(db, access) } : try body(db, access)
+                                }
+                            }
                         }
+                        self.gate.release()
+                        continuation.resume(with: result)
                     }
-                    self.gate.release()
-                    continuation.resume(with: result)
                 }
+            } onCancel: {
+                access.cancel()
             }
-        } onCancel: {
-            access.cancel()
+            AccessObserver.end(span, error: nil)
+            return result
+        } catch {
+            AccessObserver.end(span, error: error)
+            throw error
         }
     }
 
@@ -255,7 +284,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// try await queue.asyncRekey(to: .generate())
     /// ```
     public func asyncRekey(to newKey: DatabaseKey) async throws {
-        _ = try await onQueue("rekey", cancellable: false) { _, _ in _ = try self.rekeyOnQueue(to: newKey) }
+        _ = try await onQueue(.write, "rekey", cancellable: false) { _, _ in _ = try self.rekeyOnQueue(to: newKey) }
     }
 
     /// Changes the key of the database. See ``Connection/rekey(to:)``.

@@ -1,3 +1,5 @@
+public import CoreMetrics
+public import Tracing
 public import Logging
 
 /// How a ``Connection`` (or every connection of a ``DatabaseQueue`` or
@@ -170,6 +172,25 @@ public struct Configuration: Sendable {
     /// takes, nor SQLite's ``busyTimeout`` for another process's lock.
     /// Default `nil`: unbounded.
     public var maximumWait: Duration?
+
+    /// Where a queue's or pool's metrics go (swift-metrics): accesses,
+    /// time waiting for a connection, time inside the access, refusals by
+    /// the bounds, interrupted statements, checkpoints and the WAL's size.
+    /// Default `nil`: the factory the app bootstrapped with
+    /// `MetricsSystem.bootstrap` (which records nothing until then), read
+    /// when the queue or pool opens.
+    public var metricsFactory: (any MetricsFactory)?
+
+    /// Where a queue's or pool's spans go (swift-distributed-tracing): one
+    /// per access, a child of the task's `ServiceContext`. Default `nil`:
+    /// `InstrumentationSystem.tracer`, which records nothing until the app
+    /// bootstraps one.
+    public var tracer: (any Tracer)?
+
+    /// Adds the text of each statement an access runs to its span, as
+    /// written (`?` where arguments go, never their values). Default
+    /// `false`: spans name the database and the kind of access only.
+    public var tracesStatementText = false
 
     /// How values read convert to Swift types: ``ValueConversion/strict``
     /// (the default) or ``ValueConversion/lossless``.

@@ -37,3 +37,25 @@ final class TraceBox {
     let handler: @Sendable (String) -> Void
     init(_ handler: @escaping @Sendable (String) -> Void) { self.handler = handler }
 }
+
+extension Connection {
+    /// Runs `body` with `report` called with the text of each statement
+    /// it starts, as written (`sqlite3_sql`: `?` where arguments go, never
+    /// their values), for the spans of ``Configuration/tracesStatementText``.
+    /// Does nothing more when a statement trace is already set.
+    package func reportingStatementText<T>(_ report: @escaping @Sendable (String) -> Void, _ body: () throws -> T) throws -> T {
+        guard traceBox == nil else { return try body() }
+        let box = TraceBox(report)
+        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, statement, text in
+            guard let context, let statement, let text, let own = sqlite3_sql(OpaquePointer(statement)),
+                  strcmp(own, text.assumingMemoryBound(to: CChar.self)) == 0 else { return 0 }
+            Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue().handler(String(cString: own))
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+        defer {
+            sqlite3_trace_v2(handle, 0, nil, nil)
+            withExtendedLifetime(box) {}
+        }
+        return try body()
+    }
+}
