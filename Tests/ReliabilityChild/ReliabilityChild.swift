@@ -13,6 +13,8 @@
 //       keyring is unwrapped with what `cat passphrase.txt` prints
 //   reliability-child async-serving pool|queue DB KEY
 //       async reads off the cooperative pool: see AsyncServing.swift
+//   reliability-child wal-load DB KEY SECONDS
+//       1 writer and 8 overlapping readers; the -wal's size: see WALLoad.swift
 //   reliability-child hold-keyring FIELD.keyring
 //       loads the keyring and keeps it (its keys live in secure memory only);
 //       prints "holding" and waits to be dumped and killed
@@ -50,6 +52,7 @@ enum ReliabilityChild {
             }
             done.wait()
             if let error = outcome.error { throw error }
+        case ("wal-load", 4): try walLoad(database: arguments[1], keyFile: arguments[2], seconds: Double(arguments[3]) ?? 20)
         case ("hold-keyring", 2):
             let keyring = try FieldKeyring.load(from: arguments[1])
             FileHandle.standardOutput.write(Data("holding \(keyring.keyIDs.count)\n".utf8))
@@ -57,7 +60,7 @@ enum ReliabilityChild {
         case ("release-keys", 6):
             try releaseKeys(database: arguments[1], keyFile: arguments[2], newKeyFile: arguments[3], keyring: arguments[4], marker: arguments[5])
         default:
-            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|async-serving|hold-keyring ...\n".utf8))
+            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|async-serving|wal-load|hold-keyring ...\n".utf8))
             exit(64)
         }
     }

@@ -173,6 +173,11 @@ public struct Configuration: Sendable {
     /// Default `nil`: unbounded.
     public var maximumWait: Duration?
 
+    /// How a ``DatabasePool`` keeps its `-wal` from growing without bound
+    /// while readers always overlap. Default ``CheckpointPolicy/default``:
+    /// the writer truncates the log past 16 MiB.
+    public var checkpointPolicy: CheckpointPolicy = .default
+
     /// Where a queue's or pool's metrics go (swift-metrics): accesses,
     /// time waiting for a connection, time inside the access, refusals by
     /// the bounds, interrupted statements, checkpoints and the WAL's size.

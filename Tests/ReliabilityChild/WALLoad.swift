@@ -1,0 +1,66 @@
+import Foundation
+import Strongroom
+
+// reliability-child wal-load DB KEY SECONDS
+//   issue 37, item 7: 1 writer and 8 readers on one pool for SECONDS. The
+//   writer commits small transactions without a pause; each reader reads
+//   for 100 ms at a time, the readers staggered so that one is always
+//   active (SQLite's automatic checkpoints then never reset the log). A
+//   sampler reads the -wal's size every 100 ms. Prints one JSON line: the
+//   peak and last -wal size, the samples, and the counts.
+extension ReliabilityChild {
+    static func walLoad(database: String, keyFile: String, seconds: Double) throws {
+        var configuration = Configuration(key: try DatabaseKey.load(keyFile: keyFile))
+        configuration.maximumReaderCount = 8
+        let pool = try DatabasePool(path: database, configuration: configuration)
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS event(id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        }
+        let deadline = Date().addingTimeInterval(seconds)
+        let counts = Counts()
+        let writer = started {
+            var n = 0
+            while Date() < deadline {
+                counts.counting {
+                    try pool.write { db in
+                        try db.execute(sql: "INSERT INTO event(body) VALUES (randomblob(2000))")
+                        try db.execute(sql: "DELETE FROM event WHERE id <= (SELECT max(id) FROM event) - 2000")
+                    }
+                    counts.add(writes: 1)
+                }
+                n += 1
+                if n % 4 == 0 { usleep(200) }
+            }
+        }
+        let readers = (0..<8).map { index in
+            started {
+                usleep(UInt32(index) * 12_500)
+                while Date() < deadline {
+                    counts.counting {
+                        _ = try pool.read { db in
+                            let rows = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM event") ?? 0
+                            usleep(100_000)
+                            return rows
+                        }
+                        counts.add(reads: 1)
+                    }
+                }
+            }
+        }
+        let wal = database + "-wal"
+        var samples: [Int] = []
+        while Date() < deadline {
+            var status = stat()
+            samples.append(stat(wal, &status) == 0 ? Int(status.st_size) : 0)
+            usleep(100_000)
+        }
+        writer.join()
+        for reader in readers { reader.join() }
+        var figures = counts.snapshot()
+        figures["peak_wal_bytes"] = samples.max() ?? 0
+        figures["last_wal_bytes"] = samples.last ?? 0
+        figures["samples"] = samples
+        FileHandle.standardOutput.write(try JSONSerialization.data(withJSONObject: figures) + Data("\n".utf8))
+        try pool.close()
+    }
+}
