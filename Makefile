@@ -115,10 +115,12 @@ bench-readme: setup
 	cd Benchmarks && swift run StrongroomBenchmarks --readme-write
 
 ## stress: the reliability suite at full strength: 200 SIGKILLs in each crash trial (STRESS_TRIALS=N for another
-## count), the pool under load for 60 s (LOAD_SECONDS=N), faults, tampering and leaks; each test writes its results
+## count), the pool under load for 60 s (LOAD_SECONDS=N), the WAL under constant reads for 300 s (WAL_SECONDS=N), faults, tampering and leaks; each test writes its results
 ## to Reliability/results/$(ENGINE)/, from which Scripts/reliability.py writes RELIABILITY.md, dated with the machine
 STRESS_TRIALS ?= 200
 LOAD_SECONDS ?= 60
+## WAL_SECONDS: how long the WAL-growth load runs (1 writer, 8 overlapping readers; make test runs 20 s)
+WAL_SECONDS ?= 300
 ## ENGINE: the engine make stress and make sanitize build and run on: sqlcipher3 (the system's SQLCipher 3.4.1, the
 ## default) or sqlcipher4 (SQLCipher 4.6.1 from bookworm-backports, Scripts/sqlcipher4.sh, a build of its own under
 ## .build/sqlcipher4/). Each engine has its own folder of results; RELIABILITY.md shows both, each row naming its engine.
@@ -155,9 +157,9 @@ RELIABILITY_RUN := $(shell date -u +%Y%m%dT%H%M%SZ)-$(shell echo $$$$)
 RELIABILITY_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain -- . ':!Reliability/results' ':!RELIABILITY.md' 2>/dev/null | grep -q . && echo -dirty)
 RELIABILITY_ENV := STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) STRONGROOM_RELIABILITY_COMMIT=$(RELIABILITY_COMMIT)
 stress: setup test-setup
-	rm -rf $(foreach kind,crashes faults tampering leaks load stress.run.json,"$(ENGINE_RESULTS)/$(kind)")
+	rm -rf $(foreach kind,crashes faults tampering leaks load wal stress.run.json,"$(ENGINE_RESULTS)/$(kind)")
 	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) \
-	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_STRESS_RESULTS="$(CURDIR)/$(ENGINE_RESULTS)" \
+	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_WAL_SECONDS=$(WAL_SECONDS) STRONGROOM_STRESS_RESULTS="$(CURDIR)/$(ENGINE_RESULTS)" \
 	  $(ENGINE_TEST) --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests'
 	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) \
 	  --stress $(STRESS_TRIALS) $(STRESS_OPERATIONS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md

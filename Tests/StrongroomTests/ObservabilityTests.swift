@@ -105,6 +105,21 @@ struct ObservabilityTests {
         #expect(!"\(tracer.finishedSpans)".contains(Self.secret))
     }
 
+    /// The checkpoint policy's truncations and the -wal's size.
+    @Test func checkpointsAndTheWALSizeAreReported() throws {
+        let metrics = TestMetrics()
+        var configuration = Configuration(key: .generate())
+        configuration.metricsFactory = metrics
+        configuration.checkpointPolicy = CheckpointPolicy(walSizeLimit: 64 << 10)
+        let pool = try DatabasePool(path: dir.file("checkpointed.db"), configuration: configuration)
+        try pool.write { db in try db.execute(sql: "CREATE TABLE t(x BLOB)") }
+        for _ in 0..<100 { try pool.write { db in try db.execute(sql: "INSERT INTO t VALUES (randomblob(2000))") } }
+        let database = [("database", "checkpointed.db")]
+        #expect(metrics.counterTotal(label: "strongroom.checkpoints", dimensions: database + [("mode", "truncate")]) > 0)
+        let sizes = try metrics.expectGauge("strongroom.wal.size", database).values
+        #expect(sizes.count > 100 && sizes.contains(0) && (sizes.max() ?? 0) > Double(64 << 10), "\(sizes.prefix(8))")
+    }
+
     /// Nothing is recorded, and nothing fails, until the app bootstraps a backend.
     @Test func withoutABackendNothingIsRecorded() throws {
         let configuration = Configuration(key: .generate())

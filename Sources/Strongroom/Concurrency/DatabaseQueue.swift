@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// One connection shared safely by any number of threads and tasks: one
 /// access at a time, in the order the callers came.
@@ -45,6 +46,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     private let thread: ConnectionThread
     /// Metrics and spans of the accesses.
     private let observer: AccessObserver
+    /// A pool's writer: the `-wal` size past which it truncates the log.
+    private let walSizeLimit: Int?
     /// The database path.
     public let path: String
 
@@ -57,6 +60,7 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     init(connection: Connection, configuration: Configuration, role: String, observer: AccessObserver) {
         self.observer = observer
+        self.walSizeLimit = role == "writer" ? configuration.checkpointPolicy.walSizeLimit : nil
         self.connection = connection
         self.configuration = configuration
         self.path = connection.path
@@ -98,6 +102,7 @@ public final class DatabaseQueue: @unchecked Sendable {
             try gate.acquire(for: observer.metrics(kind))
             defer { gate.release() }
             let result = try runOnQueue(caller) { db in try observer.observe(kind, span: span, on: db) { try body(db) } }
+            checkpointIfNeeded()
             AccessObserver.end(span, error: nil)
             return result
         } catch {
@@ -262,6 +267,7 @@ public final class DatabaseQueue: @unchecked Sendable {
                                 }
                             }
                         }
+                        self.checkpointIfNeeded()
                         self.gate.release()
                         continuation.resume(with: result)
                     }
@@ -285,6 +291,32 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// ```
     public func asyncRekey(to newKey: DatabaseKey) async throws {
         _ = try await onQueue(.write, "rekey", cancellable: false) { _, _ in _ = try self.rekeyOnQueue(to: newKey) }
+    }
+
+    /// A pool's writer, after an access, holding the permit: past the
+    /// checkpoint policy's limit, truncates the log (see ``CheckpointPolicy``).
+    private func checkpointIfNeeded() {
+        guard let walSizeLimit, !connection.isClosed, filesMoved == nil else { return }
+        let size = Self.fileSize(path + "-wal")
+        observer.walSize.record(size)
+        guard size > walSizeLimit else { return }
+        do {
+            let outcome = try connection.fetchAll(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)")
+            observer.checkpoints["truncate"]?.increment()
+            let after = Self.fileSize(path + "-wal")
+            observer.walSize.record(after)
+            connection.logger.info("truncated the write-ahead log", metadata: [
+                "path": "\(path)", "wal_bytes_before": "\(size)", "wal_bytes_after": "\(after)",
+                "completed": "\(outcome.first == 0)",
+            ])
+        } catch {
+            connection.logger.notice("the write-ahead log could not be truncated; the next write tries again", metadata: ["path": "\(path)", "code": "\(error.code.rawValue)"])
+        }
+    }
+
+    private static func fileSize(_ path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_size) : 0
     }
 
     /// Changes the key of the database. See ``Connection/rekey(to:)``.

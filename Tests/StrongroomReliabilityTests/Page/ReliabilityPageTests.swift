@@ -132,7 +132,7 @@ struct ReliabilityPageTests {
 
     /// The commit is the one make read when the run started; a run whose HEAD moved is refused.
     @Test func theStampRefusesARunWhoseCommitMoved() throws {
-        for kind in ["faults", "tampering", "load"] { try write(kind, "x", ["run": "R3"]) }
+        for kind in ["faults", "tampering", "load", "wal"] { try write(kind, "x", ["run": "R3"]) }
         try write("leaks", "core-dump", ["run": "R3"])
         try write("crashes", "a", crash("a", run: "R3"))
         let result = try page(["--stress", "200", "1"], environment: ["STRONGROOM_RELIABILITY_RUN": "R3", "STRONGROOM_RELIABILITY_COMMIT": "0000000"])

@@ -27,10 +27,10 @@ struct WALGrowthTests {
         #expect(writes > 1_000 && reads > 100, "\(figures)")
         #expect((figures["other_errors"] as? Int ?? -1) == 0 && (figures["busy"] as? Int ?? -1) == 0, "\(figures)")
         #expect(peak > 0 && peak <= 2 * limit, "peak -wal \(peak) bytes against a limit of \(limit)")
-        try ReliabilityResults.write("load", name: "wal growth", [
+        try ReliabilityResults.write("wal", name: "wal growth", [
             "seconds": Self.seconds, "writes": writes, "reads": reads, "peak_wal_bytes": peak,
             "last_wal_bytes": figures["last_wal_bytes"] as? Int ?? -1, "wal_size_limit": limit,
-            "samples": figures["samples"] as? [Int] ?? [],
+            "samples": figures["samples"] as? [Int] ?? [], "name": "wal growth",
         ])
     }
 }
