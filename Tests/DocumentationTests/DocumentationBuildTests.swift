@@ -12,7 +12,7 @@ struct DocumentationBuildTests {
         let copy = dir.file("package")
         let manager = FileManager.default
         try manager.createDirectory(atPath: copy, withIntermediateDirectories: true)
-        for item in ["Package.swift", "Sources", "Tests", "Scripts", "Examples"] {
+        for item in ["Package.swift", "Sources", "Tests", "Scripts", "Examples", "Snippets"] {
             try manager.copyItem(atPath: Fixtures.repositoryRoot + "/" + item, toPath: copy + "/" + item)
         }
         let file = copy + "/Sources/StrongroomCrypto/Support/SecureRandom.swift"
