@@ -261,6 +261,28 @@ struct AsyncAccessTests {
         }
     }
 
+    /// A cancellation that lands after a queue read's closure returned,
+    /// while the queue ends the read (its COMMIT, `PRAGMA query_only = 0`),
+    /// interrupts nothing: the next write on the connection succeeds.
+    @Test(.timeLimit(.minutes(2))) func aCancellationAsAReadEndsLeavesTheConnectionWritable() async throws {
+        let queue = try makeQueue()
+        var generator = SplitMix64(seed: 11)
+        var failures: [String] = []
+        for i in 0..<3_000 {
+            let read = Task { try await queue.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") ?? 0 } }
+            let delay = generator.next() % 60
+            for _ in 0..<delay { await Task.yield() }
+            read.cancel()
+            _ = await read.result
+            do {
+                try await queue.asyncWrite { db in try db.execute(sql: "INSERT INTO t(x) VALUES (?)", arguments: [i]) }
+            } catch {
+                failures.append("\(i): \(error)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) writes failed after a cancelled read: \(failures.prefix(3))")
+    }
+
     struct Outcome: Sendable {
         let id: Int, isWrite: Bool, cancelled: Bool, value: Int?, error: String?
     }

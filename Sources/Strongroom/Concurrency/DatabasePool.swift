@@ -167,6 +167,9 @@ public final class DatabasePool: @unchecked Sendable {
         try refuseIfClosed()
         let span = observer.startSpan(.read)
         do {
+            // Before taking a reader: a rekey holds the writer while it
+            // waits for every reader to come back.
+            try refreshReaderKeyIfNeeded()
             try readerGate.acquire(for: observer.read)
             let reader = takeIdleReader()
             var healthy = true
@@ -185,7 +188,6 @@ public final class DatabasePool: @unchecked Sendable {
     /// connection is no good (a key that no longer opens the file).
     private func read<T>(on reader: Reader, healthy: inout Bool, access: CancellableAccess?, span: any Span, _ body: (Connection) throws -> T) throws -> T {
         do {
-            try refreshReaderKeyIfNeeded()
             let connection = try openedConnection(of: reader)
             // This thread is now inside one of this pool's reads.
             return try readingMark.run {
@@ -222,6 +224,7 @@ public final class DatabasePool: @unchecked Sendable {
         try refuseIfClosed()
         let span = observer.startSpan(.read)
         do {
+            try await asyncRefreshReaderKeyIfNeeded()
             try await readerGate.acquire(for: observer.read)
             let reader = takeIdleReader()
             let access = CancellableAccess(counting: observer.read.interruptions)
@@ -308,6 +311,29 @@ public final class DatabasePool: @unchecked Sendable {
         lock.unlock()
         guard stale else { return }
         let key = try writer.inDatabase { db in try Self.readerKey(for: writer.currentKey, writer: db) }
+        lock.lock()
+        readerKey = key
+        readerKeyIsStale = false
+        lock.unlock()
+    }
+
+    /// ``refreshReaderKeyIfNeeded()`` from async code: the writer is asked
+    /// on its own thread.
+    private func asyncRefreshReaderKeyIfNeeded() async throws {
+        try refuseIfClosed()
+        guard isReaderKeyStale else { return }
+        let writer = self.writer
+        let key = try await writer.withConnection { db in try Self.readerKey(for: writer.currentKey, writer: db) }
+        setReaderKey(key)
+    }
+
+    private var isReaderKeyStale: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return readerKeyIsStale
+    }
+
+    private func setReaderKey(_ key: DatabaseKey?) {
         lock.lock()
         readerKey = key
         readerKeyIsStale = false

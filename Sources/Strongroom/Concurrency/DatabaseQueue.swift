@@ -216,7 +216,15 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// let count = try await queue.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note") }
     /// ```
     public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue(.read, "read") { db, _ in try Self.readOnlyTransaction(db, body) }
+        try await onQueue(.read, "read") { db, access in
+            // The access ends before the transaction's COMMIT and `PRAGMA
+            // query_only = 0`: no interrupt may stop those.
+            try Self.readOnlyTransaction(db) { db in
+                let result = try body(db)
+                try access.end(db)
+                return result
+            }
+        }
     }
 
     /// Asynchronous ``inDatabase(_:)``: `body` runs on the queue's own
