@@ -43,4 +43,23 @@ static inline void strongroom_set_thread_name(const char *name) {
 static inline void strongroom_set_thread_name(const char *name) { (void)name; }
 #endif
 
+// Raises the calling thread's nice value by `increment` (a lower priority;
+// any thread may lower its own): a pool's reader threads, so that a flood of
+// reads cannot take the CPU the writer's thread needs. Returns 0 or -1.
+#if defined(__linux__)
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static inline int strongroom_lower_thread_priority(int increment) {
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (now == -1 && errno != 0) return -1;
+    return setpriority(PRIO_PROCESS, (id_t)tid, now + increment);
+}
+#else
+static inline int strongroom_lower_thread_priority(int increment) { (void)increment; return -1; }
+#endif
+
 #endif

@@ -39,7 +39,7 @@ extension ReliabilityChild {
             for _ in 0..<8 {
                 group.addTask {
                     _ = try await read { db in
-                        running.enter(thread: currentThreadName())
+                        running.enter(thread: currentThreadName(), nice: currentThreadNice())
                         defer { running.leave() }
                         usleep(300_000)
                         return try db.fetchOne(Int.self, sql: "SELECT x FROM t") ?? 0
@@ -77,6 +77,8 @@ extension ReliabilityChild {
             "baseline_threads": baselineThreads,
             "max_concurrent": running.maximum,
             "body_threads": running.threadNames.sorted(),
+            "body_nice": running.niceValues.sorted(),
+            "process_nice": currentThreadNice(),
             "reads_seconds": readSeconds,
             "sleeper_seconds": sleeperSeconds,
             "sleeper_before_reads": sleeperDone < readsDone,
@@ -100,12 +102,22 @@ func currentThreadName() -> String {
     return name.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
-/// How many bodies run at once, the most seen, and the threads they ran on.
+/// The calling thread's nice value (`/proc/thread-self/stat`, field 19).
+func currentThreadNice() -> Int {
+    guard let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
+          let afterName = stat.range(of: ") ", options: .backwards) else { return -99 }
+    // Fields from the third on (state is field 3): nice is field 19.
+    let fields = stat[afterName.upperBound...].split(separator: " ")
+    return fields.count > 16 ? Int(fields[16]) ?? -99 : -99
+}
+
+/// How many bodies run at once, the most seen, the threads they ran on and their nice values.
 final class Concurrency: @unchecked Sendable {
     // Sendable: every field is guarded by `lock`.
     private let lock = NSLock()
-    private var now = 0, most = 0, names: Set<String> = []
-    func enter(thread: String) { lock.withLock { now += 1; most = max(most, now); names.insert(thread) } }
+    private var now = 0, most = 0, names: Set<String> = [], nices: Set<Int> = []
+    func enter(thread: String, nice: Int) { lock.withLock { now += 1; most = max(most, now); names.insert(thread); nices.insert(nice) } }
+    var niceValues: Set<Int> { lock.withLock { nices } }
     func leave() { lock.withLock { now -= 1 } }
     var maximum: Int { lock.withLock { most } }
     var threadNames: Set<String> { lock.withLock { names } }

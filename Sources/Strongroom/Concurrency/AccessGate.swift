@@ -34,12 +34,23 @@ final class AccessGate: @unchecked Sendable {
     private let path: String
     private static let timers = DispatchQueue(label: "strongroom.wait-deadlines")
 
-    /// One caller waiting. Its fields are guarded by the gate's `condition`.
-    private final class Waiter: @unchecked Sendable {
-        var outcome: Result<Void, StrongroomOrCancellation>?
-        var continuation: CheckedContinuation<Void, any Error>?
-        let semaphore: DispatchSemaphore?
-        init(sync: Bool) { semaphore = sync ? DispatchSemaphore(value: 0) : nil }
+    /// One caller waiting: a blocked thread (its semaphore), or an async
+    /// caller's callbacks. `outcome` is guarded by the gate's `condition`.
+    final class Waiter: @unchecked Sendable {
+        fileprivate var outcome: Result<Void, StrongroomOrCancellation>?
+        fileprivate let semaphore: DispatchSemaphore?
+        fileprivate let granted: (@Sendable () -> Void)?
+        fileprivate let refused: (@Sendable (any Error) -> Void)?
+
+        fileprivate init() {
+            semaphore = DispatchSemaphore(value: 0)
+            (granted, refused) = (nil, nil)
+        }
+
+        fileprivate init(granted: @escaping @Sendable () -> Void, refused: @escaping @Sendable (any Error) -> Void) {
+            semaphore = nil
+            (self.granted, self.refused) = (granted, refused)
+        }
     }
 
     enum StrongroomOrCancellation: Error {
@@ -70,9 +81,9 @@ final class AccessGate: @unchecked Sendable {
         return waitingCount
     }
 
-    /// Takes a permit at once when one is free and nobody waits; else the
-    /// waiter to wait on, or a refusal.
-    private func enqueue(sync: Bool) throws(StrongroomError) -> Waiter? {
+    /// Takes a permit at once when one is free and nobody waits; else
+    /// queues `waiter`, or refuses.
+    private func enqueue(_ waiter: Waiter) throws(StrongroomError) -> Waiter? {
         if let refusal { throw refusal }
         if available > 0 && !paused && waitingCount == 0 {
             available -= 1
@@ -81,18 +92,17 @@ final class AccessGate: @unchecked Sendable {
         if let maximumWaiters, waitingCount >= maximumWaiters {
             throw StrongroomError(.connectionUnavailable, "\(waitingCount) callers already wait for \(resource), the most Configuration.maximumWaiters (\(maximumWaiters)) allows; nothing was run. Try again later (a service answers 503 with Retry-After), or raise maximumWaiters or maximumReaderCount.", path: path)
         }
-        let waiter = Waiter(sync: sync)
         order.append(waiter)
         waitingCount += 1
         return waiter
     }
 
     /// `enqueue` under the lock.
-    private func enqueueLocked(sync: Bool, _ metrics: AccessObserver.KindMetrics) throws(StrongroomError) -> Waiter? {
+    private func enqueueLocked(_ waiter: Waiter, _ metrics: AccessObserver.KindMetrics) throws(StrongroomError) -> Waiter? {
         condition.lock()
         defer { condition.unlock() }
         do {
-            return try enqueue(sync: sync)
+            return try enqueue(waiter)
         } catch {
             if error.code == .connectionUnavailable { metrics.refusedByCount.increment() }
             throw error
@@ -112,10 +122,15 @@ final class AccessGate: @unchecked Sendable {
         return true
     }
 
-    private static func wake(_ waiter: Waiter, continuation: CheckedContinuation<Void, any Error>?) {
-        waiter.semaphore?.signal()
-        if let continuation, let outcome = waiter.outcome {
-            continuation.resume(with: outcome.mapError { $0.error })
+    /// After unlocking: tells a settled waiter its outcome.
+    private static func wake(_ waiter: Waiter, _ outcome: Result<Void, StrongroomOrCancellation>) {
+        if let semaphore = waiter.semaphore {
+            semaphore.signal()
+            return
+        }
+        switch outcome {
+        case .success: waiter.granted?()
+        case .failure(let failure): waiter.refused?(failure.error)
         }
     }
 
@@ -128,7 +143,7 @@ final class AccessGate: @unchecked Sendable {
     }
 
     private func acquireBlocking(_ metrics: AccessObserver.KindMetrics) throws(StrongroomError) {
-        guard let waiter = try enqueueLocked(sync: true, metrics) else { return }
+        guard let waiter = try enqueueLocked(Waiter(), metrics) else { return }
         if let maximumWait {
             let nanoseconds = UInt64(max(0, maximumWait.components.seconds)) * 1_000_000_000 + UInt64(max(0, maximumWait.components.attoseconds / 1_000_000_000))
             if waiter.semaphore!.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
@@ -149,54 +164,67 @@ final class AccessGate: @unchecked Sendable {
         }
     }
 
-    /// Waits for a permit as a suspended task. Throws `CancellationError`
-    /// when the task is cancelled while it waits (it then holds no permit),
-    /// ``StrongroomError/Code/connectionUnavailable`` past a bound.
-    func acquire(for metrics: AccessObserver.KindMetrics) async throws {
+    /// Asks for a permit for an async caller, whose task then suspends
+    /// (holding no thread) until one of the callbacks resumes it.
+    /// `granted` runs once the permit is the caller's: at once, on this
+    /// thread, when one is free and nobody waits; else on the thread that
+    /// gives one back, so that a connection's own thread hands itself to
+    /// the next caller without a hop through the cooperative pool.
+    /// `refused` runs instead when a bound, ``close(_:)`` or ``cancel(_:)``
+    /// turns the caller away. Exactly one of them runs, once. Returns the
+    /// ticket to cancel with, or nil when `granted` or `refused` already ran.
+    @discardableResult
+    func request(for metrics: AccessObserver.KindMetrics, granted: @escaping @Sendable () -> Void,
+                 refused: @escaping @Sendable (any Error) -> Void) -> Waiter? {
         let start = DispatchTime.now().uptimeNanoseconds
-        try await acquireSuspending(metrics)
-        metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
-    }
-
-    private func acquireSuspending(_ metrics: AccessObserver.KindMetrics) async throws {
-        guard let waiter = try enqueueLocked(sync: false, metrics) else { return }
+        let waiter = Waiter(granted: {
+            metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
+            granted()
+        }, refused: refused)
+        let queued: Waiter?
+        do {
+            queued = try enqueueLocked(waiter, metrics)
+        } catch {
+            refused(error)
+            return nil
+        }
+        guard queued != nil else {
+            waiter.granted?()
+            return nil
+        }
         if let maximumWait {
             Self.timers.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: Int64(maximumWait.components.seconds) * 1_000_000_000 + maximumWait.components.attoseconds / 1_000_000_000))) { [weak self, weak waiter] in
                 guard let self, let waiter else { return }
-                self.condition.lock()
-                let settled = self.settle(waiter, .failure(.refused(self.tooLong())))
-                let continuation = settled ? waiter.continuation.take() : nil
-                self.condition.unlock()
-                if settled { metrics.refusedByWait.increment() }
-                if settled { Self.wake(waiter, continuation: continuation) }
-            }
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                condition.lock()
-                if waiter.outcome == nil {
-                    waiter.continuation = continuation
-                    condition.unlock()
-                } else {
-                    condition.unlock()
-                    Self.wake(waiter, continuation: continuation)
+                let refusal = self.tooLong()
+                if self.settleLocked(waiter, .failure(.refused(refusal))) {
+                    metrics.refusedByWait.increment()
+                    Self.wake(waiter, .failure(.refused(refusal)))
                 }
             }
-        } onCancel: {
-            condition.lock()
-            let settled = settle(waiter, .failure(.cancelled))
-            let continuation = settled ? waiter.continuation.take() : nil
-            condition.unlock()
-            if settled { Self.wake(waiter, continuation: continuation) }
         }
+        return waiter
+    }
+
+    /// An async caller's task was cancelled: when it still waits, it leaves
+    /// the queue and gets `CancellationError`; once granted, nothing happens.
+    func cancel(_ waiter: Waiter) {
+        if settleLocked(waiter, .failure(.cancelled)) {
+            Self.wake(waiter, .failure(.cancelled))
+        }
+    }
+
+    private func settleLocked(_ waiter: Waiter, _ outcome: Result<Void, StrongroomOrCancellation>) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return settle(waiter, outcome)
     }
 
     /// Gives a permit back: to the first caller still waiting, if any.
     func release() {
         condition.lock()
-        if !paused && refusal == nil, let (waiter, continuation) = nextWaiter() {
+        if !paused && refusal == nil, let waiter = nextWaiter() {
             condition.unlock()
-            Self.wake(waiter, continuation: continuation)
+            Self.wake(waiter, .success(()))
             return
         }
         available += 1
@@ -206,7 +234,7 @@ final class AccessGate: @unchecked Sendable {
 
     /// With `condition` locked: the first waiter not yet settled, settled
     /// with a permit (the one being handed over).
-    private func nextWaiter() -> (Waiter, CheckedContinuation<Void, any Error>?)? {
+    private func nextWaiter() -> Waiter? {
         while head < order.count {
             let waiter = order[head]
             head += 1
@@ -215,7 +243,7 @@ final class AccessGate: @unchecked Sendable {
                 head = 0
             }
             if settle(waiter, .success(())) {
-                return (waiter, waiter.continuation.take())
+                return waiter
             }
         }
         order.removeAll(keepingCapacity: true)
@@ -236,13 +264,13 @@ final class AccessGate: @unchecked Sendable {
     func resume() {
         condition.lock()
         paused = false
-        var woken: [(Waiter, CheckedContinuation<Void, any Error>?)] = []
+        var woken: [Waiter] = []
         while available > 0, refusal == nil, let next = nextWaiter() {
             available -= 1
             woken.append(next)
         }
         condition.unlock()
-        for (waiter, continuation) in woken { Self.wake(waiter, continuation: continuation) }
+        for waiter in woken { Self.wake(waiter, .success(())) }
     }
 
     /// Refuses every caller waiting and every later one with `error`, then
@@ -250,14 +278,14 @@ final class AccessGate: @unchecked Sendable {
     func close(_ error: StrongroomError) {
         condition.lock()
         if refusal == nil { refusal = error }
-        var woken: [(Waiter, CheckedContinuation<Void, any Error>?)] = []
+        var woken: [Waiter] = []
         for waiter in order[head...] where settle(waiter, .failure(.refused(error))) {
-            woken.append((waiter, waiter.continuation.take()))
+            woken.append(waiter)
         }
         order.removeAll()
         head = 0
         condition.unlock()
-        for (waiter, continuation) in woken { Self.wake(waiter, continuation: continuation) }
+        for waiter in woken { Self.wake(waiter, .failure(.refused(error))) }
         condition.lock()
         while available < capacity { condition.wait() }
         condition.unlock()
@@ -268,13 +296,5 @@ final class AccessGate: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return refusal
-    }
-}
-
-extension Optional {
-    /// The value, leaving nil behind.
-    fileprivate mutating func take() -> Wrapped? {
-        defer { self = nil }
-        return self
     }
 }

@@ -19,6 +19,8 @@ final class CancellableAccess: @unchecked Sendable {
     private var cancelled = false
     private var ended = false
     private var interrupted = false
+    /// While the access waits for its permit: where, to leave on cancel.
+    private var waiting: (gate: AccessGate, ticket: AccessGate.Waiter)?
     /// Counts the statements this access's cancellation interrupted.
     private let interruptions: Counter?
 
@@ -26,16 +28,34 @@ final class CancellableAccess: @unchecked Sendable {
         self.interruptions = interruptions
     }
 
-    /// The task was cancelled: interrupts the statement running, if any.
+    /// The task was cancelled: leaves the queue when the access still
+    /// waits; interrupts the statement running, if any.
     func cancel() {
         lock.lock()
-        defer { lock.unlock() }
         cancelled = true
         if let connection, !ended {
             connection.interrupt()
             interrupted = true
             interruptions?.increment()
         }
+        let waiting = self.waiting
+        self.waiting = nil
+        lock.unlock()
+        if let waiting { waiting.gate.cancel(waiting.ticket) }
+    }
+
+    /// The access waits in `gate` with `ticket` (nil: it did not have to
+    /// wait); cancelled already, it leaves at once.
+    func wait(in gate: AccessGate, with ticket: AccessGate.Waiter?) {
+        guard let ticket else { return }
+        lock.lock()
+        if cancelled {
+            lock.unlock()
+            gate.cancel(ticket)
+            return
+        }
+        waiting = (gate, ticket)
+        lock.unlock()
     }
 
     /// The access starts running on `db`; throws `CancellationError` when
@@ -43,6 +63,7 @@ final class CancellableAccess: @unchecked Sendable {
     func begin(_ db: Connection) throws {
         lock.lock()
         defer { lock.unlock() }
+        waiting = nil
         if cancelled { throw CancellationError() }
         connection = db
     }

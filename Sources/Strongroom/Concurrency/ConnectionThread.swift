@@ -31,9 +31,12 @@ final class ConnectionThread: @unchecked Sendable {
     #endif
     /// The system's name of the thread (at most 15 bytes on Linux).
     private let name: String
+    /// How much lower than its creator's the thread's priority is (nice).
+    private let niceness: Int32
 
-    init(name: String) {
+    init(name: String, niceness: Int32 = 0) {
         self.name = String(name.utf8.prefix(15)) ?? "strongroom"
+        self.niceness = niceness
     }
 
     /// Runs `job` on the thread, after the jobs given before it. When the
@@ -57,6 +60,7 @@ final class ConnectionThread: @unchecked Sendable {
 
     private func loop() {
         name.withCString { strongroom_set_thread_name($0) }
+        if niceness > 0 { _ = strongroom_lower_thread_priority(niceness) }
         condition.lock()
         #if canImport(Darwin)
         threadID = pthread_self()

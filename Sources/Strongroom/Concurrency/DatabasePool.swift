@@ -50,7 +50,7 @@ public final class DatabasePool: @unchecked Sendable {
     private final class Reader: @unchecked Sendable {
         // Sendable: `connection` is touched only by the holder of a reader permit.
         var connection: Connection?
-        let thread = ConnectionThread(name: "strongroom-r")
+        let thread = ConnectionThread(name: "strongroom-r", niceness: 5)
     }
 
     /// Opens the pool; the writer connection opens (and validates the key) at once.
@@ -225,17 +225,24 @@ public final class DatabasePool: @unchecked Sendable {
         let span = observer.startSpan(.read)
         do {
             try await asyncRefreshReaderKeyIfNeeded()
-            try await readerGate.acquire(for: observer.read)
-            let reader = takeIdleReader()
             let access = CancellableAccess(counting: observer.read.interruptions)
             let result = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    reader.thread.submit {
-                        var healthy = true
-                        let result = Result { try self.read(on: reader, healthy: &healthy, access: access, span: span, body) }
-                        self.giveBack(reader, healthy: healthy)
-                        continuation.resume(with: result)
-                    }
+                    let ticket = readerGate.request(for: observer.read, granted: {
+                        // A reader is this caller's: run on its thread (when
+                        // granted by a reader coming back, that same reader,
+                        // so its thread goes on without sleeping).
+                        let reader = self.takeIdleReader()
+                        reader.thread.submit {
+                            var healthy = true
+                            let result = Result { try self.read(on: reader, healthy: &healthy, access: access, span: span, body) }
+                            self.giveBack(reader, healthy: healthy)
+                            continuation.resume(with: result)
+                        }
+                    }, refused: { error in
+                        continuation.resume(throwing: error)
+                    })
+                    access.wait(in: readerGate, with: ticket)
                 }
             } onCancel: {
                 access.cancel()

@@ -263,22 +263,27 @@ public final class DatabaseQueue: @unchecked Sendable {
         }
         let span = observer.startSpan(kind)
         do {
-            try await gate.acquire(for: observer.metrics(kind))
             let access = CancellableAccess(counting: observer.metrics(kind).interruptions)
             let result = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    thread.submit {
-                        let result = Result {
-                            try self.runOnQueue(caller) { db in
-                                try self.observer.observe(kind, span: span, on: db) {
-                                    cancellable ? try access.run(db) { db in try body(db, access) } : try body(db, access)
+                    let ticket = gate.request(for: observer.metrics(kind), granted: {
+                        // The permit is this caller's: run on the queue's thread.
+                        self.thread.submit {
+                            let result = Result {
+                                try self.runOnQueue(caller) { db in
+                                    try self.observer.observe(kind, span: span, on: db) {
+                                        cancellable ? try access.run(db) { db in try body(db, access) } : try body(db, access)
+                                    }
                                 }
                             }
+                            self.checkpointIfNeeded()
+                            self.gate.release()
+                            continuation.resume(with: result)
                         }
-                        self.checkpointIfNeeded()
-                        self.gate.release()
-                        continuation.resume(with: result)
-                    }
+                    }, refused: { error in
+                        continuation.resume(throwing: error)
+                    })
+                    access.wait(in: gate, with: ticket)
                 }
             } onCancel: {
                 access.cancel()

@@ -27,6 +27,10 @@ struct AsyncServingTests {
         #expect(figures["max_concurrent"] as? Int == 4, "\(figures)")
         let names = figures["body_threads"] as? [String] ?? []
         #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("strongroom") }, "bodies ran on \(names)")
+        // Readers run 5 nice levels below the process, so that a flood of
+        // reads leaves the writer's thread its share of the CPU.
+        let processNice = figures["process_nice"] as? Int ?? -99
+        #expect(figures["body_nice"] as? [Int] == [min(processNice + 5, 19)], "\(figures)")
         #expect((figures["sleeper_seconds"] as? Double ?? 9) <= 0.3, "\(figures)")
         #expect(figures["sleeper_before_reads"] as? Bool == true, "\(figures)")
         #expect((figures["reads_seconds"] as? Double ?? 9) < 1.0, "4 at a time: about 0.6 s; \(figures)")
@@ -40,6 +44,7 @@ struct AsyncServingTests {
     @Test(.timeLimit(.minutes(2))) func queueReadsRunOnAThreadOfItsOwn() throws {
         let figures = try serve("queue")
         #expect(figures["max_concurrent"] as? Int == 1, "\(figures)")
+        #expect(figures["body_nice"] as? [Int] == [figures["process_nice"] as? Int ?? -99], "a queue's thread keeps the process's priority: \(figures)")
         let names = figures["body_threads"] as? [String] ?? []
         #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("strongroom") }, "bodies ran on \(names)")
         #expect((figures["sleeper_seconds"] as? Double ?? 9) <= 0.3, "\(figures)")
