@@ -131,3 +131,27 @@ final class Maximum: @unchecked Sendable {
     func record(_ value: Int) { lock.withLock { largest = max(largest, value) } }
     var value: Int { lock.withLock { largest } }
 }
+
+// reliability-child dropped-after-async queue|pool COUNT DIR
+//   the review of issue 37, finding 1: COUNT queues (or pools), each used
+//   once from async code and dropped, as a request handler might; 2 s later,
+//   prints how many of their threads are left (none may be).
+extension ReliabilityChild {
+    static func droppedAfterAsync(kind: String, count: Int, directory: String) async throws {
+        for i in 0..<count {
+            let path = "\(directory)/\(kind)\(i).db"
+            if kind == "pool" {
+                let pool = try DatabasePool(path: path, configuration: Configuration(key: .generate()))
+                _ = try await pool.asyncRead { _ in i }
+            } else {
+                let queue = try DatabaseQueue(path: path, configuration: Configuration(key: .generate()))
+                _ = try await queue.asyncRead { _ in i }
+            }
+        }
+        try await Task.sleep(nanoseconds: 2_000_000_000)
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        let left = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            .filter { $0.hasPrefix("strongroom") }.count
+        FileHandle.standardOutput.write(Data("{\"left\": \(left)}\n".utf8))
+    }
+}

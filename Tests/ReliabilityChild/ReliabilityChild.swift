@@ -13,6 +13,8 @@
 //       keyring is unwrapped with what `cat passphrase.txt` prints
 //   reliability-child async-serving pool|queue DB KEY
 //       async reads off the cooperative pool: see AsyncServing.swift
+//   reliability-child dropped-after-async queue|pool COUNT DIR
+//       queues or pools used once from async code and dropped: threads left
 //   reliability-child wal-load DB KEY SECONDS
 //       1 writer and 8 overlapping readers; the -wal's size: see WALLoad.swift
 //   reliability-child hold-keyring FIELD.keyring
@@ -44,14 +46,10 @@ enum ReliabilityChild {
         case ("load", 4): try load(database: arguments[1], keyFile: arguments[2], seconds: Double(arguments[3]) ?? 5)
         case ("async-serving", 4):
             let (kind, database, keyFile) = (arguments[1], arguments[2], arguments[3])
-            let outcome = Outcome()
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                do { try await asyncServing(kind: kind, database: database, keyFile: keyFile) } catch { outcome.error = error }
-                done.signal()
-            }
-            done.wait()
-            if let error = outcome.error { throw error }
+            try waitFor { try await asyncServing(kind: kind, database: database, keyFile: keyFile) }
+        case ("dropped-after-async", 4):
+            let (kind, count, directory) = (arguments[1], Int(arguments[2]) ?? 100, arguments[3])
+            try waitFor { try await droppedAfterAsync(kind: kind, count: count, directory: directory) }
         case ("wal-load", 4): try walLoad(database: arguments[1], keyFile: arguments[2], seconds: Double(arguments[3]) ?? 20)
         case ("hold-keyring", 2):
             let keyring = try FieldKeyring.load(from: arguments[1])
@@ -60,9 +58,21 @@ enum ReliabilityChild {
         case ("release-keys", 6):
             try releaseKeys(database: arguments[1], keyFile: arguments[2], newKeyFile: arguments[3], keyring: arguments[4], marker: arguments[5])
         default:
-            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|async-serving|wal-load|hold-keyring ...\n".utf8))
+            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|async-serving|dropped-after-async|wal-load|hold-keyring ...\n".utf8))
             exit(64)
         }
+    }
+
+    /// Runs `body` in a task and blocks until it ends.
+    static func waitFor(_ body: @escaping @Sendable () async throws -> Void) throws {
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { try await body() } catch { outcome.error = error }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.error { throw error }
     }
 
     /// Rekeys through a pool while four readers keep reading.

@@ -27,6 +27,8 @@ final class AccessGate: @unchecked Sendable {
     private var order: [Waiter] = []
     private var head = 0
     private var waitingCount = 0
+    /// Waiters in `order` past `head` settled out of turn (cancelled, timed out).
+    private var settledOutOfTurn = 0
     private let maximumWaiters: Int?
     private let maximumWait: Duration?
     /// What a permit is for, in messages: "a reader of app.db".
@@ -39,8 +41,10 @@ final class AccessGate: @unchecked Sendable {
     final class Waiter: @unchecked Sendable {
         fileprivate var outcome: Result<Void, StrongroomOrCancellation>?
         fileprivate let semaphore: DispatchSemaphore?
-        fileprivate let granted: (@Sendable () -> Void)?
-        fileprivate let refused: (@Sendable (any Error) -> Void)?
+        // Dropped once called: they hold the queue or pool, which holds
+        // the gate, which may still hold this waiter in `order`.
+        fileprivate var granted: (@Sendable () -> Void)?
+        fileprivate var refused: (@Sendable (any Error) -> Void)?
 
         fileprivate init() {
             semaphore = DispatchSemaphore(value: 0)
@@ -119,7 +123,29 @@ final class AccessGate: @unchecked Sendable {
         guard waiter.outcome == nil else { return false }
         waiter.outcome = outcome
         waitingCount -= 1
+        if case .failure = outcome {
+            // Out of turn: once they outnumber the callers still waiting,
+            // drop them, so that callers turned away are not kept.
+            settledOutOfTurn += 1
+            if settledOutOfTurn > waitingCount {
+                order = order[head...].filter { $0.outcome == nil }
+                head = 0
+                settledOutOfTurn = 0
+            }
+        }
         return true
+    }
+
+    /// Now plus `duration`, clamped: a negative wait is none, and one too
+    /// long to count in nanoseconds is forever.
+    private static func deadline(after duration: Duration) -> DispatchTime {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return .now() }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (nanoseconds, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard !overflow, !overflowAgain, UInt64(nanoseconds) < UInt64.max - now else { return .distantFuture }
+        return DispatchTime(uptimeNanoseconds: now + UInt64(nanoseconds))
     }
 
     /// After unlocking: tells a settled waiter its outcome.
@@ -128,9 +154,12 @@ final class AccessGate: @unchecked Sendable {
             semaphore.signal()
             return
         }
+        // Only the one who settled the waiter wakes it, once.
+        let (granted, refused) = (waiter.granted, waiter.refused)
+        (waiter.granted, waiter.refused) = (nil, nil)
         switch outcome {
-        case .success: waiter.granted?()
-        case .failure(let failure): waiter.refused?(failure.error)
+        case .success: granted?()
+        case .failure(let failure): refused?(failure.error)
         }
     }
 
@@ -145,8 +174,7 @@ final class AccessGate: @unchecked Sendable {
     private func acquireBlocking(_ metrics: AccessObserver.KindMetrics) throws(StrongroomError) {
         guard let waiter = try enqueueLocked(Waiter(), metrics) else { return }
         if let maximumWait {
-            let nanoseconds = UInt64(max(0, maximumWait.components.seconds)) * 1_000_000_000 + UInt64(max(0, maximumWait.components.attoseconds / 1_000_000_000))
-            if waiter.semaphore!.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
+            if waiter.semaphore!.wait(timeout: Self.deadline(after: maximumWait)) == .timedOut {
                 condition.lock()
                 if settle(waiter, .failure(.refused(tooLong()))) { metrics.refusedByWait.increment() }
                 condition.unlock()
@@ -189,11 +217,11 @@ final class AccessGate: @unchecked Sendable {
             return nil
         }
         guard queued != nil else {
-            waiter.granted?()
+            Self.wake(waiter, .success(()))
             return nil
         }
         if let maximumWait {
-            Self.timers.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: Int64(maximumWait.components.seconds) * 1_000_000_000 + maximumWait.components.attoseconds / 1_000_000_000))) { [weak self, weak waiter] in
+            Self.timers.asyncAfter(deadline: Self.deadline(after: maximumWait)) { [weak self, weak waiter] in
                 guard let self, let waiter else { return }
                 let refusal = self.tooLong()
                 if self.settleLocked(waiter, .failure(.refused(refusal))) {
@@ -243,11 +271,17 @@ final class AccessGate: @unchecked Sendable {
                 head = 0
             }
             if settle(waiter, .success(())) {
+                if head == order.count {
+                    order.removeAll(keepingCapacity: true)
+                    head = 0
+                }
                 return waiter
             }
+            settledOutOfTurn = max(0, settledOutOfTurn - 1)
         }
         order.removeAll(keepingCapacity: true)
         head = 0
+        settledOutOfTurn = 0
         return nil
     }
 
@@ -284,6 +318,7 @@ final class AccessGate: @unchecked Sendable {
         }
         order.removeAll()
         head = 0
+        settledOutOfTurn = 0
         condition.unlock()
         for waiter in woken { Self.wake(waiter, .failure(.refused(error))) }
         condition.lock()

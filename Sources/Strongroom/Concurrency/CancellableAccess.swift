@@ -36,7 +36,6 @@ final class CancellableAccess: @unchecked Sendable {
         if let connection, !ended {
             connection.interrupt()
             interrupted = true
-            interruptions?.increment()
         }
         let waiting = self.waiting
         self.waiting = nil
@@ -65,6 +64,7 @@ final class CancellableAccess: @unchecked Sendable {
         defer { lock.unlock() }
         waiting = nil
         if cancelled { throw CancellationError() }
+        db.prepareInterruptClearing()
         connection = db
     }
 
@@ -83,19 +83,35 @@ final class CancellableAccess: @unchecked Sendable {
         if first && wasCancelled { throw CancellationError() }
     }
 
-    /// Runs `body` on `db` between `begin` and `end`. A body that failed
-    /// because it was interrupted, or that returned after its task was
-    /// cancelled, throws `CancellationError`.
+    /// Runs `body` on `db` between `begin` and `end`. A body that threw
+    /// after its task was cancelled (the interrupt, or what it caused)
+    /// throws `CancellationError`; a body that returned keeps its result:
+    /// what it did is done (a transaction that must not commit after a
+    /// cancellation calls `end` itself, before its COMMIT).
     func run<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
         try begin(db)
-        let result: Result<T, any Error>
+        let value: T
         do {
-            result = .success(try body(db))
+            value = try body(db)
         } catch {
-            result = .failure(error)
+            if let error = error as? StrongroomError, error.code == .interrupted { interruptions?.increment() }
+            try end(db)
+            throw error
         }
-        try end(db)
-        return try result.get()
+        finish(db)
+        return value
+    }
+
+    /// `end` for a body that returned: no interrupt reaches `db` from now
+    /// on, and a cancellation changes nothing.
+    private func finish(_ db: Connection) {
+        lock.lock()
+        ended = true
+        connection = nil
+        let wasInterrupted = interrupted
+        interrupted = false
+        lock.unlock()
+        if wasInterrupted { db.clearInterrupt() }
     }
 
     /// Whether the task was cancelled (for a caller that must tell a

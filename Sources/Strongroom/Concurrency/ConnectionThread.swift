@@ -16,11 +16,10 @@ import Foundation
 /// access and waits on a condition between jobs; a sync access runs on its
 /// caller's thread and never starts it.
 final class ConnectionThread: @unchecked Sendable {
-    // Sendable: `jobs`, `head`, `stopping`, `thread` and `threadID` are
-    // guarded by `condition`.
+    // Sendable: `jobs`, `stopping`, `thread` and `threadID` are guarded by
+    // `condition`.
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
-    private var head = 0
     private var stopping = false
     private var thread: JoinableThread?
     #if canImport(Darwin)
@@ -68,17 +67,24 @@ final class ConnectionThread: @unchecked Sendable {
         threadID = pthread_self()
         hasThreadID = true
         #endif
-        while true {
-            while head == jobs.count && !stopping { condition.wait() }
-            if head == jobs.count { break }
-            let job = jobs[head]
-            head += 1
-            if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
-            condition.unlock()
-            job()
-            condition.lock()
-        }
         condition.unlock()
+        while let batch = nextJobs() {
+            for job in batch { job() }
+            // `batch` goes here, with `condition` unlocked: a job's closure
+            // may hold the last reference to the queue or pool, whose
+            // deinit then stops this very thread (`stop()` locks `condition`).
+        }
+    }
+
+    /// Waits for jobs and takes them all, or returns nil once stopped with none left.
+    private func nextJobs() -> [@Sendable () -> Void]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while jobs.isEmpty && !stopping { condition.wait() }
+        if jobs.isEmpty { return nil }
+        let batch = jobs
+        jobs = []
+        return batch
     }
 
     /// True on the thread itself.

@@ -46,8 +46,11 @@ public final class DatabaseQueue: @unchecked Sendable {
     private let thread: ConnectionThread
     /// Metrics and spans of the accesses.
     private let observer: AccessObserver
-    /// A pool's writer: the `-wal` size past which it truncates the log.
-    private let walSizeLimit: Int?
+    /// A pool's writer: when it truncates the log.
+    private let checkpointPolicy: CheckpointPolicy?
+    /// After a checkpoint that gave up on a reader: not before then again.
+    /// Touched only by the holder of the permit.
+    private var nextCheckpoint: ContinuousClock.Instant?
     /// The database path.
     public let path: String
 
@@ -60,7 +63,7 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     init(connection: Connection, configuration: Configuration, role: String, observer: AccessObserver) {
         self.observer = observer
-        self.walSizeLimit = role == "writer" ? configuration.checkpointPolicy.walSizeLimit : nil
+        self.checkpointPolicy = role == "writer" ? configuration.checkpointPolicy : nil
         self.connection = connection
         self.configuration = configuration
         self.path = connection.path
@@ -100,9 +103,18 @@ public final class DatabaseQueue: @unchecked Sendable {
         let span = observer.startSpan(kind)
         do {
             try gate.acquire(for: observer.metrics(kind))
-            defer { gate.release() }
+            var handedOn = false
+            defer { if !handedOn { gate.release() } }
             let result = try runOnQueue(caller) { db in try observer.observe(kind, span: span, on: db) { try body(db) } }
-            checkpointIfNeeded()
+            if needsCheckpoint() {
+                // The caller has its result; the checkpoint runs on the
+                // writer's thread, which gives the permit back after it.
+                handedOn = true
+                thread.submit {
+                    self.checkpoint()
+                    self.gate.release()
+                }
+            }
             AccessObserver.end(span, error: nil)
             return result
         } catch {
@@ -276,9 +288,10 @@ public final class DatabaseQueue: @unchecked Sendable {
                                     }
                                 }
                             }
-                            self.checkpointIfNeeded()
-                            self.gate.release()
+                            // The caller has its result before any checkpoint.
                             continuation.resume(with: result)
+                            if self.needsCheckpoint() { self.checkpoint() }
+                            self.gate.release()
                         }
                     }, refused: { error in
                         continuation.resume(throwing: error)
@@ -306,24 +319,43 @@ public final class DatabaseQueue: @unchecked Sendable {
         _ = try await onQueue(.write, "rekey", cancellable: false) { _, _ in _ = try self.rekeyOnQueue(to: newKey) }
     }
 
-    /// A pool's writer, after an access, holding the permit: past the
-    /// checkpoint policy's limit, truncates the log (see ``CheckpointPolicy``).
-    private func checkpointIfNeeded() {
-        guard let walSizeLimit, !connection.isClosed, filesMoved == nil else { return }
+    /// A pool's writer, after an access, holding the permit: whether the
+    /// `-wal` is past the checkpoint policy's limit (and no checkpoint gave
+    /// up too recently). Reports the `-wal`'s size.
+    private func needsCheckpoint() -> Bool {
+        guard let limit = checkpointPolicy?.walSizeLimit, !connection.isClosed, filesMoved == nil else { return false }
         let size = Self.fileSize(path + "-wal")
         observer.walSize.record(size)
-        guard size > walSizeLimit else { return }
+        guard size > limit else { return false }
+        if let nextCheckpoint, ContinuousClock.now < nextCheckpoint { return false }
+        return true
+    }
+
+    /// Holding the permit: truncates the log (see ``CheckpointPolicy``),
+    /// waiting up to the policy's `maximumWait` for old readers.
+    private func checkpoint() {
+        guard let policy = checkpointPolicy, !connection.isClosed else { return }
+        let before = Self.fileSize(path + "-wal")
         do {
-            let outcome = try connection.fetchAll(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)")
-            observer.checkpoints["truncate"]?.increment()
+            let busy = try connection.withBusyTimeout(policy.maximumWait) {
+                try connection.fetchOne(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)") ?? 1
+            }
             let after = Self.fileSize(path + "-wal")
             observer.walSize.record(after)
-            connection.logger.info("truncated the write-ahead log", metadata: [
-                "path": "\(path)", "wal_bytes_before": "\(size)", "wal_bytes_after": "\(after)",
-                "completed": "\(outcome.first == 0)",
+            if busy == 0 {
+                nextCheckpoint = nil
+                observer.checkpoints.increment()
+            } else {
+                nextCheckpoint = ContinuousClock.now + policy.maximumWait * 4
+                observer.incompleteCheckpoints.increment()
+            }
+            connection.logger.info("checkpointed the write-ahead log", metadata: [
+                "path": "\(path)", "wal_bytes_before": "\(before)", "wal_bytes_after": "\(after)", "completed": "\(busy == 0)",
             ])
         } catch {
-            connection.logger.notice("the write-ahead log could not be truncated; the next write tries again", metadata: ["path": "\(path)", "code": "\(error.code.rawValue)"])
+            nextCheckpoint = ContinuousClock.now + policy.maximumWait * 4
+            observer.incompleteCheckpoints.increment()
+            connection.logger.notice("the write-ahead log could not be checkpointed; the writer tries again later", metadata: ["path": "\(path)", "code": "\((error as? StrongroomError)?.code.rawValue ?? "error")"])
         }
     }
 

@@ -31,11 +31,20 @@ extension Connection {
         if kind != .deferred { try refuseWritesToMovedFiles() }
         try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
         let result: T
+        state.transactionBodies += 1
         do {
             result = try body(self)
         } catch {
+            state.transactionBodies -= 1
+            state.transactionLost = nil
             rollbackQuietly()
             throw error
+        }
+        state.transactionBodies -= 1
+        if let lost = state.transactionLost {
+            // The closure swallowed the failure that rolled its transaction back.
+            state.transactionLost = nil
+            throw StrongroomError(lost, "SQLite rolled this transaction back when one of its statements failed (\(lost.rawValue)), and the closure returned as if it had not: nothing of the transaction was committed.", path: path)
         }
         do {
             try execute(sql: "COMMIT TRANSACTION")
@@ -128,10 +137,21 @@ extension Connection {
         sqlite3_interrupt(handle)
     }
 
+    /// Prepares the statement ``clearInterrupt()`` steps, while no
+    /// interrupt can be pending (SQLite refuses to compile SQL while one is).
+    package func prepareInterruptClearing() {
+        guard !isClosed, interruptClearing == nil else { return }
+        var statement: OpaquePointer?
+        if sqlite3_prepare_v2(handle, "SELECT 1", -1, &statement, nil) == SQLITE_OK {
+            interruptClearing = statement
+        }
+    }
+
     /// Makes sure an interrupt that arrived after the last statement ended
     /// stops no later statement: resets every statement still stepping,
-    /// then runs one statement, whose first step clears SQLite's flag
-    /// (SQLite clears it when a statement starts while none is active).
+    /// then steps one prepared beforehand, whose first step clears SQLite's
+    /// flag (SQLite clears it when a statement starts while none is
+    /// active; compiling new SQL would fail on it instead).
     package func clearInterrupt() {
         guard !isClosed else { return }
         var statement = sqlite3_next_stmt(handle, nil)
@@ -139,6 +159,26 @@ extension Connection {
             if sqlite3_stmt_busy(current) != 0 { sqlite3_reset(current) }
             statement = sqlite3_next_stmt(handle, current)
         }
-        for _ in 0..<2 where sqlite3_exec(handle, "SELECT 1", nil, nil, nil) != SQLITE_INTERRUPT { break }
+        guard let clearing = interruptClearing else { return }
+        _ = sqlite3_step(clearing)
+        sqlite3_reset(clearing)
+    }
+}
+
+extension Connection {
+    /// Runs `body` with SQLite's busy timeout set to `timeout`, then sets it
+    /// back to ``Configuration/busyTimeout``.
+    package func withBusyTimeout<T>(_ timeout: Duration, _ body: () throws -> T) rethrows -> T {
+        sqlite3_busy_timeout(handle, Self.milliseconds(timeout))
+        defer { sqlite3_busy_timeout(handle, Self.milliseconds(configuration.busyTimeout)) }
+        return try body()
+    }
+
+    /// `duration` in whole milliseconds, clamped to what SQLite takes.
+    package static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        return overflow ? .max : Int32(clamping: whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue)
     }
 }

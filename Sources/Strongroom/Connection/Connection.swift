@@ -59,6 +59,8 @@ public final class Connection {
     var savepointDepth = 0
     /// The statement trace handler, if any (see `traceStatements`).
     var traceBox: TraceBox?
+    /// A statement prepared for ``clearInterrupt()`` (see there), or nil.
+    var interruptClearing: OpaquePointer?
     /// The commit and rollback hooks, if any (see `guardTransaction`).
     var transactionHooks: TransactionHooks?
     /// The authorizer's policy, once one is installed (see `authorizer`).
@@ -473,6 +475,8 @@ public final class Connection {
     /// prepared statements are still alive (held elsewhere).
     func releaseCachedStatements() -> Int {
         clearStatementCaches()
+        if let interruptClearing { sqlite3_finalize(interruptClearing) }
+        interruptClearing = nil
         var count = 0
         var statement = sqlite3_next_stmt(handle, nil)
         while let current = statement {
@@ -493,6 +497,8 @@ public final class Connection {
         guard !isClosed else { return }
         state.isClosed = true
         clearStatementCaches()
+        if let interruptClearing { sqlite3_finalize(interruptClearing) }
+        interruptClearing = nil
         if traceBox != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
         if authorizerPolicy != nil { sqlite3_set_authorizer(handle, nil, nil) }
         if transactionHooks != nil {

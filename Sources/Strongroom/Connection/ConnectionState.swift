@@ -23,6 +23,14 @@ final class ConnectionState {
     /// Set while a statement steps whose schema check was made inside the
     /// transaction it runs in: a re-prepare then withdraws nothing.
     @exclusivity(unchecked) var scanHoldsWhileStepping = false
+    /// How many `inTransaction` closures run now (0 or 1).
+    @exclusivity(unchecked) var transactionBodies = 0
+    /// Set when a statement failed inside an `inTransaction` closure and
+    /// SQLite rolled the whole transaction back by itself (an interrupt, a
+    /// full disk): the closure's later statements would run outside any
+    /// transaction, each committed at once, so they are refused with this
+    /// code until the closure ends.
+    @exclusivity(unchecked) var transactionLost: StrongroomError.Code?
     /// Why the authorizer or a direct-only function refused, for the error
     /// of the statement that failed (taken by `Connection.lastError`).
     var refusal: (code: StrongroomError.Code, message: String)?

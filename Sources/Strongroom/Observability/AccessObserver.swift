@@ -15,8 +15,9 @@ import Tracing
 ///   `maximumWait`): callers turned away by the bounds on waiting;
 /// - `strongroom.interruptions` (counter): statements interrupted because
 ///   their task was cancelled;
-/// - `strongroom.checkpoints` (counter, `database` and `mode`) and
-///   `strongroom.wal.size` (gauge, bytes): the pool's checkpoint policy.
+/// - `strongroom.checkpoints` (counter, `database` and `mode`): checkpoints
+///   the pool's checkpoint policy completed; `strongroom.checkpoints.incomplete`:
+///   those that gave up on a reader; `strongroom.wal.size` (gauge, bytes).
 ///
 /// One span per access, `strongroom.read` or `strongroom.write` (kind
 /// client), with `db.system.name` = `sqlite` and `db.namespace` = the file's
@@ -58,7 +59,8 @@ final class AccessObserver: Sendable {
 
     let read: KindMetrics
     let write: KindMetrics
-    let checkpoints: [String: Counter]
+    let checkpoints: Counter
+    let incompleteCheckpoints: Counter
     let walSize: Gauge
     private let tracer: (any Tracer)?
     /// The database file's name (never its directory).
@@ -71,11 +73,8 @@ final class AccessObserver: Sendable {
         self.database = database
         read = KindMetrics(kind: .read, database: database, factory: factory)
         write = KindMetrics(kind: .write, database: database, factory: factory)
-        var checkpoints: [String: Counter] = [:]
-        for mode in ["passive", "restart", "truncate"] {
-            checkpoints[mode] = Counter(label: "strongroom.checkpoints", dimensions: [("database", database), ("mode", mode)], factory: factory)
-        }
-        self.checkpoints = checkpoints
+        checkpoints = Counter(label: "strongroom.checkpoints", dimensions: [("database", database), ("mode", "truncate")], factory: factory)
+        incompleteCheckpoints = Counter(label: "strongroom.checkpoints.incomplete", dimensions: [("database", database), ("mode", "truncate")], factory: factory)
         walSize = Gauge(label: "strongroom.wal.size", dimensions: [("database", database)], factory: factory)
         tracer = configuration.tracer
         tracesStatementText = configuration.tracesStatementText

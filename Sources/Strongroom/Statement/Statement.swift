@@ -360,6 +360,9 @@ public final class Statement {
         // closed handle (after a failed rekey, it would write pages under a
         // half-switched key).
         if connectionState.isClosed { try connection.checkOpen(sql: sql) }
+        if let lost = connectionState.transactionLost {
+            throw StrongroomError(lost, "SQLite rolled this transaction back when one of its statements failed (\(lost.rawValue)); the closure went on, and its later statements are not run (they would each commit on their own). Nothing of the transaction was committed.", path: connection.path, sql: sql)
+        }
         let status: Int32
         if directOnlyFunctions == 0 && connectionState.allowedDirectOnlyFunctions == 0 {
             // Nothing to allow or to withdraw: the common case costs two loads.
@@ -378,6 +381,9 @@ public final class Statement {
         default:
             let error = connection.lastError(status, sql: sql)
             sqlite3_reset(handle)
+            if connectionState.transactionBodies > 0 && sqlite3_get_autocommit(connection.handle) != 0 {
+                connectionState.transactionLost = error.code
+            }
             throw error
         }
     }

@@ -53,4 +53,17 @@ struct AsyncServingTests {
         let threads = figures["max_threads"] as? Int ?? 999
         #expect(threads > 0 && threads <= 1 + 8, "\(figures)")
     }
+
+    /// The review of issue 37, finding 1: a queue or pool whose last
+    /// reference was its own async access's closure froze that thread for
+    /// good (its deinit stopped the thread from inside it, under the
+    /// thread's own lock), and its connection was never closed: 56 of 300
+    /// queues and 4 of 400 pools at commit 9befb7c.
+    @Test(.timeLimit(.minutes(2)), arguments: [("queue", 300), ("pool", 400)])
+    func queuesAndPoolsDroppedAfterAnAsyncReadLeaveNoThreads(kind: String, count: Int) throws {
+        let run = try ProcessRunner.run(Fixtures.reliabilityChild, ["dropped-after-async", kind, "\(count)", dir.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let figures = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+        #expect(figures["left"] as? Int == 0, "\(kind): \(figures)")
+    }
 }
