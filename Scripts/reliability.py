@@ -390,7 +390,8 @@ def main():
         "wal", "The WAL under constant reads: 1 writer and 8 overlapping readers",
         "The writer commits without a pause; each reader reads for 100 ms at a time, staggered so that one is always\n"
         "active, and SQLite's automatic checkpoints never reset the log. The pool's checkpoint policy\n"
-        "(`CheckpointPolicy.default`) truncates the log after a commit that leaves the `-wal` past its limit, 16 MiB;\n"
+        "(`CheckpointPolicy.default`), after a commit that leaves the `-wal` past its limit, 16 MiB, holds new reads, gives\n"
+        "the running ones up to 1 s to end and truncates the log;\n"
         "the bound the documentation states is twice the limit. Without the policy the `-wal` grew to 103 MiB in 20 s.",
         [("seconds", lambda r: r["seconds"]), ("writes", lambda r: r["writes"]), ("reads", lambda r: r["reads"]),
          ("limit", lambda r: f"{r['wal_size_limit'] / 2**20:.0f} MiB"),

@@ -167,7 +167,7 @@ struct RollbackFlagTests {
         try queue.write { try $0.execute(sql: "CREATE TABLE t(x)") }
         try queue.close()
         let error = #expect(throws: StrongroomError.self) { try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } }
-        #expect(error?.code == .misuse)
+        #expect(error?.code == .closed)
         #expect(error?.message.contains("closed") == true)
 
         let pool = try DatabasePool(path: dir.file("p.db"), configuration: Configuration(key: .generate()))
@@ -175,8 +175,8 @@ struct RollbackFlagTests {
         #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 0)
         try pool.close()
         #expect(pool.readerCount == 0)
-        #expect((#expect(throws: StrongroomError.self) { try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } })?.code == .misuse)
-        #expect((#expect(throws: StrongroomError.self) { try pool.write { try $0.execute(sql: "INSERT INTO t VALUES (1)") } })?.code == .misuse)
+        #expect((#expect(throws: StrongroomError.self) { try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } })?.code == .closed)
+        #expect((#expect(throws: StrongroomError.self) { try pool.write { try $0.execute(sql: "INSERT INTO t VALUES (1)") } })?.code == .closed)
     }
 }
 
@@ -310,13 +310,14 @@ struct NewcomerReviewTests {
         #expect(try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } == 1)
     }
 
-    /// After close(), a rekey attempt and a read are misuse errors: nothing touches the closed writer.
+    /// After close(), a rekey attempt and a read are `closed` errors (issue 37:
+    /// `misuse` before): nothing touches the closed writer.
     @Test func aClosedPoolStaysClosed() throws {
         let pool = try DatabasePool(path: dir.file("c.db"), configuration: Configuration(key: try .passphrase("pass")))
         try pool.write { try $0.execute(sql: "CREATE TABLE t(x)") }
         try pool.close()
-        #expect((#expect(throws: StrongroomError.self) { try pool.rekey(to: .generate()) })?.code == .misuse)
-        #expect((#expect(throws: StrongroomError.self) { try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } })?.code == .misuse)
+        #expect((#expect(throws: StrongroomError.self) { try pool.rekey(to: .generate()) })?.code == .closed)
+        #expect((#expect(throws: StrongroomError.self) { try pool.read { try $0.fetchOne(Int.self, sql: "SELECT 1") } })?.code == .closed)
     }
 
     /// A cursor whose step failed does not start over from the first row.

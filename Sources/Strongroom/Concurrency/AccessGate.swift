@@ -294,6 +294,24 @@ final class AccessGate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// ``pause()``, giving up after `timeout`: returns true once every
+    /// permit is back (the gate stays paused), false when some were still
+    /// out after `timeout` (the gate hands out permits again).
+    func pause(within timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        condition.lock()
+        paused = true
+        while available < capacity {
+            if !condition.wait(until: deadline) && available < capacity {
+                condition.unlock()
+                resume()
+                return false
+            }
+        }
+        condition.unlock()
+        return true
+    }
+
     /// Hands out permits again, to the callers that waited first.
     func resume() {
         condition.lock()
@@ -331,5 +349,28 @@ final class AccessGate: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return refusal
+    }
+}
+
+extension AccessGate {
+    /// One async access, from the caller's task: waits for a permit as a
+    /// suspended task, then `start` begins the work (on a connection's
+    /// thread) and calls its `finish` once with the result. Cancelling the
+    /// task goes to `access`: it leaves the queue while waiting, or
+    /// interrupts the work's SQL.
+    func run<T: Sendable>(for metrics: AccessObserver.KindMetrics, access: CancellableAccess,
+                          _ start: @escaping @Sendable (_ finish: @escaping @Sendable (Result<T, any Error>) -> Void) -> Void) async throws -> T {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ticket = request(for: metrics, granted: {
+                    start { result in continuation.resume(with: result) }
+                }, refused: { error in
+                    continuation.resume(throwing: error)
+                })
+                access.wait(in: self, with: ticket)
+            }
+        } onCancel: {
+            access.cancel()
+        }
     }
 }

@@ -65,15 +65,16 @@ public final class DatabasePool: @unchecked Sendable {
         let writerConnection = try Connection(path: path, configuration: writerConfiguration)
         let observer = AccessObserver(path: path, configuration: configuration)
         self.observer = observer
-        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration, role: "writer", observer: observer)
+        let readerCount = max(configuration.maximumReaderCount, 1)
+        let readerGate = AccessGate(capacity: readerCount, configuration: configuration, resource: "a reader of \(path.split(separator: "/").last.map(String.init) ?? path)", path: path)
+        self.readerGate = readerGate
+        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration, role: "writer", observer: observer, readers: readerGate)
         self.path = path
         self.logger = configuration.logger
         var readers = configuration
         readers.readOnly = true
         readers.createIfMissing = false
         self.readerConfiguration = readers
-        let readerCount = max(configuration.maximumReaderCount, 1)
-        self.readerGate = AccessGate(capacity: readerCount, configuration: configuration, resource: "a reader of \(path.split(separator: "/").last.map(String.init) ?? path)", path: path)
         self.idleReaders = (0..<readerCount).map { _ in Reader() }
         self.readerKey = try Self.readerKey(for: configuration.key, writer: writerConnection)
     }
@@ -223,35 +224,21 @@ public final class DatabasePool: @unchecked Sendable {
         try refuseReentrance("asyncRead")
         try refuseIfClosed()
         let span = observer.startSpan(.read)
-        do {
+        return try await AccessObserver.ending(span) {
             try await asyncRefreshReaderKeyIfNeeded()
             let access = CancellableAccess(counting: observer.read.interruptions)
-            let result = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    let ticket = readerGate.request(for: observer.read, granted: {
-                        // A reader is this caller's: run on its thread (when
-                        // granted by a reader coming back, that same reader,
-                        // so its thread goes on without sleeping).
-                        let reader = self.takeIdleReader()
-                        reader.thread.submit {
-                            var healthy = true
-                            let result = Result { try self.read(on: reader, healthy: &healthy, access: access, span: span, body) }
-                            self.giveBack(reader, healthy: healthy)
-                            continuation.resume(with: result)
-                        }
-                    }, refused: { error in
-                        continuation.resume(throwing: error)
-                    })
-                    access.wait(in: readerGate, with: ticket)
+            return try await readerGate.run(for: observer.read, access: access) { finish in
+                // A reader is this caller's: run on its thread (when granted
+                // by a reader coming back, that same reader, so its thread
+                // goes on without sleeping).
+                let reader = self.takeIdleReader()
+                reader.thread.submit {
+                    var healthy = true
+                    let result = Result { try self.read(on: reader, healthy: &healthy, access: access, span: span, body) }
+                    self.giveBack(reader, healthy: healthy)
+                    finish(result)
                 }
-            } onCancel: {
-                access.cancel()
             }
-            AccessObserver.end(span, error: nil)
-            return result
-        } catch {
-            AccessObserver.end(span, error: error)
-            throw error
         }
     }
 

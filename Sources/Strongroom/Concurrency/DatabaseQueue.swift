@@ -51,6 +51,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// After a checkpoint that gave up on a reader: not before then again.
     /// Touched only by the holder of the permit.
     private var nextCheckpoint: ContinuousClock.Instant?
+    /// A pool's writer: the pool's readers, paused while the log is truncated.
+    private let readersToPauseForCheckpoints: AccessGate?
     /// The database path.
     public let path: String
 
@@ -61,8 +63,9 @@ public final class DatabaseQueue: @unchecked Sendable {
                       observer: AccessObserver(path: path, configuration: configuration))
     }
 
-    init(connection: Connection, configuration: Configuration, role: String, observer: AccessObserver) {
+    init(connection: Connection, configuration: Configuration, role: String, observer: AccessObserver, readers: AccessGate? = nil) {
         self.observer = observer
+        self.readersToPauseForCheckpoints = readers
         self.checkpointPolicy = role == "writer" ? configuration.checkpointPolicy : nil
         self.connection = connection
         self.configuration = configuration
@@ -274,38 +277,24 @@ public final class DatabaseQueue: @unchecked Sendable {
             throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
         let span = observer.startSpan(kind)
-        do {
+        return try await AccessObserver.ending(span) {
             let access = CancellableAccess(counting: observer.metrics(kind).interruptions)
-            let result = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    let ticket = gate.request(for: observer.metrics(kind), granted: {
-                        // The permit is this caller's: run on the queue's thread.
-                        self.thread.submit {
-                            let result = Result {
-                                try self.runOnQueue(caller) { db in
-                                    try self.observer.observe(kind, span: span, on: db) {
-                                        cancellable ? try access.run(db) { db in try body(db, access) } : try body(db, access)
-                                    }
-                                }
+            return try await gate.run(for: observer.metrics(kind), access: access) { finish in
+                // The permit is this caller's: run on the queue's thread.
+                self.thread.submit {
+                    let result = Result {
+                        try self.runOnQueue(caller) { db in
+                            try self.observer.observe(kind, span: span, on: db) {
+                                cancellable ? try access.run(db) { db in try body(db, access) } : try body(db, access)
                             }
-                            // The caller has its result before any checkpoint.
-                            continuation.resume(with: result)
-                            if self.needsCheckpoint() { self.checkpoint() }
-                            self.gate.release()
                         }
-                    }, refused: { error in
-                        continuation.resume(throwing: error)
-                    })
-                    access.wait(in: gate, with: ticket)
+                    }
+                    // The caller has its result before any checkpoint.
+                    finish(result)
+                    if self.needsCheckpoint() { self.checkpoint() }
+                    self.gate.release()
                 }
-            } onCancel: {
-                access.cancel()
             }
-            AccessObserver.end(span, error: nil)
-            return result
-        } catch {
-            AccessObserver.end(span, error: error)
-            throw error
         }
     }
 
@@ -331,32 +320,49 @@ public final class DatabaseQueue: @unchecked Sendable {
         return true
     }
 
-    /// Holding the permit: truncates the log (see ``CheckpointPolicy``),
-    /// waiting up to the policy's `maximumWait` for old readers.
+    /// Holding the permit: truncates the log (see ``CheckpointPolicy``).
+    /// New reads of the pool wait meanwhile, and the reads running are
+    /// given up to the policy's `maximumWait` to end: readers that keep
+    /// coming would otherwise keep the log's read locks forever.
     private func checkpoint() {
         guard let policy = checkpointPolicy, !connection.isClosed else { return }
         let before = Self.fileSize(path + "-wal")
+        let start = ContinuousClock.now
+        let readers = readersToPauseForCheckpoints
+        guard readers?.pause(within: policy.maximumWait) ?? true else {
+            gaveUp(policy, before: before, reason: "reads outlasted the wait")
+            return
+        }
+        defer { readers?.resume() }
         do {
-            let busy = try connection.withBusyTimeout(policy.maximumWait) {
+            // Other processes' readers, if any: what is left of the wait.
+            let left = max(.milliseconds(1), policy.maximumWait - (ContinuousClock.now - start))
+            let busy = try connection.withBusyTimeout(left) {
                 try connection.fetchOne(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)") ?? 1
+            }
+            guard busy == 0 else {
+                gaveUp(policy, before: before, reason: "another connection still read the log")
+                return
             }
             let after = Self.fileSize(path + "-wal")
             observer.walSize.record(after)
-            if busy == 0 {
-                nextCheckpoint = nil
-                observer.checkpoints.increment()
-            } else {
-                nextCheckpoint = ContinuousClock.now + policy.maximumWait * 4
-                observer.incompleteCheckpoints.increment()
-            }
-            connection.logger.info("checkpointed the write-ahead log", metadata: [
-                "path": "\(path)", "wal_bytes_before": "\(before)", "wal_bytes_after": "\(after)", "completed": "\(busy == 0)",
+            nextCheckpoint = nil
+            observer.checkpoints.increment()
+            connection.logger.debug("truncated the write-ahead log", metadata: [
+                "path": "\(path)", "wal_bytes_before": "\(before)", "wal_bytes_after": "\(after)",
             ])
         } catch {
-            nextCheckpoint = ContinuousClock.now + policy.maximumWait * 4
-            observer.incompleteCheckpoints.increment()
-            connection.logger.notice("the write-ahead log could not be checkpointed; the writer tries again later", metadata: ["path": "\(path)", "code": "\((error as? StrongroomError)?.code.rawValue ?? "error")"])
+            gaveUp(policy, before: before, reason: (error as? StrongroomError)?.code.rawValue ?? "error")
         }
+    }
+
+    /// A checkpoint that did not complete: not tried again for twice the wait.
+    private func gaveUp(_ policy: CheckpointPolicy, before: Int, reason: String) {
+        nextCheckpoint = ContinuousClock.now + policy.maximumWait * 2
+        observer.incompleteCheckpoints.increment()
+        connection.logger.notice("the write-ahead log could not be truncated; the writer tries again later", metadata: [
+            "path": "\(path)", "wal_bytes": "\(before)", "reason": "\(reason)",
+        ])
     }
 
     private static func fileSize(_ path: String) -> Int {

@@ -8,17 +8,19 @@
 /// grows for as long as the load lasts (a known SQLite hazard; see
 /// <doc:ServingRequests>).
 ///
-/// Past ``walSizeLimit``, the pool's writer runs
-/// `PRAGMA wal_checkpoint(TRUNCATE)` after its commit, once the caller has
-/// its result: SQLite waits (up to ``maximumWait``) for the readers older
-/// than the last commit to finish, while new reads go on, copies every
-/// frame back and truncates the file to zero bytes. The next write waits
-/// for the checkpoint. When a reader outlasts ``maximumWait`` (an export,
-/// a report), the checkpoint gives up and is not tried again for four
-/// times ``maximumWait``, so that one long read costs the writer at most a
-/// fifth of its time. Measured with 8 readers of 100 ms always active (the
-/// reliability page), the `-wal` stays under twice the limit; reads longer
-/// than ``maximumWait`` let it grow until they end.
+/// Past ``walSizeLimit``, the pool's writer truncates the log after its
+/// commit, once the caller has its result. It makes the moment SQLite
+/// needs: new reads of the pool wait, the reads running get up to
+/// ``maximumWait`` to end, then `PRAGMA wal_checkpoint(TRUNCATE)` copies
+/// every frame back and truncates the file to zero bytes, and the reads
+/// waiting go on (readers that keep coming would otherwise keep the log's
+/// read locks forever). The next write waits for the checkpoint. When a
+/// read outlasts ``maximumWait`` (an export, a report), or another process
+/// still reads the log, the checkpoint gives up, and it is not tried again
+/// for twice ``maximumWait``: one long read costs the writer at most a third
+/// of its time, and the `-wal` grows until that read ends. Measured with 8
+/// readers of 100 ms always active (the reliability page), the `-wal` stays
+/// under twice the limit (its peak was the limit).
 ///
 /// ```swift
 /// var configuration = Configuration(key: key)
@@ -31,12 +33,12 @@ public struct CheckpointPolicy: Sendable, Hashable {
     public var walSizeLimit: Int?
 
     /// The longest the writer waits for old readers in one checkpoint.
-    /// Default 500 ms.
+    /// Default 1 s.
     public var maximumWait: Duration
 
     /// A policy that truncates the log past `walSizeLimit` bytes, waiting
     /// up to `maximumWait` for old readers each time.
-    public init(walSizeLimit: Int?, maximumWait: Duration = .milliseconds(500)) {
+    public init(walSizeLimit: Int?, maximumWait: Duration = .seconds(1)) {
         self.walSizeLimit = walSizeLimit
         self.maximumWait = maximumWait
     }

@@ -105,6 +105,18 @@ final class AccessObserver: Sendable {
         return try db.reportingStatementText({ text in span.addEvent(SpanEvent(name: "statement", attributes: ["db.query.text": .string(text)])) }, body)
     }
 
+    /// Runs `body` as the span's access, and ends the span with its outcome.
+    static func ending<T>(_ span: any Span, _ body: () async throws -> T) async throws -> T {
+        do {
+            let result = try await body()
+            end(span, error: nil)
+            return result
+        } catch {
+            end(span, error: error)
+            throw error
+        }
+    }
+
     /// Ends `span` with the outcome of its access: an error's code only
     /// (its message may name SQL the app did not ask to trace).
     static func end(_ span: any Span, error: (any Error)?) {
