@@ -5,13 +5,15 @@ import Foundation
 /// the task interrupts the SQL the access runs (`sqlite3_interrupt`), and
 /// only while it runs.
 ///
-/// The connection is recorded by `begin` and forgotten by `end`, both under
-/// `lock`, and `cancel` interrupts only while it is recorded: so an
-/// interrupt reaches this access's statements and never those of the
-/// caller after it on the same connection. `end` comes before a write's
-/// `COMMIT`, so a commit is never interrupted halfway: a cancellation
-/// either rolls the transaction back (the caller gets `CancellationError`)
-/// or comes too late to change anything (the caller gets its result).
+/// `run` records the connection while the caller's closure runs, and
+/// forgets it when the closure ends, both under `lock`; `cancel` interrupts
+/// only while it is recorded: so an interrupt reaches this access's
+/// closure and never the statements around it (BEGIN, COMMIT, the queue's
+/// `PRAGMA query_only`), nor those of the caller after it on the same
+/// connection. A write checks ``isCancelled`` after its closure, before its
+/// COMMIT: a cancellation either rolls the transaction back (the caller
+/// gets `CancellationError`) or comes too late to change anything (the
+/// caller gets its result).
 final class CancellableAccess: @unchecked Sendable {
     // Sendable: every stored property is guarded by `lock`.
     private let lock = NSLock()
@@ -71,7 +73,7 @@ final class CancellableAccess: @unchecked Sendable {
     /// No interrupt reaches `db` from now on. Clears an interrupt that
     /// landed after the last statement ended, so it cannot stop the next
     /// one; throws `CancellationError` when the task was cancelled.
-    func end(_ db: Connection) throws {
+    private func end(_ db: Connection) throws {
         lock.lock()
         let first = !ended
         ended = true
@@ -83,11 +85,11 @@ final class CancellableAccess: @unchecked Sendable {
         if first && wasCancelled { throw CancellationError() }
     }
 
-    /// Runs `body` on `db` between `begin` and `end`. A body that threw
-    /// after its task was cancelled (the interrupt, or what it caused)
-    /// throws `CancellationError`; a body that returned keeps its result:
-    /// what it did is done (a transaction that must not commit after a
-    /// cancellation calls `end` itself, before its COMMIT).
+    /// Runs `body` on `db`, the only time an interrupt may reach `db`. A
+    /// body that threw after its task was cancelled (the interrupt, or what
+    /// it caused) throws `CancellationError`; a body that returned keeps its
+    /// result: what it did is done (a transaction that must not commit
+    /// after a cancellation checks ``isCancelled`` before its COMMIT).
     func run<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
         try begin(db)
         let value: T

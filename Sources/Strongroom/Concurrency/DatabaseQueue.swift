@@ -218,8 +218,9 @@ public final class DatabaseQueue: @unchecked Sendable {
     public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await onQueue(.write, "write") { db, access in
             try db.inTransaction(.immediate) { db in
-                let result = try body(db)
-                try access.end(db)
+                let result = try access.run(db, body)
+                // Cancelled before the COMMIT: roll back.
+                if access.isCancelled { throw CancellationError() }
                 return result
             }
         }
@@ -232,13 +233,10 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// ```
     public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await onQueue(.read, "read") { db, access in
-            // The access ends before the transaction's COMMIT and `PRAGMA
-            // query_only = 0`: no interrupt may stop those.
-            try Self.readOnlyTransaction(db) { db in
-                let result = try body(db)
-                try access.end(db)
-                return result
-            }
+            // Only `body` may be interrupted: never the BEGIN, the COMMIT or
+            // `PRAGMA query_only = 0` around it (SQLite refuses to compile
+            // SQL while an interrupt is pending).
+            try Self.readOnlyTransaction(db) { db in try access.run(db, body) }
         }
     }
 
@@ -246,7 +244,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// thread, outside any transaction, while the caller waits as a
     /// suspended task. Cancelling the task interrupts `body`'s SQL.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue(.write, "withConnection") { db, _ in try body(db) }
+        try await onQueue(.write, "withConnection") { db, access in try access.run(db, body) }
     }
 
     /// Asynchronous ``inDatabase(_:)``, named as ``DatabasePool/asyncWriteWithoutTransaction(_:)``.
@@ -271,7 +269,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// An async access: waits for the permit as a suspended task, then runs
     /// `body` on the queue's thread, with the task's cancellation turned
     /// into an interrupt of `body`'s SQL.
-    private func onQueue<T: Sendable>(_ kind: AccessObserver.AccessKind, _ caller: String, cancellable: Bool = true,
+    private func onQueue<T: Sendable>(_ kind: AccessObserver.AccessKind, _ caller: String,
                                       _ body: @escaping @Sendable (Connection, CancellableAccess) throws -> T) async throws -> T {
         if isRunningOnItsQueue {
             throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
@@ -284,9 +282,7 @@ public final class DatabaseQueue: @unchecked Sendable {
                 self.thread.submit {
                     let result = Result {
                         try self.runOnQueue(caller) { db in
-                            try self.observer.observe(kind, span: span, on: db) {
-                                cancellable ? try access.run(db) { db in try body(db, access) } : try body(db, access)
-                            }
+                            try self.observer.observe(kind, span: span, on: db) { try body(db, access) }
                         }
                     }
                     // The caller has its result before any checkpoint.
@@ -305,7 +301,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// try await queue.asyncRekey(to: .generate())
     /// ```
     public func asyncRekey(to newKey: DatabaseKey) async throws {
-        _ = try await onQueue(.write, "rekey", cancellable: false) { _, _ in _ = try self.rekeyOnQueue(to: newKey) }
+        _ = try await onQueue(.write, "rekey") { _, _ in _ = try self.rekeyOnQueue(to: newKey) }
     }
 
     /// A pool's writer, after an access, holding the permit: whether the
