@@ -137,8 +137,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// ```
     public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try refuseIfClosed()
+        return try await closingIfFilesMoved { try await writer.asyncWrite(body) }
+    }
+
+    /// ``closingIfFilesMoved(_:)`` for an async write.
+    private func closingIfFilesMoved<T>(_ write: () async throws -> T) async throws -> T {
         do {
-            return try await writer.asyncWrite(body)
+            return try await write()
         } catch let error as StrongroomError where error.code == .fileMoved {
             noteFilesMoved(error)
             throw error
@@ -153,12 +158,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// ```
     public func asyncWriteWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try refuseIfClosed()
-        do {
-            return try await writer.withConnection(body)
-        } catch let error as StrongroomError where error.code == .fileMoved {
-            noteFilesMoved(error)
-            throw error
-        }
+        return try await closingIfFilesMoved { try await writer.withConnection(body) }
     }
 
     /// Runs `body` on a reader, in a transaction that sees one committed snapshot.

@@ -8,7 +8,12 @@
 /// runtime exclusivity checks, which would cost a call per row: every
 /// access is a single load or store, and statements are not `Sendable`.
 final class ConnectionState {
-    @exclusivity(unchecked) var isClosed = false
+    @exclusivity(unchecked) var isClosed = false {
+        didSet { refusesSteps = isClosed || transactionLost != nil }
+    }
+    /// `isClosed || transactionLost != nil`, kept as one flag: the only
+    /// check a statement's step makes before `sqlite3_step`.
+    @exclusivity(unchecked) private(set) var refusesSteps = false
     /// The direct-only functions (their bits, see `Connection.directOnlyFunctions`)
     /// the statement being stepped calls in its own text: the only ones
     /// that may run now. Set around each `sqlite3_step`.
@@ -30,7 +35,9 @@ final class ConnectionState {
     /// full disk): the closure's later statements would run outside any
     /// transaction, each committed at once, so they are refused with this
     /// code until the closure ends.
-    @exclusivity(unchecked) var transactionLost: StrongroomError.Code?
+    @exclusivity(unchecked) var transactionLost: StrongroomError.Code? {
+        didSet { refusesSteps = isClosed || transactionLost != nil }
+    }
     /// Why the authorizer or a direct-only function refused, for the error
     /// of the statement that failed (taken by `Connection.lastError`).
     var refusal: (code: StrongroomError.Code, message: String)?

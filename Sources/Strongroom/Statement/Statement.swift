@@ -359,10 +359,7 @@ public final class Statement {
         // A statement kept past its connection's close must not run on the
         // closed handle (after a failed rekey, it would write pages under a
         // half-switched key).
-        if connectionState.isClosed { try connection.checkOpen(sql: sql) }
-        if let lost = connectionState.transactionLost {
-            throw StrongroomError(lost, "SQLite rolled this transaction back when one of its statements failed (\(lost.rawValue)); the closure went on, and its later statements are not run (they would each commit on their own). Nothing of the transaction was committed.", path: connection.path, sql: sql)
-        }
+        if connectionState.refusesSteps { try refuseStep() }
         let status: Int32
         if directOnlyFunctions == 0 && connectionState.allowedDirectOnlyFunctions == 0 {
             // Nothing to allow or to withdraw: the common case costs two loads.
@@ -385,6 +382,15 @@ public final class Statement {
                 connectionState.transactionLost = error.code
             }
             throw error
+        }
+    }
+
+    /// Why this statement may not step now: its connection closed, or
+    /// SQLite rolled back the transaction the closure still runs in.
+    private func refuseStep() throws(StrongroomError) {
+        if connectionState.isClosed { try connection.checkOpen(sql: sql) }
+        if let lost = connectionState.transactionLost {
+            throw StrongroomError(lost, "SQLite rolled this transaction back when one of its statements failed (\(lost.rawValue)); the closure went on, and its later statements are not run (they would each commit on their own). Nothing of the transaction was committed.", path: connection.path, sql: sql)
         }
     }
 
