@@ -112,8 +112,18 @@ public macro Column(_ name: String? = nil, type: String? = nil, unique: Bool = f
 ///   - indexColumn: For `SealingMode.indexed`: the
 ///     companion column of the blind index (default: the column's name
 ///     followed by `_index`), which the table gets, with an index.
+///   - unique: For `SealingMode.indexed`: makes the blind index's index
+///     UNIQUE, so that no two rows hold the same value (an insert of a
+///     second one fails with `StrongroomError.Code.uniqueConstraint`). A
+///     blind index is equal for equal values, where envelopes never are: a
+///     UNIQUE sealed column itself would let any values in, so `unique` on a
+///     randomized or deterministic column is a compile error.
+///
+/// ```swift
+/// @Sealed(.indexed, unique: true) var email: String   // one customer per address
+/// ```
 @attached(peer)
-public macro Sealed(_ mode: SealingMode = .randomized, indexColumn: String? = nil) =
+public macro Sealed(_ mode: SealingMode = .randomized, indexColumn: String? = nil, unique: Bool = false) =
     #externalMacro(module: "StrongroomMacrosPlugin", type: "MarkerMacro")
 
 /// Indexes the property's column (`CREATE INDEX table_column ON table(column)`).

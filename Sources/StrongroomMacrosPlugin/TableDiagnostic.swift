@@ -13,6 +13,7 @@ enum TableDiagnostic: DiagnosticMessage {
     case sealedPrimaryKey(String)
     case sealedWithoutPrimaryKey(String)
     case sealedDefault(String)
+    case uniqueWithoutBlindIndex(property: String, mode: String)
     case sealedColumnType(property: String, type: String)
     case notALiteral(String)
     case unknownColumn(String)
@@ -46,6 +47,8 @@ enum TableDiagnostic: DiagnosticMessage {
             return "'\(property)' is sealed, so its column holds BLOB envelopes and is declared BLOB; type \"\(type)\" is not used: remove it"
         case .sealedDefault(let property):
             return "'\(property)' is sealed, so a default would be stored as plaintext by any INSERT that omits it; drop the default"
+        case .uniqueWithoutBlindIndex(let property, let mode):
+            return "'\(property)' is sealed \(mode): equal values give different envelopes, so UNIQUE would hold for any values; seal it @Sealed(.indexed, unique: true) to make its blind index UNIQUE"
         case .notALiteral(let argument):
             return "@Table reads '\(argument)' when it compiles: write it as a literal"
         case .unknownColumn(let column):

@@ -161,9 +161,15 @@ struct TableReader<Context: MacroExpansionContext> {
                 if let sealed = attributes["Sealed"] {
                     let sealedArguments = Self.arguments(of: sealed)
                     sealing = sealedArguments.first { $0.label == nil }.flatMap { member($0.expression, "mode") } ?? "randomized"
+                    // UNIQUE belongs on the blind index, which is equal for equal values;
+                    // randomized and deterministic envelopes have none.
+                    let uniqueArgument = sealedArguments.first { $0.label == "unique" }
+                    let unique = uniqueArgument.flatMap { boolean($0.expression, "unique") } ?? false
                     if sealing == "indexed" {
                         indexColumn = sealedArguments.first { $0.label == "indexColumn" }.flatMap { string($0.expression, "indexColumn") } ?? "\(columnName)_index"
-                        table.indexes.append(.init(name: "\(tableName)_\(indexColumn!)", columns: [indexColumn!], unique: false))
+                        table.indexes.append(.init(name: "\(tableName)_\(indexColumn!)", columns: [indexColumn!], unique: unique))
+                    } else if unique, let uniqueArgument {
+                        diagnose(uniqueArgument.expression, .uniqueWithoutBlindIndex(property: bare, mode: sealing ?? "randomized"))
                     }
                 }
                 table.properties.append(.init(name: name, column: columnName, sqlType: sqlType, optional: wrapped != nil,
