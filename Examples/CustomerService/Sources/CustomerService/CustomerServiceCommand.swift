@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import StrongroomMacros
+
+/// `CustomerService --host 127.0.0.1 --port 8080 --database PATH --key-… --field-keys-…`
+///
+/// Opens the database, migrates it, then serves until SIGTERM or SIGINT,
+/// when it stops accepting, answers the requests in flight, checkpoints and
+/// truncates the WAL, closes the pool and exits 0.
+@main
+struct CustomerServiceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "CustomerService",
+        abstract: "A JSON API for customers on an encrypted Strongroom database, e-mail and note sealed.")
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on (0: any free port, logged once listening).")
+    var port = 8080
+
+    @Option(help: ArgumentHelp("The database file (created and migrated when missing).", valueName: "path"))
+    var database: String
+
+    @OptionGroup var keys: KeyOptions
+
+    @Option(help: "Reader connections in the pool (the writer is one more).")
+    var readers = 4
+
+    @Option(name: .customLong("max-waiters"), help: "Requests that may wait for a connection; more get 503 with Retry-After.")
+    var maximumWaiters = 256
+
+    @Option(name: .customLong("max-wait-ms"), help: "Milliseconds a request may wait for a connection before a 503.")
+    var maximumWaitMilliseconds = 2000
+
+    @Option(name: .customLong("max-body"), help: "The largest request body in bytes; a larger one gets 413.")
+    var maximumBodySize = 16_384
+
+    @Option(help: ArgumentHelp("A directory of migrations to run instead of those built in (Migrations/NNNN_name.sql).", valueName: "path"))
+    var migrations: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port takes 0 to 65535.") }
+        guard (1...64).contains(readers) else { throw ValidationError("--readers takes 1 to 64.") }
+        guard maximumWaiters >= 0, maximumWaitMilliseconds >= 0 else { throw ValidationError("--max-waiters and --max-wait-ms take 0 or more.") }
+        guard maximumBodySize >= 256 else { throw ValidationError("--max-body takes 256 bytes or more.") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning, error or critical.") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "customer-service")
+        let store: CustomerStore
+        do {
+            store = try await CustomerStore.open(CustomerStore.Settings(
+                path: database, key: try keys.databaseKey(), keyring: try keys.fieldKeyring(),
+                migrations: try ServiceMigrations.load(directory: migrations), readers: readers,
+                maximumWaiters: maximumWaiters, maximumWait: .milliseconds(maximumWaitMilliseconds)), logger: logger)
+        } catch {
+            // One line, and a non-zero exit: Strongroom's messages say what to do and quote no key.
+            FileHandle.standardError.write(Data("CustomerService: cannot start: \(error)\n".utf8))
+            throw ExitCode(78) // EX_CONFIG
+        }
+        let routes = Routes(store: store, logger: logger, maximumBodySize: maximumBodySize)
+        let app = Application(
+            router: routes.router(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "CustomerService"),
+            onServerRunning: { channel in
+                logger.notice("listening", metadata: ["address": "\(host)", "port": "\(channel.localAddress?.port ?? 0)"])
+            },
+            logger: logger)
+        // Stopped in reverse order: the server first, the database last.
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: DatabaseService(store: store, logger: logger)), .init(service: app)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+        logger.notice("stopped")
+    }
+}
