@@ -104,7 +104,7 @@ struct Routes: Sendable {
         }
         do {
             return Data(buffer: try await request.body.collect(upTo: maximumBodySize))
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw RequestError(.contentTooLarge, "body_too_large", "The body is over \(maximumBodySize) bytes.")
         }
     }
@@ -163,7 +163,7 @@ struct ErrorMiddleware: RouterMiddleware {
                 logger.warning("request refused", metadata: ["route": "\(request.method) \(request.uri.path)", "code": "\(error.code.rawValue)"])
             }
             return answer
-        case let error as HTTPError:
+        case let error as any HTTPResponseError:
             let status = RequestError.Status(rawValue: error.status.code) ?? .badRequest
             return RequestError(status, status == .notFound ? "not_found" : "http_\(error.status.code)", error.status.reasonPhrase)
         case is CancellationError:
