@@ -13,7 +13,9 @@ struct StrongroomCommand: ParsableCommand {
         (plain, or wrapped under a passphrase: keygen --wrap), --key-env NAME (a
         variable holding the 64 hex characters), --key-credential NAME (a systemd
         credential: $CREDENTIALS_DIRECTORY/NAME), --key-command CMD (a program that
-        prints the key), --passphrase-stdin or --passphrase-command CMD.
+        prints the key), --passphrase-stdin or --passphrase-command CMD. The field
+        keyring of sealed columns likewise: --field-keys PATH, --field-keys-credential
+        NAME or --field-keys-command CMD.
 
         Exit codes (sysexits): 0 success; 1 a check found problems; 64 usage;
         65 data error (wrong key, plaintext where encrypted was expected, not a

@@ -33,27 +33,8 @@ extension DatabaseKey {
     ///   for a name that is not one file name; the errors of ``KeyFile/read(at:unwrappingWith:)``.
     ///   None quotes the key.
     public static func fromCredential(_ name: String, unwrappingWith passphrase: PassphraseSource? = nil) throws(StrongroomError) -> DatabaseKey {
-        // systemd's credential names: a file name, printable (no "/", no control character).
-        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"),
-              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw StrongroomError(.misuse, "A credential name is a file name in $\(credentialsDirectoryVariable), not \(name.debugDescription); give the name of LoadCredential=/LoadCredentialEncrypted= in the unit.")
-        }
-        guard let directory = ProcessInfo.processInfo.environment[credentialsDirectoryVariable], !directory.isEmpty else {
-            throw StrongroomError(.keyMissing, "$\(credentialsDirectoryVariable) is not set, so there is no systemd credential \(name): run this as a service whose unit has LoadCredentialEncrypted=\(name):PATH (or LoadCredential=), or give the key another way.")
-        }
-        var info = stat()
-        guard stat(directory, &info) == 0 else {
-            throw StrongroomError(.notFound, "The credentials directory \(directory) ($\(credentialsDirectoryVariable)) does not exist; systemd creates it for a service with credentials.", path: directory)
-        }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw StrongroomError(.notFound, "$\(credentialsDirectoryVariable) names \(directory), which is not a directory.", path: directory)
-        }
-        if info.st_mode & 0o077 != 0 {
-            let mode = String(info.st_mode & 0o777, radix: 8)
-            throw StrongroomError(.keyFilePermissions, "The credentials directory \(directory) is open to group or others (mode \(mode)); systemd makes it private to the service: run `chmod 700 \(directory)` if you made it yourself.", path: directory)
-        }
-        return try KeyFile.read(at: directory + "/" + name, what: "systemd credential",
-                                createHint: "add LoadCredentialEncrypted=\(name):PATH to the unit (PATH made with `systemd-creds encrypt --name=\(name)`)",
+        let path = try SystemdCredential.path(of: name, holding: "the key")
+        return try KeyFile.read(at: path, what: SystemdCredential.what, createHint: SystemdCredential.missingHint(name),
                                 unwrappingWith: passphrase, source: (.credential, .wrappedCredential))
     }
 }

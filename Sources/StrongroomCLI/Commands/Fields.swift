@@ -68,7 +68,7 @@ struct Fields: ParsableCommand {
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
                 guard let fieldKeys = try keyring.load(key: key) else {
-                    throw StrongroomError(.misuse, "Give the field keyring with --field-keys PATH or --field-keys-command.")
+                    throw StrongroomError(.misuse, "Give the field keyring with --field-keys PATH, --field-keys-credential NAME or --field-keys-command CMD.")
                 }
                 let queue = try DatabaseQueue(path: database, configuration: self.key.existing(try key.loadKey()))
                 // The registry's columns, and any column its envelopes show sealed that it forgot.

@@ -29,7 +29,7 @@ struct Import: ParsableCommand {
             throw ValidationError("--cipher-compatibility does not apply here: import writes a new database in the linked SQLCipher's own format.")
         }
         if !seal.isEmpty && !fieldKeys.isGiven {
-            throw ValidationError("--seal needs --field-keys PATH (create one with `strongroom keygen --field --out PATH`).")
+            throw ValidationError("--seal needs the field keyring: --field-keys PATH (create one with `strongroom keygen --field --out PATH`), --field-keys-credential NAME or --field-keys-command CMD.")
         }
         if fieldContext != nil && seal.isEmpty {
             throw ValidationError("--field-context goes with --seal: it binds the sealed values.")

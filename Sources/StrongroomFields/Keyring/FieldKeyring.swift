@@ -111,6 +111,48 @@ public struct FieldKeyring: Sendable {
         try parse(command.output(limit: maximumFileSize, what: "field keyring"), what: "field keyring printed by the command", path: nil)
     }
 
+    /// The keyring in the systemd credential `name`: the file
+    /// `$CREDENTIALS_DIRECTORY/name`, holding a keyring file's text, plain or
+    /// wrapped (unwrapped with a passphrase from `passphrase`), with exactly
+    /// the checks of `DatabaseKey.fromCredential(_:unwrappingWith:)`: a
+    /// credentials directory private to the service, a credential that is
+    /// a regular file, the user's own and owner-only. systemd decrypts it there
+    /// at start-up, so no readable keyring lies on disk.
+    ///
+    /// ```sh
+    /// systemd-creds encrypt --with-key=host --name=app-fields Keys/fields.keyring /etc/credstore.encrypted/app-fields
+    /// ```
+    ///
+    /// ```ini
+    /// [Service]
+    /// LoadCredentialEncrypted=app-fields:/etc/credstore.encrypted/app-fields
+    /// ```
+    ///
+    /// ```swift
+    /// let keyring = try FieldKeyring.fromCredential("app-fields")
+    /// let wrapped = try FieldKeyring.fromCredential("app-fields-wrapped",
+    ///                                               unwrappingWith: .command(KeyCommand("pass show app/fields-wrap")))
+    /// ```
+    ///
+    /// - Throws: `StrongroomError` with `StrongroomError/Code/keyMissing`
+    ///   when `$CREDENTIALS_DIRECTORY` is not set (not a systemd service with
+    ///   credentials), or the credential is wrapped and no passphrase given;
+    ///   `StrongroomError/Code/notFound` when the directory or the credential
+    ///   is missing (the message gives the unit's `LoadCredentialEncrypted=`
+    ///   line); `StrongroomError/Code/keyFilePermissions` when group or others
+    ///   may read the directory or the credential, or it is a symbolic link;
+    ///   `StrongroomError/Code/misuse` for a name that is not one file name;
+    ///   `StrongroomError/Code/malformedKey` when it does not hold a keyring
+    ///   (the message names the line, never its contents);
+    ///   `StrongroomError/Code/wrongPassphrase`. None quotes a key.
+    public static func fromCredential(_ name: String, unwrappingWith passphrase: PassphraseSource? = nil) throws(StrongroomError) -> FieldKeyring {
+        let path = try SystemdCredential.path(of: name, holding: "the field keyring")
+        let file = try SecretFile.read(at: path, maximumSize: WrappedKeyFile.size(ofPlaintext: maximumFileSize), what: SystemdCredential.what,
+                                       createHint: SystemdCredential.missingHint(name), malformed: .malformedKey)
+        return try parse(WrappedKeyFile.open(file, contents: .fieldKeyring, path: path, unwrappingWith: passphrase).bytes,
+                         what: "field keyring in the systemd credential \(name)", path: path)
+    }
+
     private static func readFile(at path: String) throws(StrongroomError) -> SecureBytes {
         try SecretFile.read(at: path, maximumSize: WrappedKeyFile.size(ofPlaintext: maximumFileSize), what: "field keyring",
                             createHint: "create one with `strongroom keygen --field --out \(path)`", malformed: .malformedKey)
