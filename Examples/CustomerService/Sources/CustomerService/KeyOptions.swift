@@ -76,7 +76,7 @@ struct KeyOptions: ParsableArguments {
     func fieldKeyring() throws(StrongroomError) -> FieldKeyring {
         let passphrase = fieldKeysPassphraseCommand.map { PassphraseSource.command(KeyCommand($0, timeout: timeout)) }
         if let fieldKeys { return try FieldKeyring.load(from: fieldKeys, unwrappingWith: passphrase) }
-        if let fieldKeysCredential { _ = fieldKeysCredential; throw StrongroomError(.misuse, "TEMP") } // TEMP-CREDENTIAL
+        if let fieldKeysCredential { return try FieldKeyring.fromCredential(fieldKeysCredential, unwrappingWith: passphrase) }
         return try FieldKeyring.load(fromCommand: KeyCommand(fieldKeysCommand!, timeout: timeout))
     }
 }

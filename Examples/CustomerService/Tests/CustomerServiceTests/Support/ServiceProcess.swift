@@ -175,3 +175,14 @@ func runCommand(_ executable: String, _ arguments: [String], environment: [Strin
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
+
+/// A row of `customer` as the tests read it from the file, sealed fields opened.
+struct StoredCustomer: Decodable, Equatable {
+    let id: Int64
+    let name: String
+    let email: String
+    let note: String?
+    let country: String?
+
+    static let select = "SELECT id, name, email, note, country FROM customer"
+}
