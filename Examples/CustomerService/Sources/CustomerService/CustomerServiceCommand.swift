@@ -10,7 +10,8 @@ import StrongroomMacros
 ///
 /// Opens the database, migrates it, then serves until SIGTERM or SIGINT,
 /// when it stops accepting, answers the requests in flight, checkpoints and
-/// truncates the WAL, closes the pool and exits 0.
+/// truncates the WAL, closes the pool and exits 0 (75 when the WAL could
+/// not be checkpointed: a full disk).
 @main
 struct CustomerServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -86,7 +87,12 @@ struct CustomerServiceCommand: AsyncParsableCommand {
             services: [.init(service: DatabaseService(store: store, logger: logger)), .init(service: app)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            FileHandle.standardError.write(Data("CustomerService: \(error)\n".utf8))
+            throw ExitCode(75) // EX_TEMPFAIL
+        }
         logger.notice("stopped")
     }
 }

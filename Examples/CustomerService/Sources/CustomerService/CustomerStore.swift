@@ -128,11 +128,15 @@ final class CustomerStore: Sendable {
     }
 
     /// At shutdown, once no request runs: copies the WAL into the database
-    /// and truncates it, then closes every connection.
-    func close() async throws {
+    /// and truncates it.
+    func checkpoint() async throws {
         try await pool.asyncWriteWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         }
+    }
+
+    /// Closes every connection of the pool.
+    func close() async throws {
         try await pool.asyncClose()
     }
 }

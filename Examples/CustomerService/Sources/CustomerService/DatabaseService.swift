@@ -1,19 +1,41 @@
 import Logging
 import ServiceLifecycle
+import StrongroomMacros
 
 /// The database as a service of the service group: it holds the store while
 /// the HTTP server runs and closes it last. On SIGTERM the group stops the
 /// server first (no new connection, the requests in flight answered), then
 /// this: the WAL is checkpointed and truncated, the pool closed.
+///
+/// A checkpoint that fails (a full disk) loses nothing: the WAL keeps every
+/// committed write and the next start reads it. The pool is closed all the
+/// same, and the failure ends the process with a non-zero status, so that
+/// the operator hears of it.
 struct DatabaseService: Service {
     let store: CustomerStore
     let logger: Logger
+
+    struct CheckpointFailed: Error, CustomStringConvertible {
+        let code: String
+        var description: String {
+            "stopped, but the WAL could not be copied into the database (\(code)); it keeps every committed write, and the next start reads it: free space, then start the service."
+        }
+    }
 
     func run() async throws {
         // Until the group shuts down (SIGTERM or SIGINT), or is cancelled.
         try? await gracefulShutdown()
         let started = ContinuousClock.now
+        var failure: CheckpointFailed?
+        do {
+            try await store.checkpoint()
+        } catch {
+            let code = (error as? StrongroomError)?.code.rawValue ?? "\(type(of: error))"
+            logger.error("shutdown checkpoint failed", metadata: ["code": "\(code)"])
+            failure = CheckpointFailed(code: code)
+        }
         try await store.close()
-        logger.info("database closed", metadata: ["wal": "truncated", "took": "\(ContinuousClock.now - started)"])
+        logger.info("database closed", metadata: ["wal": "\(failure == nil ? "truncated" : "kept")", "took": "\(ContinuousClock.now - started)"])
+        if let failure { throw failure }
     }
 }

@@ -81,14 +81,17 @@ final class ServiceProcess: @unchecked Sendable {
 
     /// Starts the service with `arguments` (after `--host 127.0.0.1 --port 0`), in `environment` (the test's without
     /// `CREDENTIALS_DIRECTORY` by default) and output files named after `label` in `fixture`'s directory.
-    init(_ fixture: ServiceFixture, _ arguments: [String], label: String = "service", environment: [String: String] = [:]) throws {
+    /// `launcher`: a command the service is started through (its last argument is followed by the service's path and arguments).
+    init(_ fixture: ServiceFixture, _ arguments: [String], label: String = "service", environment: [String: String] = [:],
+         launcher: [String] = []) throws {
         let run = "\(label)-\(UUID().uuidString.prefix(8))"
         outputFile = fixture.path("\(run).out")
         errorFile = fixture.path("\(run).err")
         _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
         _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--host", "127.0.0.1", "--port", "0"] + arguments
+        let command = launcher + [Self.binary, "--host", "127.0.0.1", "--port", "0"] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var inherited = ProcessInfo.processInfo.environment
         inherited["CREDENTIALS_DIRECTORY"] = nil
         process.environment = inherited.merging(environment) { $1 }
