@@ -4,14 +4,14 @@
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := libsqlcipher-dev libssl-dev sqlcipher pkg-config
-TEST_PACKAGES := sqlite3 libsqlite3-dev python3 python3-pip python3-cryptography strace gdb valgrind
+TEST_PACKAGES := sqlite3 libsqlite3-dev python3 python3-pip python3-cryptography strace gdb valgrind wrk systemd
 PYTHON_TEST_VERSION := 0.6.0
 PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test test-sqlcipher4 docs demo bench bench-readme stress reliability-page sanitize fuzz clean
+.PHONY: setup test-setup apt-packages build install install-check test test-sqlcipher4 test-example docs demo bench bench-readme stress reliability-page sanitize fuzz clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -63,6 +63,7 @@ test: setup test-setup
 	cd Benchmarks && .build/debug/StrongroomBenchmarks --readme-check
 	swift test --package-path Benchmarks
 	swift test $(SWIFT_BUILD_FLAGS)
+	@$(MAKE) --no-print-directory test-example
 	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory test-sqlcipher4
@@ -72,6 +73,13 @@ test: setup test-setup
 ## as they are; its own build in .build/sqlcipher4/build. ARGS: options for swift test (--filter X)
 test-sqlcipher4: setup test-setup
 	bash Scripts/test-sqlcipher4.sh $(ARGS)
+
+## test-example: the customer service example (Examples/CustomerService, a package of its own on Hummingbird 2): its debug
+## build and its tests, the built service run as a process: routes, bad input, keys and credentials, shutdown, 503 and
+## 507, 5 SIGKILLs under load (CUSTOMER_SERVICE_KILLS=N), one 10 s wrk load, the systemd units. ENGINE: sqlcipher3
+## (default) or sqlcipher4 (its own build in Examples/CustomerService/.build-sqlcipher4); ARGS: options for swift test
+test-example: setup test-setup
+	bash Scripts/test-example.sh $(if $(filter sqlcipher4,$(ENGINE)),sqlcipher4,sqlcipher3) $(ARGS)
 
 ## docs: the DocC archive of every library module, warnings as errors (a broken symbol link fails),
 ## and a doc comment on every public symbol; archives in .build/plugins/Swift-DocC/outputs/
@@ -115,9 +123,12 @@ bench-readme: setup
 	cd Benchmarks && swift run StrongroomBenchmarks --readme-write
 
 ## stress: the reliability suite at full strength: 200 SIGKILLs in each crash trial (STRESS_TRIALS=N for another
-## count), the pool under load for 60 s (LOAD_SECONDS=N), the WAL under constant reads for 300 s (WAL_SECONDS=N), faults, tampering and leaks; each test writes its results
+## count), the pool under load for 60 s (LOAD_SECONDS=N), the WAL under constant reads for 300 s (WAL_SECONDS=N), faults, tampering and leaks,
+## and the customer service SIGKILLed 50 times under load (SERVICE_KILLS=N); each test writes its results
 ## to Reliability/results/$(ENGINE)/, from which Scripts/reliability.py writes RELIABILITY.md, dated with the machine
 STRESS_TRIALS ?= 200
+## SERVICE_KILLS: SIGKILLs of the customer service under load (Examples/CustomerService's KillTests; make test runs 5)
+SERVICE_KILLS ?= 50
 LOAD_SECONDS ?= 60
 ## WAL_SECONDS: how long the WAL-growth load runs (1 writer, 8 overlapping readers; make test runs 20 s)
 WAL_SECONDS ?= 300
@@ -157,10 +168,12 @@ RELIABILITY_RUN := $(shell date -u +%Y%m%dT%H%M%SZ)-$(shell echo $$$$)
 RELIABILITY_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain -- . ':!Reliability/results' ':!RELIABILITY.md' 2>/dev/null | grep -q . && echo -dirty)
 RELIABILITY_ENV := STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) STRONGROOM_RELIABILITY_COMMIT=$(RELIABILITY_COMMIT)
 stress: setup test-setup
-	rm -rf $(foreach kind,crashes faults tampering leaks load wal stress.run.json,"$(ENGINE_RESULTS)/$(kind)")
+	rm -rf $(foreach kind,crashes faults tampering leaks load wal service/kills.json stress.run.json,"$(ENGINE_RESULTS)/$(kind)")
 	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) \
 	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_WAL_SECONDS=$(WAL_SECONDS) STRONGROOM_STRESS_RESULTS="$(CURDIR)/$(ENGINE_RESULTS)" \
 	  $(ENGINE_TEST) --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests'
+	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) CUSTOMER_SERVICE_KILLS=$(SERVICE_KILLS) STRONGROOM_STRESS_RESULTS="$(CURDIR)/$(ENGINE_RESULTS)" \
+	  bash Scripts/test-example.sh $(ENGINE) --filter KillTests
 	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) \
 	  --stress $(STRESS_TRIALS) $(STRESS_OPERATIONS) > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 	@echo "RELIABILITY.md written from Reliability/results/"
@@ -193,4 +206,4 @@ sanitize: setup test-setup
 	  > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 
 clean:
-	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo Fuzz/.build
+	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo Fuzz/.build Examples/CustomerService/.build Examples/CustomerService/.build-sqlcipher4
