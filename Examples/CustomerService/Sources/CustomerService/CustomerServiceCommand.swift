@@ -50,7 +50,10 @@ struct CustomerServiceCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port takes 0 to 65535.") }
         guard (1...64).contains(readers) else { throw ValidationError("--readers takes 1 to 64.") }
-        guard maximumWaiters >= 0, maximumWaitMilliseconds >= 0 else { throw ValidationError("--max-waiters and --max-wait-ms take 0 or more.") }
+        // At least 1: with none, a request could be refused while the writer
+        // is still finishing the one before it (its checkpoint check).
+        guard maximumWaiters >= 1 else { throw ValidationError("--max-waiters takes 1 or more.") }
+        guard maximumWaitMilliseconds >= 0 else { throw ValidationError("--max-wait-ms takes 0 or more.") }
         guard maximumBodySize >= 256 else { throw ValidationError("--max-body takes 256 bytes or more.") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning, error or critical.") }
     }
