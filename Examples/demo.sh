@@ -134,3 +134,7 @@ if [ "$before" != "$after" ]; then echo "FAIL: a rewrap changed the database" >&
 echo
 echo "Demo complete: $db is encrypted with $key and at the latest schema version;"
 echo "$sealed also keeps its customers' and employees' personal data sealed under $fields."
+echo
+echo "Next: a service on it. Examples/CustomerService is a JSON API on Hummingbird with a sealed"
+echo "e-mail and note, systemd credentials and a unit file: see Examples/CustomerService/README.md"
+echo "(bash Examples/CustomerService/run.sh serves it on 127.0.0.1:8080; make test-example tests it)."
