@@ -114,6 +114,20 @@ struct StartupKeyTests {
         #expect(try refusesToStart(arguments, environment: ["CREDENTIALS_DIRECTORY": keyOnly]).contains("customers-field-keys"))
     }
 
+    /// `--key-env`: the key is taken, and the variable's value overwritten in
+    /// the process's environment block (`/proc/PID/environ` shows the block the
+    /// process started with, which `unsetenv` alone leaves as it was).
+    @Test func aKeyFromTheEnvironmentIsWipedFromIt() throws {
+        let service = try ServiceProcess(fixture, ["--database", fixture.database, "--key-env", "CUSTOMERS_DB_KEY", "--field-keys", fixture.keyringFile],
+                                         environment: ["CUSTOMERS_DB_KEY": fixture.keyHex])
+        try service.waitUntilListening()
+        #expect(try request(service.port, "GET", "/ready").status == 200)
+        let environ = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(service.process.processIdentifier)/environ"))
+        #expect(!environ.isEmpty)
+        #expect(environ.range(of: Data(fixture.keyHex.utf8)) == nil)
+        #expect(service.terminate().status == 0)
+    }
+
     @Test func keysFromCommands() throws {
         let service = try ServiceProcess(fixture, ["--database", fixture.database, "--key-command", "cat '\(fixture.keyFile)'",
                                                    "--field-keys-command", "cat '\(fixture.keyringFile)'"])
