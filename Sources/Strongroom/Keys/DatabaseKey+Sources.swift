@@ -37,6 +37,36 @@ extension DatabaseKey {
         return key
     }
 
+    /// ``fromEnvironment(_:)``, then the variable wiped, whether it held a key
+    /// or not: its value overwritten with zeros in place, in every copy in the
+    /// process's environment block, and the variable removed. `unsetenv` alone
+    /// leaves the value in the block the process started with, which
+    /// `/proc/PID/environ` and `ps e` show. Call it once, early, before the
+    /// process starts others (which would inherit the variable).
+    ///
+    /// ```swift
+    /// // APP_DB_KEY=$(cat Keys/app.key) ./app
+    /// let key = try DatabaseKey.takeFromEnvironment("APP_DB_KEY")   // APP_DB_KEY is gone
+    /// ```
+    public static func takeFromEnvironment(_ name: String) throws(StrongroomError) -> DatabaseKey {
+        defer { wipeEnvironmentVariable(name) }
+        return try fromEnvironment(name)
+    }
+
+    private static func wipeEnvironmentVariable(_ name: String) {
+        // Every copy: an environment block may hold the name twice, and getenv finds the first.
+        let prefix = Array((name + "=").utf8CString.dropLast())
+        var entry = environ
+        while let variable = entry.pointee {
+            if strncmp(variable, prefix, prefix.count) == 0 {
+                let value = variable + prefix.count
+                memset(value, 0, strlen(value))
+            }
+            entry += 1
+        }
+        unsetenv(name)
+    }
+
     /// A passphrase read from standard input up to its end or its first
     /// newline (which is not part of the passphrase). Nothing is echoed.
     ///

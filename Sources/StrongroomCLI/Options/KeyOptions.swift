@@ -71,23 +71,6 @@ struct KeyOptions: ParsableArguments {
         return configuration
     }
 
-    /// Overwrites the value of `name` in place, then removes the variable:
-    /// `/proc/PID/environ` (and `ps e`) show the environment block the
-    /// process started with, which `unsetenv` alone leaves as it was.
-    static func wipeEnvironmentVariable(_ name: String) {
-        // Every copy: an environment block may hold the name twice, and getenv finds the first.
-        let prefix = Array((name + "=").utf8CString.dropLast())
-        var entry = environ
-        while let variable = entry.pointee {
-            if strncmp(variable, prefix, prefix.count) == 0 {
-                let value = variable + prefix.count
-                memset(value, 0, strlen(value))
-            }
-            entry += 1
-        }
-        unsetenv(name)
-    }
-
     /// How long a key or passphrase command may run.
     var commandTimeout: Duration { .milliseconds(Int64(commandTimeoutSeconds * 1000)) }
 
@@ -148,8 +131,7 @@ final class EnvironmentKeys: @unchecked Sendable {
     func take(_ name: String) {
         lock.withLock {
             guard taken[name] == nil else { return }
-            taken[name] = Result { () throws(StrongroomError) in try DatabaseKey.fromEnvironment(name) }
-            KeyOptions.wipeEnvironmentVariable(name)
+            taken[name] = Result { () throws(StrongroomError) in try DatabaseKey.takeFromEnvironment(name) }
         }
     }
 

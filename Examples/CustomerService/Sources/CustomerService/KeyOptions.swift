@@ -10,7 +10,7 @@ struct KeyOptions: ParsableArguments {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("A key file: 64 lowercase hex characters, mode 0600; or a wrapped key file, unwrapped with --passphrase-command.", valueName: "path"))
     var keyFile: String?
 
-    @Option(name: .customLong("key-env"), help: ArgumentHelp("An environment variable holding the key's 64 hex characters (removed from the environment once read).", valueName: "name"))
+    @Option(name: .customLong("key-env"), help: ArgumentHelp("An environment variable holding the key's 64 hex characters (wiped from the process's environment once read).", valueName: "name"))
     var keyEnvironment: String?
 
     @Option(name: .customLong("key-credential"), help: ArgumentHelp("A systemd credential holding the key file: $CREDENTIALS_DIRECTORY/NAME (LoadCredentialEncrypted= in the unit).", valueName: "name"))
@@ -65,10 +65,7 @@ struct KeyOptions: ParsableArguments {
         if let keyFile { return try DatabaseKey.load(keyFile: keyFile, unwrappingWith: passphrase) }
         if let keyCredential { return try DatabaseKey.fromCredential(keyCredential, unwrappingWith: passphrase) }
         if let keyCommand { return try DatabaseKey.fromCommand(KeyCommand(keyCommand, timeout: timeout)) }
-        if let keyEnvironment {
-            defer { unsetenv(keyEnvironment) }
-            return try DatabaseKey.fromEnvironment(keyEnvironment)
-        }
+        if let keyEnvironment { return try DatabaseKey.takeFromEnvironment(keyEnvironment) }
         return nil
     }
 
