@@ -1,0 +1,112 @@
+// The example's own (Examples/CustomerService), unchanged: the same bodies are
+// accepted and refused the same way, so the two services differ only in
+// their database layer.
+
+import Foundation
+
+/// The fields of a `POST` or `PATCH` body, checked: a JSON object with no
+/// other keys than `name`, `email`, `note` and `country`, each of the right
+/// type and size. A key that is absent is `nil`; `note` and `country` may be
+/// set to `null` (`.some(nil)`).
+struct CustomerInput: Sendable {
+    var name: String?
+    var email: String?
+    var note: String??
+    var country: String??
+
+    static let fields = ["name", "email", "note", "country"]
+    static let maximumNameLength = 200
+    static let maximumNoteLength = 4000
+    static let maximumCountryLength = 100
+
+    /// The body of `POST /customers`: `name` and `email` required.
+    static func forCreating(_ body: Data) throws(RequestError) -> CustomerInput {
+        let input = try parse(body)
+        guard input.name != nil else { throw .missingField("name") }
+        guard input.email != nil else { throw .missingField("email") }
+        return input
+    }
+
+    /// The body of `PATCH /customers/{id}`: at least one field.
+    static func forUpdating(_ body: Data) throws(RequestError) -> CustomerInput {
+        let input = try parse(body)
+        guard input.name != nil || input.email != nil || input.note != nil || input.country != nil else {
+            throw RequestError(.badRequest, "empty_update", "Give at least one of \(fields.joined(separator: ", ")) to change.")
+        }
+        return input
+    }
+
+    private static func parse(_ body: Data) throws(RequestError) -> CustomerInput {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: body, options: [])
+        } catch {
+            throw RequestError(.badRequest, "malformed_json", "The body is not valid JSON: send one JSON object, such as {\"name\": \"Ada\", \"email\": \"ada@example.com\"}.")
+        }
+        guard let dictionary = object as? [String: Any] else {
+            throw RequestError(.badRequest, "malformed_json", "The body must be a JSON object with the fields \(fields.joined(separator: ", ")).")
+        }
+        // Unknown keys are refused, not ignored: a misspelt "emial" would
+        // otherwise be dropped without a word.
+        if let unknown = dictionary.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw RequestError(.badRequest, "unknown_field", "Unknown field \(String(unknown.prefix(64)).debugDescription): the fields are \(fields.joined(separator: ", ")).")
+        }
+        var input = CustomerInput()
+        if let value = dictionary["name"] {
+            let name = try string(value, "name", nullable: false)!.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !name.isEmpty, name.count <= maximumNameLength else {
+                throw RequestError(.unprocessable, "invalid_field", "\"name\" must hold 1 to \(maximumNameLength) characters.")
+            }
+            input.name = name
+        }
+        if let value = dictionary["email"] {
+            input.email = try EmailAddress.normalized(try string(value, "email", nullable: false)!)
+        }
+        if let value = dictionary["note"] {
+            let note = try string(value, "note", nullable: true)
+            if let note, note.count > maximumNoteLength {
+                throw RequestError(.unprocessable, "invalid_field", "\"note\" may hold at most \(maximumNoteLength) characters.")
+            }
+            input.note = .some(note)
+        }
+        if let value = dictionary["country"] {
+            let country = try string(value, "country", nullable: true)
+            if let country, country.isEmpty || country.count > maximumCountryLength {
+                throw RequestError(.unprocessable, "invalid_field", "\"country\" must hold 1 to \(maximumCountryLength) characters, or be null.")
+            }
+            input.country = .some(country)
+        }
+        return input
+    }
+
+    /// `value` as a string; `null` is nil where `nullable`.
+    private static func string(_ value: Any, _ field: String, nullable: Bool) throws(RequestError) -> String? {
+        if value is NSNull, nullable { return nil }
+        // JSONSerialization gives numbers and booleans as NSNumber, never as String.
+        guard let string = value as? String, !(value is NSNumber) else {
+            throw RequestError(.badRequest, "wrong_type", "\"\(field)\" must be a string\(nullable ? " or null" : "").")
+        }
+        return string
+    }
+}
+
+/// E-mail addresses as the service stores and looks them up: trimmed and
+/// lowercased, so that `Ada@Example.com` and `ada@example.com` are one
+/// customer (the blind index compares exact values).
+enum EmailAddress {
+    static func normalized(_ text: String) throws(RequestError) -> String {
+        let address = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let parts = address.split(separator: "@", omittingEmptySubsequences: false)
+        // Never quoted back: the address is sealed data.
+        let invalid = RequestError(.unprocessable, "invalid_email", "\"email\" is not an e-mail address (local@domain.tld, at most 254 characters, no spaces).")
+        guard address.utf8.count <= 254, parts.count == 2 else { throw invalid }
+        let local = parts[0], domain = parts[1]
+        guard !local.isEmpty, local.utf8.count <= 64,
+              domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."), !domain.contains(".."),
+              !address.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }),
+              domain.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-" }) else {
+            throw invalid
+        }
+        return address
+    }
+}
