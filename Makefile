@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test test-sqlcipher4 test-example docs demo bench bench-readme stress reliability-page sanitize fuzz clean
+.PHONY: setup test-setup apt-packages build install install-check test test-sqlcipher4 test-example docs demo bench bench-service bench-readme stress reliability-page sanitize fuzz clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -101,22 +101,38 @@ demo: build
 ## Benchmarks/baseline-sqlcipher4.json for SQLCipher 4.6.1; BASELINE=1: write both baselines from this run;
 ## PUBLISH=1: copy the report to Benchmarks/results/ (committed) and rewrite the
 ## README's performance section from it; OUT=DIR: the report elsewhere (relative to Benchmarks/); ARGS: more options (--help lists them)
-## First the reads and the engine-sensitive groups (core, encryption, open, pool) on SQLCipher 4.6.1 (Scripts/sqlcipher4.sh;
+## First the reads and the engine-sensitive groups (core, encryption, open, pool, service) on SQLCipher 4.6.1 (Scripts/sqlcipher4.sh;
 ## its own build in Benchmarks/.build-sqlcipher4, report in Benchmarks/report-sqlcipher4/), then every workload on the
 ## system's SQLCipher, whose report shows both engines side by side (--engine-report).
+## The service group (make bench-service) builds Examples/CustomerService for each engine and Benchmarks/GRDBService,
+## and loads them with wrk for about 5 minutes per engine; SERVICE=0 leaves it out.
+SERVICE ?= 1
+## The customer service's release build, and the service group's options for the harness (run from Benchmarks/).
+SERVICE_BUILD = swift build -c release --package-path Examples/CustomerService --product CustomerService
+SERVICE_OPTIONS = --customer-service ../Examples/CustomerService/$(1)/release/CustomerService --grdb-service GRDBService/.build/release/GRDBService
+## The engine-4 service build, checked to load SQLCipher 4's libsqlcipher.so.1 and not the system's .so.0.
+SERVICE_BUILD_4 = $(SERVICE_BUILD) --scratch-path Examples/CustomerService/.build-sqlcipher4 $$SQLCIPHER4_SWIFT_FLAGS \
+	  && ! ldd Examples/CustomerService/.build-sqlcipher4/release/CustomerService | grep -q 'libsqlcipher\.so\.0'
+## GRDB's service links the system's libsqlite3, never libsqlcipher.
+GRDB_SERVICE_BUILD = swift build -c release --package-path Benchmarks/GRDBService \
+	  && ! ldd Benchmarks/GRDBService/.build/release/GRDBService | grep -q libsqlcipher
 bench: setup
-	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev sqlite3 openssl valgrind binutils"
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev sqlite3 openssl valgrind binutils $(if $(filter 1,$(SERVICE)),wrk)"
 	swift build -c release --package-path Benchmarks/GRDBPeer
+	$(if $(filter 1,$(SERVICE)),$(GRDB_SERVICE_BUILD) && $(SERVICE_BUILD),@true)
 	bash Scripts/sqlcipher4.sh
-	source .build/sqlcipher4/env && cd Benchmarks && swift build -c release --scratch-path .build-sqlcipher4 $$SQLCIPHER4_SWIFT_FLAGS \
+	source .build/sqlcipher4/env && $(if $(filter 1,$(SERVICE)),$(SERVICE_BUILD_4) &&) cd Benchmarks \
+	  && swift build -c release --scratch-path .build-sqlcipher4 $$SQLCIPHER4_SWIFT_FLAGS \
 	  && ! ldd .build-sqlcipher4/release/StrongroomBenchmarks | grep -q 'libsqlcipher\.so\.0' \
-	  && .build-sqlcipher4/release/StrongroomBenchmarks --only core encryption open pool --out $(or $(OUT),report)-sqlcipher4 \
-	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) \
+	  && .build-sqlcipher4/release/StrongroomBenchmarks --only core encryption open pool $(if $(filter 1,$(SERVICE)),service) --out $(or $(OUT),report)-sqlcipher4 \
+	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(SERVICE)),$(call SERVICE_OPTIONS,.build-sqlcipher4)) \
 	  $(if $(filter 1,$(CHECK)),--check --baseline baseline-sqlcipher4.json) $(if $(filter 1,$(BASELINE)),--write-baseline --baseline baseline-sqlcipher4.json)
 	cd Benchmarks && swift run -c release StrongroomBenchmarks --out $(or $(OUT),report) \
 	  --engine-report $(or $(OUT),report)-sqlcipher4/report.json \
 	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(CHECK)),--check) \
+	  $(if $(filter 1,$(SERVICE)),$(call SERVICE_OPTIONS,.build)) \
 	  $(if $(filter 1,$(BASELINE)),--write-baseline) $(if $(filter 1,$(PUBLISH)),--publish) $(ARGS)
+
 
 ## bench-readme: rewrite the README's performance section, report.md and report.svg from Benchmarks/results/report.json
 bench-readme: setup
@@ -138,13 +154,20 @@ WAL_SECONDS ?= 300
 ## On SQLCipher 4 there is a seventh crash trial: the upgrade of a SQLCipher 3 file (on 3 there is nothing to upgrade).
 ENGINE ?= sqlcipher3
 override ENGINE := $(strip $(ENGINE))
+## 3 and 4 name the same engines.
+ifeq ($(ENGINE),3)
+override ENGINE := sqlcipher3
+endif
+ifeq ($(ENGINE),4)
+override ENGINE := sqlcipher4
+endif
 ## Checked only for the targets that use it, so an unrelated ENGINE in the environment breaks nothing else.
-ifneq ($(filter stress sanitize,$(MAKECMDGOALS)),)
+ifneq ($(filter stress sanitize bench-service,$(MAKECMDGOALS)),)
 ifneq ($(words $(ENGINE))$(filter $(ENGINE),sqlcipher3 sqlcipher4),1$(strip $(ENGINE)))
 $(error ENGINE is sqlcipher3 (the system's SQLCipher 3.4.1) or sqlcipher4 (SQLCipher 4.6.1), not "$(ENGINE)")
 endif
 ifeq ($(ENGINE)$(STRONGROOM_ENGINE),sqlcipher3sqlcipher4)
-$(error This shell is set up for SQLCipher 4 (.build/sqlcipher4/env): run make $(filter stress sanitize,$(MAKECMDGOALS)) ENGINE=sqlcipher4, or run it for SQLCipher 3 from a shell without that environment)
+$(error This shell is set up for SQLCipher 4 (.build/sqlcipher4/env): run make $(filter stress sanitize bench-service,$(MAKECMDGOALS)) ENGINE=sqlcipher4, or run it for SQLCipher 3 from a shell without that environment)
 endif
 endif
 ## Relative, and quoted where a shell reads it: the checkout's path may hold spaces.
@@ -158,6 +181,31 @@ ENGINE_SHELL :=
 ENGINE_TEST := swift test
 STRESS_OPERATIONS := 6
 endif
+
+## (bench-service is here, after ENGINE: its recipe depends on the engine.)
+## bench-service: the service workload alone (issue 38): Examples/CustomerService on an encrypted database (sealed e-mail
+## and note) and on a plaintext file, and the same API on GRDB 7.10 (Benchmarks/GRDBService, the system's plaintext SQLite),
+## each its own process, seeded with 10,000 customers, loaded with wrk on loopback (Examples/CustomerService/Load): the mix
+## (80% get by id, 10% lookup by e-mail, 10% create) for 30 s, then each endpoint alone for 10 s, 64 connections; release
+## builds; requests/s, p50, p99, p99.9 and failed requests per endpoint. ENGINE=sqlcipher3 (or 3; the default: the system's
+## SQLCipher 3.4.1) or ENGINE=sqlcipher4 (or 4: SQLCipher 4.6.1, the service and the harness built under .build-sqlcipher4).
+## Report: Benchmarks/report-service/ (or report-service-sqlcipher4/), or OUT=DIR; ARGS: more options
+## (--service-rounds N, --service-seconds S, --service-endpoint-seconds S, --service-rows N, --service-connections N)
+bench-service: setup
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="libsqlite3-dev wrk"
+	$(GRDB_SERVICE_BUILD)
+ifeq ($(ENGINE),sqlcipher4)
+	$(ENGINE_SHELL) $(SERVICE_BUILD_4) && cd Benchmarks \
+	  && swift build -c release --scratch-path .build-sqlcipher4 $$SQLCIPHER4_SWIFT_FLAGS \
+	  && ! ldd .build-sqlcipher4/release/StrongroomBenchmarks | grep -q 'libsqlcipher\.so\.0' \
+	  && .build-sqlcipher4/release/StrongroomBenchmarks --only service --out $(or $(OUT),report-service-sqlcipher4) \
+	  $(call SERVICE_OPTIONS,.build-sqlcipher4) $(if $(filter 1,$(QUICK)),--quick) $(ARGS)
+else
+	$(SERVICE_BUILD)
+	cd Benchmarks && swift run -c release StrongroomBenchmarks --only service --out $(or $(OUT),report-service) \
+	  $(call SERVICE_OPTIONS,.build) $(if $(filter 1,$(QUICK)),--quick) $(ARGS)
+endif
+
 ## The engine as its own sqlcipher shell reports it, for the run's stamp (the tests' binaries link the same library:
 ## Scripts/test-sqlcipher4.sh and Scripts/sanitize.sh check that with ldd).
 ENGINE_VERSION = STRONGROOM_ENGINE_VERSION="SQLCipher $$(sqlcipher :memory: 'PRAGMA cipher_version;') on SQLite $$(sqlcipher :memory: 'SELECT sqlite_version();')"
@@ -206,4 +254,4 @@ sanitize: setup test-setup
 	  > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
 
 clean:
-	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/report demo Fuzz/.build Examples/CustomerService/.build Examples/CustomerService/.build-sqlcipher4
+	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/GRDBService/.build Benchmarks/report Benchmarks/report-service demo Fuzz/.build Examples/CustomerService/.build Examples/CustomerService/.build-sqlcipher4

@@ -20,7 +20,7 @@ struct BenchmarkCommand: ParsableCommand {
     var large = false
     @Option(help: "Recorded rounds per workload (after one warm-up round).")
     var rounds = 5
-    @Option(parsing: .upToNextOption, help: "Workload groups to run (default: all): core, encryption, open, pool, fields, migrations, conversion.")
+    @Option(parsing: .upToNextOption, help: "Workload groups to run (default: all): core, encryption, open, pool, fields, migrations, conversion, service (the last only with --customer-service and --grdb-service).")
     var only: [String] = []
     @Option(help: "The GRDB peer's executable (default: GRDBPeer/.build/{release,debug}/GRDBPeer).")
     var grdbPeer: String?
@@ -42,6 +42,22 @@ struct BenchmarkCommand: ParsableCommand {
     var readmeWrite = false
     @Option(help: "Another engine's report.json (make bench: SQLCipher 4.6.1's, from report-sqlcipher4/): its workloads beside this run's in the report.")
     var engineReport: String?
+    @Option(help: ArgumentHelp("The service workload's Strongroom service: Examples/CustomerService's release build (the service group runs only with it and --grdb-service).", valueName: "path"))
+    var customerService: String?
+    @Option(help: ArgumentHelp("The service workload's GRDB peer: Benchmarks/GRDBService's release build.", valueName: "path"))
+    var grdbService: String?
+    @Option(help: ArgumentHelp("The wrk scripts of the service workload.", valueName: "path"))
+    var loadScripts = "../Examples/CustomerService/Load"
+    @Option(help: "The service workload: customers seeded in each service before the load.")
+    var serviceRows = 10_000
+    @Option(help: "The service workload: seconds of the mix, per service and round (wrk -d).")
+    var serviceSeconds = 30
+    @Option(help: "The service workload: seconds of each endpoint alone, per service and round.")
+    var serviceEndpointSeconds = 10
+    @Option(help: "The service workload: rounds (each on new databases; the figures are the rounds' medians).")
+    var serviceRounds = 1
+    @Option(help: "The service workload: wrk's connections (-c; wrk runs 2 threads).")
+    var serviceConnections = 64
     @Option(help: "Only this read, five times, for perf or callgrind: c, c-owned, statement, in-place, codable, record, strings, lookups-c, lookups-record, insert-c, insert-statement, insert-record.")
     var profile: String?
 
@@ -76,6 +92,15 @@ struct BenchmarkCommand: ParsableCommand {
         }
         if writeBaseline && check {
             throw ValidationError("--write-baseline with --check would check the run against itself: check first, then write the baseline in another run.")
+        }
+        if (customerService == nil) != (grdbService == nil) {
+            throw ValidationError("The service workload takes both --customer-service and --grdb-service (its two services).")
+        }
+        if only.contains("service") && customerService == nil {
+            throw ValidationError("--only service needs the services' release builds: --customer-service Examples/CustomerService/.build/release/CustomerService --grdb-service GRDBService/.build/release/GRDBService (make bench-service builds and passes them).")
+        }
+        guard serviceRows >= 1, serviceSeconds >= 1, serviceEndpointSeconds >= 1, serviceRounds >= 1, serviceConnections >= 2 else {
+            throw ValidationError("--service-rows, --service-seconds, --service-endpoint-seconds and --service-rounds take 1 or more, --service-connections 2 or more.")
         }
         if publish && Self.sameFolder(out, results) {
             throw ValidationError("--out and --results are the same folder: the run's report would be removed before it is published.")
@@ -114,16 +139,19 @@ struct BenchmarkCommand: ParsableCommand {
             try context.profile(profile)
             return
         }
-        guard context.peer != nil else {
-            throw ValidationError("The GRDB peer is not built (release): run `swift build -c release --package-path GRDBPeer` (make bench does), or pass --grdb-peer.")
-        }
         let sizes = quick ? [1000] : [10_000, 100_000, 1_000_000] + (large ? [10_000_000] : [])
         var runner = Runner(rounds: quick ? 2 : rounds, warmUp: true)
-        let allGroups = ["core", "encryption", "open", "pool", "fields", "migrations", "conversion"]
+        let allGroups = ["core", "encryption", "open", "pool", "fields", "migrations", "conversion", "service"]
         if let unknown = only.first(where: { !allGroups.contains($0) }) {
             throw ValidationError("Unknown workload group \(unknown): choose among \(allGroups.joined(separator: ", ")).")
         }
-        let groups = Set(only.isEmpty ? allGroups : only)
+        var groups = Set(only.isEmpty ? allGroups : only)
+        // The service group runs only with its services' builds (make test's
+        // quick run has none: it stays quick).
+        if customerService == nil { groups.remove("service") }
+        guard context.peer != nil || groups.subtracting(["service"]).isEmpty else {
+            throw ValidationError("The GRDB peer is not built (release): run `swift build -c release --package-path GRDBPeer` (make bench does), or pass --grdb-peer.")
+        }
         let environment = Environment.read(workDirectory: work)
         runner.progress("Strongroom benchmarks: \(environment.cpuModel), \(environment.cores) cores; SQLCipher \(environment.sqlcipher); sizes \(sizes.map(formattedSize).joined(separator: ", "))")
         if groups.contains("core") { try context.core(&runner, sizes: sizes) }
@@ -138,6 +166,9 @@ struct BenchmarkCommand: ParsableCommand {
         if groups.contains("fields") { try context.fields(&runner, rounds: quick ? 1 : 3) }
         if groups.contains("migrations") { try context.migrations(&runner, rows: oneSize, fleet: quick ? 10 : 1000, rounds: quick ? 1 : 3) }
         if groups.contains("conversion") { try context.conversion(&runner, rows: quick ? 2000 : 2_000_000, rounds: quick ? 1 : 3) }
+        if groups.contains("service"), let customerService, let grdbService {
+            try context.serviceLoad(&runner, settings: serviceSettings(customerService: customerService, grdbService: grdbService))
+        }
 
         var report = Report(environment: environment,
                             settings: ["rounds": String(runner.rounds), "quick": String(quick), "sizes": sizes.map(formattedSize).joined(separator: " ")],
@@ -176,6 +207,33 @@ struct BenchmarkCommand: ParsableCommand {
             }
             try updateReadme(check: false)
         }
+    }
+
+    /// The service workload's settings from the options (a quick run: 200
+    /// customers, 2 s of the mix, 1 s per endpoint, no warm-up).
+    func serviceSettings(customerService: String, grdbService: String) throws -> ServiceLoad.Settings {
+        for (option, path) in [("--customer-service", customerService), ("--grdb-service", grdbService)] {
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw ValidationError("\(option) \(path): no executable there (build it: make bench-service does).")
+            }
+            // A full run times release builds only (SwiftPM's .build/debug/ is a debug one).
+            guard quick || !path.contains("/debug/") else {
+                throw ValidationError("\(option) \(path) is a debug build: a full run loads the release builds (swift build -c release).")
+            }
+        }
+        guard FileManager.default.fileExists(atPath: "\(loadScripts)/mix.lua") else {
+            throw ValidationError("--load-scripts \(loadScripts): no mix.lua there (Examples/CustomerService/Load).")
+        }
+        func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+        var settings = ServiceLoad.Settings(customerService: absolute(customerService), grdbService: absolute(grdbService), scripts: absolute(loadScripts))
+        settings.connections = serviceConnections
+        settings.rounds = serviceRounds
+        if quick {
+            (settings.rows, settings.mixSeconds, settings.endpointSeconds, settings.warmUpSeconds) = (200, 2, 1, 0)
+        } else {
+            (settings.rows, settings.mixSeconds, settings.endpointSeconds) = (serviceRows, serviceSeconds, serviceEndpointSeconds)
+        }
+        return settings
     }
 
     /// Writes the README's performance section from the published report,

@@ -381,3 +381,76 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         }
     }
 }
+
+/// The service workload (issue 38, item 5): requests per second with p50,
+/// p99 and p99.9 per service, and its options.
+@Suite struct ServiceLoadTests {
+    private func samples(_ x: Double) -> Samples { var s = Samples(); s.add(x); return s }
+
+    private func mix(ours: Double, oursP99: Double, grdb: Double = 10_000, grdbP99: Double = 10_000) -> WorkloadResult {
+        var w = WorkloadResult(name: "service mix", group: "service", size: 10_000, unit: "req/s", lowerIsBetter: false, contenders: [
+            ContenderResult(name: ServiceLoad.encrypted, role: .ours, samples: samples(ours)),
+            ContenderResult(name: ServiceLoad.plaintextFile, role: .ours, samples: samples(ours)),
+            ContenderResult(name: ServiceLoad.grdb, role: .peer, samples: samples(grdb)),
+        ], targets: [.ratio(ServiceLoad.encrypted, to: ServiceLoad.grdb, atLeast: 1), .p99(ServiceLoad.encrypted, to: ServiceLoad.grdb, atMost: 1.1)])
+        w.latencies = [
+            ServiceLoad.encrypted: Latencies(p50: 1000, p99: oursP99, p999: 20_000),
+            ServiceLoad.plaintextFile: Latencies(p50: 900, p99: 9000, p999: 19_000),
+            ServiceLoad.grdb: Latencies(p50: 1100, p99: grdbP99, p999: 30_000),
+        ]
+        w.evaluateTargets()
+        return w
+    }
+
+    @Test func throughputAtLeastGRDBsAndP99AtMostATenthMore() {
+        #expect(mix(ours: 10_500, oursP99: 10_900).targets.allSatisfy(\.met))
+        #expect(mix(ours: 10_500, oursP99: 11_100).targets.map(\.met) == [true, false])
+        #expect(mix(ours: 9_900, oursP99: 10_000).targets.map(\.met) == [false, true])
+    }
+
+    @Test func theTableShowsP999AndNoReadsAndWritesApart() {
+        let table = MarkdownReport.table(of: mix(ours: 12_000, oursP99: 9_000)).joined(separator: "\n")
+        #expect(table.contains("| contender | median | min | max | vs GRDB | p50 | p99 | p99.9 | p99 vs GRDB |\n"), "\(table)")
+        #expect(table.contains("| Strongroom encrypted | 12000 req/s | 12000 req/s | 12000 req/s | 1.20x | 1.00 ms | 9.00 ms | 20.00 ms | 0.90x |"), "\(table)")
+        #expect(table.contains("| GRDB plaintext | 10000 req/s | 10000 req/s | 10000 req/s | | 1.10 ms | 10.00 ms | 30.00 ms | |"), "\(table)")
+        #expect(!table.contains("reads p50"))
+    }
+
+    @Test func theP999SurvivesTheReportAndIsAMedian() throws {
+        let here = report([mix(ours: 12_000, oursP99: 9_000)])
+        let decoded = try JSONDecoder().decode(Report.self, from: JSONEncoder().encode(here))
+        #expect(decoded.workloads[0].latencies?[ServiceLoad.grdb]?.p999 == 30_000)
+        let l = try #require(Latencies(medianOf: [Latencies(p50: 1, p99: 2, p999: 5), Latencies(p50: 1, p99: 2, p999: 3), Latencies(p50: 1, p99: 2, p999: 4)]))
+        #expect(l.p999 == 4)
+    }
+
+    @Test func theServiceGroupRunsOnlyWithBothServices() {
+        #expect(throws: (any Error).self) { try BenchmarkCommand.parse(["--quick", "--only", "service"]).validate() }
+        #expect(throws: (any Error).self) { try BenchmarkCommand.parse(["--quick", "--customer-service", "/bin/true"]).validate() }
+        #expect(throws: Never.self) {
+            try BenchmarkCommand.parse(["--quick", "--only", "service", "--customer-service", "/bin/true", "--grdb-service", "/bin/true"]).validate()
+        }
+    }
+
+    @Test func aFullRunLoadsReleaseBuildsOnly() throws {
+        let debug = NSTemporaryDirectory() + "service-test-\(UUID().uuidString)/.build/debug"
+        try FileManager.default.createDirectory(atPath: debug, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: (debug as NSString).deletingLastPathComponent) }
+        try FileManager.default.copyItem(atPath: "/bin/true", toPath: debug + "/CustomerService")
+        // The repository's Load/ folder, wherever the tests run from.
+        let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/CustomerService/Load").path
+        let command = try BenchmarkCommand.parse(["--load-scripts", scripts])
+        #expect(throws: (any Error).self) { try command.serviceSettings(customerService: debug + "/CustomerService", grdbService: "/bin/true") }
+        // A quick run takes a debug build, at a small size.
+        let quick = try BenchmarkCommand.parse(["--quick", "--load-scripts", scripts])
+        let settings = try quick.serviceSettings(customerService: debug + "/CustomerService", grdbService: "/bin/true")
+        #expect(settings.rows == 200 && settings.mixSeconds == 2 && settings.warmUpSeconds == 0)
+    }
+
+    @Test func noServiceAlwaysRunsFirstOrLast() {
+        let orders = (0..<6).map { ServiceLoad.order(3, step: $0) }
+        #expect(orders.allSatisfy { Set($0) == [0, 1, 2] })
+        #expect(Set(orders.map(\.first!)).count == 3 && Set(orders.map(\.last!)).count == 3, "\(orders)")
+    }
+}

@@ -144,6 +144,8 @@ struct Latencies: Codable, Sendable, Equatable {
     var readP99: Double? = nil
     var writeP50: Double? = nil
     var writeP99: Double? = nil
+    /// The 99.9th percentile, where the workload gives it (the service's, from wrk).
+    var p999: Double? = nil
 
     /// Each figure the median of the runs' (nil when there are none).
     init?(medianOf runs: [Latencies]) {
@@ -154,11 +156,13 @@ struct Latencies: Codable, Sendable, Equatable {
             return samples.values.isEmpty ? nil : samples.median
         }
         self.init(p50: median(\.p50) ?? .nan, p99: median(\.p99) ?? .nan, readP50: median(\.readP50), readP99: median(\.readP99),
-                  writeP50: median(\.writeP50), writeP99: median(\.writeP99))
+                  writeP50: median(\.writeP50), writeP99: median(\.writeP99), p999: median(\.p999))
     }
 
-    init(p50: Double, p99: Double, readP50: Double? = nil, readP99: Double? = nil, writeP50: Double? = nil, writeP99: Double? = nil) {
+    init(p50: Double, p99: Double, readP50: Double? = nil, readP99: Double? = nil, writeP50: Double? = nil, writeP99: Double? = nil,
+         p999: Double? = nil) {
         (self.p50, self.p99, self.readP50, self.readP99, self.writeP50, self.writeP99) = (p50, p99, readP50, readP99, writeP50, writeP99)
+        self.p999 = p999
     }
 }
 

@@ -74,10 +74,15 @@ extension MarkdownReport {
         // Latencies per operation, where the workload timed each (the async pool).
         let latencies = w.latencies ?? [:]
         let peerLatencies = w.contenders.contains { $0.role == .peer && latencies[$0.name] != nil }
+        // p99.9 where some contender has it (the service's); reads and writes
+        // apart where some contender has them (the async pool's).
+        let tail = latencies.values.contains { $0.p999 != nil }
+        let split = latencies.values.contains { $0.readP50 != nil || $0.writeP50 != nil }
         if !latencies.isEmpty {
             header += " p50 | p99 |"; rule += "---|---|"
+            if tail { header += " p99.9 |"; rule += "---|" }
             if peerLatencies { header += " p99 vs GRDB |"; rule += "---|" }
-            header += " reads p50, p99 | writes p50, p99 |"; rule += "---|---|"
+            if split { header += " reads p50, p99 | writes p50, p99 |"; rule += "---|---|" }
         }
         var lines = [header, rule]
         let ratio = { (x: Double?) in x.map { String(format: " %.2fx |", $0) } ?? " |" }
@@ -94,10 +99,11 @@ extension MarkdownReport {
                 let l = latencies[r.name]
                 let time = { (x: Double?) in x.map { formatted($0 / 1e6, unit: "s") } ?? "–" }
                 line += " \(time(l?.p50)) | \(time(l?.p99)) |"
+                if tail { line += " \(time(l?.p999)) |" }
                 if peerLatencies {
                     line += r.role != .ours ? " |" : ratio(w.peer(like: r).flatMap { w.p99Ratio(r.name, to: $0.name) })
                 }
-                line += " \(time(l?.readP50)), \(time(l?.readP99)) | \(time(l?.writeP50)), \(time(l?.writeP99)) |"
+                if split { line += " \(time(l?.readP50)), \(time(l?.readP99)) | \(time(l?.writeP50)), \(time(l?.writeP99)) |" }
             }
             lines.append(line)
         }
