@@ -78,4 +78,22 @@ struct LifecycleTests {
         let stored = try fixture.openWithoutKeyring().fetchAll(Int.self, sql: "SELECT id FROM customer ORDER BY id")
         #expect(stored == ids)
     }
+
+    /// A client that sends a request's headers and part of its body, then
+    /// nothing, must not hold the shutdown open: past its bound the server
+    /// drops the connection, and the database is still checkpointed and closed.
+    @Test func aStalledRequestDoesNotHoldTheShutdown() throws {
+        let service = try ServiceProcess.started(fixture)
+        #expect(try request(service.port, "POST", "/customers", json: #"{"name": "Ada", "email": "ada@example.com"}"#).status == 201)
+        let stalled = try RawSocket(port: service.port)
+        try stalled.send("POST /customers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\"")
+        let idle = try RawSocket(port: service.port)
+        try idle.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(200_000)
+        let (status, took) = service.terminate(timeout: .seconds(15))
+        #expect(status == 0, "\(service.errors)")
+        #expect(took < .seconds(5), "took \(took)")
+        #expect(service.errors.contains("wal=truncated"), "\(service.errors)")
+        withExtendedLifetime((stalled, idle)) {}
+    }
 }

@@ -113,3 +113,29 @@ func request(_ port: Int, _ method: String, _ path: String, json: String? = nil,
              contentType: String? = "application/json") throws -> HTTPAnswer {
     try HTTPConnection(port: port).send(method, path, json: json, body: body, contentType: contentType)
 }
+
+/// A socket that writes what it is given and reads nothing: a client that stalls.
+final class RawSocket {
+    private let socket: Int32
+
+    init(port: Int) throws {
+        socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(socket); throw HTTPFailure(description: "connect: errno \(errno)") }
+    }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+            throw HTTPFailure(description: "send: errno \(errno)")
+        }
+    }
+
+    deinit { close(socket) }
+}
