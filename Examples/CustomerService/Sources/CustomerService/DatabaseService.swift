@@ -23,8 +23,15 @@ struct DatabaseService: Service {
     }
 
     func run() async throws {
-        // Until the group shuts down (SIGTERM or SIGINT), or is cancelled.
+        // Until the group shuts down (SIGTERM or SIGINT), or is cancelled
+        // (past its graceful shutdown's bound, or a service failed).
         try? await gracefulShutdown()
+        // In a task of its own, which the group's cancellation does not reach:
+        // the database is closed properly however the server ended.
+        try await Task { try await close() }.value
+    }
+
+    private func close() async throws {
         let started = ContinuousClock.now
         var failure: CheckpointFailed?
         do {
