@@ -13,6 +13,13 @@ import StrongroomMacros
 final class CustomerStore: Sendable {
     let pool: DatabasePool
     let logger: Logger
+    /// Matches the rows whose e-mail is `?1`, under any key of the keyring.
+    /// A blind index is computed under a key: while a new key is active and
+    /// `fields rotate` has not moved every row to it, rows hold indexes under
+    /// older keys too, and a lookup or a uniqueness check under the active
+    /// key alone would miss them (the UNIQUE index compares bytes, so it too
+    /// holds only among rows under one key).
+    let emailMatch: String
 
     struct Settings: Sendable {
         var path: String
@@ -25,9 +32,10 @@ final class CustomerStore: Sendable {
         var maximumWait: Duration = .seconds(2)
     }
 
-    private init(pool: DatabasePool, logger: Logger) {
+    private init(pool: DatabasePool, logger: Logger, keyIDs: [UInt32]) {
         self.pool = pool
         self.logger = logger
+        emailMatch = "email_index IN (" + keyIDs.map { "strongroom_blind_index(?1, 'customer', 'email', \($0))" }.joined(separator: ", ") + ")"
     }
 
     /// Opens the pool, applies the pending migrations under the migration lock
@@ -46,22 +54,29 @@ final class CustomerStore: Sendable {
             migrator.logger = logger
             let report = try await migrator.asyncMigrate(pool)
             logger.info("migrated", metadata: ["from": "\(report.fromVersion)", "to": "\(report.toVersion)", "applied": "\(report.applied.count)"])
-            try await pool.asyncWrite { db in
+            try await pool.asyncWrite { [keyring = settings.keyring] db in
                 if try SealedColumnRegistry.columns(in: db).count < Customer.schema.sealedColumns.count {
                     try SealedColumnRegistry.record(Customer.schema.sealedColumns, in: db)
                 }
+                // A key just activated (`strongroom fields activate`) is known to
+                // the database from now on, before an UPDATE seals under it.
+                try FieldKeyCheck.recordActiveKey(of: keyring, in: db)
             }
             try await pool.asyncRead { db in try Customer.schema.validate(db) }
         } catch {
             try? await pool.asyncClose()
             throw error
         }
-        return CustomerStore(pool: pool, logger: logger)
+        return CustomerStore(pool: pool, logger: logger, keyIDs: settings.keyring.keyIDs)
     }
 
     func create(_ input: CustomerInput) async throws -> Customer {
         let customer = Customer(id: nil, name: input.name!, email: input.email!, note: input.note ?? nil, country: input.country ?? nil)
-        return try await pool.asyncWrite { [customer] db in
+        return try await pool.asyncWrite { [customer, emailMatch] db in
+            // In the write transaction: no other write runs between the check and the insert.
+            if try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE \(emailMatch)", arguments: [customer.email]) != nil {
+                throw Self.duplicateEmail
+            }
             var stored = customer
             try db.insert(customer)
             stored.id = db.lastInsertedRowID
@@ -78,9 +93,8 @@ final class CustomerStore: Sendable {
     /// The customer with this (normalized) e-mail address, found through the
     /// blind index: no row is opened to search.
     func customer(email: String) async throws -> Customer? {
-        try await pool.asyncRead { db in
-            try db.fetchAll(Customer.self, sql: "SELECT * FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')",
-                            arguments: [email])
+        try await pool.asyncRead { [emailMatch] db in
+            try db.fetchAll(Customer.self, sql: "SELECT * FROM customer WHERE \(emailMatch)", arguments: [email])
                 .first { $0.email == email }
         }
     }
@@ -97,8 +111,12 @@ final class CustomerStore: Sendable {
     /// fields are sealed again in the statement (`strongroom_seal`, bound to
     /// the row's id), the e-mail's blind index with them.
     func update(id: Int64, _ input: CustomerInput) async throws -> Customer? {
-        try await pool.asyncWrite { db in
+        try await pool.asyncWrite { [emailMatch] db in
             guard var customer = try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE id = ?", arguments: [id]) else { return nil }
+            if let email = input.email,
+               try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE \(emailMatch) AND id <> ?2", arguments: [email, id]) != nil {
+                throw Self.duplicateEmail
+            }
             if let name = input.name { customer.name = name }
             if let country = input.country { customer.country = country }
             if let note = input.note { customer.note = note }
@@ -113,6 +131,9 @@ final class CustomerStore: Sendable {
             return customer
         }
     }
+
+    /// What a second customer with the same e-mail gets (409), as from the UNIQUE index.
+    static let duplicateEmail = StrongroomError(.uniqueConstraint, "A customer with this e-mail address already exists.")
 
     /// Deletes the customer; false when there was none.
     func delete(id: Int64) async throws -> Bool {
