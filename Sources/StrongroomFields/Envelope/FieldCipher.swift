@@ -135,6 +135,13 @@ public final class FieldCipher {
     /// its keyring's active key (``FieldKeyCheck``): why nothing is sealed.
     var unknownActiveKey: String?
 
+    /// With ``unknownActiveKey``: true once the database records the active
+    /// key after all (an insert, rotation or `FieldKeyCheck.recordActiveKey`
+    /// on the connection, in this transaction or an earlier one), asked again
+    /// at each seal, so that a rollback that takes the record back also takes
+    /// sealing under the key back.
+    var activeKeyRecorded: (() -> Bool)?
+
     /// A cipher for `keyring`, binding values to `context` too when one is
     /// given (see ``FieldContext``); derives column keys on first use.
     public init(keyring: FieldKeyring, context: FieldContext? = nil) {
@@ -200,7 +207,7 @@ public final class FieldCipher {
     /// randomized values are bound to it, deterministic ones ignore it.
     public func seal(_ value: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode) throws(FieldError) -> DatabaseValue {
         if case .null = value { return .null }
-        if let unknownActiveKey {
+        if let unknownActiveKey, activeKeyRecorded?() != true {
             throw FieldError(.keyring, unknownActiveKey, table: table, column: column)
         }
         if mode != .deterministic && rowKey.isEmpty {

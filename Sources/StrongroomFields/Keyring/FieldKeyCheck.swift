@@ -111,6 +111,14 @@ public enum FieldKeyCheck {
         let id = cipher.keyring.activeKeyID
         if !recorded.isEmpty && recorded[id] == nil {
             cipher.unknownActiveKey = "\(db.path) does not know key \(id) of this field keyring yet (it records a check value for key \(recorded.keys.sorted().map(String.init).joined(separator: ", ")) only): nothing is sealed under it until it is recorded. Insert a row through Connection.insert, rotate (strongroom fields rotate), or call FieldKeyCheck.recordActiveKey(of:in:) inside a write transaction, with this keyring."
+            // Until the connection records it: then its own check value, and no other.
+            if let check = try value(of: id, in: cipher.keyring) {
+                cipher.activeKeyRecorded = { [weak db] in
+                    guard let db, let known = try? db.fetchOne([UInt8].self, sql: "SELECT check_value FROM main.\(table) WHERE key_id = ?",
+                                                               arguments: [DatabaseValue.integer(Int64(id))]) else { return false }
+                    return ConstantTime.equal(known, check)
+                }
+            }
         }
     }
 
