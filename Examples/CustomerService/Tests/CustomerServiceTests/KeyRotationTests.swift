@@ -34,7 +34,6 @@ struct KeyRotationTests {
         let renamed = try request(second.port, "PATCH", "/customers/\(adaID)", json: #"{"name": "Ada L.", "email": "ada@example.com"}"#)
         #expect(renamed.status == 200, "\(String(decoding: renamed.body, as: UTF8.self))")
         #expect(second.terminate().status == 0)
-        print(second.errors)
 
         // Every value moves to key 2, without a duplicate to stop it.
         let rotate = try runCommand(cli, ["fields", "rotate", "--database", fixture.database, "--key-file", fixture.keyFile, "--field-keys", fixture.keyringFile])
