@@ -117,4 +117,23 @@ struct BadInputTests {
         #expect(try connection.send("GET", "/health").status == 200)
         #expect(try connection.send("GET", "/ready").status == 200)
     }
+
+    /// Review of issue 38, L1 and L6: an address written with decomposed
+    /// accents is the same customer as its composed form; invisible format
+    /// characters (a zero-width space, a right-to-left override) and control
+    /// characters in a name or country are refused.
+    @Test func lookAlikeAddressesAndControlCharacters() throws {
+        let port = service.port
+        let composed = try JSONSerialization.data(withJSONObject: ["name": "José", "email": "jos\u{E9}@example.com"])
+        #expect(try request(port, "POST", "/customers", body: composed).status == 201)
+        let decomposed = try JSONSerialization.data(withJSONObject: ["name": "Jose", "email": "jose\u{301}@example.com"])
+        refused(try request(port, "POST", "/customers", body: decomposed), 409, "conflict")
+        for email in ["ada\u{200B}@example.com", "ada\u{202E}@example.com", "\u{FEFF}ada@example.com"] {
+            refused(try request(port, "POST", "/customers", body: try JSONSerialization.data(withJSONObject: ["name": "Ada", "email": email])), 422, "invalid_email")
+        }
+        for name in ["Ada\u{0}", "Ada\u{7}", "A\u{202E}da"] {
+            refused(try request(port, "POST", "/customers", body: try JSONSerialization.data(withJSONObject: ["name": name, "email": "n@example.com"])), 422, "invalid_field")
+        }
+        refused(try request(port, "POST", "/customers", body: try JSONSerialization.data(withJSONObject: ["name": "Ada", "email": "c@example.com", "country": "U\u{0}K"])), 422, "invalid_field")
+    }
 }

@@ -172,4 +172,32 @@ struct StartupKeyTests {
         #expect(!printed.contains("sealed-domain"))
         #expect(!printed.contains("sealed-note-marker"))
     }
+
+    /// Review of issue 38, M1: a start that finds the migration lock held (a
+    /// long `strongroom migrate`) fails as temporary, exit 75, which the unit
+    /// restarts; a key problem stays 78, which it does not.
+    @Test func aHeldMigrationLockIsATemporaryFailure() throws {
+        let lock = Process()
+        lock.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        lock.arguments = ["-x", fixture.database + "-migrate.lock", "sleep", "5"]
+        try lock.run()
+        defer { lock.terminate(); lock.waitUntilExit() }
+        usleep(300_000)
+        let service = try ServiceProcess(fixture, fixture.keyArguments + ["--database", fixture.database, "--lock-timeout", "1"], label: "locked")
+        #expect(service.waitForExit(timeout: .seconds(30)) == 75, "\(service.errors)")
+        let lines = service.errors.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("lock"), "\(lines)")
+    }
+
+    /// Review of issue 38, M3: the process turns core dumps off before it
+    /// reads a key (a core would hold the database key and opened values).
+    @Test func coreDumpsAreOff() throws {
+        let service = try ServiceProcess(fixture, fixture.keyArguments + ["--database", fixture.database], label: "cores",
+                                         launcher: ["/bin/sh", "-c", "ulimit -c unlimited && exec \"$@\"", "sh"])
+        try service.waitUntilListening()
+        let limits = try String(contentsOfFile: "/proc/\(service.process.processIdentifier)/limits", encoding: .utf8)
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        #expect(core?.dropFirst(4).first == "0", "\(String(describing: core))")
+        #expect(service.terminate().status == 0)
+    }
 }
