@@ -50,8 +50,8 @@ struct CustomerInput: Sendable {
         var input = CustomerInput()
         if let value = dictionary["name"] {
             let name = try string(value, "name", nullable: false)!.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !name.isEmpty, name.count <= maximumNameLength else {
-                throw RequestError(.unprocessable, "invalid_field", "\"name\" must hold 1 to \(maximumNameLength) characters.")
+            guard !name.isEmpty, name.count <= maximumNameLength, !hasInvisibleCharacters(name) else {
+                throw RequestError(.unprocessable, "invalid_field", "\"name\" must hold 1 to \(maximumNameLength) characters, none of them a control or format character.")
             }
             input.name = name
         }
@@ -67,12 +67,19 @@ struct CustomerInput: Sendable {
         }
         if let value = dictionary["country"] {
             let country = try string(value, "country", nullable: true)
-            if let country, country.isEmpty || country.count > maximumCountryLength {
-                throw RequestError(.unprocessable, "invalid_field", "\"country\" must hold 1 to \(maximumCountryLength) characters, or be null.")
+            if let country, country.isEmpty || country.count > maximumCountryLength || hasInvisibleCharacters(country) {
+                throw RequestError(.unprocessable, "invalid_field", "\"country\" must hold 1 to \(maximumCountryLength) characters (no control or format character), or be null.")
             }
             input.country = .some(country)
         }
         return input
+    }
+
+    /// Control characters (NUL, BEL) and format characters (zero-width
+    /// space, right-to-left override): invisible, or changing how the text
+    /// around them shows.
+    static func hasInvisibleCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { [.control, .format].contains($0.properties.generalCategory) }
     }
 
     /// `value` as a string; `null` is nil where `nullable`.
@@ -86,12 +93,14 @@ struct CustomerInput: Sendable {
     }
 }
 
-/// E-mail addresses as the service stores and looks them up: trimmed and
-/// lowercased, so that `Ada@Example.com` and `ada@example.com` are one
-/// customer (the blind index compares exact values).
+/// E-mail addresses as the service stores and looks them up: trimmed,
+/// lowercased and composed (Unicode NFC), so that `Ada@Example.com` and
+/// `ada@example.com` are one customer, and so are `josé` written with one
+/// code point or with an `e` and a combining accent (the blind index compares
+/// exact values). Invisible characters are refused: they would make look-alikes.
 enum EmailAddress {
     static func normalized(_ text: String) throws(RequestError) -> String {
-        let address = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let address = text.trimmingCharacters(in: .whitespaces).lowercased().precomposedStringWithCanonicalMapping
         let parts = address.split(separator: "@", omittingEmptySubsequences: false)
         // Never quoted back: the address is sealed data.
         let invalid = RequestError(.unprocessable, "invalid_email", "\"email\" is not an e-mail address (local@domain.tld, at most 254 characters, no spaces).")
@@ -99,7 +108,7 @@ enum EmailAddress {
         let local = parts[0], domain = parts[1]
         guard !local.isEmpty, local.utf8.count <= 64,
               domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."), !domain.contains(".."),
-              !address.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }),
+              !address.unicodeScalars.contains(where: { $0.properties.isWhitespace }), !CustomerInput.hasInvisibleCharacters(address),
               domain.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-" }) else {
             throw invalid
         }

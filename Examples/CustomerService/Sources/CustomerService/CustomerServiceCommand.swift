@@ -45,6 +45,9 @@ struct CustomerServiceCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A directory of migrations to run instead of those built in (Migrations/NNNN_name.sql).", valueName: "path"))
     var migrations: String?
 
+    @Option(name: .customLong("lock-timeout"), help: ArgumentHelp("Seconds to wait at start for another migration runner's lock before exiting with 75 (try again).", valueName: "seconds"))
+    var lockTimeoutSeconds: Double = 30
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -56,7 +59,23 @@ struct CustomerServiceCommand: AsyncParsableCommand {
         guard maximumWaiters >= 1 else { throw ValidationError("--max-waiters takes 1 or more.") }
         guard maximumWaitMilliseconds >= 0 else { throw ValidationError("--max-wait-ms takes 0 or more.") }
         guard maximumBodySize >= 256 else { throw ValidationError("--max-body takes 256 bytes or more.") }
+        guard lockTimeoutSeconds >= 0, lockTimeoutSeconds <= 3600 else { throw ValidationError("--lock-timeout takes 0 to 3600 seconds.") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning, error or critical.") }
+    }
+
+    /// A start that may succeed if tried again (EX_TEMPFAIL, 75: the unit
+    /// restarts it): another migration runner's lock, another process's write
+    /// lock. Anything else (a key, a keyring, a migration that fails) is
+    /// configuration (EX_CONFIG, 78: the unit does not restart it).
+    static func isTemporary(_ error: any Error) -> Bool {
+        switch error {
+        case let error as MigrationError:
+            return error.code == .lockTimeout || error.underlying.map { isTemporary($0) } == true
+        case let error as StrongroomError:
+            return error.code == .busy || error.code == .connectionUnavailable
+        default:
+            return false
+        }
     }
 
     func run() async throws {
@@ -69,14 +88,17 @@ struct CustomerServiceCommand: AsyncParsableCommand {
         let logger = Logger(label: "customer-service")
         let store: CustomerStore
         do {
+            // Before any key is read: a core dump would hold the keys and opened values.
+            try CoreDumps.disable()
             store = try await CustomerStore.open(CustomerStore.Settings(
                 path: database, key: try keys.databaseKey(), keyring: try keys.fieldKeyring(),
                 migrations: try ServiceMigrations.load(directory: migrations), readers: readers,
-                maximumWaiters: maximumWaiters, maximumWait: .milliseconds(maximumWaitMilliseconds)), logger: logger)
+                maximumWaiters: maximumWaiters, maximumWait: .milliseconds(maximumWaitMilliseconds),
+                lockTimeout: .milliseconds(Int64(lockTimeoutSeconds * 1000))), logger: logger)
         } catch {
             // One line, and a non-zero exit: Strongroom's messages say what to do and quote no key.
             FileHandle.standardError.write(Data("CustomerService: cannot start: \(error)\n".utf8))
-            throw ExitCode(78) // EX_CONFIG
+            throw ExitCode(Self.isTemporary(error) ? 75 : 78)
         }
         let routes = Routes(store: store, logger: logger, maximumBodySize: maximumBodySize)
         let app = Application(

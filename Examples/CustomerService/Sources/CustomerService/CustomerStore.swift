@@ -30,6 +30,7 @@ final class CustomerStore: Sendable {
         var readers = 4
         var maximumWaiters = 256
         var maximumWait: Duration = .seconds(2)
+        var lockTimeout: Duration = .seconds(30)
     }
 
     private init(pool: DatabasePool, logger: Logger, keyIDs: [UInt32]) {
@@ -52,6 +53,7 @@ final class CustomerStore: Sendable {
         do {
             var migrator = try Migrator(migrations: settings.migrations)
             migrator.logger = logger
+            migrator.lockTimeout = settings.lockTimeout
             let report = try await migrator.asyncMigrate(pool)
             logger.info("migrated", metadata: ["from": "\(report.fromVersion)", "to": "\(report.toVersion)", "applied": "\(report.applied.count)"])
             try await pool.asyncWrite { [keyring = settings.keyring] db in

@@ -128,9 +128,11 @@ struct BadInputTests {
         #expect(try request(port, "POST", "/customers", body: composed).status == 201)
         let decomposed = try JSONSerialization.data(withJSONObject: ["name": "Jose", "email": "jose\u{301}@example.com"])
         refused(try request(port, "POST", "/customers", body: decomposed), 409, "conflict")
-        for email in ["ada\u{200B}@example.com", "ada\u{202E}@example.com", "\u{FEFF}ada@example.com"] {
+        for email in ["ada\u{200B}@example.com", "ada\u{202E}@example.com"] {
             refused(try request(port, "POST", "/customers", body: try JSONSerialization.data(withJSONObject: ["name": "Ada", "email": email])), 422, "invalid_email")
         }
+        // As a JSON escape (raw, a leading U+FEFF is dropped before the service sees the string).
+        refused(try request(port, "POST", "/customers", json: #"{"name": "Ada", "email": "\ufeffada@example.com"}"#), 422, "invalid_email")
         for name in ["Ada\u{0}", "Ada\u{7}", "A\u{202E}da"] {
             refused(try request(port, "POST", "/customers", body: try JSONSerialization.data(withJSONObject: ["name": name, "email": "n@example.com"])), 422, "invalid_field")
         }
