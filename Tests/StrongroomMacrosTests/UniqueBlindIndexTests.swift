@@ -66,4 +66,22 @@ extension TableMacroExpansionTests {
                 message: "'note' is sealed randomized: equal values give different envelopes, so UNIQUE would hold for any values; seal it @Sealed(.indexed, unique: true) to make its blind index UNIQUE",
                 line: 4, column: 21)])
     }
+
+    /// A deterministic envelope is equal for equal values: UNIQUE belongs on the column itself.
+    @Test func uniqueOnADeterministicSealedColumn() {
+        expand("""
+            @Table
+            struct T {
+                @PrimaryKey var id: Int64
+                @Sealed(.deterministic, unique: true) var code: String
+            }
+            """, """
+            struct T {
+                var id: Int64
+                var code: String
+            }
+            """, diagnostics: [DiagnosticSpec(
+                message: "'code' is sealed deterministic, with no blind index for unique: to apply to; its envelopes are equal for equal values, so make the column itself unique with @Column(unique: true)",
+                line: 4, column: 37)])
+    }
 }
