@@ -115,9 +115,13 @@ public macro Column(_ name: String? = nil, type: String? = nil, unique: Bool = f
 ///   - unique: For `SealingMode.indexed`: makes the blind index's index
 ///     UNIQUE, so that no two rows hold the same value (an insert of a
 ///     second one fails with `StrongroomError.Code.uniqueConstraint`). A
-///     blind index is equal for equal values, where envelopes never are: a
-///     UNIQUE sealed column itself would let any values in, so `unique` on a
-///     randomized or deterministic column is a compile error.
+///     blind index is equal for equal values, where randomized envelopes
+///     never are: `unique` on a randomized column is a compile error, and so
+///     is it on a deterministic one, whose envelopes are equal for equal
+///     values: give that column `@Column(unique: true)` instead. A blind
+///     index is computed under a field key: between `fields activate` and
+///     the end of `fields rotate`, check other keys' indexes too (the
+///     "Serving requests" article).
 ///
 /// ```swift
 /// @Sealed(.indexed, unique: true) var email: String   // one customer per address

@@ -47,6 +47,8 @@ enum TableDiagnostic: DiagnosticMessage {
             return "'\(property)' is sealed, so its column holds BLOB envelopes and is declared BLOB; type \"\(type)\" is not used: remove it"
         case .sealedDefault(let property):
             return "'\(property)' is sealed, so a default would be stored as plaintext by any INSERT that omits it; drop the default"
+        case .uniqueWithoutBlindIndex(let property, let mode) where mode == "deterministic":
+            return "'\(property)' is sealed deterministic, with no blind index for unique: to apply to; its envelopes are equal for equal values, so make the column itself unique with @Column(unique: true)"
         case .uniqueWithoutBlindIndex(let property, let mode):
             return "'\(property)' is sealed \(mode): equal values give different envelopes, so UNIQUE would hold for any values; seal it @Sealed(.indexed, unique: true) to make its blind index UNIQUE"
         case .notALiteral(let argument):

@@ -18,7 +18,8 @@ struct DatabaseService: Service {
     struct CheckpointFailed: Error, CustomStringConvertible {
         let code: String
         var description: String {
-            "stopped, but the WAL could not be copied into the database (\(code)); it keeps every committed write, and the next start reads it: free space, then start the service."
+            let advice = code == StrongroomError.Code.diskFull.rawValue ? "free space, then start the service" : "see the log line before this one"
+            return "stopped, but the WAL could not be copied into the database (\(code)); it keeps every committed write, and the next start reads it: \(advice)."
         }
     }
 
