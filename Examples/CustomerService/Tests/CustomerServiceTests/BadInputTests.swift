@@ -138,4 +138,14 @@ struct BadInputTests {
         }
         refused(try request(port, "POST", "/customers", body: try JSONSerialization.data(withJSONObject: ["name": "Ada", "email": "c@example.com", "country": "U\u{0}K"])), 422, "invalid_field")
     }
+
+    /// Review of issue 38, L3: a body the HTTP parser refuses (a malformed
+    /// chunk) is the client's error, a 400, not a 500 logged as the service's.
+    @Test func aMalformedChunkedBodyIsA400() throws {
+        let connection = try HTTPConnection(port: service.port)
+        let answer = try connection.sendRaw("POST /customers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n")
+        refused(answer, 400, "bad_request")
+        #expect(!service.errors.contains(" error customer-service"), "\(service.errors)")
+        #expect(try request(service.port, "GET", "/health").status == 200)
+    }
 }

@@ -68,6 +68,12 @@ final class HTTPConnection {
         return try readAnswer()
     }
 
+    /// Sends `text` as it is (a request written by hand), and reads the answer.
+    func sendRaw(_ text: String) throws -> HTTPAnswer {
+        try write(Array(text.utf8))
+        return try readAnswer()
+    }
+
     private func write(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
