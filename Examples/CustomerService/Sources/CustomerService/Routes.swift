@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 import Strongroom
 
 /// The API's routes, on a ``CustomerStore``.
@@ -166,6 +167,10 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as any HTTPResponseError:
             let status = RequestError.Status(rawValue: error.status.code) ?? .badRequest
             return RequestError(status, status == .notFound ? "not_found" : "http_\(error.status.code)", error.status.reasonPhrase)
+        case is HTTPParserError:
+            // The client's bytes, not the service's failure: no error-level line for it.
+            logger.debug("malformed request", metadata: ["route": "\(request.method) \(request.uri.path)"])
+            return RequestError(.badRequest, "bad_request", "The request is not valid HTTP/1.1 (its body's framing): send it again, well formed.")
         case is CancellationError:
             return RequestError(.serviceUnavailable, "cancelled", "The request was cancelled.", retryAfter: 1)
         default:
