@@ -37,18 +37,7 @@ final class HTTPConnection {
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            let code = errno
-            close(socket)
-            throw HTTPFailure(description: "connect to port \(port): errno \(code)")
-        }
+        try connectToLoopback(socket, port: port)
     }
 
     deinit { close(socket) }
@@ -126,14 +115,7 @@ final class RawSocket {
 
     init(port: Int) throws {
         socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(socket); throw HTTPFailure(description: "connect: errno \(errno)") }
+        try connectToLoopback(socket, port: port)
     }
 
     func send(_ text: String) throws {
@@ -144,4 +126,20 @@ final class RawSocket {
     }
 
     deinit { close(socket) }
+}
+
+/// Connects `socket` to 127.0.0.1:`port`, or closes it and throws.
+private func connectToLoopback(_ socket: Int32, port: Int) throws {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else {
+        let code = errno
+        close(socket)
+        throw HTTPFailure(description: "connect to port \(port): errno \(code)")
+    }
 }
