@@ -440,7 +440,9 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         // The repository's Load/ folder, wherever the tests run from.
         let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Examples/CustomerService/Load").path
-        let command = try BenchmarkCommand.parse(["--load-scripts", scripts])
+        // A full run's options (parsed as a quick run: the harness's own debug build refuses a full run as it parses).
+        var command = try BenchmarkCommand.parse(["--quick", "--load-scripts", scripts])
+        command.quick = false
         #expect(throws: (any Error).self) { try command.serviceSettings(customerService: debug + "/CustomerService", grdbService: "/bin/true") }
         // A quick run takes a debug build, at a small size.
         let quick = try BenchmarkCommand.parse(["--quick", "--load-scripts", scripts])
