@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 CLI := .build/release/strongroom
 
-.PHONY: setup test-setup apt-packages build install install-check test test-sqlcipher4 test-example docs demo bench bench-service bench-readme stress reliability-page sanitize fuzz clean
+.PHONY: setup test-setup apt-packages build install install-check test test-sqlcipher4 test-example docs demo bench bench-service bench-readme stress reliability-page sanitize soak fuzz clean
 
 ## setup: install libsqlcipher-dev, libssl-dev, the sqlcipher shell and pkg-config when missing
 setup:
@@ -148,7 +148,7 @@ SERVICE_KILLS ?= 50
 LOAD_SECONDS ?= 60
 ## WAL_SECONDS: how long the WAL-growth load runs (1 writer, 8 overlapping readers; make test runs 20 s)
 WAL_SECONDS ?= 300
-## ENGINE: the engine make stress and make sanitize build and run on: sqlcipher3 (the system's SQLCipher 3.4.1, the
+## ENGINE: the engine make stress, make sanitize and make soak build and run on: sqlcipher3 (the system's SQLCipher 3.4.1, the
 ## default) or sqlcipher4 (SQLCipher 4.6.1 from bookworm-backports, Scripts/sqlcipher4.sh, a build of its own under
 ## .build/sqlcipher4/). Each engine has its own folder of results; RELIABILITY.md shows both, each row naming its engine.
 ## On SQLCipher 4 there is a seventh crash trial: the upgrade of a SQLCipher 3 file (on 3 there is nothing to upgrade).
@@ -162,12 +162,12 @@ ifeq ($(ENGINE),4)
 override ENGINE := sqlcipher4
 endif
 ## Checked only for the targets that use it, so an unrelated ENGINE in the environment breaks nothing else.
-ifneq ($(filter stress sanitize bench-service,$(MAKECMDGOALS)),)
+ifneq ($(filter stress sanitize bench-service soak,$(MAKECMDGOALS)),)
 ifneq ($(words $(ENGINE))$(filter $(ENGINE),sqlcipher3 sqlcipher4),1$(strip $(ENGINE)))
 $(error ENGINE is sqlcipher3 (the system's SQLCipher 3.4.1) or sqlcipher4 (SQLCipher 4.6.1), not "$(ENGINE)")
 endif
 ifeq ($(ENGINE)$(STRONGROOM_ENGINE),sqlcipher3sqlcipher4)
-$(error This shell is set up for SQLCipher 4 (.build/sqlcipher4/env): run make $(filter stress sanitize bench-service,$(MAKECMDGOALS)) ENGINE=sqlcipher4, or run it for SQLCipher 3 from a shell without that environment)
+$(error This shell is set up for SQLCipher 4 (.build/sqlcipher4/env): run make $(filter stress sanitize bench-service soak,$(MAKECMDGOALS)) ENGINE=sqlcipher4, or run it for SQLCipher 3 from a shell without that environment)
 endif
 endif
 ## Relative, and quoted where a shell reads it: the checkout's path may hold spaces.
@@ -252,6 +252,46 @@ sanitize: setup test-setup
 	$(ENGINE_SHELL) STRONGROOM_ENGINE=$(ENGINE) $(RELIABILITY_ENV) bash Scripts/sanitize.sh address
 	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) --sanitizers \
 	  > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
+
+## soak: hours of uptime (issue 38, item 7; not part of make test): the release CustomerService, seeded with 10,000
+## customers, under wrk's mix (Examples/CustomerService/Load: 80% get, 10% lookup, 10% create) at half the peak it
+## measured first, for DURATION (seconds, default 1800; 30m and 2h are read too) in one wrk process
+## (Load/paced.lua); every 10 s its RSS, open descriptors, threads and -wal are sampled from /proc. Fails when RSS
+## grows 5% or more after the first minute, descriptors or threads grow by more than 4, the -wal reaches its
+## documented bound (32 MiB, twice CheckpointPolicy's limit), an answer is not a 2xx, SIGTERM does not end it with
+## exit 0 in 5 s, or the database does not pass integrity_check and strongroom verify (Scripts/soak.py). Built and run
+## on ENGINE (SQLCipher 4: builds in Examples/CustomerService/.build-sqlcipher4 and .build/sqlcipher4/release, checked
+## with ldd to link SQLCipher 4.6.1 alone); writes Reliability/results/$(ENGINE)/service/soak.json and soak.svg, then
+## RELIABILITY.md
+DURATION ?= 1800
+ifeq ($(ENGINE),sqlcipher4)
+SOAK_CLI_SCRATCH := .build/sqlcipher4/release
+SOAK_SERVICE_SCRATCH := Examples/CustomerService/.build-sqlcipher4
+SOAK_BUILD_FLAGS := $$SQLCIPHER4_SWIFT_FLAGS
+else
+SOAK_CLI_SCRATCH := .build
+SOAK_SERVICE_SCRATCH := Examples/CustomerService/.build
+SOAK_BUILD_FLAGS :=
+endif
+soak: setup
+	@$(MAKE) --no-print-directory apt-packages APT_PACKAGES="wrk python3"
+	rm -f "$(ENGINE_RESULTS)/soak.run.json" "$(ENGINE_RESULTS)/service/soak.json" "$(ENGINE_RESULTS)/service/soak.svg"
+	$(ENGINE_SHELL) swift build -c release --product strongroom --scratch-path "$(SOAK_CLI_SCRATCH)" $(SOAK_BUILD_FLAGS)
+	$(ENGINE_SHELL) swift build -c release --package-path Examples/CustomerService --scratch-path "$(SOAK_SERVICE_SCRATCH)" $(SOAK_BUILD_FLAGS)
+	@for binary in "$(SOAK_CLI_SCRATCH)/release/strongroom" "$(SOAK_SERVICE_SCRATCH)/release/CustomerService"; do \
+	  libraries=$$(ldd "$$binary"); \
+	  if [ "$(ENGINE)" = sqlcipher4 ]; then \
+	    ! grep -q 'libsqlcipher\.so\.0' <<<"$$libraries" && grep -qF "libsqlcipher.so.1 => $$(cd .build/sqlcipher4/lib && pwd)/" <<<"$$libraries"; \
+	  else \
+	    grep -q 'libsqlcipher\.so\.0 ' <<<"$$libraries" && ! grep -q 'libsqlcipher\.so\.1' <<<"$$libraries"; \
+	  fi || { echo "soak: $$binary does not link the $(ENGINE) library alone:"; grep -i sqlcipher <<<"$$libraries"; exit 1; } >&2; \
+	done
+	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/soak.py --duration $(DURATION) --engine $(ENGINE) \
+	  --service "$(SOAK_SERVICE_SCRATCH)/release/CustomerService" --strongroom "$(SOAK_CLI_SCRATCH)/release/strongroom" \
+	  --results "$(ENGINE_RESULTS)"
+	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) --soak $(DURATION) \
+	  > RELIABILITY.md.new && mv RELIABILITY.md.new RELIABILITY.md
+	@echo "RELIABILITY.md written from Reliability/results/"
 
 clean:
 	rm -rf .build Benchmarks/.build Benchmarks/GRDBPeer/.build Benchmarks/GRDBService/.build Benchmarks/report Benchmarks/report-service demo Fuzz/.build Examples/CustomerService/.build Examples/CustomerService/.build-sqlcipher4

@@ -2,7 +2,7 @@
 """Writes RELIABILITY.md from the results in Reliability/results/.
 
 usage: reliability.py [--results DIR] [--engine sqlcipher3|sqlcipher4] [--stress TRIALS OPERATIONS]
-                      [--fuzz EXECUTIONS TARGETS] [--sanitizers] > RELIABILITY.md
+                      [--fuzz EXECUTIONS TARGETS] [--sanitizers] [--soak DURATION] > RELIABILITY.md
 
 Each run writes its own folder of Reliability/results/ (committed), then
 calls this script to write the whole page again from every folder:
@@ -10,6 +10,7 @@ calls this script to write the whole page again from every folder:
   make stress      ENGINE/crashes/ faults/ tampering/ leaks/ load/   (the tests,
                    through StrongroomTestSupport's ReliabilityResults)   --stress 200 N
   make sanitize    ENGINE/sanitizers/  (Scripts/sanitize.sh)            --sanitizers
+  make soak        ENGINE/service/soak.json and soak.svg (Scripts/soak.py)  --soak 1800
   make fuzz        fuzz/        (Scripts/fuzz.sh)                       --fuzz 1000000 N
 
 ENGINE is the engine the run was built and run on (make's ENGINE, passed as
@@ -22,10 +23,14 @@ operation, a short trial count, too few executions, or a result that another
 run left (make stress and make sanitize give each run an id,
 STRONGROOM_RELIABILITY_RUN, that every result file carries) fails, rather than
 leaving a row out; it also stamps that run's id, date, machine and commit
-(Reliability/results/RUN.run.json). make stress and make sanitize remove their
-stamp before they start, so a run that fails leaves none, and the page shows
+(Reliability/results/RUN.run.json). make stress, make sanitize and make soak
+remove their stamp before they start, so a run that fails leaves none, and the page shows
 no result of a run that did not finish, nor one another run left beside it.
 Nothing in RELIABILITY.md is typed by hand: rerun the make target to change it.
+
+ENGINE/service/kills.json, written by CustomerService's SIGKILL test (KillTests) when
+STRONGROOM_STRESS_RESULTS names the engine's folder, is shown in the service section
+when it carries the run id of that engine's stamped make stress.
 """
 import datetime
 import glob
@@ -252,6 +257,39 @@ def check_sanitizers(engine):
     stamp("sanitizers", engine)
 
 
+def seconds_of(text):
+    """A duration as make soak takes it: seconds (1800), or 1800s, 30m, 2h."""
+    text = str(text).strip()
+    units = {"s": 1, "m": 60, "h": 3600}
+    if text and text[-1] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
+
+
+def soak_result(engine):
+    path = os.path.join(folder(engine), "service", "soak.json")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def check_soak(duration, engine):
+    """make soak's own result: this run's, as long as it was asked to run, every verdict held."""
+    r = soak_result(engine)
+    if r is None:
+        fail(f"no service/soak.json in results/{engine}: run make soak")
+    if r.get("run") != current_run():
+        fail(f"results/{engine}/service/soak.json is not from this run ({current_run()}): remove it and run again")
+    if r.get("engine") != engine:
+        fail(f"results/{engine}/service/soak.json ran on {r.get('engine')}, not {engine}")
+    if r.get("duration_seconds") != duration:
+        fail(f"the soak ran {r.get('duration_seconds')} s, not {duration} s")
+    if not r.get("samples") or r["samples"][-1]["t"] < duration - 2 * r.get("interval_seconds", 10):
+        fail("the soak's samples do not cover its duration")
+    failed = [name for name, v in r.get("verdicts", {}).items() if not v.get("ok")]
+    if not r.get("verdicts") or failed or not r.get("passed"):
+        fail(f"the soak failed: {', '.join(failed) or 'no verdict'}")
+    stamp("soak", engine)
+
+
 def crashes_section():
     rows, others = rows_of_engines("stress", "crashes", lambda r: r["operation"])
     print("## Crashes: child processes killed with SIGKILL at random moments")
@@ -316,6 +354,111 @@ def table_section(kind, title, intro, columns):
     print()
 
 
+def minutes(seconds):
+    return f"{seconds} s" if seconds < 120 else f"{seconds / 60:g} min"
+
+
+def service_section():
+    print("## Service: CustomerService for hours, and SIGKILLed under load")
+    print()
+    print("`Examples/CustomerService`, the JSON API on Hummingbird and a `DatabasePool` (1 writer, 4 readers), e-mail and")
+    print("note sealed, as a release build of its own run as a process.")
+    print()
+    print("### Uptime: half the peak, sampled every 10 s")
+    print()
+    run_lines("soak", "make soak")
+    print()
+    print("`make soak` seeds the service with 10,000 customers, measures its peak under wrk's mix (80% get by id, 10% lookup")
+    print("by e-mail, 10% create; 64 connections, 15 s), then runs the same mix at half that rate for `DURATION` (30 minutes")
+    print("unless `DURATION=` says otherwise) in one wrk process whose connections stay open (`Load/paced.lua`: each wrk")
+    print("thread on a schedule, through wrk's `delay()`), and samples the service from `/proc` every 10 s. The first minute")
+    print("is warm-up: after it, resident memory must grow less than 5% (the largest sample after it against the sample at")
+    print("1 minute), open descriptors and threads by at most 4, and the `-wal` (polled every 0.2 s) stay under its documented")
+    print("bound, twice `CheckpointPolicy`'s 16 MiB limit. Every answer must be a 2xx, the achieved rate within 10% of its")
+    print("target, SIGTERM must end the service with exit 0 within 5 s leaving the `-wal` empty, and the file must pass")
+    print("`integrity_check` and `strongroom verify` (every sealed value opens) with every acknowledged create in it.")
+    print("`Scripts/soak.py` judges; a failed verdict fails `make soak`.")
+    print()
+    rows, others = [], []
+    for engine in ENGINES:
+        s, r = stamped("soak", engine), soak_result(engine)
+        if r is None:
+            continue
+        if s is not None and r.get("run") == s.get("run"):
+            rows.append((engine, s, r))
+        else:
+            others.append(f"{ENGINES[engine][0]} soak")
+    if rows:
+        print("| engine | ran for | peak | soak rate (target) | soak p99 | RSS at 1 min → largest after | descriptors | threads "
+              "| largest `-wal` (bound) | non-2xx, socket errors | SIGTERM | database | verdicts failed |")
+        print("|" + "---|" * 13)
+    for engine, s, r in rows:
+        v = r["verdicts"]
+        samples = r["samples"]
+        reference = next(x for x in samples if x["t"] >= r.get("warmup_seconds", 60) - 0.5)
+        after = [x for x in samples if x["t"] > reference["t"]]
+        failed = [name for name, verdict in v.items() if not verdict["ok"]]
+        errors = sum(v["errors"]["value"].values())
+        db = r["database"]
+        print(f"| {engine_column(engine, s)} | {minutes(r['duration_seconds'])} "
+              f"| {r['peak']['requests_per_s']:,.0f}/s | {r['soak']['requests_per_s']:,.0f}/s ({r['target_rate']:,.0f}) "
+              f"| {r['soak']['latency_us']['p99'] / 1000:.1f} ms "
+              f"| {reference['rss_kib'] / 1024:.1f} → {max(x['rss_kib'] for x in after) / 1024:.1f} MiB ({v['rss']['value']:+.1f}%) "
+              f"| {reference['fds']} → {max(x['fds'] for x in after)} | {reference['threads']} → {max(x['threads'] for x in after)} "
+              f"| {r['wal']['max_bytes'] / 2**20:.1f} MiB ({r['wal']['bound_bytes'] / 2**20:.0f} MiB) | {held(errors)} "
+              f"| exit {r['shutdown']['exit']} in {r['shutdown']['seconds']:.1f} s "
+              f"| {db['integrity_check']}, verify exit {db['verify_exit']}, {db['customers']:,} rows for {db['acknowledged']:,} creates "
+              f"| {held(len(failed))} |")
+    left_out(others, "make soak")
+    print()
+    for engine, s, r in rows:
+        if r["duration_seconds"] < 1800:
+            print(f"{engine_name(engine, s)}: this run lasted {minutes(r['duration_seconds'])} (`make soak DURATION={r['duration_seconds']}`), "
+                  "not the default 30 minutes.")
+        print(f"{engine_name(engine, s)}: {r['seeded']:,} customers seeded, {r['soak']['requests']:,} requests in the soak; "
+              f"the machine's load average ({r.get('machine_cores', '?')} cores) was {r['load_average_start']:.1f} at the start "
+              f"and {r['load_average_end']:.1f} at the end.")
+        print()
+        plot = os.path.join(folder(engine), "service", "soak.svg")
+        if os.path.exists(plot):
+            page = os.path.relpath(plot, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+            print(f"![CustomerService under half its peak for {minutes(r['duration_seconds'])} on {engine_name(engine, s)}: "
+                  f"RSS, descriptors, threads and -wal over minutes]({page})")
+            print()
+
+    print("### SIGKILL under load: every acknowledged write survives")
+    print()
+    print("CustomerService's `KillTests`: 6 clients create and read customers while the service is SIGKILLed at random moments")
+    print("and started again; afterwards every acknowledged create must read back equal (sealed fields opened), with")
+    print("`integrity_check` ok, `strongroom verify` clean and no row without its blind index. Shown from a stamped")
+    print("`make stress` whose run wrote `service/kills.json` (`STRONGROOM_STRESS_RESULTS`).")
+    print()
+    rows, others = [], []
+    for engine in ENGINES:
+        path = os.path.join(folder(engine), "service", "kills.json")
+        if not os.path.exists(path):
+            continue
+        r, s = json.load(open(path)), stamped("stress", engine)
+        if s is not None and r.get("run") and r.get("run") == s.get("run"):
+            rows.append((engine, s, r))
+        else:
+            others.append(f"{ENGINES[engine][0]} kills")
+    if rows:
+        run_lines("stress", "make stress")
+        print()
+        print("| engine | kills | clients | acknowledged creates | committed without an answer | reads | lost | different "
+              "| integrity_check | rows without blind index | strongroom verify | duration |")
+        print("|" + "---|" * 12)
+        for engine, s, r in rows:
+            print(f"| {engine_column(engine, s)} | {r['kills']} | {r['clients']} | {r['acknowledged']:,} | {r['unacknowledged_rows']} "
+                  f"| {r['reads']:,} | {held(r['lost'])} | {held(r['different'])} | {r['integrity_check']} "
+                  f"| {held(r['rows_without_blind_index'])} | exit {r['verify_exit']} | {r['seconds']:.0f} s |")
+    else:
+        print("No result of a stamped run.")
+    left_out(others, "make stress")
+    print()
+
+
 def main():
     global ROOT
     args = sys.argv[1:]
@@ -342,6 +485,8 @@ def main():
                 check_fuzz(int(args.pop(0)), int(args.pop(0)))
             elif flag == "--sanitizers":
                 check_sanitizers(engine)
+            elif flag == "--soak":
+                check_soak(seconds_of(args.pop(0)), engine)
             else:
                 sys.exit(__doc__)
     except (IndexError, ValueError):
@@ -349,11 +494,11 @@ def main():
 
     print("# Reliability")
     print()
-    print("<!-- Written by `make stress`, `make fuzz` and `make sanitize` (Scripts/reliability.py) from")
+    print("<!-- Written by `make stress`, `make fuzz`, `make sanitize` and `make soak` (Scripts/reliability.py) from")
     print("     Reliability/results/: rerun them, do not edit. -->")
     print()
     print("What was tried against Strongroom and what held, on each engine: the system's SQLCipher 3 and SQLCipher 4")
-    print("(`make stress ENGINE=sqlcipher4`, `make sanitize ENGINE=sqlcipher4`). Each section names the runs that measured")
+    print("(`make stress ENGINE=sqlcipher4`, `make sanitize ENGINE=sqlcipher4`, `make soak ENGINE=sqlcipher4`). Each section names the runs that measured")
     print("it, and each row the engine it ran on.")
     print()
     crashes_section()
@@ -397,6 +542,8 @@ def main():
          ("limit", lambda r: f"{r['wal_size_limit'] / 2**20:.0f} MiB"),
          ("peak -wal (sampled every 100 ms)", lambda r: f"{r['peak_wal_bytes'] / 2**20:.1f} MiB"),
          ("under twice the limit", lambda r: held(0 if r["peak_wal_bytes"] <= 2 * r["wal_size_limit"] else 1))])
+
+    service_section()
 
     print("## Sanitizers")
     print()
