@@ -209,7 +209,9 @@ def wrk(options, arguments, script, url, extra, environment=None, timeout=None):
 
 def sample(pid, started, previous_cpu, wal_path, wal_max, responses):
     try:
-        return read_sample(pid, started, previous_cpu, wal_path, wal_max, responses)
+        record, cpu = read_sample(pid, started, previous_cpu, wal_path, wal_max, responses)
+        record["db_bytes"] = file_size(wal_path[:-len("-wal")])
+        return record, cpu
     except (FileNotFoundError, ProcessLookupError) as error:
         raise Failure(f"the service (pid {pid}) is gone: {error}")
 
@@ -362,7 +364,9 @@ def judge(report, samples):
         growth = (rss_max - reference["rss_kib"]) / reference["rss_kib"]
         verdicts["rss"] = verdict(growth < RSS_GROWTH_LIMIT, round(100 * growth, 2), 100 * RSS_GROWTH_LIMIT,
                                   f"VmRSS {reference['rss_kib'] / 1024:.1f} MiB at {reference['t']:.0f} s, at most "
-                                  f"{rss_max / 1024:.1f} MiB after: {100 * growth:+.1f}% (limit +{100 * RSS_GROWTH_LIMIT:.0f}%)")
+                                  f"{rss_max / 1024:.1f} MiB after: {100 * growth:+.1f}% (limit +{100 * RSS_GROWTH_LIMIT:.0f}%); "
+                                  f"the database file meanwhile {reference['db_bytes'] / MIB:.1f} → {samples[-1]['db_bytes'] / MIB:.1f} MiB "
+                                  f"(each connection caches up to Configuration.cacheSizeKiB of it, 64 MiB by default)")
         for name, tolerance in (("fds", FD_TOLERANCE), ("threads", THREAD_TOLERANCE)):
             top = max(s[name] for s in after)
             verdicts[name] = verdict(top - reference[name] <= tolerance, top - reference[name], tolerance,
@@ -413,11 +417,12 @@ def number(value):
     return f"{value:g}" if abs(value) < 1e6 else f"{value:.3g}"
 
 
-def panel(x0, y0, width, height, title, points, duration_min, lines=(), color="#1f6feb", minimum_top=0.0):
-    """One chart: points [(minutes, value)], lines [(value, label, color)] drawn across it."""
+def panel(x0, y0, width, height, title, points, duration_min, lines=(), color="#1f6feb", minimum_top=0.0, second=()):
+    """One chart: points [(minutes, value)], lines [(value, label, color)] drawn across it, and a second series in
+    grey on the same scale."""
     left, right, top, bottom = 52, 12, 26, 30
     plot_w, plot_h = width - left - right, height - top - bottom
-    values = [v for _, v in points] + [v for v, _, _ in lines] + [minimum_top]
+    values = [v for _, v in points] + [v for _, v in second] + [v for v, _, _ in lines] + [minimum_top]
     y_top = max(values) * 1.15 if max(values) > 0 else 1
     step = nice_step(y_top)
     y_top = step * (int(y_top / step) + (0 if y_top % step == 0 else 1))
@@ -449,7 +454,10 @@ def panel(x0, y0, width, height, title, points, duration_min, lines=(), color="#
     for value, label, line_color in lines:
         out.append(f'<line x1="{x0 + left}" y1="{py(value):.1f}" x2="{x0 + left + plot_w}" y2="{py(value):.1f}" '
                    f'stroke="{line_color}" stroke-dasharray="6,4"/>')
-        out.append(f'<text x="{x0 + left + plot_w - 4}" y="{py(value) - 4:.1f}" text-anchor="end" fill="{line_color}">{svg_escape(label)}</text>')
+        out.append(f'<text x="{x0 + left + 4}" y="{py(value) - 4:.1f}" fill="{line_color}">{svg_escape(label)}</text>')
+    if second:
+        path = " ".join(f"{px(m):.1f},{py(v):.1f}" for m, v in second)
+        out.append(f'<polyline points="{path}" fill="none" stroke="#8c959f" stroke-width="1.2"/>')
     if points:
         path = " ".join(f"{px(m):.1f},{py(v):.1f}" for m, v in points)
         out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.8"/>')
@@ -478,8 +486,8 @@ def plot(report):
     rss_lines = []
     if reference is not None:
         rss_lines.append((reference["rss_kib"] / 1024 * (1 + RSS_GROWTH_LIMIT), f"+{100 * RSS_GROWTH_LIMIT:.0f}% of the 1-minute value", "#d1242f"))
-    out += panel(0, 50, w, h, "Resident memory (VmRSS), MiB", [(minutes(s), s["rss_kib"] / 1024) for s in samples],
-                 duration_min, rss_lines)
+    out += panel(0, 50, w, h, "Resident memory (VmRSS), MiB; grey: the database file", [(minutes(s), s["rss_kib"] / 1024) for s in samples],
+                 duration_min, rss_lines, second=[(minutes(s), s.get("db_bytes", 0) / MIB) for s in samples])
     out += panel(w, 50, w, h, "Open file descriptors", [(minutes(s), s["fds"]) for s in samples], duration_min, color="#8250df")
     out += panel(0, 50 + h, w, h, "Threads", [(minutes(s), s["threads"]) for s in samples], duration_min, color="#1a7f37")
     out += panel(w, 50 + h, w, h, "-wal, MiB (largest in each 10 s)", [(minutes(s), s["wal_max_bytes"] / MIB) for s in samples],
