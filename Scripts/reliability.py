@@ -406,18 +406,22 @@ def service_section():
               f"| {reference['rss_kib'] / 1024:.1f} → {max(x['rss_kib'] for x in after) / 1024:.1f} MiB ({v['rss']['value']:+.1f}%) "
               f"| {reference['fds']} → {max(x['fds'] for x in after)} | {reference['threads']} → {max(x['threads'] for x in after)} "
               f"| {r['wal']['max_bytes'] / 2**20:.1f} MiB ({r['wal']['bound_bytes'] / 2**20:.0f} MiB) | {held(errors)} "
-              f"| exit {r['shutdown']['exit']} in {r['shutdown']['seconds']:.1f} s "
+              f"| exit {r['shutdown']['exit']} in {r['shutdown']['seconds']:.2f} s "
               f"| {db['integrity_check']}, verify exit {db['verify_exit']}, {db['customers']:,} rows for {db['acknowledged']:,} creates "
               f"| {held(len(failed))} |")
     left_out(others, "make soak")
     print()
     for engine, s, r in rows:
+        print(f"{engine_name(engine, s)}:")
+        print()
         if r["duration_seconds"] < 1800:
-            print(f"{engine_name(engine, s)}: this run lasted {minutes(r['duration_seconds'])} (`make soak DURATION={r['duration_seconds']}`), "
+            print(f"- This run lasted {minutes(r['duration_seconds'])} (`make soak DURATION={r['duration_seconds']}`), "
                   "not the default 30 minutes.")
-        print(f"{engine_name(engine, s)}: {r['seeded']:,} customers seeded, {r['soak']['requests']:,} requests in the soak; "
-              f"the machine's load average ({r.get('machine_cores', '?')} cores) was {r['load_average_start']:.1f} at the start "
-              f"and {r['load_average_end']:.1f} at the end.")
+        added = r["seed"].get("added_after") or []
+        print(f"- {r['seeded']:,} customers seeded" + (f" ({', '.join(added)} added afterwards: seed.lua left it out)" if added else "")
+              + f", {r['soak']['requests']:,} requests in the soak, the database {r['database']['bytes'] / 2**20:.1f} MiB at the end.")
+        print(f"- The machine's load average ({r.get('machine_cores', '?')} cores, shared) was {r['load_average_start']:.1f} at the "
+              f"start and {r['load_average_end']:.1f} at the end: the peak and the latencies are this machine's at that time.")
         print()
         plot = os.path.join(folder(engine), "service", "soak.svg")
         if os.path.exists(plot):

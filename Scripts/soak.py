@@ -14,7 +14,7 @@ the same mix at --fraction (default half) of that peak for --duration, in ONE wr
 schedule per wrk thread through wrk's delay() hook; the connections stay open the whole run).
 
 While it runs, every --interval (10 s) it samples the service from /proc/PID: VmRSS, the open file descriptors
-(/proc/PID/fd), Threads, its CPU time, and the size of DATABASE-wal, which it also polls every 0.2 s for its
+(/proc/PID/fd), Threads, its CPU time, the database file's size, and the size of DATABASE-wal, which it also polls every 0.2 s for its
 largest size between two samples (a -wal truncated within 10 s would otherwise go unseen). Sample 0 is taken
 as the paced load starts; the load average is recorded with each sample, as the machine may be shared.
 
@@ -473,24 +473,25 @@ def plot(report):
     reference = next((s for s in samples if s["t"] >= WARMUP_SECONDS - 0.5), None)
     width, height = 920, 560
     w, h = width // 2, (height - 50) // 2
-    title = (f"CustomerService soak, {report['engine_version'] or report['engine']}: {report['duration_seconds']} s at "
-             f"{report['soak']['requests_per_s']:.0f} requests/s ("
-             f"{'half' if report['fraction'] == 0.5 else format(report['fraction'], 'g') + ' ×'} the peak of "
-             f"{report['peak']['requests_per_s']:.0f})")
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
+    title = f"CustomerService soak on {report['engine_version'] or report['engine']}"
+    half = "half" if report["fraction"] == 0.5 else f"{report['fraction']:g} ×"
+    subtitle = (f"{report['duration_seconds']} s at {report['soak']['requests_per_s']:.0f} requests/s, {half} the peak of "
+                f"{report['peak']['requests_per_s']:.0f} ({report['connections']} connections, wrk's mix); sampled every "
+                f"{report['interval_seconds']} s from /proc; the dotted line ends the first minute (warm-up).")
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16}" viewBox="0 0 {width} {height + 16}">',
+           f'<rect width="{width}" height="{height + 16}" fill="white"/>',
            f'<text x="12" y="22" font-family="sans-serif" font-size="14" font-weight="bold">{svg_escape(title)}</text>',
-           f'<text x="12" y="40" font-family="sans-serif" font-size="11" fill="#555">Sampled every {report["interval_seconds"]} s '
-           f'from /proc; the dotted line ends the first minute (warm-up). {svg_escape(report["verdict"])}</text>']
+           f'<text x="12" y="40" font-family="sans-serif" font-size="11" fill="#555">{svg_escape(subtitle)}</text>',
+           f'<text x="12" y="56" font-family="sans-serif" font-size="11" fill="#555">{svg_escape(report["verdict"])}</text>']
     minutes = lambda s: s["t"] / 60
     rss_lines = []
     if reference is not None:
         rss_lines.append((reference["rss_kib"] / 1024 * (1 + RSS_GROWTH_LIMIT), f"+{100 * RSS_GROWTH_LIMIT:.0f}% of the 1-minute value", "#d1242f"))
-    out += panel(0, 50, w, h, "Resident memory (VmRSS), MiB; grey: the database file", [(minutes(s), s["rss_kib"] / 1024) for s in samples],
+    out += panel(0, 66, w, h, "Resident memory (VmRSS), MiB; grey: the database file", [(minutes(s), s["rss_kib"] / 1024) for s in samples],
                  duration_min, rss_lines, second=[(minutes(s), s.get("db_bytes", 0) / MIB) for s in samples])
-    out += panel(w, 50, w, h, "Open file descriptors", [(minutes(s), s["fds"]) for s in samples], duration_min, color="#8250df")
-    out += panel(0, 50 + h, w, h, "Threads", [(minutes(s), s["threads"]) for s in samples], duration_min, color="#1a7f37")
-    out += panel(w, 50 + h, w, h, "-wal, MiB (largest in each 10 s)", [(minutes(s), s["wal_max_bytes"] / MIB) for s in samples],
+    out += panel(w, 66, w, h, "Open file descriptors", [(minutes(s), s["fds"]) for s in samples], duration_min, color="#8250df")
+    out += panel(0, 66 + h, w, h, "Threads", [(minutes(s), s["threads"]) for s in samples], duration_min, color="#1a7f37")
+    out += panel(w, 66 + h, w, h, "-wal, MiB (largest in each 10 s)", [(minutes(s), s["wal_max_bytes"] / MIB) for s in samples],
                  duration_min, [(WAL_BOUND / MIB, f"documented bound, {WAL_BOUND / MIB:.0f} MiB", "#d1242f"),
                                 (WAL_SIZE_LIMIT / MIB, f"walSizeLimit, {WAL_SIZE_LIMIT / MIB:.0f} MiB", "#9a6700")],
                  color="#bc4c00")
