@@ -420,6 +420,10 @@ def service_section():
         added = r["seed"].get("added_after") or []
         print(f"- {r['seeded']:,} customers seeded" + (f" ({', '.join(added)} added afterwards: seed.lua left it out)" if added else "")
               + f", {r['soak']['requests']:,} requests in the soak, the database {r['database']['bytes'] / 2**20:.1f} MiB at the end.")
+        if r.get("cache_size_mib"):
+            print(f"- The service ran with `--readers {r.get('readers', 4)} --cache-size {r['cache_size_mib']}`: {r.get('readers', 4) + 1} page caches of "
+                  f"{r['cache_size_mib']} MiB at most, full within the first minute. With larger caches the process grows with the database"
+                  " until they are full (the default, 64 MiB each), then stays flat: what the RSS verdict catches after that is not the caches.")
         print(f"- The machine's load average ({r.get('machine_cores', '?')} cores, shared) was {r['load_average_start']:.1f} at the "
               f"start and {r['load_average_end']:.1f} at the end: the peak and the latencies are this machine's at that time.")
         print()

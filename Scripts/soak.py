@@ -3,7 +3,7 @@
 
 usage: soak.py --service PATH --strongroom PATH --duration SECONDS --engine sqlcipher3|sqlcipher4 --results DIR
                [--seed N] [--interval SECONDS] [--peak-seconds SECONDS] [--connections N] [--threads N]
-               [--fraction F] [--readers N] [--load-dir DIR] [--migrations DIR] [--wrk PATH] [--keep]
+               [--fraction F] [--readers N] [--cache-size MIB] [--load-dir DIR] [--migrations DIR] [--wrk PATH] [--keep]
 
 `make soak` builds the release service and the strongroom command for the engine, then runs this (it builds
 nothing itself). In a temporary directory it makes a database key and a field keyring (strongroom keygen),
@@ -148,13 +148,13 @@ def socket_errors(result):
 
 
 class Service:
-    def __init__(self, binary, directory, database, key, keyring, readers):
+    def __init__(self, binary, directory, database, key, keyring, readers, cache_size):
         self.out_path = os.path.join(directory, "service.out")
         self.err_path = os.path.join(directory, "service.err")
         self.out = open(self.out_path, "wb")
         self.err = open(self.err_path, "wb")
         command = [binary, "--host", "127.0.0.1", "--port", "0", "--database", database,
-                   "--key-file", key, "--field-keys", keyring, "--readers", str(readers)]
+                   "--key-file", key, "--field-keys", keyring, "--readers", str(readers), "--cache-size", str(cache_size)]
         environment = {k: v for k, v in os.environ.items() if k != "CREDENTIALS_DIRECTORY"}
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.out, stderr=self.err, env=environment)
         self.pid = self.process.pid
@@ -530,6 +530,9 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
     parser.add_argument("--fraction", type=float, default=0.5, help="the soak's rate, a fraction of the peak (default 0.5)")
     parser.add_argument("--readers", type=int, default=4, help="the service's --readers (default 4, the service's own default)")
+    parser.add_argument("--cache-size", type=int, default=2,
+                        help="the service's --cache-size, MiB per connection (default 2: the caches, readers + 1 of them, are full within the"
+                             " first minute, so that what grows after it is not the caches filling as the creates grow the file)")
     parser.add_argument("--load-dir", default=os.path.join(SERVICE_DIR, "Load"), help="the wrk scripts (default Examples/CustomerService/Load)")
     parser.add_argument("--migrations", default=os.path.join(SERVICE_DIR, "Sources", "CustomerService", "Migrations"))
     parser.add_argument("--wrk", default=shutil.which("wrk") or "/usr/bin/wrk")
@@ -554,14 +557,14 @@ def main():
         "engine": options.engine, "engine_version": engine_version(options),
         "run": os.environ.get("STRONGROOM_RELIABILITY_RUN", ""), "commit": os.environ.get("STRONGROOM_RELIABILITY_COMMIT", ""),
         "duration_seconds": options.duration, "interval_seconds": options.interval, "fraction": options.fraction,
-        "seeded": options.seed, "connections": options.connections, "wrk_threads": options.threads, "readers": options.readers,
+        "seeded": options.seed, "connections": options.connections, "wrk_threads": options.threads, "readers": options.readers, "cache_size_mib": options.cache_size,
         "wrk_processes": "one for the whole soak (its connections open throughout)",
         "warmup_seconds": WARMUP_SECONDS, "machine_cores": os.cpu_count(), "load_average_start": load_average(),
     }
     try:
         run([options.strongroom, "keygen", "--out", key])
         run([options.strongroom, "keygen", "--field", "--out", keyring])
-        service = Service(options.service, directory, database, key, keyring, options.readers)
+        service = Service(options.service, directory, database, key, keyring, options.readers, options.cache_size)
         port = service.wait_until_listening()
         url = f"http://127.0.0.1:{port}"
         log(f"CustomerService (pid {service.pid}) listens on {url}; database in {directory}")

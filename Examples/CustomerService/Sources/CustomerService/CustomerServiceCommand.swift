@@ -33,6 +33,9 @@ struct CustomerServiceCommand: AsyncParsableCommand {
     @Option(help: "Reader connections in the pool (the writer is one more).")
     var readers = 4
 
+    @Option(name: .customLong("cache-size"), help: "Each connection's page cache, in MiB (readers + 1 connections): as the database grows, the process's memory grows by up to that many times this, then stays flat.")
+    var cacheSizeMiB = 64
+
     @Option(name: .customLong("max-waiters"), help: "Requests that may wait for a connection; more get 503 with Retry-After.")
     var maximumWaiters = 256
 
@@ -54,6 +57,7 @@ struct CustomerServiceCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port takes 0 to 65535.") }
         guard (1...64).contains(readers) else { throw ValidationError("--readers takes 1 to 64.") }
+        guard (1...4096).contains(cacheSizeMiB) else { throw ValidationError("--cache-size takes 1 to 4096 (MiB per connection).") }
         // At least 1: with none, a request could be refused while the writer
         // is still finishing the one before it (its checkpoint check).
         guard maximumWaiters >= 1 else { throw ValidationError("--max-waiters takes 1 or more.") }
@@ -92,7 +96,7 @@ struct CustomerServiceCommand: AsyncParsableCommand {
             try CoreDumps.disable()
             store = try await CustomerStore.open(CustomerStore.Settings(
                 path: database, key: try keys.databaseKey(), keyring: try keys.fieldKeyring(),
-                migrations: try ServiceMigrations.load(directory: migrations), readers: readers,
+                migrations: try ServiceMigrations.load(directory: migrations), readers: readers, cacheSizeKiB: cacheSizeMiB * 1024,
                 maximumWaiters: maximumWaiters, maximumWait: .milliseconds(maximumWaitMilliseconds),
                 lockTimeout: .milliseconds(Int64(lockTimeoutSeconds * 1000))), logger: logger)
         } catch {

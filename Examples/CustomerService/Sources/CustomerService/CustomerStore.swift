@@ -28,6 +28,7 @@ final class CustomerStore: Sendable {
         var keyring: FieldKeyring
         var migrations: [Migration]
         var readers = 4
+        var cacheSizeKiB = 65_536
         var maximumWaiters = 256
         var maximumWait: Duration = .seconds(2)
         var lockTimeout: Duration = .seconds(30)
@@ -45,6 +46,7 @@ final class CustomerStore: Sendable {
     static func open(_ settings: Settings, logger: Logger) async throws -> CustomerStore {
         var configuration = settings.key.map { Configuration(key: $0) } ?? .plaintext
         configuration.maximumReaderCount = settings.readers
+        configuration.cacheSizeKiB = settings.cacheSizeKiB
         configuration.maximumWaiters = settings.maximumWaiters
         configuration.maximumWait = settings.maximumWait
         configuration.logger = logger
