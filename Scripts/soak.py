@@ -366,7 +366,7 @@ def judge(report, samples):
                                   f"VmRSS {reference['rss_kib'] / 1024:.1f} MiB at {reference['t']:.0f} s, at most "
                                   f"{rss_max / 1024:.1f} MiB after: {100 * growth:+.1f}% (limit +{100 * RSS_GROWTH_LIMIT:.0f}%); "
                                   f"the database file meanwhile {reference['db_bytes'] / MIB:.1f} → {samples[-1]['db_bytes'] / MIB:.1f} MiB "
-                                  f"(each connection caches up to Configuration.cacheSizeKiB of it, 64 MiB by default)")
+                                  f"(each connection caches up to the service's --cache-size of it)")
         for name, tolerance in (("fds", FD_TOLERANCE), ("threads", THREAD_TOLERANCE)):
             top = max(s[name] for s in after)
             verdicts[name] = verdict(top - reference[name] <= tolerance, top - reference[name], tolerance,
