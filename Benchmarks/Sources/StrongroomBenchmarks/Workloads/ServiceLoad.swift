@@ -113,7 +113,7 @@ enum ServiceLoad {
             process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             process.standardError = handle
             process.standardOutput = handle
