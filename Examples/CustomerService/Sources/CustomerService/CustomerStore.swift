@@ -20,6 +20,10 @@ final class CustomerStore: Sendable {
     /// key alone would miss them (the UNIQUE index compares bytes, so it too
     /// holds only among rows under one key).
     let emailMatch: String
+    /// True while the keyring holds more than one key: only then can rows hold
+    /// indexes under different keys, which the UNIQUE index cannot compare. With
+    /// one key the index alone refuses a duplicate, and a create runs no check.
+    let checksAcrossKeys: Bool
 
     struct Settings: Sendable {
         var path: String
@@ -37,6 +41,7 @@ final class CustomerStore: Sendable {
     private init(pool: DatabasePool, logger: Logger, keyIDs: [UInt32]) {
         self.pool = pool
         self.logger = logger
+        checksAcrossKeys = keyIDs.count > 1
         emailMatch = "email_index IN (" + keyIDs.map { "strongroom_blind_index(?1, 'customer', 'email', \($0))" }.joined(separator: ", ") + ")"
     }
 
@@ -76,9 +81,9 @@ final class CustomerStore: Sendable {
 
     func create(_ input: CustomerInput) async throws -> Customer {
         let customer = Customer(id: nil, name: input.name!, email: input.email!, note: input.note ?? nil, country: input.country ?? nil)
-        return try await pool.asyncWrite { [customer, emailMatch] db in
+        return try await pool.asyncWrite { [customer, emailMatch, checksAcrossKeys] db in
             // In the write transaction: no other write runs between the check and the insert.
-            if try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE \(emailMatch)", arguments: [customer.email]) != nil {
+            if checksAcrossKeys, try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE \(emailMatch)", arguments: [customer.email]) != nil {
                 throw Self.duplicateEmail
             }
             var stored = customer
@@ -115,9 +120,9 @@ final class CustomerStore: Sendable {
     /// fields are sealed again in the statement (`strongroom_seal`, bound to
     /// the row's id), the e-mail's blind index with them.
     func update(id: Int64, _ input: CustomerInput) async throws -> Customer? {
-        try await pool.asyncWrite { [emailMatch] db in
+        try await pool.asyncWrite { [emailMatch, checksAcrossKeys] db in
             guard var customer = try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE id = ?", arguments: [id]) else { return nil }
-            if let email = input.email,
+            if checksAcrossKeys, let email = input.email,
                try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE \(emailMatch) AND id <> ?2", arguments: [email, id]) != nil {
                 throw Self.duplicateEmail
             }

@@ -165,8 +165,9 @@ struct StartupKeyTests {
         #expect(service.terminate().status == 0)
         let printed = service.output + service.errors
         #expect(printed.contains("listening"))
-        for value in sealed + [fixture.keyHex] + fixture.fieldKeyHex {
-            #expect(!printed.contains(value), "printed: \(value.prefix(6))…")
+        // Failures name which value by its place, never by any part of it (keys among them).
+        for (index, value) in (sealed + [fixture.keyHex] + fixture.fieldKeyHex).enumerated() {
+            #expect(!printed.contains(value), "printed: value \(index) of \(sealed.count) sealed values, then the database key, then the field keys")
         }
         // Not even in part: the domain and the note's marker.
         #expect(!printed.contains("sealed-domain"))
