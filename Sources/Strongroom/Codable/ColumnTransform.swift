@@ -58,6 +58,19 @@ public protocol ColumnTransform: AnyObject {
     /// values, assign a missing primary key, and add columns. Runs inside
     /// the insert's transaction, before anything of the row is written.
     func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws
+
+    /// Whether ``prepareInsert(into:columns:values:connection:)`` would
+    /// write to the database for the next insert into `table` (a record of
+    /// its own, such as the field keyring's check value), asked just before
+    /// it, inside the caller's transaction.
+    ///
+    /// Inside a transaction, an insert for which this is false runs without
+    /// a savepoint: its INSERT is then the only write, and SQLite undoes a
+    /// failed statement alone. (Inside a savepoint SQLite copies each page
+    /// the row changes to a statement journal, and SQLCipher encrypts every
+    /// copy.) Default: true, so that whatever `prepareInsert` writes is
+    /// undone with a failed insert.
+    func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool
 }
 
 /// Opens one stored BLOB of a known column: its bytes, and its context.
@@ -66,6 +79,7 @@ public typealias BlobOpener = (UnsafeRawBufferPointer, [DatabaseValue]) throws -
 extension ColumnTransform {
     public func blobOpener(forReading column: String, of table: String) -> BlobOpener? { nil }
     public var declaredViews: [String] { [] }
+    public func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool { true }
 }
 
 /// Which result columns of a statement a transform opens, and where their

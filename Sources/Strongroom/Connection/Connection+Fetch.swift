@@ -120,15 +120,24 @@ extension Connection {
         try insert(columns: sink.keys, values: sink.values, into: table, through: transform)
     }
 
-    /// Inserts one row of `values` through `transform`, in one savepoint,
-    /// so a primary key the transform assigns and the row that uses it are
-    /// written together.
+    /// Inserts one row of `values` through `transform`, so a primary key
+    /// the transform assigns and the row that uses it are written together:
+    /// in a savepoint, or, inside a transaction when the transform writes
+    /// nothing of its own first (``ColumnTransform/writesBeforeInsert(into:connection:)``),
+    /// as the transaction's one INSERT statement. The transaction's lock
+    /// (or its snapshot, which a write then refuses to outrun) keeps the
+    /// key it read free, and SQLite undoes a failed statement alone.
     func insert(columns: [String], values: [DatabaseValue], into table: String, through transform: any ColumnTransform) throws(StrongroomError) {
+        let insertRow = { (db: Connection) throws in
+            var columns = columns, values = values
+            try transform.prepareInsert(into: table, columns: &columns, values: &values, connection: db)
+            try db.insertStatement(into: table, columns: columns).execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
+        }
         do {
-            try inSavepoint { db in
-                var columns = columns, values = values
-                try transform.prepareInsert(into: table, columns: &columns, values: &values, connection: db)
-                try db.insertStatement(into: table, columns: columns).execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
+            if isInsideTransaction, try !transform.writesBeforeInsert(into: table, connection: self) {
+                try insertRow(self)
+            } else {
+                try inSavepoint(insertRow)
             }
         } catch let error as StrongroomError {
             throw error

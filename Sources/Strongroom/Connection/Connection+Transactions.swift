@@ -11,6 +11,22 @@ extension Connection {
         case immediate = "IMMEDIATE"
         /// Like immediate; in rollback-journal mode it also keeps readers out.
         case exclusive = "EXCLUSIVE"
+
+        /// The statement that opens such a transaction.
+        var beginSQL: String {
+            switch self {
+            case .deferred: "BEGIN DEFERRED TRANSACTION"
+            case .immediate: "BEGIN IMMEDIATE TRANSACTION"
+            case .exclusive: "BEGIN EXCLUSIVE TRANSACTION"
+            }
+        }
+    }
+
+    /// Runs BEGIN, COMMIT, SAVEPOINT or RELEASE from the statement cache:
+    /// prepared once per connection, not on every transaction.
+    private func executeTransactionControl(_ sql: String) throws(StrongroomError) {
+        try checkOpen(sql: sql)
+        try cachedStatement(sql: sql).execute()
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back
@@ -29,7 +45,7 @@ extension Connection {
             throw StrongroomError(.misuse, "A transaction is already open on this connection; use inSavepoint to nest.", path: path)
         }
         if kind != .deferred { try refuseWritesToMovedFiles() }
-        try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+        try executeTransactionControl(kind.beginSQL)
         let result: T
         state.transactionBodies += 1
         do {
@@ -47,7 +63,7 @@ extension Connection {
             throw StrongroomError(lost, "SQLite rolled this transaction back when one of its statements failed (\(lost.rawValue)), and the closure returned as if it had not: nothing of the transaction was committed.", path: path)
         }
         do {
-            try execute(sql: "COMMIT TRANSACTION")
+            try executeTransactionControl("COMMIT TRANSACTION")
         } catch {
             rollbackQuietly()
             throw error
@@ -95,7 +111,7 @@ extension Connection {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
         let name = "strongroom_sp\(savepointDepth)"
-        try execute(sql: "SAVEPOINT \(name)")
+        try executeTransactionControl("SAVEPOINT \(name)")
         let result: T
         do {
             result = try body(self)
@@ -107,7 +123,7 @@ extension Connection {
             throw error
         }
         do {
-            try execute(sql: "RELEASE SAVEPOINT \(name)")
+            try executeTransactionControl("RELEASE SAVEPOINT \(name)")
         } catch {
             try? execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
             try? execute(sql: "RELEASE SAVEPOINT \(name)")

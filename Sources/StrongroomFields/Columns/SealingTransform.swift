@@ -113,13 +113,33 @@ final class SealingTransform: ColumnTransform {
         columns[table.sqliteFolded] != nil
     }
 
-    func prepareInsert(into table: String, columns names: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
-        guard let sealedColumns = columns[table.sqliteFolded] else { return }
-        // Inside the insert's savepoint, on every insert (a rolled-back one
-        // takes its record with it): the database learns the key the row is
-        // about to be sealed under, or refuses a keyring it does not know.
+    /// The active key's check value, derived on first use.
+    private func activeCheck() throws -> [UInt8]? {
         if activeKeyCheck == nil { activeKeyCheck = try FieldKeyCheck.value(of: cipher.keyring.activeKeyID, in: cipher.keyring) }
-        if let activeKeyCheck { try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: activeKeyCheck, in: connection) }
+        return activeKeyCheck
+    }
+
+    /// Set by ``writesBeforeInsert(into:connection:)`` when it found the
+    /// active key recorded, for the `prepareInsert` that follows it at once
+    /// on this connection: one lookup per insert, not two.
+    private var activeKeyJustFoundRecorded = false
+
+    func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool {
+        activeKeyJustFoundRecorded = false
+        guard columns[table.sqliteFolded] != nil, let check = try activeCheck() else { return false }
+        activeKeyJustFoundRecorded = try FieldKeyCheck.isActiveKeyRecorded(of: cipher.keyring, check: check, in: connection)
+        return !activeKeyJustFoundRecorded
+    }
+
+    func prepareInsert(into table: String, columns names: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
+        let recordedJustNow = activeKeyJustFoundRecorded
+        activeKeyJustFoundRecorded = false
+        guard let sealedColumns = columns[table.sqliteFolded] else { return }
+        // On every insert, inside its transaction, and in a savepoint when it
+        // writes the record (a rolled-back insert takes it back): the database
+        // learns the key the row is about to be sealed under, or refuses a
+        // keyring it does not know.
+        if !recordedJustNow, let check = try activeCheck() { try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, in: connection) }
         // Recorded now, for this row (strongroom_seal on this connection still
         // refuses a key the database did not know at open: a rollback takes
         // the record back).

@@ -85,11 +85,8 @@ public enum FieldKeyCheck {
     /// ``recordActiveKey(of:in:)`` with the active key's check value known
     /// (an insert path asks on every row: one lookup when it is recorded).
     static func recordActiveKey(of keyring: FieldKeyring, check: [UInt8], in db: Connection) throws {
+        if try isActiveKeyRecorded(of: keyring, check: check, in: db) { return }
         let id = keyring.activeKeyID
-        if let known = try? db.fetchOne([UInt8].self, sql: "SELECT check_value FROM main.\(table) WHERE key_id = ?", arguments: [DatabaseValue.integer(Int64(id))]) {
-            guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
-            return
-        }
         let recorded = try recorded(in: db)
         try compare(keyring, with: recorded, in: db)
         if let known = recorded[id] {
@@ -99,6 +96,20 @@ public enum FieldKeyCheck {
         try refuseIfAValueUnderTheKeyDoesNotOpen(id, keyring: keyring, in: db)
         try db.execute(sql: createTableSQL)
         try db.execute(sql: "INSERT INTO main.\(table)(key_id, check_value) VALUES (?, ?)", arguments: [DatabaseValue.integer(Int64(id)), DatabaseValue.blob(check)])
+    }
+
+    /// True when the database records `keyring`'s active key with `check`
+    /// (``recordActiveKey(of:in:)`` then writes nothing); false when it
+    /// records no check value for that key id. A different check value
+    /// there is a wrong keyring, refused.
+    static func isActiveKeyRecorded(of keyring: FieldKeyring, check: [UInt8], in db: Connection) throws(StrongroomError) -> Bool {
+        let id = keyring.activeKeyID
+        // try?: no table yet is "not recorded".
+        guard let known = try? db.fetchOne([UInt8].self, sql: "SELECT check_value FROM main.\(table) WHERE key_id = ?", arguments: [DatabaseValue.integer(Int64(id))]) else {
+            return false
+        }
+        guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
+        return true
     }
 
     /// What a connection given `cipher`'s keyring does as it opens (it
