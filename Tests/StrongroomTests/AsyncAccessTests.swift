@@ -346,6 +346,38 @@ struct AsyncAccessTests {
         #expect(try await queue.asyncRead { _ in 1 } == 1)
     }
 
+    /// One deadline timer serves the whole queue (issue 38, item 5: a timer
+    /// per waiter cost the service ~8% of its CPU): a waiter queued behind
+    /// one that got the reader in time is still turned away at its own
+    /// deadline, and one queued later, after the queue emptied, at its own.
+    @Test(.timeLimit(.minutes(1))) func eachWaiterIsTurnedAwayAtItsOwnDeadline() async throws {
+        let pool = try makePool(readers: 1) { $0.maximumWait = .milliseconds(400) }
+        let holding = Latch(), release = Latch()
+        let holder = Task { try await pool.asyncRead { _ in holding.open(); release.wait(); return 0 } }
+        await holding.opened()
+        // `first` gets the reader in time and keeps it; `second`, behind it, never does.
+        let firstHolding = Latch(), firstRelease = Latch()
+        let first = Task { try await pool.asyncRead { _ in firstHolding.open(); firstRelease.wait(); return 1 } }
+        try await eventually("the first waiter") { pool.waitingReadCount == 1 }
+        let secondStart = ContinuousClock.now
+        let second = Task { try await pool.asyncRead { _ in 2 } }
+        try await eventually("the second waiter") { pool.waitingReadCount == 2 }
+        release.open()
+        await firstHolding.opened()
+        let outcome = await second.result
+        let waited = ContinuousClock.now - secondStart
+        #expect(((outcome.error as? StrongroomError)?.code) == .connectionUnavailable, "\(outcome)")
+        #expect(waited >= .milliseconds(380) && waited < .seconds(5), "waited \(waited)")
+        #expect(pool.waitingReadCount == 0)
+        // The queue was empty: a new waiter arms the timer again.
+        let third = await #expect(throws: StrongroomError.self) { try await pool.asyncRead { _ in 3 } }
+        #expect(third?.code == .connectionUnavailable)
+        firstRelease.open()
+        _ = try await holder.value
+        #expect(try await first.value == 1)
+        #expect(try await pool.asyncRead { _ in 4 } == 4)
+    }
+
     /// Unbounded by default.
     @Test func waitingIsUnboundedByDefault() {
         let configuration = Configuration(key: .generate())

@@ -35,12 +35,21 @@ final class AccessGate: @unchecked Sendable {
     private let resource: String
     private let path: String
     private static let timers = DispatchQueue(label: "strongroom.wait-deadlines")
+    /// True while a timer is armed for the earliest deadline of an async
+    /// waiter: one per gate, not one per waiter (under load every caller
+    /// waits, and a timer each cost more than the wait's bookkeeping).
+    private var deadlineTimerArmed = false
 
     /// One caller waiting: a blocked thread (its semaphore), or an async
     /// caller's callbacks. `outcome` is guarded by the gate's `condition`.
     final class Waiter: @unchecked Sendable {
         fileprivate var outcome: Result<Void, StrongroomOrCancellation>?
         fileprivate let semaphore: DispatchSemaphore?
+        /// An async waiter's `maximumWait` deadline, set as it is queued
+        /// (so in queue order: no earlier than the waiters before it).
+        fileprivate var deadline: DispatchTime?
+        /// Where an async waiter turned away past its deadline is counted.
+        fileprivate var metrics: AccessObserver.KindMetrics?
         // Dropped once called: they hold the queue or pool, which holds
         // the gate, which may still hold this waiter in `order`.
         fileprivate var granted: (@Sendable () -> Void)?
@@ -98,7 +107,42 @@ final class AccessGate: @unchecked Sendable {
         }
         order.append(waiter)
         waitingCount += 1
+        if waiter.semaphore == nil, let maximumWait {
+            waiter.deadline = Self.deadline(after: maximumWait)
+            if !deadlineTimerArmed { armDeadlineTimer(at: waiter.deadline!) }
+        }
         return waiter
+    }
+
+    /// With `condition` locked: fires ``expireWaiters()`` at `deadline`.
+    private func armDeadlineTimer(at deadline: DispatchTime) {
+        deadlineTimerArmed = true
+        Self.timers.asyncAfter(deadline: deadline) { [weak self] in self?.expireWaiters() }
+    }
+
+    /// The deadline timer: turns away every async waiter whose deadline has
+    /// passed, then arms the timer for the first one still waiting (each
+    /// waiter's deadline is no earlier than those queued before it).
+    private func expireWaiters() {
+        condition.lock()
+        let now = DispatchTime.now()
+        var expired: [Waiter] = []
+        var next: DispatchTime?
+        for waiter in order[head...] where waiter.outcome == nil {
+            guard let deadline = waiter.deadline else { continue }
+            if deadline > now { next = deadline; break }
+            expired.append(waiter)
+        }
+        let refusal = tooLong()
+        // After the scan: settling may compact `order`.
+        expired = expired.filter { settle($0, .failure(.refused(refusal))) }
+        deadlineTimerArmed = false
+        if let next { armDeadlineTimer(at: next) }
+        condition.unlock()
+        for waiter in expired {
+            waiter.metrics?.refusedByWait.increment()
+            Self.wake(waiter, .failure(.refused(refusal)))
+        }
     }
 
     /// `enqueue` under the lock.
@@ -209,6 +253,7 @@ final class AccessGate: @unchecked Sendable {
             metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
             granted()
         }, refused: refused)
+        waiter.metrics = metrics
         let queued: Waiter?
         do {
             queued = try enqueueLocked(waiter, metrics)
@@ -220,16 +265,7 @@ final class AccessGate: @unchecked Sendable {
             Self.wake(waiter, .success(()))
             return nil
         }
-        if let maximumWait {
-            Self.timers.asyncAfter(deadline: Self.deadline(after: maximumWait)) { [weak self, weak waiter] in
-                guard let self, let waiter else { return }
-                let refusal = self.tooLong()
-                if self.settleLocked(waiter, .failure(.refused(refusal))) {
-                    metrics.refusedByWait.increment()
-                    Self.wake(waiter, .failure(.refused(refusal)))
-                }
-            }
-        }
+        // Past `maximumWait`, the gate's deadline timer turns it away.
         return waiter
     }
 
