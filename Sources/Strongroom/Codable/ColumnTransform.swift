@@ -65,11 +65,11 @@ public protocol ColumnTransform: AnyObject {
     /// it, inside the caller's transaction.
     ///
     /// Inside a transaction, an insert for which this is false runs without
-    /// a savepoint: its INSERT is then the only write, and SQLite undoes a
-    /// failed statement alone. (Inside a savepoint SQLite copies each page
-    /// the row changes to a statement journal, and SQLCipher encrypts every
-    /// copy.) Default: true, so that whatever `prepareInsert` writes is
-    /// undone with a failed insert.
+    /// a savepoint when the schema holds no trigger: its INSERT is then the
+    /// only write, and SQLite undoes a failed one alone. (Inside a savepoint
+    /// SQLite copies each page the row changes to a statement journal, and
+    /// SQLCipher encrypts every copy.) Default: true, so that whatever
+    /// `prepareInsert` writes is undone with a failed insert.
     func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool
 }
 

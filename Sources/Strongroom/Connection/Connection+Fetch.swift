@@ -123,10 +123,14 @@ extension Connection {
     /// Inserts one row of `values` through `transform`, so a primary key
     /// the transform assigns and the row that uses it are written together:
     /// in a savepoint, or, inside a transaction when the transform writes
-    /// nothing of its own first (``ColumnTransform/writesBeforeInsert(into:connection:)``),
-    /// as the transaction's one INSERT statement. The transaction's lock
-    /// (or its snapshot, which a write then refuses to outrun) keeps the
-    /// key it read free, and SQLite undoes a failed statement alone.
+    /// nothing of its own first (``ColumnTransform/writesBeforeInsert(into:connection:)``)
+    /// and no trigger can run, as one INSERT statement. The transaction's
+    /// lock (or its snapshot, which a write then refuses to outrun) keeps the
+    /// key it read free, and SQLite undoes a failed INSERT alone: without
+    /// triggers, it writes nothing before every constraint has passed.
+    /// (With them, a trigger's `RAISE(FAIL)`, a FAIL conflict in its
+    /// writes, or on SQLite 3.15.2 a function's error, leaves what the
+    /// statement wrote before it in place; the savepoint takes it back.)
     func insert(columns: [String], values: [DatabaseValue], into table: String, through transform: any ColumnTransform) throws(StrongroomError) {
         let insertRow = { (db: Connection) throws in
             var columns = columns, values = values
@@ -134,7 +138,7 @@ extension Connection {
             try db.insertStatement(into: table, columns: columns).execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
         }
         do {
-            if isInsideTransaction, try !transform.writesBeforeInsert(into: table, connection: self) {
+            if isInsideTransaction, try !schemaMayHoldTriggers(), try !transform.writesBeforeInsert(into: table, connection: self) {
                 try insertRow(self)
             } else {
                 try inSavepoint(insertRow)
@@ -144,6 +148,19 @@ extension Connection {
         } catch {
             throw StrongroomError(.sealedValue, "\(error)", path: path)
         }
+    }
+
+    /// False only when neither main's schema nor temp's holds a trigger:
+    /// no row whose type is `trigger`, and none whose SQL mentions one
+    /// (SQLite builds its schema from the SQL text, whatever the type
+    /// column says). A name or a column that merely contains "trigger"
+    /// answers true: a savepoint more, never one less. An INSERT into a
+    /// table of main runs only main's and temp's triggers.
+    func schemaMayHoldTriggers() throws(StrongroomError) -> Bool {
+        try fetchOne(Bool.self, sql: """
+            SELECT EXISTS (SELECT 1 FROM main.sqlite_master WHERE type = 'trigger' OR sql LIKE '%trigger%')
+                OR EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'trigger' OR sql LIKE '%trigger%')
+            """) ?? true
     }
 
     /// `INSERT INTO "table" ("a", "b") VALUES (?1, ?2)`: positional

@@ -22,11 +22,21 @@ extension Connection {
         }
     }
 
-    /// Runs BEGIN, COMMIT, SAVEPOINT or RELEASE from the statement cache:
-    /// prepared once per connection, not on every transaction.
+    /// Runs `BEGIN DEFERRED`, `COMMIT`, `SAVEPOINT` or `RELEASE`, each
+    /// prepared once per connection and kept apart from the application's
+    /// statement cache (they would take its slots, and a full cache empties
+    /// itself). `BEGIN IMMEDIATE` and `EXCLUSIVE` are prepared every time:
+    /// SQLite compiles into them a lock for each database attached at that
+    /// moment, and an ATTACH does not make them stale.
     private func executeTransactionControl(_ sql: String) throws(StrongroomError) {
         try checkOpen(sql: sql)
-        try cachedStatement(sql: sql).execute()
+        if let statement = transactionStatements[sql] {
+            try statement.execute()
+            return
+        }
+        let statement = try prepare(sql: sql)
+        transactionStatements[sql] = statement
+        try statement.execute()
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back
@@ -45,7 +55,11 @@ extension Connection {
             throw StrongroomError(.misuse, "A transaction is already open on this connection; use inSavepoint to nest.", path: path)
         }
         if kind != .deferred { try refuseWritesToMovedFiles() }
-        try executeTransactionControl(kind.beginSQL)
+        if kind == .deferred {
+            try executeTransactionControl(kind.beginSQL)
+        } else {
+            try execute(sql: kind.beginSQL)
+        }
         let result: T
         state.transactionBodies += 1
         do {

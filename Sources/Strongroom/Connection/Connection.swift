@@ -57,6 +57,9 @@ public final class Connection {
     /// insert of a loop.
     @exclusivity(unchecked) var lastRecordInsert: (type: ObjectIdentifier, statement: Statement)?
     var savepointDepth = 0
+    /// `BEGIN DEFERRED`, `COMMIT`, `SAVEPOINT` and `RELEASE` statements, by
+    /// text (see `executeTransactionControl`): at most a few.
+    var transactionStatements: [String: Statement] = [:]
     /// The statement trace handler, if any (see `traceStatements`).
     var traceBox: TraceBox?
     /// A statement prepared for ``clearInterrupt()`` (see there), or nil.
@@ -468,6 +471,7 @@ public final class Connection {
         insertStatementsByColumns.removeAll()
         recordInsertCache.removeAll()
         schemaScanStatements.removeAll()
+        transactionStatements.removeAll()
         lastRecordInsert = nil
     }
 
