@@ -455,16 +455,21 @@ struct AsyncAccessTests {
             try db.execute(sql: "CREATE TABLE blob(b BLOB)")
             for _ in 0..<200 { try db.execute(sql: "INSERT INTO blob VALUES (randomblob(16000))") }
         }
-        let started = Latch()
+        let started = Latch(), cancelled = Latch()
         let partial = dir.file("partial.db")
         let task = Task {
             try await DatabaseBackup.asyncCopy(from: path, configuration: Configuration(key: key), to: partial, pagesPerStep: 1) { _ in
                 started.open()
+                // The copy goes on only once the task is cancelled: under load
+                // (the whole suite beside a soak), its 800 steps of 1 ms could
+                // otherwise end before this test's task was resumed to cancel it.
+                cancelled.wait()
                 usleep(1_000)
             }
         }
         await started.opened()
         task.cancel()
+        cancelled.open()
         let outcome = await task.result
         #expect(throws: CancellationError.self) { try outcome.get() }
         #expect(!FileManager.default.fileExists(atPath: dir.file("partial.db")))
