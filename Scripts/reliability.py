@@ -266,9 +266,30 @@ def seconds_of(text):
     return int(text)
 
 
-def soak_result(engine):
-    path = os.path.join(folder(engine), "service", "soak.json")
+def service_result(engine, name):
+    """results/ENGINE/service/NAME.json, or None."""
+    path = os.path.join(folder(engine), "service", f"{name}.json")
     return json.load(open(path)) if os.path.exists(path) else None
+
+
+def soak_result(engine):
+    return service_result(engine, "soak")
+
+
+def stamped_service_results(run, name, label):
+    """(engine, stamp, result) for each engine whose service/NAME.json came from its stamped `run`, and the
+    names of the results left out (another run's, or no stamp)."""
+    rows, others = [], []
+    for engine in ENGINES:
+        r = service_result(engine, name)
+        if r is None:
+            continue
+        s = stamped(run, engine)
+        if s is not None and r.get("run") and r.get("run") == s.get("run"):
+            rows.append((engine, s, r))
+        else:
+            others.append(f"{ENGINES[engine][0]} {label}")
+    return rows, others
 
 
 def check_soak(duration, engine):
@@ -379,15 +400,7 @@ def service_section():
     print("`integrity_check` and `strongroom verify` (every sealed value opens) with every acknowledged create in it.")
     print("`Scripts/soak.py` judges; a failed verdict fails `make soak`.")
     print()
-    rows, others = [], []
-    for engine in ENGINES:
-        s, r = stamped("soak", engine), soak_result(engine)
-        if r is None:
-            continue
-        if s is not None and r.get("run") == s.get("run"):
-            rows.append((engine, s, r))
-        else:
-            others.append(f"{ENGINES[engine][0]} soak")
+    rows, others = stamped_service_results("soak", "soak", "soak")
     if rows:
         print("| engine | ran for | peak | soak rate (target) | soak p99 | RSS at 1 min → largest after | descriptors | threads "
               "| largest `-wal` (bound) | non-2xx, socket errors | SIGTERM | database | verdicts failed |")
@@ -441,16 +454,7 @@ def service_section():
     print("`integrity_check` ok, `strongroom verify` clean and no row without its blind index. Shown from a stamped")
     print("`make stress` whose run wrote `service/kills.json` (`STRONGROOM_STRESS_RESULTS`).")
     print()
-    rows, others = [], []
-    for engine in ENGINES:
-        path = os.path.join(folder(engine), "service", "kills.json")
-        if not os.path.exists(path):
-            continue
-        r, s = json.load(open(path)), stamped("stress", engine)
-        if s is not None and r.get("run") and r.get("run") == s.get("run"):
-            rows.append((engine, s, r))
-        else:
-            others.append(f"{ENGINES[engine][0]} kills")
+    rows, others = stamped_service_results("stress", "kills", "kills")
     if rows:
         run_lines("stress", "make stress")
         print()
