@@ -139,6 +139,33 @@ extension Statement {
         return try T(row: row)
     }
 
+    /// Runs the statement and reads into a `T` each row `filter` keeps
+    /// (it sees the row's values, sealed ones opened), calling `body` with
+    /// it until `body` returns false: a query that drops some rows in Swift
+    /// and stops after enough, without reading the rest.
+    ///
+    /// ```swift
+    /// var shown: [Track] = []
+    /// try select.forEach(Track.self, filter: { row in row[2] != .null }) { track in
+    ///     shown.append(track)
+    ///     return shown.count < 10
+    /// }
+    /// ```
+    public func forEach<T: TableRecord>(_ type: T.Type, arguments: StatementArguments = .none, filter: (RowView) throws -> Bool,
+                                        _ body: (T) throws -> Bool) throws {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        guard try step() else { return }
+        let row = try recordRowView(T.self)
+        repeat {
+            try row.loadOpenedColumns()
+            if try filter(row) {
+                guard try body(try T(row: row)) else { return }
+            }
+        } while try step()
+    }
+
     // A type both TableRecord and Decodable reads by position: these
     // overloads are more specific than either protocol's.
 

@@ -48,15 +48,27 @@ extension Configuration {
     /// records another context is refused. Without one, the context the
     /// database records, if any, is used: a database-key holder can rewrite
     /// that one, so pass the context to rely on it.
-    public mutating func seal(_ columns: [SealedColumn], keyring: FieldKeyring, context: FieldContext? = nil, views: [String] = []) {
+    ///
+    /// `indexes` are the blind indexes beyond each `indexed` column's own
+    /// (``BlindIndex``): inserts fill them, and
+    /// ``Strongroom/Connection/fetchAll(_:where:orderBy:limit:)`` looks rows up through them.
+    /// Each index covers at least one of `columns`; a definition that is not
+    /// one (see ``BlindIndex/validate()``) fails every connection's opening
+    /// with its ``FieldError``.
+    public mutating func seal(_ columns: [SealedColumn], indexes: [BlindIndex] = [], keyring: FieldKeyring, context: FieldContext? = nil, views: [String] = []) {
         prepareConnection { db throws(StrongroomError) in
+            do throws(FieldError) {
+                try BlindIndex.validate(indexes, of: columns)
+            } catch {
+                throw StrongroomError(.misuse, error.message, path: db.path)
+            }
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
             // The database must know this keyring: refused at open if not.
             try FieldKeyCheck.prepare(cipher, in: db)
             for function in FieldFunctions.functions(cipher: cipher, declared: columns) {
                 try db.add(function: function)
             }
-            db.columnTransform = SealingTransform(columns: columns, cipher: cipher, connection: db, views: views)
+            db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, views: views)
         }
     }
 }

@@ -4,7 +4,7 @@ import Strongroom
 /// ``ColumnTransform`` extension point, with that connection's
 /// ``FieldCipher``.
 final class SealingTransform: ColumnTransform {
-    private let cipher: FieldCipher
+    let cipher: FieldCipher
     /// Sealed columns by folded table name, then folded column name.
     private let columns: [FoldedName: [FoldedName: SealedColumn]]
     /// The connection this transform is installed on (it owns the transform).
@@ -54,13 +54,22 @@ final class SealingTransform: ColumnTransform {
     /// The views sealed columns may be read through, as declared.
     let declaredViews: [String]
 
-    init(columns: [SealedColumn], cipher: FieldCipher, connection: Connection, views: [String] = []) {
+    /// Blind indexes by folded table name: each `indexed` column's own, then
+    /// the declared ones.
+    let indexes: [FoldedName: [BlindIndex]]
+
+    init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection, views: [String] = []) {
         self.declaredViews = views
         var byTable: [FoldedName: [FoldedName: SealedColumn]] = [:]
         for column in columns {
             byTable[column.table.sqliteFolded, default: [:]][column.column.sqliteFolded] = column
         }
         self.columns = byTable
+        var indexes: [FoldedName: [BlindIndex]] = [:]
+        for index in columns.compactMap(\.columnIndex) + declared {
+            indexes[index.table.sqliteFolded, default: []].append(index)
+        }
+        self.indexes = indexes
         self.cipher = cipher
         self.connection = connection
     }
@@ -72,6 +81,9 @@ final class SealingTransform: ColumnTransform {
     private func sealed(_ column: String, of table: String) -> SealedColumn? {
         spelled.value(table: table, column: column) { columns[table.sqliteFolded]?[column.sqliteFolded] }
     }
+
+    /// Whether `table.column` is one of the sealed columns.
+    func isSealed(_ column: String, of table: String) -> Bool { sealed(column, of: table) != nil }
 
     func primaryKey(of table: String) throws(StrongroomError) -> PrimaryKey {
         if let known = primaryKeys[table.sqliteFolded] { return known }
@@ -178,17 +190,26 @@ final class SealingTransform: ColumnTransform {
                 }
             }
         }
-        for index in names.indices {
-            guard let sealed = sealedColumns[names[index].sqliteFolded] else { continue }
-            if sealed.mode == .indexed, let indexColumn = sealed.indexColumn {
-                let blindIndex = try cipher.blindIndex(values[index], table: table, column: sealed.column)
-                if let existing = names.firstIndex(where: { $0.sqliteFolded == indexColumn.sqliteFolded }) {
-                    values[existing] = blindIndex
+        // Every blind index of the table, from the plain values (a column the
+        // insert leaves out is NULL), before they are sealed.
+        if let indexes = indexes[table.sqliteFolded] {
+            let given = names.map(\.sqliteFolded)
+            var computed: [(column: String, value: DatabaseValue)] = []
+            for index in indexes {
+                let inputs = index.parts.map { part in given.firstIndex(of: part.column.sqliteFolded).map { values[$0] } ?? .null }
+                computed.append((index.name, try cipher.blindIndex(of: inputs, for: index, row: FieldCipher.row(rowKey))))
+            }
+            for (column, value) in computed {
+                if let existing = given.firstIndex(of: column.sqliteFolded) {
+                    values[existing] = value
                 } else {
-                    names.append(indexColumn)
-                    values.append(blindIndex)
+                    names.append(column)
+                    values.append(value)
                 }
             }
+        }
+        for index in names.indices {
+            guard let sealed = sealedColumns[names[index].sqliteFolded] else { continue }
             values[index] = try cipher.seal(values[index], table: table, column: sealed.column, rowKey: rowKey, mode: sealed.mode)
         }
     }

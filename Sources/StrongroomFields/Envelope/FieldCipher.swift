@@ -21,7 +21,7 @@ public final class FieldCipher {
     public let context: FieldContext?
     /// `u32(len) ‖ context`, or nothing: appended to the associated data
     /// and put before a blind index's plaintext.
-    private let contextPart: [UInt8]
+    let contextPart: [UInt8]
 
     private struct Subkey {
         let keyID: UInt32
@@ -79,6 +79,16 @@ public final class FieldCipher {
 
     private var boundColumns = ColumnNameCache<BoundColumn>()
 
+    /// Each blind index's HKDF info and keys (``BlindIndex``), made on first use.
+    private var blindIndexKeys: [BlindIndex: IndexKeys] = [:]
+
+    func indexKeys(_ index: BlindIndex) -> IndexKeys {
+        if let known = blindIndexKeys[index] { return known }
+        let keys = IndexKeys(info: index.derivationInfo)
+        blindIndexKeys[index] = keys
+        return keys
+    }
+
     /// The column's bound names, AAD prefix and primitives: look it up once
     /// (per statement, say) and open many values with
     /// ``open(envelopeBytes:column:table:columnName:rowKey:mode:)``.
@@ -106,7 +116,7 @@ public final class FieldCipher {
     private static let largeScratchByteCount = 64 * 1024
 
     /// The first `byteCount` bytes of the scratch.
-    private func scratch(byteCount: Int) -> UnsafeMutableRawBufferPointer {
+    func scratch(byteCount: Int) -> UnsafeMutableRawBufferPointer {
         if scratch.count < byteCount {
             SecureMemory.zero(scratch)
             scratch.deallocate()
@@ -117,7 +127,7 @@ public final class FieldCipher {
     }
 
     /// Zeroes the plaintext held in the scratch, and gives a large scratch back.
-    private func finishScratch(plaintext: UnsafeMutableRawBufferPointer) {
+    func finishScratch(plaintext: UnsafeMutableRawBufferPointer) {
         SecureMemory.zero(plaintext)
         if scratch.count > Self.largeScratchByteCount {
             SecureMemory.zero(scratch)
@@ -189,7 +199,7 @@ public final class FieldCipher {
     }
 
     /// A primitive's constructor, its `CryptoError` as a keyring error.
-    private static func making<P>(_ make: () throws -> P) throws(FieldError) -> P {
+    static func making<P>(_ make: () throws -> P) throws(FieldError) -> P {
         do {
             return try make()
         } catch let error as FieldError {

@@ -24,6 +24,9 @@ public struct FieldError: Error, Sendable, Hashable, CustomStringConvertible {
         case notSealed = "not_sealed"
         /// The keyring file is malformed, or an operation on it is not possible.
         case keyring = "keyring"
+        /// A blind index's transformation does not take the value (a date
+        /// that is not a date, text with no digit for `digits`).
+        case untransformable = "untransformable"
         /// The API was used in a way it does not support.
         case misuse = "misuse"
     }

@@ -1,0 +1,115 @@
+public import Strongroom
+import StrongroomCrypto
+
+extension FieldCipher {
+    /// The value of `index` for a row whose columns hold `values` (one per
+    /// part, in part order, before transformation), under key `keyID` (the
+    /// active key by default): key id (4 bytes, big-endian) ‖ the HMAC-SHA256
+    /// tag cut to the index's bits (rounded up to bytes, the bits past the
+    /// length zero). NULL when a part is NULL.
+    ///
+    /// ```swift
+    /// let probe = try cipher.blindIndex(of: ["Ada@Example.com"], for: emailFolded)
+    /// ```
+    ///
+    /// - Throws: ``FieldError/Code/untransformable`` naming the column and
+    ///   `row` when a transformation does not take a value;
+    ///   ``FieldError/Code/unknownKeyID``.
+    public func blindIndex(of values: [DatabaseValue], for index: BlindIndex, keyID: UInt32? = nil, row: String? = nil) throws(FieldError) -> DatabaseValue {
+        guard let inputs = try index.transformed(values, row: row) else { return .null }
+        return try blindIndex(ofTransformed: inputs, for: index, keyID: keyID)
+    }
+
+    /// The same, for values already transformed (``BlindIndex/transformed(_:row:)``).
+    func blindIndex(ofTransformed inputs: [DatabaseValue], for index: BlindIndex, keyID: UInt32? = nil) throws(FieldError) -> DatabaseValue {
+        let id = keyID ?? keyring.activeKeyID
+        if index.isColumnIndex {
+            return try blindIndex(inputs[0], table: index.table, column: index.parts[0].column, keyID: id)
+        }
+        var out = [UInt8](repeating: 0, count: 4 + index.tagByteCount)
+        out[0] = UInt8(id >> 24 & 0xFF); out[1] = UInt8(id >> 16 & 0xFF); out[2] = UInt8(id >> 8 & 0xFF); out[3] = UInt8(id & 0xFF)
+        let result: Result<Void, FieldError> = out.withUnsafeMutableBytes { out in
+            Result { () throws(FieldError) in try indexTag(of: inputs, for: index, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: out[4...])) }
+        }
+        try result.get()
+        return .blob(out)
+    }
+
+    /// The index's tag of `inputs` (transformed), cut to `into.count` bytes
+    /// and the index's bits: HMAC-SHA256(index key, context ‖ u32(parts) ‖
+    /// for each part: u32(length) ‖ type ‖ payload).
+    func indexTag(of inputs: [DatabaseValue], for index: BlindIndex, keyID: UInt32, into out: UnsafeMutableRawBufferPointer) throws(FieldError) {
+        let mac = try indexMAC(for: index, keyID: keyID)
+        var n = contextPart.count + 4
+        for input in inputs { n += 4 + FieldEnvelope.plaintextByteCount(input) }
+        let scratch = scratch(byteCount: n + HMACSHA256.byteCount)
+        defer { finishScratch(plaintext: scratch) }
+        var writer = FieldEnvelope.Writer(UnsafeMutableRawBufferPointer(rebasing: scratch[0..<n]))
+        if !contextPart.isEmpty { contextPart.withUnsafeBytes { writer.write($0) } }
+        writer.write(bigEndian: UInt32(inputs.count))
+        for input in inputs {
+            writer.write(bigEndian: UInt32(FieldEnvelope.plaintextByteCount(input)))
+            FieldEnvelope.writePlaintext(input, to: &writer)
+        }
+        precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
+        let tag = UnsafeMutableRawBufferPointer(rebasing: scratch[n...])
+        mac.authenticationCode(for: UnsafeRawBufferPointer(rebasing: scratch[0..<n]), into: tag)
+        let bits = index.bits
+        let byteCount = (bits + 7) / 8
+        precondition(out.count == byteCount, "an index tag is its bits rounded up to bytes")
+        out.copyMemory(from: UnsafeRawBufferPointer(rebasing: tag[0..<byteCount]))
+        if bits % 8 != 0 { out[byteCount - 1] &= UInt8(truncatingIfNeeded: 0xFF << (8 - bits % 8)) }
+    }
+
+    /// The HMAC of `index` under `keyID`, derived on first use:
+    /// HKDF-SHA256(master key, salt "strongroom.field.v1", info
+    /// "hmac-sha256-blind-index-v2" ‖ 0x00 ‖ ``BlindIndex/derivationInfo``).
+    func indexMAC(for index: BlindIndex, keyID: UInt32) throws(FieldError) -> HMACSHA256 {
+        let keys = indexKeys(index)
+        return try keys.macs.primitive(keyID) { () throws(FieldError) in
+            guard let master = keyring.key(keyID) else {
+                throw FieldError(.unknownKeyID, "The keyring has no key \(keyID) (it has \(keyring.keyIDs.map(String.init).joined(separator: ", "))).", table: index.table)
+            }
+            return try Self.making {
+                try HMACSHA256(key: HKDF.deriveKey(from: master, salt: FieldEnvelope.label, info: keys.info, byteCount: HMACSHA256.byteCount))
+            }
+        }
+    }
+
+    /// One index's HKDF info and keys by key id, kept for the cipher's life.
+    final class IndexKeys {
+        let info: [UInt8]
+        let macs = KeyedPrimitives<HMACSHA256>()
+        init(info: [UInt8]) { self.info = info }
+    }
+}
+
+extension BlindIndex {
+    static let derivationLabel = Array("hmac-sha256-blind-index-v2".utf8)
+
+    /// What the index's key is bound to: u32-length-prefixed table, name,
+    /// then u32(bits), u32(parts), and per part its column and its
+    /// transformations' names joined by commas (names lowercased in ASCII,
+    /// as SQLite compares them).
+    public var derivationInfo: [UInt8] {
+        var info = Self.derivationLabel + [0]
+        func field(_ bytes: [UInt8]) {
+            FieldEnvelope.appendBigEndian(UInt32(bytes.count), to: &info)
+            info += bytes
+        }
+        field(FieldEnvelope.boundName(table))
+        field(FieldEnvelope.boundName(name))
+        FieldEnvelope.appendBigEndian(UInt32(bits), to: &info)
+        FieldEnvelope.appendBigEndian(UInt32(parts.count), to: &info)
+        for part in parts {
+            field(FieldEnvelope.boundName(part.column))
+            field(Array(part.transformationNames.utf8))
+        }
+        return info
+    }
+
+    /// The same index at another length (what the planner tries).
+    func withBits(_ bits: Int) -> BlindIndex {
+        BlindIndex(name, in: table, bits: bits, parts: parts, unique: false)
+    }
+}
