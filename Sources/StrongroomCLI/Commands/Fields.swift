@@ -8,7 +8,7 @@ import StrongroomFields
 struct Fields: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage field keys: add and activate keys, re-seal values under the active key, status, retire old keys.",
-        subcommands: [AddKey.self, Activate.self, Rotate.self, Status.self, Retire.self]
+        subcommands: [AddKey.self, Activate.self, Rotate.self, Status.self, Retire.self, Index.self, Plan.self]
     )
 
     struct AddKey: ParsableCommand {
@@ -89,7 +89,7 @@ struct Fields: ParsableCommand {
     }
 
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Values per key id for each sealed column the database records.")
+        static let configuration = CommandConfiguration(abstract: "Values per key id for each sealed column the database records, and each blind index: bits, rows, distinct index values, largest group.")
         @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
         @OptionGroup var key: KeyOptions
         @OptionGroup var output: OutputOptions
@@ -100,13 +100,20 @@ struct Fields: ParsableCommand {
                 let recorded = try SealedColumnRegistry.columns(in: db)
                 let status = try FieldRotation.status(of: SealedValueSearch.sealedColumns(in: db), in: db)
                 let isRecorded = status.map { line in recorded.contains { $0.table == line.table && $0.column == line.column } }
+                let indexes = try BlindIndexRegistry.entries(in: db).map { entry in
+                    IndexLine(entry, try BlindIndexRegistry.statistics(of: entry.index, in: db))
+                }
                 if output.json {
-                    Output.json(StatusReport(database: database, sealedColumns: zip(status, isRecorded).map(StatusLine.init)))
+                    Output.json(StatusReport(database: database, sealedColumns: zip(status, isRecorded).map(StatusLine.init), blindIndexes: indexes))
                     return
                 }
                 if status.isEmpty { print("\(database) holds no sealed column.") }
                 for (column, recorded) in zip(status, isRecorded) {
                     print("\(column)\(recorded ? "" : " (sealed values, but not in strongroom_sealed_columns)")")
+                }
+                for line in indexes {
+                    print("blind index \(line.definition): \(line.rows) rows, \(line.distinctIndexValues) distinct index values, largest group \(line.largestGroup)"
+                          + (line.state == "building" ? "; rebuild under way (through rowid \(line.rebuiltThroughRowid.map(String.init) ?? "none")): run `strongroom fields index rebuild \(line.table).\(line.name)`" : ""))
                 }
             }
         }
@@ -164,8 +171,40 @@ struct StatusLine: Encodable {
     }
 }
 
+/// One blind index in `fields status`.
+struct IndexLine: Encodable {
+    let table: String
+    let name: String
+    let definition: String
+    let columns: [String]
+    let transformations: [String]
+    let bits: Int
+    let unique: Bool
+    let state: String
+    let rebuiltThroughRowid: Int64?
+    let rows: Int
+    let distinctIndexValues: Int
+    let largestGroup: Int
+
+    init(_ entry: BlindIndexRegistry.Entry, _ statistics: BlindIndexRegistry.Statistics) {
+        table = entry.index.table
+        name = entry.index.name
+        definition = entry.index.description
+        columns = entry.index.parts.map(\.column)
+        transformations = entry.index.parts.map(\.transformationNames)
+        bits = entry.index.bits
+        unique = entry.index.unique
+        state = entry.state.rawValue
+        rebuiltThroughRowid = entry.rebuiltThrough
+        rows = statistics.rows
+        distinctIndexValues = statistics.distinctValues
+        largestGroup = statistics.largestGroup
+    }
+}
+
 /// `fields status --json`.
 struct StatusReport: Encodable {
     let database: String
     let sealedColumns: [StatusLine]
+    let blindIndexes: [IndexLine]
 }

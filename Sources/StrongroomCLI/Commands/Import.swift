@@ -18,6 +18,9 @@ struct Import: ParsableCommand {
     @Option(help: ArgumentHelp("Seal a column while importing: TABLE.COLUMN[:randomized|deterministic|indexed] (default randomized; indexed adds COLUMN_blind_index). Repeat for more.", valueName: "spec"))
     var seal: [String] = []
 
+    @Option(help: ArgumentHelp("Add a blind index while importing (after --seal): \(BlindIndexSpec.syntax). Repeat for more.", valueName: "spec"))
+    var index: [String] = []
+
     @Option(name: .customLong("field-context"), help: ArgumentHelp("Bind the sealed values to this tenant or database identifier too (recorded in the database): a value copied into another tenant's database does not open there.", valueName: "id"))
     var fieldContext: String?
 
@@ -31,6 +34,10 @@ struct Import: ParsableCommand {
         if !seal.isEmpty && !fieldKeys.isGiven {
             throw ValidationError("--seal needs the field keyring: --field-keys PATH (create one with `strongroom keygen --field --out PATH`), --field-keys-credential NAME or --field-keys-command CMD.")
         }
+        if !index.isEmpty && seal.isEmpty {
+            throw ValidationError("--index goes with --seal: a blind index covers sealed columns.")
+        }
+        for spec in index { _ = try BlindIndexSpec.parse(spec) }
         if fieldContext != nil && seal.isEmpty {
             throw ValidationError("--field-context goes with --seal: it binds the sealed values.")
         }
@@ -64,6 +71,7 @@ struct Import: ParsableCommand {
             let bar = ProgressBar()
             defer { bar.finish() }
             let columns = try seal.map(Self.sealedColumn)
+            let indexes = try index.map(BlindIndexSpec.parse)
             var finishing: ((Connection) throws(StrongroomError) -> Void)?
             if !columns.isEmpty, let keyring = try fieldKeys.load(key: key) {
                 let context = try fieldContext.map { try FieldContext($0) }
@@ -73,6 +81,7 @@ struct Import: ParsableCommand {
                         try db.inTransaction(.immediate) { db in
                             if let context { try SealedColumnRegistry.record(context: context, in: db) }
                             try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db)
+                            for index in indexes { try BlindIndexRebuild.addInPlace(index, keyring: keyring, in: db) }
                         }
                     }
                 }
@@ -83,6 +92,7 @@ struct Import: ParsableCommand {
             Conversion.print(report, verb: "Encrypted", from: from, to: database, json: output.json)
             if !columns.isEmpty && !output.json {
                 print("Sealed with \(fieldKeys.name): " + columns.map { "\($0.table).\($0.column) (\($0.mode.rawValue))" }.joined(separator: ", ") + ".")
+                for index in indexes { print("Blind index \(index).") }
             }
         }
     }

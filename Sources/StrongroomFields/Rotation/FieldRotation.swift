@@ -59,7 +59,10 @@ public enum FieldRotation {
     /// active key, `batchSize` rows at a time, each batch its own IMMEDIATE
     /// transaction. Killed at any moment, it loses nothing: a batch commits
     /// whole or not at all, and a rerun finds what is left by the key id in
-    /// each envelope. Blind indexes are recomputed with the new key.
+    /// each envelope. Blind indexes are recomputed with the new key: each
+    /// indexed column's own, and every index ``BlindIndexRegistry`` records
+    /// with a value under another key (rebuilt whole, with ``BlindIndexRebuild``;
+    /// counted in ``Report/resealed`` under "table.index").
     ///
     /// `progress` is called after each batch with the values re-sealed so far.
     public static func rotate(_ queue: DatabaseQueue, columns: [SealedColumn], keyring: FieldKeyring, batchSize: Int = 1000,
@@ -124,6 +127,19 @@ public enum FieldRotation {
                 if count < batchSize && usesRowid { break }
             }
         }
+        // The recorded blind indexes beyond the columns' own: rebuilt under
+        // the active key where a value is under another (resumable too).
+        let indexes = try queue.read { db in try BlindIndexRegistry.entries(in: db, keyring: keyring).filter { !$0.index.isColumnIndex } }
+        for entry in indexes {
+            let column = SQLScript.quotedIdentifier(entry.index.name), table = "main." + SQLScript.quotedIdentifier(entry.index.table)
+            let stale = try queue.read { db in
+                try db.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table) WHERE \(column) IS NOT NULL AND substr(\(column), 1, 4) <> ? LIMIT 1)", arguments: [activeBytes]) == 1
+            }
+            guard stale || entry.state == .building else { continue }
+            let report = try BlindIndexRebuild.rebuild(entry.index.name, of: entry.index.table, in: queue, keyring: keyring, batchSize: batchSize)
+            batches += report.batches
+            resealed["\(entry.index.table).\(entry.index.name)", default: 0] += report.rows
+        }
         return Report(resealed: resealed, batches: batches)
     }
 
@@ -146,12 +162,19 @@ public enum FieldRotation {
         try FieldKeyCheck.verify(keyring, in: db)
         let findings = try SealedValueSearch.findings(in: db)
         let inUse = findings.filter { $0.count(underKey: keyID) > 0 }
-        guard inUse.isEmpty else {
-            let places = inUse.map { finding in
+        // Truncated blind indexes are shorter than the search recognizes: the recorded ones are counted here.
+        let keyBytes: [UInt8] = [UInt8(keyID >> 24 & 0xFF), UInt8(keyID >> 16 & 0xFF), UInt8(keyID >> 8 & 0xFF), UInt8(keyID & 0xFF)]
+        var indexPlaces: [String] = []
+        for entry in try BlindIndexRegistry.entries(in: db) where !entry.index.isColumnIndex {
+            let count = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.\(SQLScript.quotedIdentifier(entry.index.table)) WHERE substr(\(SQLScript.quotedIdentifier(entry.index.name)), 1, 4) = ?", arguments: [keyBytes]) ?? 0
+            if count > 0 { indexPlaces.append("\(entry.index.table).\(entry.index.name): \(count) blind indexes") }
+        }
+        guard inUse.isEmpty && indexPlaces.isEmpty else {
+            let places = (inUse.map { finding in
                 let blind = finding.blindIndexesByKeyID[keyID] ?? 0, sealed = finding.count(underKey: keyID) - blind
                 return "\(finding.table).\(finding.column): " + [sealed > 0 ? "\(sealed) sealed values" : nil, blind > 0 ? "\(blind) blind indexes" : nil]
                     .compactMap { $0 }.joined(separator: ", ")
-            }.joined(separator: "; ")
+            } + indexPlaces).joined(separator: "; ")
             throw FieldError(.keyring, "Key \(keyID) is still in use (\(places)); nothing was retired. Re-seal the values under the active key first (`strongroom fields rotate`); blind indexes are recomputed for the indexed columns strongroom_sealed_columns records, so record a column whose record is missing again before rotating.")
         }
         let staying = try keyring.removingKey(keyID)
