@@ -54,7 +54,7 @@ public enum BlindIndexRebuild {
     ///   or one named as an indexed column's own index.
     @discardableResult
     public static func add(_ index: BlindIndex, in queue: DatabaseQueue, keyring: FieldKeyring, batchSize: Int = 1000,
-                           progress: ((Progress) -> Void)? = nil) throws -> Report {
+                           progress: ((Progress) throws -> Void)? = nil) throws -> Report {
         let resumeAfter: Int64? = try queue.write { db in
             let columns = try SealedColumnRegistry.columns(in: db)
             try BlindIndex.validate([index], of: columns)
@@ -80,7 +80,7 @@ public enum BlindIndexRebuild {
     ///   rewritten, or recorded by a migration: confirm it with ``add(_:in:keyring:batchSize:progress:)``).
     @discardableResult
     public static func rebuild(_ name: String, of table: String, in queue: DatabaseQueue, keyring: FieldKeyring, batchSize: Int = 1000,
-                               progress: ((Progress) -> Void)? = nil) throws -> Report {
+                               progress: ((Progress) throws -> Void)? = nil) throws -> Report {
         let entry = try queue.read { db in try BlindIndexRegistry.entry(name, of: table, in: db, keyring: keyring) }
         guard let entry else {
             throw FieldError(.misuse, "\(table) records no blind index \(name); add it with `strongroom fields index add`.", table: table)
@@ -160,7 +160,7 @@ public enum BlindIndexRebuild {
     }
 
     private static func fill(_ index: BlindIndex, in queue: DatabaseQueue, keyring: FieldKeyring, after resume: Int64?, batchSize: Int,
-                             progress: ((Progress) -> Void)?) throws -> Report {
+                             progress: ((Progress) throws -> Void)?) throws -> Report {
         precondition(batchSize > 0, "a batch holds at least one row")
         let (total, done) = try queue.read { db in
             let total = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.\(SQLScript.quotedIdentifier(index.table))") ?? 0
@@ -182,7 +182,7 @@ public enum BlindIndexRebuild {
             }
             rows += count
             batches += 1
-            progress?(Progress(rebuilt: done + rows, total: max(total, done + rows)))
+            try progress?(Progress(rebuilt: done + rows, total: max(total, done + rows)))
             if count < batchSize { break }
         }
         return Report(index: index, rows: rows, batches: batches, resumedAfter: resume)

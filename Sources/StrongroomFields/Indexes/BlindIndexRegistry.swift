@@ -45,12 +45,14 @@ public enum BlindIndexRegistry {
         /// for an indexed column's own index; false without a keyring, or
         /// without a check).
         public let verified: Bool
+        /// The key the check was made under; nil without one.
+        public let checkKeyID: UInt32?
     }
 
     /// The recorded indexes, the indexed columns' own first, by table and name.
     public static func entries(in db: Connection, keyring: FieldKeyring? = nil) throws -> [Entry] {
         var entries = try SealedColumnRegistry.columns(in: db).compactMap(\.columnIndex)
-            .map { Entry(index: $0, state: .ready, rebuiltThrough: nil, verified: true) }
+            .map { Entry(index: $0, state: .ready, rebuiltThrough: nil, verified: true, checkKeyID: nil) }
         guard try exists(in: db) else { return entries }
         let cipher = try keyring.map { try FieldCipher(keyring: $0, contextRecordedIn: db) }
         for row in try db.fetchAll(sql: "SELECT table_name, name, definition, state, rebuilt_through, \"check\" FROM main.\(table) ORDER BY table_name, name") {
@@ -71,7 +73,8 @@ public enum BlindIndexRegistry {
             let check = try row.decode([UInt8]?.self, column: "check")
             var verified = false
             if let cipher, let check { verified = try Self.check(check, matches: index, cipher: cipher) }
-            entries.append(Entry(index: index, state: state, rebuiltThrough: try row.decode(Int64?.self, column: "rebuilt_through"), verified: verified))
+            let checkKeyID = check.flatMap { $0.count == 20 ? UInt32($0[0]) << 24 | UInt32($0[1]) << 16 | UInt32($0[2]) << 8 | UInt32($0[3]) : nil }
+            entries.append(Entry(index: index, state: state, rebuiltThrough: try row.decode(Int64?.self, column: "rebuilt_through"), verified: verified, checkKeyID: checkKeyID))
         }
         return entries
     }

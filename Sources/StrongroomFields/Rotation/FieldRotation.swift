@@ -135,6 +135,10 @@ public enum FieldRotation {
             let stale = try queue.read { db in
                 try db.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table) WHERE \(column) IS NOT NULL AND substr(\(column), 1, 4) <> ? LIMIT 1)", arguments: [activeBytes]) == 1
             }
+            // The definition's check moves to the active key too, so that the old key can be retired.
+            if entry.verified, entry.checkKeyID != active {
+                try queue.write { db in try BlindIndexRegistry.record(entry.index, state: entry.state, rebuiltThrough: entry.rebuiltThrough, keyring: keyring, in: db) }
+            }
             guard stale || entry.state == .building else { continue }
             let report = try BlindIndexRebuild.rebuild(entry.index.name, of: entry.index.table, in: queue, keyring: keyring, batchSize: batchSize)
             batches += report.batches
