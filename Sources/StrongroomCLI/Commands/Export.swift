@@ -33,8 +33,14 @@ struct Export: ParsableCommand {
     static func openSealedColumns(keyring: FieldKeyring, in db: Connection) throws {
         try db.execute(sql: "PRAGMA foreign_keys = OFF")
         try db.inTransaction(.immediate) { db in
-            for column in try ColumnSealing.openInPlace(keyring: keyring, in: db) {
-                guard let indexColumn = column.indexColumn else { continue }
+            // Every blind index's column: the indexed columns' own, and the recorded ones.
+            let recorded = try BlindIndexRegistry.entries(in: db).map(\.index).filter { !$0.isIndexedColumnsOwn }
+            let opened = try ColumnSealing.openInPlace(keyring: keyring, in: db)
+            try db.execute(sql: "DROP TABLE IF EXISTS main.\(BlindIndexRegistry.table)")
+            let indexColumns = opened.compactMap { column in column.indexColumn.map { (table: column.table, column: $0) } }
+                + recorded.map { (table: $0.table, column: $0.name) }
+            for (table, indexColumn) in indexColumns {
+                let column = (table: table, indexColumn: indexColumn)
                 // The indexes on exactly that column (PRAGMA index_info names each index's columns).
                 for index in try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL",
                                              arguments: [column.table]) {

@@ -119,12 +119,13 @@ struct SQL: ParsableCommand {
     func open() throws -> Connection {
         var configuration = self.key.existing(try key.loadKey(), readOnly: !write)
         if let keyring = try fieldKeys.load(key: key) {
-            let sealed = try {
+            // The blind indexes the database records, for strongroom_index(…).
+            let (sealed, indexes) = try {
                 let db = try Connection(path: database, configuration: configuration)
                 defer { db.close() }
-                return try SealedColumnRegistry.columns(in: db)
+                return (try SealedColumnRegistry.columns(in: db), try BlindIndexRegistry.entries(in: db).map(\.index).filter { !$0.isIndexedColumnsOwn })
             }()
-            configuration.seal(sealed, keyring: keyring)
+            configuration.seal(sealed, indexes: indexes, keyring: keyring)
         }
         let db = try Connection(path: database, configuration: configuration)
         db.refuseKeyChangesAndPlaintextCopies()

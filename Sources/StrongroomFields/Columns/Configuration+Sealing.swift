@@ -65,7 +65,7 @@ extension Configuration {
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
             // The database must know this keyring: refused at open if not.
             try FieldKeyCheck.prepare(cipher, in: db)
-            for function in FieldFunctions.functions(cipher: cipher, declared: columns) {
+            for function in FieldFunctions.functions(cipher: cipher, declared: columns, indexes: indexes) {
                 try db.add(function: function)
             }
             db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, views: views)

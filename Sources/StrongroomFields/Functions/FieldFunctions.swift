@@ -1,4 +1,5 @@
 public import Strongroom
+import Foundation
 
 /// The SQL functions of sealed columns, for migrations, the CLI and any SQL:
 ///
@@ -8,6 +9,20 @@ public import Strongroom
 /// | `strongroom_open(envelope, table, column, key...)` | the value; an envelope of the other mode than the column's (declared with ``Configuration/seal(_:indexes:keyring:context:views:)``, else told by the call: key columns for randomized, none for deterministic) is refused |
 /// | `strongroom_blind_index(value, table, column [, key_id])` | the blind index under the active key (or `key_id`) |
 /// | `strongroom_key_id(envelope)` | the id of the key an envelope was sealed under, or NULL |
+/// | `strongroom_index(table, index, value...)` | the value of a blind index (``BlindIndex``) declared on the connection, under the active key, for the values of its columns |
+/// | `strongroom_transform(transformations, value)` | `value` after the ``BlindIndexTransformation``s named, comma-separated (`'trim,nfkc-casefold'`) |
+///
+/// A lookup through a truncated index in SQL drops the false positives
+/// itself, with the same transformations (what
+/// `Connection.fetchAll(_:where:)` does in Swift):
+///
+/// ```sql
+/// SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer
+///  WHERE email_folded = strongroom_index('customer', 'email_folded', :probe)
+///    AND strongroom_transform('trim,nfkc-casefold', strongroom_open(email, 'customer', 'email', id))
+///        = strongroom_transform('trim,nfkc-casefold', :probe)
+///  ORDER BY id LIMIT 10;
+/// ```
 ///
 /// Encrypting an existing plaintext column in place, in a migration:
 ///
@@ -42,9 +57,39 @@ extension Configuration {
 enum FieldFunctions {
     /// The functions, with `cipher`; `declared` (the columns a
     /// configuration seals) gives `strongroom_open` each column's mode.
-    static func functions(cipher: FieldCipher, declared: [SealedColumn] = []) -> [DatabaseFunction] {
+    static func functions(cipher: FieldCipher, declared: [SealedColumn] = [], indexes: [BlindIndex] = []) -> [DatabaseFunction] {
         let modes = Dictionary(declared.map { ([$0.table.sqliteFolded, $0.column.sqliteFolded], $0.mode) }, uniquingKeysWith: { a, _ in a })
+        let indexesByName = Dictionary((declared.compactMap(\.columnIndex) + indexes).map { ([$0.table.sqliteFolded, $0.name.sqliteFolded], $0) },
+                                       uniquingKeysWith: { a, _ in a })
         return [
+            // Not pure: its value changes with the active key.
+            DatabaseFunction("strongroom_index", directOnly: true) { arguments in
+                guard arguments.count >= 3, case .text(let table) = arguments[0], case .text(let name) = arguments[1] else {
+                    throw FieldError(.misuse, "strongroom_index takes (table, index, value...): the table and the index's name as text, then one value per column of the index.")
+                }
+                guard let index = indexesByName[[table.sqliteFolded, name.sqliteFolded]] else {
+                    throw FieldError(.misuse, "strongroom_index: \(table) has no blind index \(name) on this connection (declare it with Configuration.seal(_:indexes:keyring:), or record it with `strongroom fields index add`).", table: table)
+                }
+                guard arguments.count - 2 == index.parts.count else {
+                    throw FieldError(.misuse, "strongroom_index: \(index) takes \(index.parts.count) value(s), one per column, and was given \(arguments.count - 2).", table: table)
+                }
+                return try cipher.blindIndex(of: Array(arguments[2...]), for: index)
+            },
+            // Keyless, but direct-only all the same: the schema never needs it.
+            DatabaseFunction("strongroom_transform", argumentCount: 2, directOnly: true) { arguments in
+                guard case .text(let names) = arguments[0] else {
+                    throw FieldError(.misuse, "strongroom_transform takes (transformations, value): the transformations' names as text, comma-separated.")
+                }
+                var transformations: [BlindIndexTransformation] = []
+                for name in names.split(separator: ",", omittingEmptySubsequences: false) {
+                    guard let transformation = BlindIndexTransformation(name: name.trimmingCharacters(in: .whitespaces)) else {
+                        throw FieldError(.misuse, "strongroom_transform: '\(name)' is not a transformation (\(BlindIndexTransformation.names)).")
+                    }
+                    transformations.append(transformation)
+                }
+                let probe = BlindIndex("strongroom_transform", in: "", parts: [.init("value", transformations)])
+                return try probe.transformed([arguments[1]])?.first ?? .null
+            },
             DatabaseFunction("strongroom_seal", directOnly: true) { arguments in
                 let (table, column) = try names(arguments, "strongroom_seal", minimum: 4)
                 guard case .text(let modeName) = arguments[3], let mode = SealingMode(rawValue: modeName.lowercased()) else {

@@ -67,6 +67,9 @@ public struct BlindIndex: Sendable, Hashable, Codable {
     /// first format (exact value, 128 bits, the column's own key).
     private(set) var isColumnIndex = false
 
+    /// Whether this is an ``SealingMode/indexed`` column's own index (``columnIndex(of:)``).
+    public var isIndexedColumnsOwn: Bool { isColumnIndex }
+
     private enum CodingKeys: String, CodingKey { case name, table, parts, bits, unique }
 
     /// An index over one column.
