@@ -169,10 +169,11 @@ public struct BlindIndex: Sendable, Hashable, Codable {
     ///   `row`, for a value a transformation does not take.
     public func transformed(_ values: [DatabaseValue], row: String? = nil) throws(FieldError) -> [DatabaseValue]? {
         precondition(values.count == parts.count, "one value per part of the index")
+        // A NULL part: no index value, whatever the other parts hold (nothing is transformed).
+        if values.contains(where: \.isNull) { return nil }
         var out: [DatabaseValue] = []
         out.reserveCapacity(values.count)
         for (part, value) in zip(parts, values) {
-            if value.isNull { return nil }
             var current = value
             for transformation in part.transformations {
                 switch transformation.apply(current) {

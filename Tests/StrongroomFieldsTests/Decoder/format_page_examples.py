@@ -16,11 +16,16 @@ With --json, prints the demo keyring and the examples as read from the page,
 as JSON on standard output, for FormatPageTests.swift (which has Strongroom
 itself open them); the summary line then goes to standard error.
 """
+import hashlib
+import hmac as hmac_module
 import json
 import re
 import struct
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import blind_indexes  # the transformations, as the page specifies them
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, hmac
@@ -327,6 +332,55 @@ def check_example(name, items, keys, page_code):
     }
 
 
+def check_index_example(name, items, keys):
+    """Example 5 and on: a named blind index, recomputed line by line from its inputs."""
+    given = dict(items)
+    required = {"key id", "table", "name", "bits", "parts", "index info", "index key", "HMAC input", "HMAC-SHA256", "index value"}
+    missing = required - set(given)
+    check(name, not missing and ("value" in given) != ("values" in given), f"the page lacks {sorted(missing)} or a value")
+    if missing:
+        return
+    key_id, bits = int(given["key id"]), int(given["bits"])
+    table, index_name = json.loads(given["table"]), json.loads(given["name"])
+    parts = []
+    for part in given["parts"].split("; "):
+        column, _, names = part.partition(": ")
+        parts.append((column, [n for n in names.split(",") if n]))
+    if "value" in given:
+        values = [single_literal(given["value"])]
+    else:
+        values, position, text = [], 0, given["values"]
+        while position < len(text):
+            value, position = literal(text, position)
+            values.append(value)
+            if text.startswith(", ", position):
+                position += 2
+    check(name, len(values) == len(parts), "one value per part")
+    index_info = b"hmac-sha256-blind-index-v2\x00" + u32(len(bound(table))) + bound(table) + u32(len(bound(index_name))) + bound(index_name)
+    index_info += u32(bits) + u32(len(parts))
+    for column, names in parts:
+        t = ",".join(names).encode("ascii")
+        index_info += u32(len(bound(column))) + bound(column) + u32(len(t)) + t
+    expect(f"{name}, index info", index_info, given["index info"])
+    key = hkdf(keys[key_id], index_info, 32)
+    expect(f"{name}, index key", key, given["index key"])
+    message = u32(len(parts))
+    for (column, names), value in zip(parts, values):
+        for transformation in names:
+            value = blind_indexes.transform(transformation, value)
+        encoded = plaintext(value)
+        message += u32(len(encoded)) + encoded
+    if "transformed" in given and len(values) == 1:
+        expect(f"{name}, transformed", encoded, given["transformed"])
+    expect(f"{name}, HMAC input", message, given["HMAC input"])
+    mac = hmac_module.new(key, message, hashlib.sha256).digest()
+    expect(f"{name}, HMAC-SHA256", mac, given["HMAC-SHA256"])
+    tag = bytearray(mac[: (bits + 7) // 8])
+    if bits % 8:
+        tag[-1] &= (0xFF << (8 - bits % 8)) & 0xFF
+    expect(f"{name}, index value", u32(key_id) + bytes(tag), given["index value"])
+
+
 def python_value(value):
     """A typed value as the page's Python code takes it."""
     kind, payload = value
@@ -371,6 +425,9 @@ def main():
     examples = []
     for heading, lines in blocks:
         if heading.startswith("Example ") and heading != "Example in Python":
+            if any(label == "bits" for label, _ in entries(lines)):
+                check_index_example(heading, entries(lines), keys)
+                continue
             example = check_example(heading, entries(lines), keys, page_code)
             if example:
                 examples.append(example)
