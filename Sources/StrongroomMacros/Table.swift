@@ -67,12 +67,64 @@
 ///     letter lowercased (`Customer` → `customer`).
 ///   - primaryKey: A primary key of several columns (one column: mark its
 ///     property `@PrimaryKey`).
-///   - unique: UNIQUE constraints over several columns.
+///   - unique: UNIQUE constraints over several columns. A blind index's
+///     column may be named: an indexed column's own, or a 128-bit one of
+///     `blindIndexes` (a truncated one cannot be unique: a compile error).
+///   - blindIndexes: Blind indexes beyond each `@Sealed(.indexed)` column's
+///     own, over one sealed column or several columns (``TableBlindIndex``).
+///     Each gets a BLOB column of its name and an index
+///     (`tableDefinition.blindIndexes` gives them to `Configuration.seal`).
+///
+/// ```swift
+/// @Table("customer", unique: [["email_index"]], blindIndexes: [
+///     .index("email_folded", on: "email", bits: 16, transformations: [.trimmed, .normalizedCaseFolded]),
+///     .compound("name_born", bits: 12, parts: [.init("last_name", [.normalizedCaseFolded]), .init("birth_date", [.year])]),
+/// ])
+/// struct Customer {
+///     @PrimaryKey var id: Int64
+///     @Sealed(.indexed) var email: String
+///     @Sealed var lastName: String
+///     @Column("birth_date") var birthDate: Date?
+/// }
+///
+/// config.seal(Customer.tableDefinition.sealedColumns, indexes: Customer.tableDefinition.blindIndexes, keyring: keyring)
+/// let ada = try db.fetchOne(Customer.self, where: .index("email_folded", equals: "ADA@example.com"))
+/// ```
 @attached(extension, conformances: TableRecord, TableModel,
           names: named(databaseTableName), named(databaseColumnNames), named(init(row:)), named(encode(to:)), named(databaseSealedColumns),
           named(tableDefinition))
-public macro Table(_ name: String? = nil, primaryKey: [String] = [], unique: [[String]] = []) =
+public macro Table(_ name: String? = nil, primaryKey: [String] = [], unique: [[String]] = [], blindIndexes: [TableBlindIndex] = []) =
     #externalMacro(module: "StrongroomMacrosPlugin", type: "TableMacro")
+
+/// A blind index declared in `@Table(blindIndexes:)`: a ``StrongroomFields/BlindIndex``
+/// whose table is the struct's. Names, bits and `unique` are literals, which
+/// the macro checks when the app compiles.
+public struct TableBlindIndex: Sendable, Hashable {
+    /// The index's name (its column's).
+    public let name: String
+    /// The columns and their transformations.
+    public let parts: [BlindIndex.Part]
+    /// The length, 1 to 128 bits.
+    public let bits: Int
+    /// Whether its SQL index is UNIQUE (128 bits only).
+    public let unique: Bool
+
+    /// An index over one column.
+    public static func index(_ name: String, on column: String, bits: Int = 128, transformations: [BlindIndexTransformation] = [],
+                             unique: Bool = false) -> TableBlindIndex {
+        TableBlindIndex(name: name, parts: [BlindIndex.Part(column, transformations)], bits: bits, unique: unique)
+    }
+
+    /// An index over several columns.
+    public static func compound(_ name: String, bits: Int = 128, parts: [BlindIndex.Part], unique: Bool = false) -> TableBlindIndex {
+        TableBlindIndex(name: name, parts: parts, bits: bits, unique: unique)
+    }
+
+    /// The index, in `table`.
+    public func blindIndex(in table: String) -> BlindIndex {
+        BlindIndex(name, in: table, bits: bits, parts: parts, unique: unique)
+    }
+}
 
 /// Marks the property holding the table's primary key (a single column).
 /// An `Int64` or `Int` key is SQLite's rowid (`INTEGER PRIMARY KEY`).

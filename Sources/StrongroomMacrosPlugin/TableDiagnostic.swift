@@ -22,6 +22,10 @@ enum TableDiagnostic: DiagnosticMessage {
     case propertyWrapper(property: String, wrapper: String)
     case nestedOptional(property: String, type: String, single: String)
     case severalInOnePattern(pattern: String, first: String?)
+    case truncatedUnique(index: String, bits: Int)
+    case blindIndexWithoutSealedColumn(String)
+    case notABlindIndex
+    case blindIndexUnknownColumn(index: String, column: String)
 
     var message: String {
         switch self {
@@ -63,6 +67,14 @@ enum TableDiagnostic: DiagnosticMessage {
             return "'\(property)' is wrapped by @\(wrapper), which @Table cannot read or write through; mark it @Ignored, or store the value in a plain property"
         case .nestedOptional(let property, let type, let single):
             return "'\(property)' has type '\(type)', a nested optional, which one column cannot hold (NULL cannot tell nil from .some(nil)); make it '\(single)'"
+        case .truncatedUnique(let index, let bits):
+            return "blind index '\(index)' is truncated to \(bits) bits: different values may share a truncated index value, so UNIQUE would refuse a value for another's sake; make it 128 bits to make it unique"
+        case .blindIndexWithoutSealedColumn(let index):
+            return "blind index '\(index)' covers no @Sealed column of this table: a blind index hides sealed values; index a plain column with @Indexed"
+        case .blindIndexUnknownColumn(let index, let column):
+            return "blind index '\(index)' names '\(column)', which is no column of this table"
+        case .notABlindIndex:
+            return "@Table(blindIndexes:) takes .index(\"name\", on: \"column\", bits:, transformations:, unique:) and .compound(\"name\", bits:, parts: [.init(\"column\", [transformations])], unique:), with literal names, bits and unique"
         case .severalInOnePattern(let pattern, let first):
             return "'\(pattern)' declares several properties in one pattern, which @Table cannot take apart; declare each on its own" + (first.map { " ('\($0)')" } ?? "")
         }

@@ -41,6 +41,12 @@ struct TableShape {
         let name: String, columns: [String], unique: Bool
     }
 
+    /// A blind index of `@Table(blindIndexes:)`: its name, bits and
+    /// uniqueness as read, and its expression, copied into the definition.
+    struct BlindIndexDeclaration {
+        let name: String, bits: Int, unique: Bool, expression: String
+    }
+
     let access: String
     let name: String
     var properties: [Property] = []
@@ -48,6 +54,7 @@ struct TableShape {
     var uniqueKeys: [[String]] = []
     var foreignKeys: [ForeignKey] = []
     var indexes: [Index] = []
+    var blindIndexes: [BlindIndexDeclaration] = []
 
     func extensionSource(for type: String) -> String {
         let columns = properties.map { literal($0.column) }.joined(separator: ", ")
@@ -64,11 +71,14 @@ struct TableShape {
             if let indexColumn = property.indexColumn { arguments += ", sealedIndexColumn: \(literal(indexColumn))" }
             return "            StrongroomMigrations.ColumnDefinition(\(arguments)),\n"
         }
-        // The blind index columns of indexed sealed columns, which inserts fill.
+        // The blind index columns of indexed sealed columns, and of the declared blind indexes, which inserts fill.
         for property in properties {
             if let indexColumn = property.indexColumn {
                 definitions.append("            StrongroomMigrations.ColumnDefinition(\(literal(indexColumn)), type: \"BLOB\"),\n")
             }
+        }
+        for index in blindIndexes {
+            definitions.append("            StrongroomMigrations.ColumnDefinition(\(literal(index.name)), type: \"BLOB\"),\n")
         }
         let foreignKeys = self.foreignKeys.map { key in
             var text = "StrongroomMigrations.ForeignKeyDefinition([\(literal(key.column))], references: \(literal(key.table))"
@@ -87,6 +97,9 @@ struct TableShape {
         if !uniqueKeys.isEmpty { tableArguments += ",\n        uniqueKeys: [\(uniqueKeys.map { "[" + $0.map(literal).joined(separator: ", ") + "]" }.joined(separator: ", "))]" }
         if !foreignKeys.isEmpty { tableArguments += ",\n        foreignKeys: [\(foreignKeys.joined(separator: ", "))]" }
         if !indexes.isEmpty { tableArguments += ",\n        indexes: [\(indexes.joined(separator: ", "))]" }
+        if !blindIndexes.isEmpty {
+            tableArguments += ",\n        blindIndexes: ([\(blindIndexes.map(\.expression).joined(separator: ", "))] as [StrongroomMacros.TableBlindIndex]).map { $0.blindIndex(in: \(literal(name))) }"
+        }
         return """
             extension \(type): Strongroom.TableRecord, StrongroomMigrations.TableModel {
                 \(access)static let databaseTableName = \(literal(name))

@@ -187,10 +187,21 @@ struct TableReader<Context: MacroExpansionContext> {
             for name in names where !columnNames.contains(name.lowercased()) { diagnose(argument.expression, .unknownColumn(name)) }
             if !names.isEmpty { table.primaryKey = names }
         }
+        if let argument = arguments.first(where: { $0.label == "blindIndexes" }) {
+            readBlindIndexes(argument.expression, into: &table, columnNames: columnNames)
+        }
+        // UNIQUE may name a blind index's column: an indexed column's own, or a declared 128-bit one.
+        let indexColumns = Set(table.properties.compactMap { $0.indexColumn?.lowercased() } + table.blindIndexes.filter { $0.bits == 128 }.map { $0.name.lowercased() })
         if let argument = arguments.first(where: { $0.label == "unique" }), let array = argument.expression.as(ArrayExprSyntax.self) {
             for element in array.elements {
                 let names = strings(element.expression, "unique")
-                for name in names where !columnNames.contains(name.lowercased()) { diagnose(argument.expression, .unknownColumn(name)) }
+                for name in names where !columnNames.contains(name.lowercased()) && !indexColumns.contains(name.lowercased()) {
+                    if let truncated = table.blindIndexes.first(where: { $0.name.lowercased() == name.lowercased() }) {
+                        diagnose(element.expression, .truncatedUnique(index: truncated.name, bits: truncated.bits))
+                    } else {
+                        diagnose(argument.expression, .unknownColumn(name))
+                    }
+                }
                 table.uniqueKeys.append(names)
             }
         }
@@ -204,6 +215,54 @@ struct TableReader<Context: MacroExpansionContext> {
             }
         }
         return table
+    }
+
+    // MARK: Blind indexes
+
+    /// `[.index("name", on: "column", bits: 16, transformations: […], unique: false), .compound("name", bits: 12, parts: [.init("a", […]), …])]`:
+    /// the names, columns, bits and uniqueness are read here (literals); the
+    /// whole expression goes into the definition as written.
+    mutating func readBlindIndexes(_ expression: ExprSyntax, into table: inout TableShape, columnNames: Set<String>) {
+        guard let array = expression.as(ArrayExprSyntax.self) else {
+            diagnose(expression, .notALiteral("blindIndexes"))
+            return
+        }
+        let sealed = Set(table.properties.filter { $0.sealing != nil }.map { $0.column.lowercased() })
+        for element in array.elements {
+            guard let call = element.expression.as(FunctionCallExprSyntax.self), let kind = call.calledExpression.as(MemberAccessExprSyntax.self)?.declName.baseName.text,
+                  ["index", "compound"].contains(kind), let nameArgument = call.arguments.first, nameArgument.label == nil,
+                  let name = string(nameArgument.expression, "a blind index's name") else {
+                diagnose(element.expression, .notABlindIndex)
+                continue
+            }
+            var bits = 128, unique = false
+            if let argument = call.arguments.first(where: { $0.label?.text == "bits" }) {
+                guard let literal = argument.expression.as(IntegerLiteralExprSyntax.self), let value = Int(literal.literal.text) else {
+                    diagnose(argument.expression, .notALiteral("bits"))
+                    continue
+                }
+                bits = value
+            }
+            if let argument = call.arguments.first(where: { $0.label?.text == "unique" }) { unique = boolean(argument.expression, "unique") ?? false }
+            var columns: [String] = []
+            if kind == "index", let on = call.arguments.first(where: { $0.label?.text == "on" }) {
+                columns = string(on.expression, "on").map { [$0] } ?? []
+            } else if let parts = call.arguments.first(where: { $0.label?.text == "parts" })?.expression.as(ArrayExprSyntax.self) {
+                for part in parts.elements {
+                    guard let partCall = part.expression.as(FunctionCallExprSyntax.self), let column = partCall.arguments.first,
+                          let columnName = string(column.expression, "a part's column") else {
+                        diagnose(part.expression, .notABlindIndex)
+                        continue
+                    }
+                    columns.append(columnName)
+                }
+            }
+            for column in columns where !columnNames.contains(column.lowercased()) { diagnose(element.expression, .blindIndexUnknownColumn(index: name, column: column)) }
+            if !columns.contains(where: { sealed.contains($0.lowercased()) }) { diagnose(element.expression, .blindIndexWithoutSealedColumn(name)) }
+            if unique && bits < 128 { diagnose(element.expression, .truncatedUnique(index: name, bits: bits)) }
+            table.blindIndexes.append(.init(name: name, bits: bits, unique: unique, expression: element.expression.trimmedDescription))
+            table.indexes.append(.init(name: "\(table.name)_\(name)", columns: [name], unique: unique))
+        }
     }
 
     // MARK: Declaration forms

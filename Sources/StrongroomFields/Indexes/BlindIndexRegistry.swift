@@ -108,11 +108,17 @@ public enum BlindIndexRegistry {
         try index.validate()
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         try db.execute(sql: createTableSQL)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let definition = String(decoding: try encoder.encode(index), as: UTF8.self)
+        let definition = definitionJSON(index)
         try db.execute(sql: "INSERT OR REPLACE INTO main.\(table)(table_name, name, definition, state, rebuilt_through, \"check\") VALUES (?, ?, ?, ?, ?, ?)",
                        arguments: [index.table, index.name, definition, state.rawValue, rebuiltThrough, try check(of: index, cipher: cipher, keyID: keyring.activeKeyID)])
+    }
+
+    /// The definition as recorded: JSON with sorted keys.
+    package static func definitionJSON(_ index: BlindIndex) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Strings, integers, booleans and arrays of them: encoding cannot fail.
+        return String(decoding: (try? encoder.encode(index)) ?? Data(), as: UTF8.self)
     }
 
     /// Moves a recorded index's rebuild on to `rowid`, or marks it ready (nil).

@@ -74,10 +74,20 @@ extension DatabaseSchema {
     public static func read(from db: Connection) throws(StrongroomError) -> DatabaseSchema {
         let names = try db.tableNames().filter { !$0.lowercased().hasPrefix("strongroom_") }
         let sealed = try SealedColumnRegistry.columns(in: db)
+        let blindIndexes: [BlindIndex]
+        do {
+            blindIndexes = try BlindIndexRegistry.entries(in: db).map(\.index).filter { !$0.isIndexedColumnsOwn }
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.misuse, "\(error)", path: db.path)
+        }
         var tables: [TableDefinition] = []
         var sql: [FoldedName: String] = [:]
         for name in names {
-            tables.append(try readTable(name, sealed: sealed.filter { $0.table.sqliteFolded == name.sqliteFolded }, db: db))
+            var table = try readTable(name, sealed: sealed.filter { $0.table.sqliteFolded == name.sqliteFolded }, db: db)
+            table.blindIndexes = blindIndexes.filter { $0.table.sqliteFolded == name.sqliteFolded }
+            tables.append(table)
             sql[name.sqliteFolded] = try db.fetchOne(String.self, sql: "SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [name])
         }
         var schema = DatabaseSchema(tables: tables)

@@ -127,6 +127,24 @@ private struct Planner {
             }
         }
         seal()
+        recordBlindIndexes()
+    }
+
+    /// The blind index registry kept in step with the model: an index that
+    /// is new or changed is recorded `building` (its values are computed by
+    /// `strongroom fields index add`, which needs the keyring), one that is
+    /// gone is forgotten.
+    mutating func recordBlindIndexes() {
+        let before = current.tables.flatMap(\.blindIndexes), after = desired.tables.flatMap(\.blindIndexes)
+        func same(_ a: BlindIndex, _ b: BlindIndex) -> Bool { a.table.sqliteFolded == b.table.sqliteFolded && a.name.sqliteFolded == b.name.sqliteFolded }
+        let gone = before.filter { old in !after.contains { same($0, old) } }
+        let changed = after.filter { new in !before.contains(new) }
+        guard !gone.isEmpty || !changed.isEmpty else { return }
+        add(BlindIndexRegistry.createTableSQL)
+        for index in gone {
+            add("DELETE FROM \(BlindIndexRegistry.table) WHERE table_name = \(DatabaseSchema.literal(index.table)) AND name = \(DatabaseSchema.literal(index.name))")
+        }
+        for index in changed { add(DatabaseSchema.recordingSQL(index, state: "building")) }
     }
 
     /// Renames first, so the rest of the plan compares like with like.

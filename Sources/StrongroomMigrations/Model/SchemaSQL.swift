@@ -166,7 +166,19 @@ extension DatabaseSchema {
                 out += "INSERT INTO \(SealedColumnRegistry.table) (table_name, column_name, mode, index_column) VALUES (\(Self.literal(column.table)), \(Self.literal(column.column)), \(Self.literal(column.mode.rawValue)), \(index));\n"
             }
         }
+        let indexes = tables.flatMap(\.blindIndexes)
+        if !indexes.isEmpty {
+            out += "\n-- Blind indexes (`strongroom fields index add` confirms and fills them; see the Sealing columns article).\n"
+            out += BlindIndexRegistry.createTableSQL + ";\n"
+            for index in indexes { out += Self.recordingSQL(index, state: "ready") + ";\n" }
+        }
         return out
+    }
+
+    /// Records `index` in the blind index registry, without a check (a
+    /// migration has no keyring: `fields index add` confirms the definition).
+    static func recordingSQL(_ index: BlindIndex, state: String) -> String {
+        "INSERT OR REPLACE INTO \(BlindIndexRegistry.table) (table_name, name, definition, state, rebuilt_through, \"check\") VALUES (\(literal(index.table)), \(literal(index.name)), \(literal(BlindIndexRegistry.definitionJSON(index))), '\(state)', NULL, NULL)"
     }
 
     static func literal(_ text: String) -> String {

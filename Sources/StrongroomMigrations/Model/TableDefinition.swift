@@ -32,16 +32,21 @@ public struct TableDefinition: Sendable, Hashable {
     public var foreignKeys: [ForeignKeyDefinition]
     /// Indexes created beside the table (`CREATE INDEX`).
     public var indexes: [IndexDefinition]
+    /// Blind indexes beyond each indexed sealed column's own (``StrongroomFields/BlindIndex``):
+    /// their companion columns and SQL indexes are among ``columns`` and
+    /// ``indexes``; the definitions go to the registry the tools read.
+    public var blindIndexes: [BlindIndex]
 
     /// A table definition.
     public init(_ name: String, columns: [ColumnDefinition], primaryKey: [String] = [], uniqueKeys: [[String]] = [],
-                foreignKeys: [ForeignKeyDefinition] = [], indexes: [IndexDefinition] = []) {
+                foreignKeys: [ForeignKeyDefinition] = [], indexes: [IndexDefinition] = [], blindIndexes: [BlindIndex] = []) {
         self.name = name
         self.columns = columns
         self.primaryKey = primaryKey
         self.uniqueKeys = uniqueKeys
         self.foreignKeys = foreignKeys
         self.indexes = indexes
+        self.blindIndexes = blindIndexes
     }
 
     /// The unique keys that are not the primary key's, each once (names
