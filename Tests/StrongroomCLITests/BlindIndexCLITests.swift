@@ -83,6 +83,29 @@ struct BlindIndexCLITests {
         #expect(count >= 1)
     }
 
+    /// The Sealing columns article's Chinook figures that do not depend on
+    /// the key (a truncated length's groups do).
+    @Test func theArticlesChinookFiguresThatDoNotDependOnTheKey() throws {
+        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--seal", "Track.Composer", "--seal", "Track.Name"] + Self.keys)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let plan = try run(["fields", "plan", "--database", "c.db", "--column", "Track.Composer", "--transform", "nfkc-casefold", "--json"] + Self.keys)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
+        #expect(report["rows"] as? Int == 3503 && report["indexed_rows"] as? Int == 2526 && report["distinct_values"] as? Int == 853)
+        let declared = try #require(report["declared"] as? [String: Any])
+        #expect(declared["bits"] as? Int == 128 && declared["rows_singled_out"] as? Int == 566 && declared["index_values"] as? Int == 853 && declared["largest_group"] as? Int == 80)
+        let candidates = try #require(report["candidates"] as? [[String: Any]])
+        let recommended = try #require(report["recommended_bits"] as? Int)
+        #expect(candidates.prefix(recommended).allSatisfy { ($0["smallest_group"] as? Int ?? 0) >= 2 })
+        #expect((candidates[recommended]["smallest_group"] as? Int ?? 2) < 2)
+        #expect((report["warnings"] as? [String] ?? []).contains { $0.contains("input repeats: 2526 rows hold 853 distinct values") })
+        let names = try run(["fields", "plan", "--database", "c.db", "--column", "Track.Name", "--json"] + Self.keys)
+        let namesReport = try #require(try JSONSerialization.jsonObject(with: Data(names.stdout.utf8)) as? [String: Any])
+        #expect(namesReport["distinct_values"] as? Int == 3257)
+    }
+
     @Test func changingRebuildingAndDroppingAnIndex() throws {
         try importIndexed()
         let changed = try run(["fields", "index", "add", "--database", "c.db", "Customer.email_folded=Email:trim,nfkc-casefold/4", "--batch-size", "10"] + Self.keys)

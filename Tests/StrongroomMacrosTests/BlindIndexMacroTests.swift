@@ -82,9 +82,9 @@ extension TableMacroExpansionTests {
             }
             """, diagnostics: [
                 DiagnosticSpec(message: "blind index 'email_folded' is truncated to 16 bits: different values may share a truncated index value, so UNIQUE would refuse a value for another's sake; make it 128 bits to make it unique",
-                               line: 1, column: 23),
+                               line: 1, column: 51),
                 DiagnosticSpec(message: "blind index 'email_folded' is truncated to 16 bits: different values may share a truncated index value, so UNIQUE would refuse a value for another's sake; make it 128 bits to make it unique",
-                               line: 1, column: 94),
+                               line: 1, column: 17),
             ])
     }
 
