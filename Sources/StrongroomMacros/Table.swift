@@ -96,7 +96,7 @@
 public macro Table(_ name: String? = nil, primaryKey: [String] = [], unique: [[String]] = [], blindIndexes: [TableBlindIndex] = []) =
     #externalMacro(module: "StrongroomMacrosPlugin", type: "TableMacro")
 
-/// A blind index declared in `@Table(blindIndexes:)`: a ``StrongroomFields/BlindIndex``
+/// A blind index declared in `@Table(blindIndexes:)`: a `BlindIndex`
 /// whose table is the struct's. Names, bits and `unique` are literals, which
 /// the macro checks when the app compiles.
 public struct TableBlindIndex: Sendable, Hashable {

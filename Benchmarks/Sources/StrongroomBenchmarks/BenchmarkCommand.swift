@@ -20,7 +20,7 @@ struct BenchmarkCommand: ParsableCommand {
     var large = false
     @Option(help: "Recorded rounds per workload (after one warm-up round).")
     var rounds = 5
-    @Option(parsing: .upToNextOption, help: "Workload groups to run (default: all): core, encryption, open, pool, fields, migrations, conversion, service (the last only with --customer-service and --grdb-service).")
+    @Option(parsing: .upToNextOption, help: "Workload groups to run (default: all): core, encryption, open, pool, fields, search, migrations, conversion, service (the last only with --customer-service and --grdb-service).")
     var only: [String] = []
     @Option(help: "The GRDB peer's executable (default: GRDBPeer/.build/{release,debug}/GRDBPeer).")
     var grdbPeer: String?
@@ -141,7 +141,7 @@ struct BenchmarkCommand: ParsableCommand {
         }
         let sizes = quick ? [1000] : [10_000, 100_000, 1_000_000] + (large ? [10_000_000] : [])
         var runner = Runner(rounds: quick ? 2 : rounds, warmUp: true)
-        let allGroups = ["core", "encryption", "open", "pool", "fields", "migrations", "conversion", "service"]
+        let allGroups = ["core", "encryption", "open", "pool", "fields", "search", "migrations", "conversion", "service"]
         if let unknown = only.first(where: { !allGroups.contains($0) }) {
             throw ValidationError("Unknown workload group \(unknown): choose among \(allGroups.joined(separator: ", ")).")
         }
@@ -164,6 +164,7 @@ struct BenchmarkCommand: ParsableCommand {
             try context.asyncPoolLoad(&runner, seconds: quick ? 0.1 : 2, rounds: quick ? 1 : 3)
         }
         if groups.contains("fields") { try context.fields(&runner, rounds: quick ? 1 : 3) }
+        if groups.contains("search") { try context.search(&runner, rounds: quick ? 1 : 3) }
         if groups.contains("migrations") { try context.migrations(&runner, rows: oneSize, fleet: quick ? 10 : 1000, rounds: quick ? 1 : 3) }
         if groups.contains("conversion") { try context.conversion(&runner, rows: quick ? 2000 : 2_000_000, rounds: quick ? 1 : 3) }
         if groups.contains("service"), let customerService, let grdbService {

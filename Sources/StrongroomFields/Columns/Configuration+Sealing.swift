@@ -51,7 +51,7 @@ extension Configuration {
     ///
     /// `indexes` are the blind indexes beyond each `indexed` column's own
     /// (``BlindIndex``): inserts fill them, and
-    /// ``Strongroom/Connection/fetchAll(_:where:orderBy:limit:)`` looks rows up through them.
+    /// ``Strongroom/Connection/fetchAll(_:where:)`` looks rows up through them.
     /// Each index covers at least one of `columns`; a definition that is not
     /// one (see ``BlindIndex/validate()``) fails every connection's opening
     /// with its ``FieldError``.

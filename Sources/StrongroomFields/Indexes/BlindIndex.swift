@@ -13,7 +13,7 @@ public import Strongroom
 ///   value (the equality classes). Only such an index can be `unique`.
 /// - Truncated to fewer bits, many values share each index value: a lookup
 ///   reads a few candidates and drops the false positives
-///   (``Strongroom/Connection/fetchAll(_:where:orderBy:limit:)``), and the
+///   (``Strongroom/Connection/fetchAll(_:where:)``), and the
 ///   index no longer tells which rows hold equal values. `strongroom fields
 ///   plan` measures, on the data, which lengths keep every index value
 ///   shared by at least k rows.

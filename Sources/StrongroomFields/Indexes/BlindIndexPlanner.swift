@@ -82,8 +82,19 @@ public enum BlindIndexPlanner {
     /// to `minimumBits`, and the declared one), on the rows of `db`.
     ///
     /// - Parameters:
+    ///   - index: The index to plan: its table, columns, transformations, and
+    ///     its declared length (measured too).
+    ///   - db: A connection to the database, inside a read transaction for a
+    ///     consistent count (`queue.read { db in … }`).
+    ///   - keyring: The field keyring that opens the values (and would key the index).
     ///   - k: The fewest rows an index value must stand for (default 2).
     ///   - sealedColumns: The sealed columns (default: those the database records).
+    ///   - maximumBits: The longest length tried (default 64).
+    ///   - progress: Called as rows are read and lengths measured.
+    /// - Returns: The counts at each length, the recommendation and the warnings.
+    /// - Throws: ``FieldError`` for a value that does not open or that a
+    ///   transformation refuses (naming its column and row), or a keyring the
+    ///   database does not know; `StrongroomError` from SQLite.
     public static func plan(_ index: BlindIndex, in db: Connection, keyring: FieldKeyring, k: Int = 2, sealedColumns: [SealedColumn]? = nil,
                             maximumBits: Int = 64, progress: ((Phase) -> Void)? = nil) throws -> Plan {
         precondition(k >= 1, "k is at least 1")

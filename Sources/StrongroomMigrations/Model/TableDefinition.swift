@@ -32,7 +32,7 @@ public struct TableDefinition: Sendable, Hashable {
     public var foreignKeys: [ForeignKeyDefinition]
     /// Indexes created beside the table (`CREATE INDEX`).
     public var indexes: [IndexDefinition]
-    /// Blind indexes beyond each indexed sealed column's own (``StrongroomFields/BlindIndex``):
+    /// Blind indexes beyond each indexed sealed column's own (`BlindIndex`):
     /// their companion columns and SQL indexes are among ``columns`` and
     /// ``indexes``; the definitions go to the registry the tools read.
     public var blindIndexes: [BlindIndex]
