@@ -200,8 +200,8 @@ public final class DatabaseQueue: @unchecked Sendable {
         try await onThreadOfItsOwn("strongroom-c") { try self.close() }
     }
 
-    /// Runs `body` in a DEFERRED transaction with writes forbidden
-    /// (`PRAGMA query_only`).
+    /// Runs `body` in a DEFERRED transaction with writes forbidden: a
+    /// statement that would write fails with ``StrongroomError/Code/readOnly``.
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try access(.read, "read") { db in try Self.readOnlyTransaction(db, body) }
     }
@@ -233,9 +233,9 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// ```
     public func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await onQueue(.read, "read") { db, access in
-            // Only `body` may be interrupted: never the BEGIN, the COMMIT or
-            // `PRAGMA query_only = 0` around it (SQLite refuses to compile
-            // SQL while an interrupt is pending).
+            // Only `body` may be interrupted: never the BEGIN or the COMMIT
+            // around it (SQLite refuses to compile SQL while an interrupt is
+            // pending).
             try Self.readOnlyTransaction(db) { db in try access.run(db, body) }
         }
     }
@@ -257,10 +257,13 @@ public final class DatabaseQueue: @unchecked Sendable {
     }
 
     static func readOnlyTransaction<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
-        try db.execute(sql: "PRAGMA query_only = 1")
-        defer { try? db.execute(sql: "PRAGMA query_only = 0") }
         do {
-            return try db.inTransaction(.deferred, body)
+            return try db.inTransaction(.deferred) { db in
+                // Set inside the transaction (its BEGIN and COMMIT run without it).
+                db.state.refusesWrites = true
+                defer { db.state.refusesWrites = false }
+                return try body(db)
+            }
         } catch let error as StrongroomError {
             throw error.insideRead()
         }

@@ -9,10 +9,10 @@
 /// access is a single load or store, and statements are not `Sendable`.
 final class ConnectionState {
     @exclusivity(unchecked) var isClosed = false {
-        didSet { refusesSteps = isClosed || transactionLost != nil }
+        didSet { updateRefusesSteps() }
     }
-    /// `isClosed || transactionLost != nil`, kept as one flag: the only
-    /// check a statement's step makes before `sqlite3_step`.
+    /// `isClosed || transactionLost != nil || refusesWrites`, kept as one
+    /// flag: the only check a statement's step makes before `sqlite3_step`.
     @exclusivity(unchecked) private(set) var refusesSteps = false
     /// The direct-only functions (their bits, see `Connection.directOnlyFunctions`)
     /// the statement being stepped calls in its own text: the only ones
@@ -36,7 +36,18 @@ final class ConnectionState {
     /// transaction, each committed at once, so they are refused with this
     /// code until the closure ends.
     @exclusivity(unchecked) var transactionLost: StrongroomError.Code? {
-        didSet { refusesSteps = isClosed || transactionLost != nil }
+        didSet { updateRefusesSteps() }
+    }
+    /// Set inside a read (`DatabaseQueue.read`): a statement that writes
+    /// (`sqlite3_stmt_readonly` false) is refused before it steps. Not
+    /// `PRAGMA query_only`, which makes SQLite expire every prepared
+    /// statement of the connection each time it is set or cleared.
+    @exclusivity(unchecked) var refusesWrites = false {
+        didSet { updateRefusesSteps() }
+    }
+
+    private func updateRefusesSteps() {
+        refusesSteps = isClosed || transactionLost != nil || refusesWrites
     }
     /// Why the authorizer or a direct-only function refused, for the error
     /// of the statement that failed (taken by `Connection.lastError`).

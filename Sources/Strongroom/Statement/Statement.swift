@@ -77,6 +77,9 @@ public final class Statement {
     /// The connection's ``ColumnTransform`` plan for this statement's
     /// columns: unknown until the first row, `.some(nil)` for none.
     private var openingPlanState: OpeningPlan??
+    /// How many times SQLite compiled the statement again (a schema change,
+    /// or an expiry) that its columns showed: for tests.
+    package private(set) var timesPreparedAgain = 0
     private var openingReader: OpeningColumnReader?
     /// The reader a decoder uses for the current row: straight from SQLite,
     /// or, when the connection's ``ColumnTransform`` opens some columns,
@@ -159,6 +162,7 @@ public final class Statement {
         let count = Int(sqlite3_column_count(handle))
         let marker = count > 0 ? sqlite3_column_name(handle, 0) : nil
         guard count != columnCount || marker != columnsMarker else { return }
+        timesPreparedAgain += 1
         columnCount = count
         columnsMarker = marker
         columnNames = (0..<Int32(count)).map { String(cString: sqlite3_column_name(handle, $0)) }
@@ -391,6 +395,11 @@ public final class Statement {
         if connectionState.isClosed { try connection.checkOpen(sql: sql) }
         if let lost = connectionState.transactionLost {
             throw StrongroomError(lost, "SQLite rolled this transaction back when one of its statements failed (\(lost.rawValue)); the closure went on, and its later statements are not run (they would each commit on their own). Nothing of the transaction was committed.", path: connection.path, sql: sql)
+        }
+        // Inside a read: a statement that would write is refused, as a
+        // SQLITE_READONLY of `PRAGMA query_only` would be.
+        if connectionState.refusesWrites && sqlite3_stmt_readonly(handle) == 0 {
+            throw StrongroomError(.readOnly, "Writes are not allowed inside read (it reads one snapshot); use write. This statement would write.", path: connection.path, sql: sql)
         }
     }
 
