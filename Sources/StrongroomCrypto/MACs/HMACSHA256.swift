@@ -47,8 +47,10 @@ public final class HMACSHA256 {
     /// Writes the 32-byte HMAC of `message` to `out`.
     public func authenticationCode(for message: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
         precondition(out.count >= Self.byteCount, "an HMAC-SHA256 needs 32 bytes")
-        // With a NULL key, EVP_MAC_init starts a new message under the key set before.
-        var ok = strongroom_hmac_sha256_init(context, nil, 0) == 1
+        // With a NULL key and no parameters, EVP_MAC_init starts a new message
+        // under the key and digest set before: passing the digest's name again
+        // would have OpenSSL fetch SHA-256 by name, under a lock, every time.
+        var ok = EVP_MAC_init(context, nil, 0, nil) == 1
         if ok && message.count > 0 {
             ok = EVP_MAC_update(context, message.baseAddress!.assumingMemoryBound(to: UInt8.self), message.count) == 1
         }

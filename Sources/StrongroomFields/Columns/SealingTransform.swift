@@ -55,8 +55,11 @@ final class SealingTransform: ColumnTransform {
     let declaredViews: [String]
 
     /// Blind indexes by folded table name: each `indexed` column's own, then
-    /// the declared ones.
+    /// the declared ones, each with its keys (derived on first use).
     let indexes: [FoldedName: [BlindIndex]]
+    private let indexKeys: [FoldedName: [FieldCipher.IndexKeys]]
+    /// Lookups made SQL (``BlindIndexQuery``), by their shape.
+    var lookups: [BlindIndexQuery.Shape: BlindIndexQuery.Compiled] = [:]
 
     init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection, views: [String] = []) {
         self.declaredViews = views
@@ -70,6 +73,7 @@ final class SealingTransform: ColumnTransform {
             indexes[index.table.sqliteFolded, default: []].append(index)
         }
         self.indexes = indexes
+        self.indexKeys = indexes.mapValues { $0.map { cipher.indexKeys($0) } }
         self.cipher = cipher
         self.connection = connection
     }
@@ -192,12 +196,15 @@ final class SealingTransform: ColumnTransform {
         }
         // Every blind index of the table, from the plain values (a column the
         // insert leaves out is NULL), before they are sealed.
-        if let indexes = indexes[table.sqliteFolded] {
+        if let indexes = indexes[table.sqliteFolded], let keys = indexKeys[table.sqliteFolded] {
             let given = names.map(\.sqliteFolded)
             var computed: [(column: String, value: DatabaseValue)] = []
-            for index in indexes {
+            for (index, keys) in zip(indexes, keys) {
                 let inputs = index.parts.map { part in given.firstIndex(of: part.column.sqliteFolded).map { values[$0] } ?? .null }
-                computed.append((index.name, try cipher.blindIndex(of: inputs, for: index, row: FieldCipher.row(rowKey))))
+                let value = try index.transformed(inputs, row: FieldCipher.row(rowKey)).map { inputs throws(FieldError) in
+                    try cipher.blindIndex(ofTransformed: inputs, for: index, keys: keys)
+                } ?? .null
+                computed.append((index.name, value))
             }
             for (column, value) in computed {
                 if let existing = given.firstIndex(of: column.sqliteFolded) {

@@ -167,7 +167,7 @@ public struct BlindIndex: Sendable, Hashable, Codable {
     ///
     /// - Throws: ``FieldError/Code/untransformable`` naming the column and
     ///   `row`, for a value a transformation does not take.
-    public func transformed(_ values: [DatabaseValue], row: String? = nil) throws(FieldError) -> [DatabaseValue]? {
+    public func transformed(_ values: [DatabaseValue], row: @autoclosure () -> String? = nil) throws(FieldError) -> [DatabaseValue]? {
         precondition(values.count == parts.count, "one value per part of the index")
         // A NULL part: no index value, whatever the other parts hold (nothing is transformed).
         if values.contains(where: \.isNull) { return nil }
@@ -179,6 +179,7 @@ public struct BlindIndex: Sendable, Hashable, Codable {
                 switch transformation.apply(current) {
                 case .success(let next): current = next
                 case .failure(let refusal):
+                    let row = row()
                     let place = row.map { "\(table).\(part.column), row \($0)" } ?? "\(table).\(part.column)"
                     throw FieldError(.untransformable, "\(place): blind index \(name) cannot index the value: \(refusal.message(transformation)). Correct the value, or the index's transformations.", table: table, column: part.column, row: row)
                 }

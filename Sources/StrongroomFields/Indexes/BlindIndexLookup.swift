@@ -128,54 +128,78 @@ struct BlindIndexQuery {
     let sql: String
     let arguments: [DatabaseValue]
 
+    /// What the SQL depends on: compiled once per connection.
+    struct Shape: Hashable {
+        let table: String, index: String, orderBy: [String], descending: Bool, after: Bool
+    }
+
+    /// A shape's index, keys and SQL, checked and made once.
+    struct Compiled {
+        let index: BlindIndex
+        let keys: FieldCipher.IndexKeys
+        let sql: String
+    }
+
     init<T: TableRecord>(_ type: T.Type, _ lookup: BlindIndexLookup, on db: Connection) throws {
         guard let transform = db.columnTransform as? SealingTransform else {
             throw FieldError(.misuse, "This connection seals no column: configure it with Configuration.seal(_:indexes:keyring:) to look rows up through a blind index.", table: T.databaseTableName)
         }
-        let table = T.databaseTableName
-        let indexes = transform.indexes[table.sqliteFolded] ?? []
-        guard let index = indexes.first(where: { $0.name.sqliteFolded == lookup.index.sqliteFolded }) else {
-            let known = indexes.map(\.name)
-            throw FieldError(.misuse, "\(table) has no blind index \(lookup.index) on this connection (it has \(known.isEmpty ? "none" : known.joined(separator: ", "))); declare it with Configuration.seal(_:indexes:keyring:).", table: table)
-        }
+        let shape = Shape(table: T.databaseTableName, index: lookup.index, orderBy: lookup.orderBy, descending: lookup.descending, after: lookup.afterValues != nil)
+        let compiled = try transform.lookups[shape] ?? Self.compile(shape, transform: transform)
+        transform.lookups[shape] = compiled
+        let index = compiled.index
         guard lookup.values.count == index.parts.count else {
-            throw FieldError(.misuse, "Blind index \(index.name) covers \(index.parts.count) column\(index.parts.count == 1 ? "" : "s") (\(index.parts.map(\.column).joined(separator: ", "))), and the lookup gives \(lookup.values.count) value\(lookup.values.count == 1 ? "" : "s"); give one per column, in that order.", table: table)
+            throw FieldError(.misuse, "Blind index \(index.name) covers \(index.parts.count) column\(index.parts.count == 1 ? "" : "s") (\(index.parts.map(\.column).joined(separator: ", "))), and the lookup gives \(lookup.values.count) value\(lookup.values.count == 1 ? "" : "s"); give one per column, in that order.", table: index.table)
         }
-        for column in lookup.orderBy where transform.isSealed(column, of: table) {
-            throw FieldError(.misuse, "\(table).\(column) is sealed: its envelopes have no order to sort by. Order by a plain column (the primary key, say).", table: table, column: column)
-        }
-        if let after = lookup.afterValues, after.count != lookup.orderBy.count || after.isEmpty {
-            throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: \(lookup.orderBy.isEmpty ? "order it (ordered(by:)) first" : "give \(lookup.orderBy.count) (\(lookup.orderBy.joined(separator: ", ")))").", table: table)
+        if let after = lookup.afterValues, after.count != lookup.orderBy.count {
+            throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: give \(lookup.orderBy.count) (\(lookup.orderBy.joined(separator: ", "))).", table: index.table)
         }
         self.index = index
+        self.sql = compiled.sql
         // No row holds a NULL index value: a lookup of NULL finds nothing.
         let probe = try index.transformed(lookup.values)
         self.probe = probe ?? []
         // The probe under every key of the keyring: during a rotation, rows
         // keep the index values of the key they were sealed under.
-        let cipher = transform.cipher
-        var probes: [DatabaseValue] = []
+        let keyring = transform.cipher.keyring
+        var arguments: [DatabaseValue] = []
         if let probe {
-            for keyID in [cipher.keyring.activeKeyID] + cipher.keyring.keyIDs.filter({ $0 != cipher.keyring.activeKeyID }) {
-                probes.append(try cipher.blindIndex(ofTransformed: probe, for: index, keyID: keyID))
+            arguments.append(try transform.cipher.blindIndex(ofTransformed: probe, for: index, keys: compiled.keys, keyID: keyring.activeKeyID))
+            for keyID in keyring.keyIDs where keyID != keyring.activeKeyID {
+                arguments.append(try transform.cipher.blindIndex(ofTransformed: probe, for: index, keys: compiled.keys, keyID: keyID))
             }
         } else {
-            probes = [.null]
+            arguments = Array(repeating: .null, count: keyring.keyIDs.count)
+        }
+        self.arguments = arguments + (lookup.afterValues ?? [])
+    }
+
+    /// The SQL of a shape, after checking the index, its columns and the order.
+    private static func compile(_ shape: Shape, transform: SealingTransform) throws -> Compiled {
+        let table = shape.table
+        let indexes = transform.indexes[table.sqliteFolded] ?? []
+        guard let index = indexes.first(where: { $0.name.sqliteFolded == shape.index.sqliteFolded }) else {
+            let known = indexes.map(\.name)
+            throw FieldError(.misuse, "\(table) has no blind index \(shape.index) on this connection (it has \(known.isEmpty ? "none" : known.joined(separator: ", "))); declare it with Configuration.seal(_:indexes:keyring:).", table: table)
+        }
+        for column in shape.orderBy where transform.isSealed(column, of: table) {
+            throw FieldError(.misuse, "\(table).\(column) is sealed: its envelopes have no order to sort by. Order by a plain column (the primary key, say).", table: table, column: column)
+        }
+        if shape.after && shape.orderBy.isEmpty {
+            throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: order it (ordered(by:)) first.", table: table)
         }
         let quoted = SQLScript.quotedIdentifier
-        var sql = "SELECT * FROM main.\(quoted(table)) WHERE \(quoted(index.name)) " + (probes.count == 1 ? "= ?" : "IN (\(probes.map { _ in "?" }.joined(separator: ", ")))")
-        var arguments = probes
-        if let after = lookup.afterValues {
-            let columns = lookup.orderBy.map(quoted)
+        let probes = transform.cipher.keyring.keyIDs.count
+        var sql = "SELECT * FROM main.\(quoted(table)) WHERE \(quoted(index.name)) " + (probes == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: probes).joined(separator: ", ")))")
+        if shape.after {
+            let columns = shape.orderBy.map(quoted)
             let left = columns.count == 1 ? columns[0] : "(\(columns.joined(separator: ", ")))"
-            let right = columns.count == 1 ? "?" : "(\(columns.map { _ in "?" }.joined(separator: ", ")))"
-            sql += " AND \(left) \(lookup.descending ? "<" : ">") \(right)"
-            arguments += after
+            let right = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            sql += " AND \(left) \(shape.descending ? "<" : ">") \(right)"
         }
-        if !lookup.orderBy.isEmpty {
-            sql += " ORDER BY " + lookup.orderBy.map { quoted($0) + (lookup.descending ? " DESC" : "") }.joined(separator: ", ")
+        if !shape.orderBy.isEmpty {
+            sql += " ORDER BY " + shape.orderBy.map { quoted($0) + (shape.descending ? " DESC" : "") }.joined(separator: ", ")
         }
-        self.sql = sql
-        self.arguments = arguments
+        return Compiled(index: index, keys: transform.cipher.indexKeys(index), sql: sql)
     }
 }

@@ -149,6 +149,12 @@ public enum BlindIndexTransformation: Sendable, Hashable {
 
     /// NFKC, full case folding, NFKC.
     static func normalizedCaseFolded(_ text: String) -> String {
+        // ASCII is its own NFKC, and folds by A-Z to a-z alone.
+        let utf8 = text.utf8
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            guard utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
+            return String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+        }
         let normalized = text.precomposedStringWithCompatibilityMapping
         var folded = String.UnicodeScalarView()
         let table = CaseFolding.table

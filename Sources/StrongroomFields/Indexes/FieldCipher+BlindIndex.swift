@@ -15,21 +15,23 @@ extension FieldCipher {
     /// - Throws: ``FieldError/Code/untransformable`` naming the column and
     ///   `row` when a transformation does not take a value;
     ///   ``FieldError/Code/unknownKeyID``.
-    public func blindIndex(of values: [DatabaseValue], for index: BlindIndex, keyID: UInt32? = nil, row: String? = nil) throws(FieldError) -> DatabaseValue {
-        guard let inputs = try index.transformed(values, row: row) else { return .null }
+    public func blindIndex(of values: [DatabaseValue], for index: BlindIndex, keyID: UInt32? = nil, row: @autoclosure () -> String? = nil) throws(FieldError) -> DatabaseValue {
+        guard let inputs = try index.transformed(values, row: row()) else { return .null }
         return try blindIndex(ofTransformed: inputs, for: index, keyID: keyID)
     }
 
-    /// The same, for values already transformed (``BlindIndex/transformed(_:row:)``).
-    func blindIndex(ofTransformed inputs: [DatabaseValue], for index: BlindIndex, keyID: UInt32? = nil) throws(FieldError) -> DatabaseValue {
+    /// The same, for values already transformed (``BlindIndex/transformed(_:row:)``),
+    /// with the index's keys when the caller keeps them (no lookup by definition).
+    func blindIndex(ofTransformed inputs: [DatabaseValue], for index: BlindIndex, keys: IndexKeys? = nil, keyID: UInt32? = nil) throws(FieldError) -> DatabaseValue {
         let id = keyID ?? keyring.activeKeyID
         if index.isColumnIndex {
             return try blindIndex(inputs[0], table: index.table, column: index.parts[0].column, keyID: id)
         }
+        let keys = keys ?? indexKeys(index)
         var out = [UInt8](repeating: 0, count: 4 + index.tagByteCount)
         out[0] = UInt8(id >> 24 & 0xFF); out[1] = UInt8(id >> 16 & 0xFF); out[2] = UInt8(id >> 8 & 0xFF); out[3] = UInt8(id & 0xFF)
         let result: Result<Void, FieldError> = out.withUnsafeMutableBytes { out in
-            Result { () throws(FieldError) in try indexTag(of: inputs, for: index, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: out[4...])) }
+            Result { () throws(FieldError) in try indexTag(of: inputs, for: index, keys: keys, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: out[4...])) }
         }
         try result.get()
         return .blob(out)
@@ -38,8 +40,8 @@ extension FieldCipher {
     /// The index's tag of `inputs` (transformed), cut to `into.count` bytes
     /// and the index's bits: HMAC-SHA256(index key, context ‖ u32(parts) ‖
     /// for each part: u32(length) ‖ type ‖ payload).
-    func indexTag(of inputs: [DatabaseValue], for index: BlindIndex, keyID: UInt32, into out: UnsafeMutableRawBufferPointer) throws(FieldError) {
-        let mac = try indexMAC(for: index, keyID: keyID)
+    func indexTag(of inputs: [DatabaseValue], for index: BlindIndex, keys: IndexKeys? = nil, keyID: UInt32, into out: UnsafeMutableRawBufferPointer) throws(FieldError) {
+        let mac = try indexMAC(for: index, keys: keys, keyID: keyID)
         var n = contextPart.count + 4
         for input in inputs { n += 4 + FieldEnvelope.plaintextByteCount(input) }
         let scratch = scratch(byteCount: n + HMACSHA256.byteCount)
@@ -64,8 +66,8 @@ extension FieldCipher {
     /// The HMAC of `index` under `keyID`, derived on first use:
     /// HKDF-SHA256(master key, salt "strongroom.field.v1", info
     /// "hmac-sha256-blind-index-v2" ‖ 0x00 ‖ ``BlindIndex/derivationInfo``).
-    func indexMAC(for index: BlindIndex, keyID: UInt32) throws(FieldError) -> HMACSHA256 {
-        let keys = indexKeys(index)
+    func indexMAC(for index: BlindIndex, keys: IndexKeys? = nil, keyID: UInt32) throws(FieldError) -> HMACSHA256 {
+        let keys = keys ?? indexKeys(index)
         return try keys.macs.primitive(keyID) { () throws(FieldError) in
             guard let master = keyring.key(keyID) else {
                 throw FieldError(.unknownKeyID, "The keyring has no key \(keyID) (it has \(keyring.keyIDs.map(String.init).joined(separator: ", "))).", table: index.table)
