@@ -60,6 +60,12 @@ final class SealingTransform: ColumnTransform {
     private let indexKeys: [FoldedName: [FieldCipher.IndexKeys]]
     /// Lookups made SQL (``BlindIndexQuery``), by their shape.
     var lookups: [BlindIndexQuery.Shape: BlindIndexQuery.Compiled] = [:]
+    /// The keys a lookup's probe is computed under: the active one first,
+    /// then the others (rows not yet rotated).
+    private(set) lazy var probeKeyIDs: [UInt32] = {
+        let keyring = cipher.keyring
+        return [keyring.activeKeyID] + keyring.keyIDs.filter { $0 != keyring.activeKeyID }
+    }()
 
     init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection, views: [String] = []) {
         self.declaredViews = views
@@ -196,21 +202,21 @@ final class SealingTransform: ColumnTransform {
         }
         // Every blind index of the table, from the plain values (a column the
         // insert leaves out is NULL), before they are sealed.
-        if let indexes = indexes[table.sqliteFolded], let keys = indexKeys[table.sqliteFolded] {
-            let given = names.map(\.sqliteFolded)
-            var computed: [(column: String, value: DatabaseValue)] = []
-            for (index, keys) in zip(indexes, keys) {
-                let inputs = index.parts.map { part in given.firstIndex(of: part.column.sqliteFolded).map { values[$0] } ?? .null }
-                let value = try index.transformed(inputs, row: FieldCipher.row(rowKey)).map { inputs throws(FieldError) in
-                    try cipher.blindIndex(ofTransformed: inputs, for: index, keys: keys)
+        if let plan = indexPlan(table: table, names: names) {
+            var computed: [DatabaseValue] = []
+            computed.reserveCapacity(plan.count)
+            for step in plan {
+                let inputs = step.parts.map { $0.map { values[$0] } ?? .null }
+                let value = try step.index.transformed(inputs, row: FieldCipher.row(rowKey)).map { inputs throws(FieldError) in
+                    try cipher.blindIndex(ofTransformed: inputs, for: step.index, keys: step.keys)
                 } ?? .null
-                computed.append((index.name, value))
+                computed.append(value)
             }
-            for (column, value) in computed {
-                if let existing = given.firstIndex(of: column.sqliteFolded) {
-                    values[existing] = value
+            for (step, value) in zip(plan, computed) {
+                if let target = step.target {
+                    values[target] = value
                 } else {
-                    names.append(column)
+                    names.append(step.index.name)
                     values.append(value)
                 }
             }
@@ -219,6 +225,37 @@ final class SealingTransform: ColumnTransform {
             guard let sealed = sealedColumns[names[index].sqliteFolded] else { continue }
             values[index] = try cipher.seal(values[index], table: table, column: sealed.column, rowKey: rowKey, mode: sealed.mode)
         }
+    }
+
+    /// One blind index of an insert: where its parts are among the
+    /// insert's columns (nil: left out, so NULL), and where its own column is
+    /// (nil: appended).
+    struct IndexStep {
+        let index: BlindIndex
+        let keys: FieldCipher.IndexKeys
+        let parts: [Int?]
+        let target: Int?
+    }
+
+    /// The last insert's columns, per table as spelled, and its plan: a
+    /// record type inserts the same columns every time, so names are
+    /// folded and found once.
+    private var indexPlans: [String: (names: [String], steps: [IndexStep])] = [:]
+
+    private func indexPlan(table: String, names: [String]) -> [IndexStep]? {
+        if let known = indexPlans[table], known.names == names { return known.steps.isEmpty ? nil : known.steps }
+        let folded = table.sqliteFolded
+        guard let indexes = indexes[folded], let keys = indexKeys[folded] else {
+            indexPlans[table] = (names, [])
+            return nil
+        }
+        let given = names.map(\.sqliteFolded)
+        let steps = zip(indexes, keys).map { index, keys in
+            IndexStep(index: index, keys: keys, parts: index.parts.map { given.firstIndex(of: $0.column.sqliteFolded) },
+                      target: given.firstIndex(of: index.name.sqliteFolded))
+        }
+        indexPlans[table] = (names, steps)
+        return steps
     }
 
     private func assignRowid(table: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {

@@ -106,10 +106,13 @@ extension Connection {
         let statement = try cachedStatement(sql: query.sql)
         // By name: a record's row view numbers its properties, not the columns.
         let names = query.index.parts.map(\.column)
+        // One column, as stored: compared as it is, with no arrays.
+        let exact = names.count == 1 && query.index.parts[0].transformations.isEmpty ? (names[0], query.probe.first) : nil
         var count = 0
         try statement.forEach(T.self, arguments: StatementArguments(query.arguments.map { $0 as any DatabaseValueConvertible }), filter: { row in
             // A row whose values transform otherwise, or not at all, is a
             // false positive (a truncated index's, or a planted value).
+            if let (name, probe) = exact { return probe != nil && row[name] == probe }
             let stored = names.map { row[$0] ?? .null }
             guard let transformed = try? query.index.transformed(stored) else { return false }
             return BlindIndex.matches(transformed, query.probe)
@@ -145,8 +148,13 @@ struct BlindIndexQuery {
             throw FieldError(.misuse, "This connection seals no column: configure it with Configuration.seal(_:indexes:keyring:) to look rows up through a blind index.", table: T.databaseTableName)
         }
         let shape = Shape(table: T.databaseTableName, index: lookup.index, orderBy: lookup.orderBy, descending: lookup.descending, after: lookup.afterValues != nil)
-        let compiled = try transform.lookups[shape] ?? Self.compile(shape, transform: transform)
-        transform.lookups[shape] = compiled
+        let compiled: Compiled
+        if let known = transform.lookups[shape] {
+            compiled = known
+        } else {
+            compiled = try Self.compile(shape, transform: transform)
+            transform.lookups[shape] = compiled
+        }
         let index = compiled.index
         guard lookup.values.count == index.parts.count else {
             throw FieldError(.misuse, "Blind index \(index.name) covers \(index.parts.count) column\(index.parts.count == 1 ? "" : "s") (\(index.parts.map(\.column).joined(separator: ", "))), and the lookup gives \(lookup.values.count) value\(lookup.values.count == 1 ? "" : "s"); give one per column, in that order.", table: index.table)
@@ -161,17 +169,16 @@ struct BlindIndexQuery {
         self.probe = probe ?? []
         // The probe under every key of the keyring: during a rotation, rows
         // keep the index values of the key they were sealed under.
-        let keyring = transform.cipher.keyring
+        let keyIDs = transform.probeKeyIDs
         var arguments: [DatabaseValue] = []
-        if let probe {
-            arguments.append(try transform.cipher.blindIndex(ofTransformed: probe, for: index, keys: compiled.keys, keyID: keyring.activeKeyID))
-            for keyID in keyring.keyIDs where keyID != keyring.activeKeyID {
-                arguments.append(try transform.cipher.blindIndex(ofTransformed: probe, for: index, keys: compiled.keys, keyID: keyID))
-            }
-        } else {
-            arguments = Array(repeating: .null, count: keyring.keyIDs.count)
+        arguments.reserveCapacity(keyIDs.count + (lookup.afterValues?.count ?? 0))
+        for keyID in keyIDs {
+            arguments.append(try probe.map { probe throws(FieldError) in
+                try transform.cipher.blindIndex(ofTransformed: probe, for: index, keys: compiled.keys, keyID: keyID)
+            } ?? .null)
         }
-        self.arguments = arguments + (lookup.afterValues ?? [])
+        if let after = lookup.afterValues { arguments += after }
+        self.arguments = arguments
     }
 
     /// The SQL of a shape, after checking the index, its columns and the order.
@@ -189,7 +196,7 @@ struct BlindIndexQuery {
             throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: order it (ordered(by:)) first.", table: table)
         }
         let quoted = SQLScript.quotedIdentifier
-        let probes = transform.cipher.keyring.keyIDs.count
+        let probes = transform.probeKeyIDs.count
         var sql = "SELECT * FROM main.\(quoted(table)) WHERE \(quoted(index.name)) " + (probes == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: probes).joined(separator: ", ")))")
         if shape.after {
             let columns = shape.orderBy.map(quoted)

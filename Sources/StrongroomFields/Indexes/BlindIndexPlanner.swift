@@ -102,15 +102,16 @@ public enum BlindIndexPlanner {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         let inputs = try BlindIndexInputs(index, cipher: cipher, sealedColumns: try sealedColumns ?? SealedColumnRegistry.columns(in: db), in: db)
         let rows = try inputs.count(in: db)
-        // Each distinct transformed value, with how many rows hold it.
-        var counts: [[DatabaseValue]: Int] = [:]
+        // Each distinct transformed value, as the message its index hashes
+        // (the encoding of FieldCipher.indexTag), with how many rows hold it.
+        var counts: [[UInt8]: Int] = [:]
         var read = 0, indexed = 0
         try inputs.forEach(after: nil, in: db) { row in
             read += 1
             if read % 50_000 == 0 { progress?(.reading(read, of: rows)) }
             guard let transformed = try index.transformed(row.values, row: FieldCipher.row(row.rowKey)) else { return }
             indexed += 1
-            counts[transformed, default: 0] += 1
+            counts[cipher.indexMessage(of: transformed), default: 0] += 1
         }
         progress?(.reading(read, of: rows))
         let distinct = Array(counts)
@@ -121,15 +122,15 @@ public enum BlindIndexPlanner {
             let candidate = index.withBits(bits)
             // Each thread its own cipher: one is not thread-safe.
             let cipher = FieldCipher(keyring: keyring, context: cipher.context)
+            let mac = try cipher.indexMAC(for: candidate, keyID: keyring.activeKeyID)
             var groups: [Tag: Int] = [:]
             groups.reserveCapacity(min(distinct.count, 1 << min(bits, 24)))
-            var buffer = [UInt8](repeating: 0, count: candidate.tagByteCount)
-            for (value, count) in distinct {
-                let result: Result<Void, FieldError> = buffer.withUnsafeMutableBytes { out in
-                    Result { () throws(FieldError) in try cipher.indexTag(of: value, for: candidate, keyID: keyring.activeKeyID, into: out) }
+            var tag = [UInt8](repeating: 0, count: 32)
+            tag.withUnsafeMutableBytes { tag in
+                for (message, count) in distinct {
+                    message.withUnsafeBytes { mac.authenticationCode(for: $0, into: tag) }
+                    groups[Tag(UnsafeRawBufferPointer(tag), bits: bits), default: 0] += count
                 }
-                try result.get()
-                groups[Tag(buffer), default: 0] += count
             }
             let sizes = groups.values
             let expected = r / pow(2, min(Double(bits), inputBits))
@@ -167,13 +168,18 @@ public enum BlindIndexPlanner {
                     candidates: candidates, recommendedBits: recommended.flatMap { $0 >= 1 ? $0 : nil }, declared: declared, warnings: warnings)
     }
 
-    /// Up to 128 bits of a tag, as a dictionary key.
+    /// The first `bits` of a tag (up to 128), as a dictionary key.
     private struct Tag: Hashable {
         let high: UInt64, low: UInt64
-        init(_ bytes: [UInt8]) {
+        init(_ tag: UnsafeRawBufferPointer, bits: Int) {
             var high: UInt64 = 0, low: UInt64 = 0
-            for (i, byte) in bytes.enumerated() {
-                if i < 8 { high |= UInt64(byte) << (56 - 8 * i) } else { low |= UInt64(byte) << (56 - 8 * (i - 8)) }
+            for i in 0..<8 { high = high << 8 | UInt64(tag[i]) }
+            for i in 8..<16 { low = low << 8 | UInt64(tag[i]) }
+            if bits < 64 {
+                high &= ~(UInt64.max >> UInt64(bits))
+                low = 0
+            } else if bits < 128 {
+                low &= bits == 64 ? 0 : ~(UInt64.max >> UInt64(bits - 64))
             }
             self.high = high
             self.low = low

@@ -63,6 +63,26 @@ extension FieldCipher {
         if bits % 8 != 0 { out[byteCount - 1] &= UInt8(truncatingIfNeeded: 0xFF << (8 - bits % 8)) }
     }
 
+    /// The message an index hashes for `inputs` (transformed), as
+    /// ``indexTag(of:for:keys:keyID:into:)`` builds it: for the planner,
+    /// which hashes each distinct one at many lengths.
+    func indexMessage(of inputs: [DatabaseValue]) -> [UInt8] {
+        var n = contextPart.count + 4
+        for input in inputs { n += 4 + FieldEnvelope.plaintextByteCount(input) }
+        var message = [UInt8](repeating: 0, count: n)
+        message.withUnsafeMutableBytes { buffer in
+            var writer = FieldEnvelope.Writer(buffer)
+            if !contextPart.isEmpty { contextPart.withUnsafeBytes { writer.write($0) } }
+            writer.write(bigEndian: UInt32(inputs.count))
+            for input in inputs {
+                writer.write(bigEndian: UInt32(FieldEnvelope.plaintextByteCount(input)))
+                FieldEnvelope.writePlaintext(input, to: &writer)
+            }
+            precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
+        }
+        return message
+    }
+
     /// The HMAC of `index` under `keyID`, derived on first use:
     /// HKDF-SHA256(master key, salt "strongroom.field.v1", info
     /// "hmac-sha256-blind-index-v2" ‖ 0x00 ‖ ``BlindIndex/derivationInfo``).
