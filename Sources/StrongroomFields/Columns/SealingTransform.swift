@@ -60,6 +60,7 @@ final class SealingTransform: ColumnTransform {
     private let indexKeys: [FoldedName: [FieldCipher.IndexKeys]]
     /// Lookups made SQL (``BlindIndexQuery``), by their shape.
     var lookups: [BlindIndexQuery.Shape: BlindIndexQuery.Compiled] = [:]
+    var lastLookup: (BlindIndexQuery.Shape, BlindIndexQuery.Compiled)?
     /// The keys a lookup's probe is computed under: the active one first,
     /// then the others (rows not yet rotated).
     private(set) lazy var probeKeyIDs: [UInt32] = {

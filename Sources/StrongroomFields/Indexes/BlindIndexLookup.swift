@@ -149,11 +149,16 @@ struct BlindIndexQuery {
         }
         let shape = Shape(table: T.databaseTableName, index: lookup.index, orderBy: lookup.orderBy, descending: lookup.descending, after: lookup.afterValues != nil)
         let compiled: Compiled
-        if let known = transform.lookups[shape] {
+        if let (lastShape, known) = transform.lastLookup, lastShape == shape {
+            // The common case: the same lookup as the last one, found without hashing.
             compiled = known
+        } else if let known = transform.lookups[shape] {
+            compiled = known
+            transform.lastLookup = (shape, known)
         } else {
             compiled = try Self.compile(shape, transform: transform)
             transform.lookups[shape] = compiled
+            transform.lastLookup = (shape, compiled)
         }
         let index = compiled.index
         guard lookup.values.count == index.parts.count else {
@@ -165,7 +170,8 @@ struct BlindIndexQuery {
         self.index = index
         self.sql = compiled.sql
         // No row holds a NULL index value: a lookup of NULL finds nothing.
-        let probe = try index.transformed(lookup.values)
+        let probe = index.parts.count == 1 && index.parts[0].transformations.isEmpty
+            ? (lookup.values[0].isNull ? nil : lookup.values) : try index.transformed(lookup.values)
         self.probe = probe ?? []
         // The probe under every key of the keyring: during a rotation, rows
         // keep the index values of the key they were sealed under.
