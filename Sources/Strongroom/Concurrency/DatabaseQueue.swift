@@ -108,7 +108,7 @@ public final class DatabaseQueue: @unchecked Sendable {
             try gate.acquire(for: observer.metrics(kind))
             var handedOn = false
             defer { if !handedOn { gate.release() } }
-            let result = try runOnQueue(caller) { db in try observer.observe(kind, span: span, on: db) { try body(db) } }
+            let result = try runOnQueue(caller, reading: kind == .read) { db in try observer.observe(kind, span: span, on: db) { try body(db) } }
             if needsCheckpoint() {
                 // The caller has its result; the checkpoint runs on the
                 // writer's thread, which gives the permit back after it.
@@ -129,11 +129,15 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Runs `body` with the connection; call it holding the permit only. A
     /// transaction the body left open would block the queue (and other
     /// connections) for good: it is rolled back, and reported.
-    private func runOnQueue<T>(_ caller: String, _ body: (Connection) throws -> T) throws -> T {
+    private func runOnQueue<T>(_ caller: String, reading: Bool, _ body: (Connection) throws -> T) throws -> T {
         let result: T
         if let filesMoved { throw filesMoved }
         do {
             try reopenAfterRekeyIfNeeded()
+            // A read leaves `PRAGMA query_only` set, so that the reads after it
+            // do not set it again (each set or clear expires every prepared
+            // statement): any other access clears it first.
+            if !reading { try Self.allowWrites(connection) }
             result = try mark.run { try body(connection) }
         } catch {
             connection.rollbackQuietly()
@@ -257,6 +261,13 @@ public final class DatabaseQueue: @unchecked Sendable {
     }
 
     static func readOnlyTransaction<T>(_ db: Connection, _ body: (Connection) throws -> T) throws -> T {
+        // SQLite refuses every write while it is set, those SQL run by a
+        // function of a statement included (an export, PRAGMA optimize);
+        // it stays set for the next read (see runOnQueue).
+        if !db.state.queryOnly {
+            try db.execute(sql: "PRAGMA query_only = 1")
+            db.state.queryOnly = true
+        }
         do {
             return try db.inTransaction(.deferred) { db in
                 // Set inside the transaction (its BEGIN and COMMIT run without it).
@@ -284,7 +295,7 @@ public final class DatabaseQueue: @unchecked Sendable {
                 // The permit is this caller's: run on the queue's thread.
                 self.thread.submit {
                     let result = Result {
-                        try self.runOnQueue(caller) { db in
+                        try self.runOnQueue(caller, reading: kind == .read) { db in
                             try self.observer.observe(kind, span: span, on: db) { try body(db, access) }
                         }
                     }
@@ -323,8 +334,16 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// New reads of the pool wait meanwhile, and the reads running are
     /// given up to the policy's `maximumWait` to end: readers that keep
     /// coming would otherwise keep the log's read locks forever.
+    /// Clears the `PRAGMA query_only` a read left set.
+    static func allowWrites(_ db: Connection) throws(StrongroomError) {
+        guard db.state.queryOnly else { return }
+        try db.execute(sql: "PRAGMA query_only = 0")
+        db.state.queryOnly = false
+    }
+
     private func checkpoint() {
         guard let policy = checkpointPolicy, !connection.isClosed else { return }
+        try? Self.allowWrites(connection)
         let before = Self.fileSize(path + "-wal")
         let start = ContinuousClock.now
         let readers = readersToPauseForCheckpoints

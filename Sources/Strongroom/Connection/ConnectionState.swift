@@ -46,6 +46,10 @@ final class ConnectionState {
         didSet { updateRefusesSteps() }
     }
 
+    /// Whether `PRAGMA query_only` is set on the connection (a queue's
+    /// reads leave it set until the next access that may write).
+    var queryOnly = false
+
     private func updateRefusesSteps() {
         refusesSteps = isClosed || transactionLost != nil || refusesWrites
     }

@@ -34,7 +34,9 @@ struct Export: ParsableCommand {
         try db.execute(sql: "PRAGMA foreign_keys = OFF")
         try db.inTransaction(.immediate) { db in
             // Every blind index's column: the indexed columns' own, and the recorded ones.
-            let recorded = try BlindIndexRegistry.entries(in: db).map(\.index).filter { !$0.isIndexedColumnsOwn }
+            // Only the definitions whose check this keyring verifies: a row
+            // anyone with the database key wrote could name a column of data.
+            let recorded = try BlindIndexRegistry.entries(in: db, keyring: keyring).filter(\.verified).map(\.index).filter { !$0.isIndexedColumnsOwn }
             let opened = try ColumnSealing.openInPlace(keyring: keyring, in: db)
             try db.execute(sql: "DROP TABLE IF EXISTS main.\(BlindIndexRegistry.table)")
             let indexColumns = opened.compactMap { column in column.indexColumn.map { (table: column.table, column: $0) } }

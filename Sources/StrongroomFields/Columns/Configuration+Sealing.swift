@@ -62,6 +62,7 @@ extension Configuration {
             } catch {
                 throw StrongroomError(.misuse, error.message, path: db.path)
             }
+            try BlindIndex.refuseColumnsOfAnotherType(indexes, in: db)
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
             // The database must know this keyring: refused at open if not.
             try FieldKeyCheck.prepare(cipher, in: db)

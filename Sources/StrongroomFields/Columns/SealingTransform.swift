@@ -149,7 +149,11 @@ final class SealingTransform: ColumnTransform {
 
     func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool {
         activeKeyJustFoundRecorded = false
-        guard columns[table.sqliteFolded] != nil, let check = try activeCheck() else { return false }
+        let folded = table.sqliteFolded
+        // The declared indexes' record, written by the first insert (and a
+        // unique index's check under the other keys, which reads only).
+        if !indexesRecorded.contains(folded), indexes[folded]?.contains(where: { !$0.isIndexedColumnsOwn }) == true { return true }
+        guard columns[folded] != nil, let check = try activeCheck() else { return false }
         activeKeyJustFoundRecorded = try FieldKeyCheck.isActiveKeyRecorded(of: cipher.keyring, check: check, in: connection)
         return !activeKeyJustFoundRecorded
     }
@@ -203,14 +207,17 @@ final class SealingTransform: ColumnTransform {
         }
         // Every blind index of the table, from the plain values (a column the
         // insert leaves out is NULL), before they are sealed.
-        if let plan = indexPlan(table: table, names: names) {
+        if let plan = try indexPlan(table: table, names: names) {
+            try recordDeclaredIndexes(of: table, connection: connection)
             var computed: [DatabaseValue] = []
             computed.reserveCapacity(plan.count)
             for step in plan {
                 let inputs = step.parts.map { $0.map { values[$0] } ?? .null }
-                let value = try step.index.transformed(inputs, row: FieldCipher.row(rowKey)).map { inputs throws(FieldError) in
-                    try cipher.blindIndex(ofTransformed: inputs, for: step.index, keys: step.keys)
-                } ?? .null
+                var value = DatabaseValue.null
+                if let transformed = try step.index.transformed(inputs, row: FieldCipher.row(rowKey)) {
+                    value = try cipher.blindIndex(ofTransformed: transformed, for: step.index, keys: step.keys)
+                    try refuseDuplicateUnderAnotherKey(step, inputs: transformed, table: table, connection: connection)
+                }
                 computed.append(value)
             }
             for (step, value) in zip(plan, computed) {
@@ -243,7 +250,7 @@ final class SealingTransform: ColumnTransform {
     /// folded and found once.
     private var indexPlans: [String: (names: [String], steps: [IndexStep])] = [:]
 
-    private func indexPlan(table: String, names: [String]) -> [IndexStep]? {
+    private func indexPlan(table: String, names: [String]) throws(FieldError) -> [IndexStep]? {
         if let known = indexPlans[table], known.names == names { return known.steps.isEmpty ? nil : known.steps }
         let folded = table.sqliteFolded
         guard let indexes = indexes[folded], let keys = indexKeys[folded] else {
@@ -251,12 +258,52 @@ final class SealingTransform: ColumnTransform {
             return nil
         }
         let given = names.map(\.sqliteFolded)
-        let steps = zip(indexes, keys).map { index, keys in
-            IndexStep(index: index, keys: keys, parts: index.parts.map { given.firstIndex(of: $0.column.sqliteFolded) },
-                      target: given.firstIndex(of: index.name.sqliteFolded))
+        var steps: [IndexStep] = []
+        for (index, keys) in zip(indexes, keys) {
+            let target = given.firstIndex(of: index.name.sqliteFolded)
+            // A record that writes the index's column itself would lose its
+            // value to the index (an indexed column's own index keeps the
+            // first format's behaviour: its column is the index's alone).
+            if let target, !index.isIndexedColumnsOwn {
+                throw FieldError(.misuse, "Inserting into \(table) writes column \(names[target]), which is blind index \(index.name)'s: the index would replace the value. Rename the index, or leave the column out of the record.", table: table, column: names[target])
+            }
+            steps.append(IndexStep(index: index, keys: keys, parts: index.parts.map { given.firstIndex(of: $0.column.sqliteFolded) }, target: target))
         }
         indexPlans[table] = (names, steps)
         return steps
+    }
+
+    /// Tables whose declared indexes this connection found recorded (or recorded).
+    private var indexesRecorded: Set<FoldedName> = []
+
+    /// The declared indexes of `table` the registry lacks, recorded (with
+    /// their check) by the first insert into it on this connection, inside
+    /// its savepoint: so that rotation rebuilds them and retiring a key
+    /// counts their values, even when only the configuration declares them.
+    /// `ready` when the table is empty, else `building` (rows inserted before
+    /// hold no value: `strongroom fields index rebuild`).
+    private func recordDeclaredIndexes(of table: String, connection: Connection) throws {
+        let folded = table.sqliteFolded
+        guard !indexesRecorded.contains(folded) else { return }
+        let declared = (indexes[folded] ?? []).filter { !$0.isIndexedColumnsOwn }
+        for index in declared where try BlindIndexRegistry.entry(index.name, of: index.table, in: connection) == nil {
+            let empty = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM main.\(SQLScript.quotedIdentifier(index.table)) LIMIT 1)") == 0
+            try BlindIndexRegistry.record(index, state: empty ? .ready : .building, cipher: cipher, in: connection)
+        }
+        indexesRecorded.insert(folded)
+    }
+
+    /// For a unique index: no row may hold the value under another key of
+    /// the keyring either (its SQL index compares key id and tag together).
+    private func refuseDuplicateUnderAnotherKey(_ step: IndexStep, inputs: [DatabaseValue], table: String, connection: Connection) throws {
+        guard step.index.unique, probeKeyIDs.count > 1 else { return }
+        for keyID in probeKeyIDs.dropFirst() {
+            let other = try cipher.blindIndex(ofTransformed: inputs, for: step.index, keys: step.keys, keyID: keyID)
+            let taken = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM main.\(SQLScript.quotedIdentifier(step.index.table)) WHERE \(SQLScript.quotedIdentifier(step.index.name)) = ? LIMIT 1)", arguments: [other])
+            if taken == 1 {
+                throw StrongroomError(.uniqueConstraint, "UNIQUE constraint failed: \(table).\(step.index.name): a row holds the same value, indexed under field key \(keyID) (not yet rotated).", path: connection.path)
+            }
+        }
     }
 
     private func assignRowid(table: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {

@@ -161,6 +161,21 @@ public struct BlindIndex: Sendable, Hashable, Codable {
         }
     }
 
+    /// An index's column holds BLOBs: one the table declares with another
+    /// type (`phone TEXT`) is some other data, which inserts would replace
+    /// with index values.
+    static func refuseColumnsOfAnotherType(_ indexes: [BlindIndex], in db: Connection) throws(StrongroomError) {
+        for index in indexes {
+            for row in try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(index.table)))") {
+                guard try row.decode(String.self, column: "name").sqliteFolded == index.name.sqliteFolded else { continue }
+                let type = try row.decode(String.self, column: "type")
+                if !["", "BLOB"].contains(type.uppercased()) {
+                    throw StrongroomError(.misuse, "Blind index \(index.name) of \(index.table) would store its values in column \(index.name), which is declared \(type): it holds other data. Name the index apart from the table's columns (its column is a BLOB of its own).", path: db.path)
+                }
+            }
+        }
+    }
+
     /// The values to hash: each part's value (`values`, in part order)
     /// transformed, or nil when one is NULL (a row with a NULL part has no
     /// index value, and no lookup finds it).
@@ -192,7 +207,18 @@ public struct BlindIndex: Sendable, Hashable, Codable {
     /// Whether two of the index's inputs match: the rows a lookup keeps
     /// are those whose transformed values equal the probe's.
     static func matches(_ a: [DatabaseValue], _ b: [DatabaseValue]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { $0 == $1 }
+        a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
+    }
+
+    /// Equal as the index hashes them: TEXT by its UTF-8 bytes (Swift's
+    /// `==` would take canonically equivalent strings, NFC and NFD, as one),
+    /// and a value's type counts.
+    static func same(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
+        switch (a, b) {
+        case (.text(let x), .text(let y)): x.utf8.elementsEqual(y.utf8)
+        case (.real(let x), .real(let y)): x.bitPattern == y.bitPattern
+        default: a == b
+        }
     }
 }
 

@@ -31,7 +31,12 @@ struct BlindIndexInputs {
             throw FieldError(.misuse, "\(index.table) is a WITHOUT ROWID table (or its columns hide every name of the rowid): its blind indexes are rebuilt and planned in rowid order, which it has not.", table: index.table)
         }
         let quoted = SQLScript.quotedIdentifier
-        let selected = [rowid] + keyColumns.map(quoted) + index.parts.map { quoted($0.column) }
+        // Sealed parts as expressions (`+column`): a connection that seals
+        // (the application's own) opens only columns, so the envelopes come
+        // as stored whichever connection reads them.
+        let selected = [rowid] + keyColumns.map(quoted) + zip(index.parts, sealing).map { part, sealed in
+            sealed == nil ? quoted(part.column) : "+" + quoted(part.column)
+        }
         sql = "SELECT \(selected.joined(separator: ", ")) FROM main.\(quoted(index.table)) WHERE \(rowid) >= ?1 ORDER BY \(rowid) LIMIT ?2"
     }
 

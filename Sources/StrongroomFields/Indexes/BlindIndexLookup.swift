@@ -112,7 +112,10 @@ extension Connection {
         try statement.forEach(T.self, arguments: StatementArguments(query.arguments.map { $0 as any DatabaseValueConvertible }), filter: { row in
             // A row whose values transform otherwise, or not at all, is a
             // false positive (a truncated index's, or a planted value).
-            if let (name, probe) = exact { return probe != nil && row[name] == probe }
+            if let (name, probe) = exact {
+                guard let probe, let stored = row[name] else { return false }
+                return BlindIndex.same(stored, probe)
+            }
             let stored = names.map { row[$0] ?? .null }
             guard let transformed = try? query.index.transformed(stored) else { return false }
             return BlindIndex.matches(transformed, query.probe)
@@ -156,7 +159,7 @@ struct BlindIndexQuery {
             compiled = known
             transform.lastLookup = (shape, known)
         } else {
-            compiled = try Self.compile(shape, transform: transform)
+            compiled = try Self.compile(shape, transform: transform, db: db)
             transform.lookups[shape] = compiled
             transform.lastLookup = (shape, compiled)
         }
@@ -188,7 +191,7 @@ struct BlindIndexQuery {
     }
 
     /// The SQL of a shape, after checking the index, its columns and the order.
-    private static func compile(_ shape: Shape, transform: SealingTransform) throws -> Compiled {
+    private static func compile(_ shape: Shape, transform: SealingTransform, db: Connection) throws -> Compiled {
         let table = shape.table
         let indexes = transform.indexes[table.sqliteFolded] ?? []
         guard let index = indexes.first(where: { $0.name.sqliteFolded == shape.index.sqliteFolded }) else {
@@ -200,6 +203,19 @@ struct BlindIndexQuery {
         }
         if shape.after && shape.orderBy.isEmpty {
             throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: order it (ordered(by:)) first.", table: table)
+        }
+        if shape.after {
+            // (a, b) > (?, ?) is never true of a NULL: a page after would skip rows.
+            let info = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))")
+            let keyed = try info.filter { try $0.decode(Int.self, column: "pk") > 0 }
+            for column in shape.orderBy {
+                guard let row = try info.first(where: { try $0.decode(String.self, column: "name").sqliteFolded == column.sqliteFolded }) else { continue }
+                let pk = try row.decode(Int.self, column: "pk"), type = try row.decode(String.self, column: "type")
+                let isRowid = keyed.count == 1 && pk == 1 && type.uppercased() == "INTEGER"
+                if try row.decode(Int.self, column: "notnull") == 0 && !isRowid {
+                    throw FieldError(.misuse, "\(table).\(column) may be NULL, and a page after a row compares the ordering columns' values, which skips the rows where one is NULL. Continue pages by NOT NULL columns (the primary key, say).", table: table, column: column)
+                }
+            }
         }
         let quoted = SQLScript.quotedIdentifier
         let probes = transform.probeKeyIDs.count

@@ -63,7 +63,13 @@ public enum BlindIndexRebuild {
                 throw FieldError(.misuse, "\(index.table).\(index.name) is the blind index of indexed column \(recorded.index.parts[0].column), kept in the first format; give the new index another name.", table: index.table)
             }
             let same = recorded.map { $0.index == index && $0.verified } ?? false
-            try ensureColumnAndIndex(index, replacingUnique: recorded.map { $0.index.unique != index.unique } ?? false, in: db)
+            if recorded == nil { try refuseAColumnOfOtherData(index, in: db) }
+            try ensureColumnAndIndex(index, in: db)
+            if let recorded, recorded.index != index {
+                // Another definition: its values go first (they could collide
+                // under a new UNIQUE, and none matches the new key anyway).
+                try db.execute(sql: "UPDATE main.\(SQLScript.quotedIdentifier(index.table)) SET \(SQLScript.quotedIdentifier(index.name)) = NULL")
+            }
             let resume = same && recorded?.state == .building ? recorded?.rebuiltThrough : nil
             try BlindIndexRegistry.record(index, state: .building, rebuiltThrough: resume, keyring: keyring, in: db)
             return resume
@@ -110,23 +116,82 @@ public enum BlindIndexRebuild {
                 throw FieldError(.misuse, "\(table).\(name) is the blind index of indexed column \(entry.index.parts[0].column): it goes with the column's sealing mode, not on its own.", table: table)
             }
             let quoted = SQLScript.quotedIdentifier
-            try db.execute(sql: "DROP INDEX IF EXISTS main.\(quoted("\(entry.index.table)_\(entry.index.name)"))")
+            if let existing = try existingSQLIndex(entry.index, in: db) {
+                guard existing.ours else {
+                    throw FieldError(.misuse, "The SQL index \(sqlIndexName(entry.index)) is on another table or column than blind index \(table).\(name): it is not dropped, and neither is the index. Check `strongroom fields status`.", table: table)
+                }
+                try db.execute(sql: "DROP INDEX main.\(quoted(sqlIndexName(entry.index)))")
+            }
             try db.execute(sql: "UPDATE main.\(quoted(entry.index.table)) SET \(quoted(entry.index.name)) = NULL")
             try BlindIndexRegistry.remove(entry.index, in: db)
         }
     }
 
-    /// The companion column and its SQL index, made when missing; the SQL
-    /// index made again when uniqueness changes.
-    private static func ensureColumnAndIndex(_ index: BlindIndex, replacingUnique: Bool, in db: Connection) throws {
+    /// The SQL index of a blind index: `table_name`.
+    static func sqlIndexName(_ index: BlindIndex) -> String { "\(index.table)_\(index.name)" }
+
+    /// Whether the SQL index of that name is on `index`'s table and column
+    /// alone; nil when there is none. Another index of that name (`a.b_c`
+    /// and `a_b.c` both name theirs `a_b_c`) is refused.
+    private static func existingSQLIndex(_ index: BlindIndex, in db: Connection) throws -> (unique: Bool, ours: Bool)? {
+        let name = sqlIndexName(index)
+        guard let table = try db.fetchOne(String.self, sql: "SELECT tbl_name FROM main.sqlite_master WHERE type = 'index' AND name = ? COLLATE NOCASE", arguments: [name]) else { return nil }
+        let columns = try db.fetchAll(sql: "PRAGMA main.index_info(\(SQLScript.quotedIdentifier(name)))").map { try $0.decode(String?.self, column: "name") ?? "" }
+        let ours = table.sqliteFolded == index.table.sqliteFolded && columns.map(\.sqliteFolded) == [index.name.sqliteFolded]
+        let unique = try db.fetchAll(sql: "PRAGMA main.index_list(\(SQLScript.quotedIdentifier(table)))")
+            .first { try $0.decode(String.self, column: "name").sqliteFolded == name.sqliteFolded }
+            .map { try $0.decode(Int.self, column: "unique") != 0 } ?? false
+        return (unique, ours)
+    }
+
+    /// A column the index would take over, that the registry does not give
+    /// it: refused unless it holds only what index values look like
+    /// (NULL, or BLOBs of 5 to 20 bytes), as a migration's empty column does.
+    private static func refuseAColumnOfOtherData(_ index: BlindIndex, in db: Connection) throws {
+        let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(index.table)))")
+        guard let column = try columns.first(where: { try $0.decode(String.self, column: "name").sqliteFolded == index.name.sqliteFolded }) else { return }
+        let name = SQLScript.quotedIdentifier(index.name), table = "main." + SQLScript.quotedIdentifier(index.table)
+        let other = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table) WHERE \(name) IS NOT NULL AND NOT (typeof(\(name)) = 'blob' AND length(\(name)) BETWEEN 5 AND 20) LIMIT 1)") == 1
+        let type = try column.decode(String.self, column: "type").uppercased()
+        if other || !["", "BLOB"].contains(type) {
+            throw FieldError(.misuse, "\(index.table) has a column \(index.name) already, holding other data (declared \(type.isEmpty ? "without a type" : type)): blind index \(index.name) would overwrite it. Give the index another name.", table: index.table, column: index.name)
+        }
+    }
+
+    /// The companion column, made when missing, and a plain SQL index on
+    /// it (made UNIQUE, for a unique index, once every value is rebuilt).
+    private static func ensureColumnAndIndex(_ index: BlindIndex, in db: Connection) throws {
         let quoted = SQLScript.quotedIdentifier
-        let table = quoted(index.table), column = quoted(index.name), sqlIndex = quoted("\(index.table)_\(index.name)")
+        let table = quoted(index.table), column = quoted(index.name), sqlIndex = quoted(sqlIndexName(index))
         let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(table))").map { try $0.decode(String.self, column: "name").sqliteFolded }
         if !columns.contains(index.name.sqliteFolded) {
             try db.execute(sql: "ALTER TABLE main.\(table) ADD COLUMN \(column) BLOB")
         }
-        if replacingUnique { try db.execute(sql: "DROP INDEX IF EXISTS main.\(sqlIndex)") }
-        try db.execute(sql: "CREATE \(index.unique ? "UNIQUE " : "")INDEX IF NOT EXISTS main.\(sqlIndex) ON \(table)(\(column))")
+        if let existing = try existingSQLIndex(index, in: db) {
+            guard existing.ours else {
+                throw FieldError(.misuse, "The SQL index \(sqlIndexName(index)) exists already, on another table or column: blind index \(index.table).\(index.name) would name its index so. Give the index another name.", table: index.table)
+            }
+            // Old values may collide under the new definition: UNIQUE comes back at the end.
+            if existing.unique { try db.execute(sql: "DROP INDEX main.\(sqlIndex)") } else { return }
+        }
+        try db.execute(sql: "CREATE INDEX main.\(sqlIndex) ON \(table)(\(column))")
+    }
+
+    /// At the end of a rebuild, inside its last transaction: the SQL index
+    /// made UNIQUE for a unique index, or refused with the rows whose new
+    /// values are equal.
+    private static func finishSQLIndex(_ index: BlindIndex, in db: Connection) throws {
+        guard index.unique, let existing = try existingSQLIndex(index, in: db), existing.ours, !existing.unique else { return }
+        let quoted = SQLScript.quotedIdentifier
+        let table = "main." + quoted(index.table), column = quoted(index.name)
+        let rowid = try db.rowidName(ofTable: index.table) ?? "rowid"
+        let duplicates = try db.fetchAll(sql: "SELECT group_concat(\(rowid)) AS rows FROM \(table) WHERE \(column) IS NOT NULL GROUP BY \(column) HAVING count(*) > 1 LIMIT 3")
+            .map { try $0.decode(String.self, column: "rows") }
+        guard duplicates.isEmpty else {
+            throw FieldError(.misuse, "Blind index \(index.table).\(index.name) is declared unique, and rows hold equal values under it (rowids \(duplicates.joined(separator: "; "))): nothing was made unique. Make those rows' values differ, or the index not unique; then run the rebuild again.", table: index.table)
+        }
+        try db.execute(sql: "DROP INDEX main.\(quoted(sqlIndexName(index)))")
+        try db.execute(sql: "CREATE UNIQUE INDEX main.\(quoted(sqlIndexName(index))) ON \(quoted(index.table))(\(column))")
     }
 
     /// Adds `index` and fills it inside the caller's write transaction, all
@@ -136,9 +201,11 @@ public enum BlindIndexRebuild {
         if try BlindIndexRegistry.entry(index.name, of: index.table, in: db) != nil {
             throw FieldError(.misuse, "\(index.table) has a blind index \(index.name) already.", table: index.table)
         }
-        try ensureColumnAndIndex(index, replacingUnique: false, in: db)
+        try refuseAColumnOfOtherData(index, in: db)
+        try ensureColumnAndIndex(index, in: db)
         try BlindIndexRegistry.record(index, state: .building, keyring: keyring, in: db)
         _ = try rebuildBatch(index, after: nil, limit: .max, keyring: keyring, in: db)
+        try finishSQLIndex(index, in: db)
         try BlindIndexRegistry.advance(index, to: nil, in: db)
     }
 
@@ -173,8 +240,9 @@ public enum BlindIndexRebuild {
         while true {
             let count: Int = try queue.write { db in
                 let (count, reached) = try rebuildBatch(index, after: cursor, limit: batchSize, keyring: keyring, in: db)
-                // The last batch marks the index ready in the same transaction.
+                // The last batch makes a unique index UNIQUE and marks it ready, in the same transaction.
                 if !index.isColumnIndex {
+                    if count < batchSize { try finishSQLIndex(index, in: db) }
                     try BlindIndexRegistry.advance(index, to: count < batchSize ? nil : reached, in: db)
                 }
                 cursor = reached

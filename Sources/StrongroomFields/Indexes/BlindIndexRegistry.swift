@@ -105,8 +105,13 @@ public enum BlindIndexRegistry {
     /// Records `index` (replacing what was recorded under its name), with
     /// a check under the keyring's active key.
     public static func record(_ index: BlindIndex, state: State, rebuiltThrough: Int64? = nil, keyring: FieldKeyring, in db: Connection) throws {
+        try record(index, state: state, rebuiltThrough: rebuiltThrough, cipher: try FieldCipher(keyring: keyring, contextRecordedIn: db), in: db)
+    }
+
+    /// The same, with a cipher already made for the database.
+    static func record(_ index: BlindIndex, state: State, rebuiltThrough: Int64? = nil, cipher: FieldCipher, in db: Connection) throws {
         try index.validate()
-        let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
+        let keyring = cipher.keyring
         try db.execute(sql: createTableSQL)
         let definition = definitionJSON(index)
         try db.execute(sql: "INSERT OR REPLACE INTO main.\(table)(table_name, name, definition, state, rebuilt_through, \"check\") VALUES (?, ?, ?, ?, ?, ?)",

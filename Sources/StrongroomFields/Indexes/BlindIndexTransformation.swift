@@ -101,6 +101,7 @@ public enum BlindIndexTransformation: Sendable, Hashable {
             return .success(.text(String(scalars[first...last])))
         case .normalizedCaseFolded:
             guard case .text(let text) = value else { return .failure(.notText) }
+            guard Self.assignedInUnicode14(text) else { return .failure(.unassigned) }
             return .success(.text(Self.normalizedCaseFolded(text)))
         case .digitsOnly:
             guard let text = Self.text(of: value) else { return .failure(.notText) }
@@ -121,13 +122,14 @@ public enum BlindIndexTransformation: Sendable, Hashable {
 
     /// Why a transformation refused a value (the message names no value).
     enum Refusal: Error {
-        case notText, noDigits, notADate
+        case notText, noDigits, notADate, unassigned
 
         func message(_ transformation: BlindIndexTransformation) -> String {
             switch self {
             case .notText: "\(transformation.name) takes TEXT\(transformation.takesIntegers ? " or INTEGER" : ""), and the value is of another type"
             case .noDigits: "digits found no digit 0-9 in the value"
             case .notADate: "\(transformation.name) takes a date (TEXT YYYY-MM-DD…, or INTEGER or REAL seconds since 1970), and the value is not one"
+            case .unassigned: "nfkc-casefold takes characters Unicode 14.0 assigns, and the value holds one assigned later (or none), whose normalization depends on the platform"
             }
         }
     }
@@ -148,6 +150,13 @@ public enum BlindIndexTransformation: Sendable, Hashable {
     }
 
     /// NFKC, full case folding, NFKC.
+    /// Whether every scalar is one Unicode 14.0 assigns (NFKC of those is
+    /// the same in every Unicode version since: the normalization stability
+    /// policy; of a later one, it depends on the platform's data).
+    static func assignedInUnicode14(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0.value < 0x80 || !CaseFolding.isUnassigned($0.value) }
+    }
+
     static func normalizedCaseFolded(_ text: String) -> String {
         // ASCII is its own NFKC, and folds by A-Z to a-z alone.
         let utf8 = text.utf8
@@ -187,9 +196,15 @@ public enum BlindIndexTransformation: Sendable, Hashable {
                   (1...12).contains(month), day >= 1, day <= daysIn(month, of: year) else { return nil }
             return (year, month)
         case .integer(let seconds):
-            return civil(seconds: Double(seconds))
+            // ⌊seconds / 86400⌋ in integers: exact for every Int64.
+            let days = seconds / 86_400 - (seconds % 86_400 < 0 ? 1 : 0)
+            return civil(days: days)
         case .real(let seconds):
-            return seconds.isFinite ? civil(seconds: seconds) : nil
+            guard seconds.isFinite else { return nil }
+            let days = (seconds / 86_400).rounded(.down)
+            // Beyond ±2^52 days a Double no longer counts whole days.
+            guard abs(days) < 4_503_599_627_370_496 else { return nil }
+            return civil(days: Int64(days))
         default:
             return nil
         }
@@ -203,13 +218,11 @@ public enum BlindIndexTransformation: Sendable, Hashable {
         }
     }
 
-    /// The proleptic Gregorian UTC year and month of `seconds` since 1970
-    /// (Howard Hinnant's days-from-civil inverse, exact for every Int64 day).
-    private static func civil(seconds: Double) -> (Int, Int)? {
-        let days = (seconds / 86_400).rounded(.down)
-        // Beyond ±2^52 days a Double no longer counts whole days.
-        guard abs(days) < 4_503_599_627_370_496 else { return nil }
-        let z = Int64(days) + 719_468
+    /// The proleptic Gregorian year and month of day `days` since 1970-01-01
+    /// (Howard Hinnant's civil_from_days, exact for every Int64 day count
+    /// ⌊seconds / 86400⌋ gives).
+    private static func civil(days: Int64) -> (Int, Int)? {
+        let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
         let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365

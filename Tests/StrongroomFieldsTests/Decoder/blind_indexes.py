@@ -80,7 +80,7 @@ def year_month(value):
     kind, payload = value
     if kind == 3:
         text = payload.decode("utf-8")
-        m = re.match(r"([0-9]{4})-([0-9]{2})-([0-9]{2})($|[ T])", text, re.ASCII)
+        m = re.match(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:\Z|[ T])", text, re.ASCII)
         if not m:
             raise Refused("not a date")
         year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -90,8 +90,9 @@ def year_month(value):
             raise Refused("not a date")
         return year, month
     if kind == 1:
-        seconds = float(struct.unpack(">q", payload)[0])
-    elif kind == 2:
+        # Whole days by integer floor division: exact for every INTEGER.
+        return civil_from_days(struct.unpack(">q", payload)[0] // 86400)
+    if kind == 2:
         seconds = struct.unpack(">d", payload)[0]
         if not math.isfinite(seconds):
             raise Refused("not a date")
@@ -118,7 +119,10 @@ def transform(name, value):
             j -= 1
         return text(s[i:j])
     if name == "nfkc-casefold":
-        return text(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", as_text(value, False)).casefold()))
+        s = as_text(value, False)
+        if any(unicodedata.category(c) == "Cn" for c in s):
+            raise Refused("a character Unicode 14.0 does not assign")
+        return text(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", s).casefold()))
     if name == "digits":
         digits = "".join(c for c in as_text(value, True) if "0" <= c <= "9")
         if not digits:
