@@ -26,6 +26,8 @@ enum TableDiagnostic: DiagnosticMessage {
     case blindIndexWithoutSealedColumn(String)
     case notABlindIndex
     case blindIndexUnknownColumn(index: String, column: String)
+    case blindIndexBits(index: String, bits: Int)
+    case blindIndexNameTaken(String)
 
     var message: String {
         switch self {
@@ -71,6 +73,10 @@ enum TableDiagnostic: DiagnosticMessage {
             return "blind index '\(index)' is truncated to \(bits) bits: different values may share a truncated index value, so UNIQUE would refuse a value for another's sake; make it 128 bits to make it unique"
         case .blindIndexWithoutSealedColumn(let index):
             return "blind index '\(index)' covers no @Sealed column of this table: a blind index hides sealed values; index a plain column with @Indexed"
+        case .blindIndexBits(let index, let bits):
+            return "blind index '\(index)' is \(bits) bits long; a blind index has 1 to 128 bits"
+        case .blindIndexNameTaken(let index):
+            return "blind index '\(index)' is named like a column of this table or another of its blind indexes; its values need a column of their own: name it apart"
         case .blindIndexUnknownColumn(let index, let column):
             return "blind index '\(index)' names '\(column)', which is no column of this table"
         case .notABlindIndex:

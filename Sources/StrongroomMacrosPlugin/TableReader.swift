@@ -257,6 +257,11 @@ struct TableReader<Context: MacroExpansionContext> {
                     columns.append(columnName)
                 }
             }
+            if !(1...128).contains(bits) { diagnose(element.expression, .blindIndexBits(index: name, bits: bits)) }
+            if columnNames.contains(name.lowercased()) || table.blindIndexes.contains(where: { $0.name.lowercased() == name.lowercased() })
+                || table.properties.contains(where: { $0.indexColumn?.lowercased() == name.lowercased() }) {
+                diagnose(element.expression, .blindIndexNameTaken(name))
+            }
             for column in columns where !columnNames.contains(column.lowercased()) { diagnose(element.expression, .blindIndexUnknownColumn(index: name, column: column)) }
             if !columns.contains(where: { sealed.contains($0.lowercased()) }) { diagnose(element.expression, .blindIndexWithoutSealedColumn(name)) }
             if unique && bits < 128 { diagnose(element.expression, .truncatedUnique(index: name, bits: bits)) }

@@ -88,6 +88,25 @@ extension TableMacroExpansionTests {
             ])
     }
 
+    @Test func aBlindIndexOutOfRangeOrNamedLikeAColumnIsRefused() {
+        expand("""
+            @Table(blindIndexes: [.index("email", on: "email", bits: 0), .index("x", on: "email"), .index("x", on: "email", bits: 8)])
+            struct T {
+                @PrimaryKey var id: Int64
+                @Sealed var email: String
+            }
+            """, """
+            struct T {
+                var id: Int64
+                var email: String
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "blind index 'email' is 0 bits long; a blind index has 1 to 128 bits", line: 1, column: 23),
+                DiagnosticSpec(message: "blind index 'email' is named like a column of this table or another of its blind indexes; its values need a column of their own: name it apart", line: 1, column: 23),
+                DiagnosticSpec(message: "blind index 'x' is named like a column of this table or another of its blind indexes; its values need a column of their own: name it apart", line: 1, column: 88),
+            ])
+    }
+
     @Test func aBlindIndexOfPlainColumnsOrUnknownOnesIsRefused() {
         expand("""
             @Table(blindIndexes: [.index("c", on: "country", bits: 8), .index("d", on: "nope", bits: 8), .plain("x")])

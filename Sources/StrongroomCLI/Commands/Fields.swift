@@ -100,8 +100,9 @@ struct Fields: ParsableCommand {
                 let recorded = try SealedColumnRegistry.columns(in: db)
                 let status = try FieldRotation.status(of: SealedValueSearch.sealedColumns(in: db), in: db)
                 let isRecorded = status.map { line in recorded.contains { $0.table == line.table && $0.column == line.column } }
+                // An index whose table or column is gone (dropped by hand) is listed, not counted.
                 let indexes = try BlindIndexRegistry.entries(in: db).map { entry in
-                    IndexLine(entry, try BlindIndexRegistry.statistics(of: entry.index, in: db))
+                    IndexLine(entry, try? BlindIndexRegistry.statistics(of: entry.index, in: db))
                 }
                 if output.json {
                     Output.json(StatusReport(database: database, sealedColumns: zip(status, isRecorded).map(StatusLine.init), blindIndexes: indexes))
@@ -112,7 +113,11 @@ struct Fields: ParsableCommand {
                     print("\(column)\(recorded ? "" : " (sealed values, but not in strongroom_sealed_columns)")")
                 }
                 for line in indexes {
-                    print("blind index \(line.definition): \(line.rows) rows, \(line.distinctIndexValues) distinct index values, largest group \(line.largestGroup)"
+                    guard let rows = line.rows, let distinct = line.distinctIndexValues, let largest = line.largestGroup else {
+                        print("blind index \(line.definition): its table or column is missing (recorded in strongroom_blind_indexes, not in the schema)")
+                        continue
+                    }
+                    print("blind index \(line.definition): \(rows) rows, \(distinct) distinct index values, largest group \(largest)"
                           + (line.state == "building" ? "; rebuild under way (through rowid \(line.rebuiltThroughRowid.map(String.init) ?? "none")): run `strongroom fields index rebuild \(line.table).\(line.name)`" : ""))
                 }
             }
@@ -182,11 +187,12 @@ struct IndexLine: Encodable {
     let unique: Bool
     let state: String
     let rebuiltThroughRowid: Int64?
-    let rows: Int
-    let distinctIndexValues: Int
-    let largestGroup: Int
+    /// Nil when the index's table or column is missing.
+    let rows: Int?
+    let distinctIndexValues: Int?
+    let largestGroup: Int?
 
-    init(_ entry: BlindIndexRegistry.Entry, _ statistics: BlindIndexRegistry.Statistics) {
+    init(_ entry: BlindIndexRegistry.Entry, _ statistics: BlindIndexRegistry.Statistics?) {
         table = entry.index.table
         name = entry.index.name
         definition = entry.index.description
@@ -196,9 +202,9 @@ struct IndexLine: Encodable {
         unique = entry.index.unique
         state = entry.state.rawValue
         rebuiltThroughRowid = entry.rebuiltThrough
-        rows = statistics.rows
-        distinctIndexValues = statistics.distinctValues
-        largestGroup = statistics.largestGroup
+        rows = statistics?.rows
+        distinctIndexValues = statistics?.distinctValues
+        largestGroup = statistics?.largestGroup
     }
 }
 
