@@ -150,7 +150,9 @@ enum AsyncPoolLoad {
                         var log = ClientLog()
                         var generator = SplitMix64(seed: UInt64(client + 1))
                         var operation = 0
-                        while DispatchTime.now().uptimeNanoseconds < deadline {
+                        // At least one operation per client: on a loaded
+                        // machine a task may start after the deadline.
+                        repeat {
                             let id = Int64(generator.next() % UInt64(rows)) + 1
                             if isWrite(client: client, operation: operation) {
                                 await log.record(write: true) {
@@ -163,7 +165,7 @@ enum AsyncPoolLoad {
                                 }
                             }
                             operation += 1
-                        }
+                        } while DispatchTime.now().uptimeNanoseconds < deadline
                         return log
                     }
                 }
@@ -194,7 +196,7 @@ enum AsyncPoolLoad {
                 var log = ClientLog()
                 var generator = SplitMix64(seed: UInt64(client + 1))
                 var operation = 0
-                while DispatchTime.now().uptimeNanoseconds < deadline {
+                repeat {
                     let id = Int64(generator.next() % UInt64(rows)) + 1
                     if isWrite(client: client, operation: operation) {
                         log.record(write: true) { try pool.write { db in try write(db, id: id) }; return true }
@@ -202,7 +204,7 @@ enum AsyncPoolLoad {
                         log.record(write: false) { try pool.read { db in try read(db, id: id) } }
                     }
                     operation += 1
-                }
+                } while DispatchTime.now().uptimeNanoseconds < deadline
                 result.append(log)
                 group.leave()
             }
