@@ -330,10 +330,6 @@ public final class DatabaseQueue: @unchecked Sendable {
         return true
     }
 
-    /// Holding the permit: truncates the log (see ``CheckpointPolicy``).
-    /// New reads of the pool wait meanwhile, and the reads running are
-    /// given up to the policy's `maximumWait` to end: readers that keep
-    /// coming would otherwise keep the log's read locks forever.
     /// Clears the `PRAGMA query_only` a read left set.
     static func allowWrites(_ db: Connection) throws(StrongroomError) {
         guard db.state.queryOnly else { return }
@@ -341,6 +337,10 @@ public final class DatabaseQueue: @unchecked Sendable {
         db.state.queryOnly = false
     }
 
+    /// Holding the permit: truncates the log (see ``CheckpointPolicy``).
+    /// New reads of the pool wait meanwhile, and the reads running are
+    /// given up to the policy's `maximumWait` to end: readers that keep
+    /// coming would otherwise keep the log's read locks forever.
     private func checkpoint() {
         guard let policy = checkpointPolicy, !connection.isClosed else { return }
         try? Self.allowWrites(connection)

@@ -39,9 +39,11 @@ final class ConnectionState {
         didSet { updateRefusesSteps() }
     }
     /// Set inside a read (`DatabaseQueue.read`): a statement that writes
-    /// (`sqlite3_stmt_readonly` false) is refused before it steps. Not
-    /// `PRAGMA query_only`, which makes SQLite expire every prepared
-    /// statement of the connection each time it is set or cleared.
+    /// (`sqlite3_stmt_readonly` false) is refused before it steps, with an
+    /// error that says so. `PRAGMA query_only`, which the read also sets
+    /// (and leaves set for the next: each set or clear makes SQLite expire
+    /// every prepared statement), refuses the writes a statement makes
+    /// through SQL of its own (an export).
     @exclusivity(unchecked) var refusesWrites = false {
         didSet { updateRefusesSteps() }
     }
