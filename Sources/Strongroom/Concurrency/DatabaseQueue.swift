@@ -269,12 +269,7 @@ public final class DatabaseQueue: @unchecked Sendable {
             db.state.queryOnly = true
         }
         do {
-            return try db.inTransaction(.deferred) { db in
-                // Set inside the transaction (its BEGIN and COMMIT run without it).
-                db.state.refusesWrites = true
-                defer { db.state.refusesWrites = false }
-                return try body(db)
-            }
+            return try db.inTransaction(.deferred, body)
         } catch let error as StrongroomError {
             throw error.insideRead()
         }

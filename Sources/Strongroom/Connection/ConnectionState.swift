@@ -9,10 +9,10 @@
 /// access is a single load or store, and statements are not `Sendable`.
 final class ConnectionState {
     @exclusivity(unchecked) var isClosed = false {
-        didSet { updateRefusesSteps() }
+        didSet { refusesSteps = isClosed || transactionLost != nil }
     }
-    /// `isClosed || transactionLost != nil || refusesWrites`, kept as one
-    /// flag: the only check a statement's step makes before `sqlite3_step`.
+    /// `isClosed || transactionLost != nil`, kept as one flag: the only
+    /// check a statement's step makes before `sqlite3_step`.
     @exclusivity(unchecked) private(set) var refusesSteps = false
     /// The direct-only functions (their bits, see `Connection.directOnlyFunctions`)
     /// the statement being stepped calls in its own text: the only ones
@@ -36,25 +36,12 @@ final class ConnectionState {
     /// transaction, each committed at once, so they are refused with this
     /// code until the closure ends.
     @exclusivity(unchecked) var transactionLost: StrongroomError.Code? {
-        didSet { updateRefusesSteps() }
+        didSet { refusesSteps = isClosed || transactionLost != nil }
     }
-    /// Set inside a read (`DatabaseQueue.read`): a statement that writes
-    /// (`sqlite3_stmt_readonly` false) is refused before it steps, with an
-    /// error that says so. `PRAGMA query_only`, which the read also sets
-    /// (and leaves set for the next: each set or clear makes SQLite expire
-    /// every prepared statement), refuses the writes a statement makes
-    /// through SQL of its own (an export).
-    @exclusivity(unchecked) var refusesWrites = false {
-        didSet { updateRefusesSteps() }
-    }
-
-    /// Whether `PRAGMA query_only` is set on the connection (a queue's
-    /// reads leave it set until the next access that may write).
+    /// Whether `PRAGMA query_only` is set: a queue's read sets it and
+    /// leaves it set for the next read (each set or clear makes SQLite
+    /// expire every prepared statement); an access that may write clears it.
     var queryOnly = false
-
-    private func updateRefusesSteps() {
-        refusesSteps = isClosed || transactionLost != nil || refusesWrites
-    }
     /// Why the authorizer or a direct-only function refused, for the error
     /// of the statement that failed (taken by `Connection.lastError`).
     var refusal: (code: StrongroomError.Code, message: String)?

@@ -191,8 +191,7 @@ extension StrongroomError {
     /// A write attempted inside a read-only block, said as such.
     func insideRead() -> StrongroomError {
         guard code == .readOnly else { return self }
-        if message.hasPrefix("Writes are not allowed inside read") { return self }
-        return StrongroomError(.readOnly, "Writes are not allowed inside read (it reads one snapshot); use write. SQLite said: \(message)", path: path, sql: sql, sqliteCode: sqliteCode)
+        return StrongroomError(.readOnly, "Writes are not allowed inside read (it reads one snapshot and runs with PRAGMA query_only); use write. SQLite said: \(message)", path: path, sql: sql, sqliteCode: sqliteCode)
     }
 }
 

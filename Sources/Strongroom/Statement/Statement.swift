@@ -396,11 +396,6 @@ public final class Statement {
         if let lost = connectionState.transactionLost {
             throw StrongroomError(lost, "SQLite rolled this transaction back when one of its statements failed (\(lost.rawValue)); the closure went on, and its later statements are not run (they would each commit on their own). Nothing of the transaction was committed.", path: connection.path, sql: sql)
         }
-        // Inside a read: a statement that would write is refused, as a
-        // SQLITE_READONLY of `PRAGMA query_only` would be.
-        if connectionState.refusesWrites && sqlite3_stmt_readonly(handle) == 0 {
-            throw StrongroomError(.readOnly, "Writes are not allowed inside read (it reads one snapshot); use write. This statement would write.", path: connection.path, sql: sql)
-        }
     }
 
     /// `sqlite3_step` for a statement whose text calls direct-only functions

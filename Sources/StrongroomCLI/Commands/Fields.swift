@@ -58,12 +58,8 @@ struct Fields: ParsableCommand {
         @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
         @OptionGroup var key: KeyOptions
         @OptionGroup var keyring: FieldKeyOptions
-        @Option(name: .customLong("batch-size"), help: "Rows per transaction.") var batchSize = 1000
+        @OptionGroup var batch: BatchOptions
         @OptionGroup var output: OutputOptions
-
-        func validate() throws {
-            guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
-        }
 
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
@@ -74,7 +70,7 @@ struct Fields: ParsableCommand {
                 // The registry's columns, and any column its envelopes show sealed that it forgot.
                 let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db) }
                 let bar = ProgressBar()
-                let report = try FieldRotation.rotate(queue, columns: columns, keyring: fieldKeys, batchSize: batchSize) { done in
+                let report = try FieldRotation.rotate(queue, columns: columns, keyring: fieldKeys, batchSize: batch.batchSize) { done in
                     bar.draw(line: "re-sealed \(done) values under key \(fieldKeys.activeKeyID)")
                 }
                 bar.finish()

@@ -19,11 +19,10 @@ extension Fields {
             @Argument(help: ArgumentHelp("The index.", valueName: "spec")) var spec: String
             @OptionGroup var key: KeyOptions
             @OptionGroup var keyring: FieldKeyOptions
-            @Option(name: .customLong("batch-size"), help: "Rows per transaction.") var batchSize = 1000
+            @OptionGroup var batch: BatchOptions
             @OptionGroup var output: OutputOptions
 
             func validate() throws {
-                guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
                 _ = try BlindIndexSpec.parse(spec)
             }
 
@@ -32,7 +31,7 @@ extension Fields {
                     let index = try BlindIndexSpec.parse(spec)
                     let (queue, fieldKeys) = try Fields.openForIndexes(database, key: key, keyring: keyring)
                     let bar = ProgressBar()
-                    let report = try BlindIndexRebuild.add(index, in: queue, keyring: fieldKeys, batchSize: batchSize) { bar.draw(line: Fields.describe($0, index)) }
+                    let report = try BlindIndexRebuild.add(index, in: queue, keyring: fieldKeys, batchSize: batch.batchSize) { bar.draw(line: Fields.describe($0, index)) }
                     bar.finish()
                     Fields.report(report, database: database, json: output.json)
                 }
@@ -46,11 +45,10 @@ extension Fields {
             @Argument(help: ArgumentHelp("The index, as TABLE.NAME.", valueName: "index")) var name: String
             @OptionGroup var key: KeyOptions
             @OptionGroup var keyring: FieldKeyOptions
-            @Option(name: .customLong("batch-size"), help: "Rows per transaction.") var batchSize = 1000
+            @OptionGroup var batch: BatchOptions
             @OptionGroup var output: OutputOptions
 
             func validate() throws {
-                guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
                 _ = try Fields.tableAndName(name)
             }
 
@@ -59,7 +57,7 @@ extension Fields {
                     let (table, indexName) = try Fields.tableAndName(name)
                     let (queue, fieldKeys) = try Fields.openForIndexes(database, key: key, keyring: keyring)
                     let bar = ProgressBar()
-                    let report = try BlindIndexRebuild.rebuild(indexName, of: table, in: queue, keyring: fieldKeys, batchSize: batchSize) {
+                    let report = try BlindIndexRebuild.rebuild(indexName, of: table, in: queue, keyring: fieldKeys, batchSize: batch.batchSize) {
                         bar.draw(line: "\(table).\(indexName): rebuilt \($0.rebuilt) of \($0.total) rows")
                     }
                     bar.finish()

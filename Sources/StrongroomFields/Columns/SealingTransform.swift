@@ -55,12 +55,10 @@ final class SealingTransform: ColumnTransform {
     let declaredViews: [String]
 
     /// Blind indexes by folded table name: each `indexed` column's own, then
-    /// the declared ones, each with its keys (derived on first use).
+    /// the declared ones.
     let indexes: [FoldedName: [BlindIndex]]
-    private let indexKeys: [FoldedName: [FieldCipher.IndexKeys]]
     /// Lookups made SQL (``BlindIndexQuery``), by their shape.
     var lookups: [BlindIndexQuery.Shape: BlindIndexQuery.Compiled] = [:]
-    var lastLookup: (BlindIndexQuery.Shape, BlindIndexQuery.Compiled)?
     /// The keys a lookup's probe is computed under: the active one first,
     /// then the others (rows not yet rotated).
     private(set) lazy var probeKeyIDs: [UInt32] = {
@@ -80,7 +78,6 @@ final class SealingTransform: ColumnTransform {
             indexes[index.table.sqliteFolded, default: []].append(index)
         }
         self.indexes = indexes
-        self.indexKeys = indexes.mapValues { $0.map { cipher.indexKeys($0) } }
         self.cipher = cipher
         self.connection = connection
     }
@@ -253,13 +250,14 @@ final class SealingTransform: ColumnTransform {
     private func indexPlan(table: String, names: [String]) throws(FieldError) -> [IndexStep]? {
         if let known = indexPlans[table], known.names == names { return known.steps.isEmpty ? nil : known.steps }
         let folded = table.sqliteFolded
-        guard let indexes = indexes[folded], let keys = indexKeys[folded] else {
+        guard let indexes = indexes[folded] else {
             indexPlans[table] = (names, [])
             return nil
         }
         let given = names.map(\.sqliteFolded)
         var steps: [IndexStep] = []
-        for (index, keys) in zip(indexes, keys) {
+        for index in indexes {
+            let keys = cipher.indexKeys(index)
             let target = given.firstIndex(of: index.name.sqliteFolded)
             // A record that writes the index's column itself would lose its
             // value to the index (an indexed column's own index keeps the

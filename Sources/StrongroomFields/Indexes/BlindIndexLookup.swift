@@ -152,16 +152,11 @@ struct BlindIndexQuery {
         }
         let shape = Shape(table: T.databaseTableName, index: lookup.index, orderBy: lookup.orderBy, descending: lookup.descending, after: lookup.afterValues != nil)
         let compiled: Compiled
-        if let (lastShape, known) = transform.lastLookup, lastShape == shape {
-            // The common case: the same lookup as the last one, found without hashing.
+        if let known = transform.lookups[shape] {
             compiled = known
-        } else if let known = transform.lookups[shape] {
-            compiled = known
-            transform.lastLookup = (shape, known)
         } else {
             compiled = try Self.compile(shape, transform: transform, db: db)
             transform.lookups[shape] = compiled
-            transform.lastLookup = (shape, compiled)
         }
         let index = compiled.index
         guard lookup.values.count == index.parts.count else {

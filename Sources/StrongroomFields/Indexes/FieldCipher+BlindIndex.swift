@@ -42,18 +42,10 @@ extension FieldCipher {
     /// for each part: u32(length) ‖ type ‖ payload).
     func indexTag(of inputs: [DatabaseValue], for index: BlindIndex, keys: IndexKeys? = nil, keyID: UInt32, into out: UnsafeMutableRawBufferPointer) throws(FieldError) {
         let mac = try indexMAC(for: index, keys: keys, keyID: keyID)
-        var n = contextPart.count + 4
-        for input in inputs { n += 4 + FieldEnvelope.plaintextByteCount(input) }
+        let n = indexMessageByteCount(inputs)
         let scratch = scratch(byteCount: n + HMACSHA256.byteCount)
         defer { finishScratch(plaintext: scratch) }
-        var writer = FieldEnvelope.Writer(UnsafeMutableRawBufferPointer(rebasing: scratch[0..<n]))
-        if !contextPart.isEmpty { contextPart.withUnsafeBytes { writer.write($0) } }
-        writer.write(bigEndian: UInt32(inputs.count))
-        for input in inputs {
-            writer.write(bigEndian: UInt32(FieldEnvelope.plaintextByteCount(input)))
-            FieldEnvelope.writePlaintext(input, to: &writer)
-        }
-        precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
+        writeIndexMessage(inputs, into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<n]))
         let tag = UnsafeMutableRawBufferPointer(rebasing: scratch[n...])
         mac.authenticationCode(for: UnsafeRawBufferPointer(rebasing: scratch[0..<n]), into: tag)
         let bits = index.bits
@@ -67,20 +59,28 @@ extension FieldCipher {
     /// ``indexTag(of:for:keys:keyID:into:)`` builds it: for the planner,
     /// which hashes each distinct one at many lengths.
     func indexMessage(of inputs: [DatabaseValue]) -> [UInt8] {
+        var message = [UInt8](repeating: 0, count: indexMessageByteCount(inputs))
+        message.withUnsafeMutableBytes { writeIndexMessage(inputs, into: $0) }
+        return message
+    }
+
+    private func indexMessageByteCount(_ inputs: [DatabaseValue]) -> Int {
         var n = contextPart.count + 4
         for input in inputs { n += 4 + FieldEnvelope.plaintextByteCount(input) }
-        var message = [UInt8](repeating: 0, count: n)
-        message.withUnsafeMutableBytes { buffer in
-            var writer = FieldEnvelope.Writer(buffer)
-            if !contextPart.isEmpty { contextPart.withUnsafeBytes { writer.write($0) } }
-            writer.write(bigEndian: UInt32(inputs.count))
-            for input in inputs {
-                writer.write(bigEndian: UInt32(FieldEnvelope.plaintextByteCount(input)))
-                FieldEnvelope.writePlaintext(input, to: &writer)
-            }
-            precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
+        return n
+    }
+
+    /// [u32(len context) ‖ context ‖] u32(parts) ‖ each: u32(len) ‖ type ‖ payload,
+    /// filling `buffer` exactly.
+    private func writeIndexMessage(_ inputs: [DatabaseValue], into buffer: UnsafeMutableRawBufferPointer) {
+        var writer = FieldEnvelope.Writer(buffer)
+        if !contextPart.isEmpty { contextPart.withUnsafeBytes { writer.write($0) } }
+        writer.write(bigEndian: UInt32(inputs.count))
+        for input in inputs {
+            writer.write(bigEndian: UInt32(FieldEnvelope.plaintextByteCount(input)))
+            FieldEnvelope.writePlaintext(input, to: &writer)
         }
-        return message
+        precondition(writer.isAtEnd, "an encoding is shorter than its byte count")
     }
 
     /// The HMAC of `index` under `keyID`, derived on first use:
