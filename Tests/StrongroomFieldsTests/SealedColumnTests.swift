@@ -193,4 +193,92 @@ extension SealedColumnTests {
         #expect(read.map(\.email) == records.map(\.email))
         #expect(read.map(\.country) == records.map(\.country))
     }
+
+    /// A record that reads by position through the row view's typed decoders.
+    struct PositionalCustomer: TableRecord, Equatable {
+        var id: Int64
+        var email: String
+        var phone: String?
+        var country: String
+        var score: Double
+        static let databaseTableName = "customer"
+        static let databaseColumnNames = ["id", "email", "phone", "country", "score"]
+        static let databaseSealedColumns = ["email", "phone", "country"]
+        init(id: Int64, email: String, phone: String?, country: String, score: Double) {
+            self.id = id; self.email = email; self.phone = phone; self.country = country; self.score = score
+        }
+        init(row: borrowing RowView) throws(StrongroomError) {
+            id = try row.decode(at: 0)
+            email = try row.decode(at: 1)
+            phone = try row.decode(at: 2)
+            country = try row.decode(at: 3)
+            score = try row.decode(at: 4)
+        }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) {
+            try binder.bind(id, at: 0); try binder.bind(email, at: 1); try binder.bind(phone, at: 2)
+            try binder.bind(country, at: 3); try binder.bind(score, at: 4)
+        }
+    }
+
+    /// A statement that opens some columns reads the others straight from
+    /// SQLite, and each typed read takes the right one, whatever the order of
+    /// the selected columns: the opened value of a sealed column (never its
+    /// envelope), the stored one of a plain column, converted when stored in
+    /// another class (an INTEGER read as a Double).
+    @Test func aRecordReadsItsPlainColumnsInPlaceAndItsSealedOnesOpened() throws {
+        let db = try Connection(path: dir.file("positional.db"), configuration: configuration())
+        // score without a declared type: it keeps an INTEGER as one.
+        try db.execute(sql: Self.schema.replacingOccurrences(of: "score REAL", with: "score"))
+        let records = [
+            PositionalCustomer(id: 1, email: "ada@example.com", phone: "+44 20", country: "UK", score: 9.5),
+            PositionalCustomer(id: 2, email: "a longer address, past fifteen bytes@example.com", phone: nil, country: "FR", score: 7),
+        ]
+        for record in records { try db.insert(record) }
+        // An INTEGER where the record reads a Double: read through the conversion, not in place.
+        try db.execute(sql: "UPDATE customer SET score = 7 WHERE id = 2")
+        #expect(try db.fetchOne(String.self, sql: "SELECT typeof(score) FROM customer WHERE id = 2") == "integer")
+        for sql in ["SELECT * FROM customer ORDER BY id",
+                    "SELECT score, country, phone, email, id FROM customer ORDER BY id",
+                    "SELECT email_index, phone, id, score, email, country FROM customer ORDER BY id"] {
+            #expect(try db.fetchAll(PositionalCustomer.self, sql: sql) == records, "\(sql)")
+            var seen: [PositionalCustomer] = []
+            try db.cachedStatement(sql: sql).forEach(PositionalCustomer.self, filter: { _ in true }) { seen.append($0); return true }
+            #expect(seen == records, "\(sql), filtered")
+        }
+    }
+
+    struct Document: TableRecord, Equatable {
+        var id: Int64
+        var body: Data
+        var note: Data?
+        static let databaseTableName = "document"
+        static let databaseColumnNames = ["id", "body", "note"]
+        static let databaseSealedColumns = ["body"]
+        init(id: Int64, body: Data, note: Data?) { self.id = id; self.body = body; self.note = note }
+        init(row: borrowing RowView) throws(StrongroomError) {
+            id = try row.decode(at: 0)
+            body = try row.decode(at: 1)
+            note = try row.decode(at: 2)
+        }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) {
+            try binder.bind(id, at: 0); try binder.bind(body, at: 1); try binder.bind(note, at: 2)
+        }
+    }
+
+    /// A sealed BLOB is stored as a BLOB too (its envelope): a typed read
+    /// of Data takes the opened bytes, never the envelope SQLite holds in
+    /// that column, while a plain BLOB beside it is read in place.
+    @Test func aSealedBlobReadsAsItsOpenedBytesNeverTheEnvelope() throws {
+        var config = Configuration(key: databaseKey)
+        config.seal([.randomized("body", in: "document")], keyring: keyring)
+        let db = try Connection(path: dir.file("documents.db"), configuration: config)
+        try db.execute(sql: "CREATE TABLE document(id INTEGER PRIMARY KEY, body BLOB NOT NULL, note BLOB)")
+        let documents = [Document(id: 1, body: Data("contract".utf8), note: Data([0, 1, 2])), Document(id: 2, body: Data(), note: nil)]
+        for document in documents { try db.insert(document) }
+        for sql in ["SELECT * FROM document ORDER BY id", "SELECT note, body, id FROM document ORDER BY id"] {
+            #expect(try db.fetchAll(Document.self, sql: sql) == documents, "\(sql)")
+        }
+        let stored = try Connection(path: dir.file("documents.db"), configuration: Configuration(key: databaseKey))
+        #expect(try stored.fetchAll(Data.self, sql: "SELECT body FROM document ORDER BY id").allSatisfy { $0.count > 16 }, "the file holds envelopes")
+    }
 }

@@ -161,3 +161,67 @@ double c_gcm_seal_64(int64_t count, int64_t *checksum) {
     *checksum = sum;
     return ok ? elapsed / (double)count : -1;
 }
+
+double c_insert_indexed_customers(const char *path, const char *key_hex, int64_t rows, int32_t indexes) {
+    sqlite3 *db = open_keyed(path, key_hex);
+    if (!db) return -1;
+    const char *schema = indexes == 2
+        ? "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, phone TEXT, email_exact BLOB, email_folded BLOB);"
+          "CREATE UNIQUE INDEX customer_email_exact ON customer(email_exact);"
+          "CREATE INDEX customer_email_folded ON customer(email_folded);"
+        : "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, phone TEXT, email_exact BLOB, email_folded BLOB);";
+    if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT INTO customer(id, email, phone, email_exact, email_folded) VALUES (?, ?, ?, ?, ?)", -1, &stmt, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    double start = now();
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_finalize(stmt);
+        sqlite3_close(db);
+        return -1;
+    }
+    uint64_t state = 39;
+    unsigned char envelope[72], exact[16], folded[3];
+    char phone[24];
+    for (int64_t i = 0; i < rows; i++) {
+        for (size_t k = 0; k < sizeof envelope; k += 8) {
+            uint64_t r = splitmix64(&state);
+            memcpy(envelope + k, &r, sizeof envelope - k < 8 ? sizeof envelope - k : 8);
+        }
+        uint64_t a = splitmix64(&state), b = splitmix64(&state), c = splitmix64(&state);
+        memcpy(exact, &a, 8);
+        memcpy(exact + 8, &b, 8);
+        memcpy(folded, &c, 3);
+        int phone_length = snprintf(phone, sizeof phone, "+1 555 01%d", (int)(i % 100));
+        sqlite3_reset(stmt);
+        sqlite3_bind_int64(stmt, 1, i + 1);
+        sqlite3_bind_blob(stmt, 2, envelope, (int)sizeof envelope, SQLITE_TRANSIENT);
+        sqlite3_bind_text(stmt, 3, phone, phone_length, SQLITE_TRANSIENT);
+        if (indexes == 2) {
+            sqlite3_bind_blob(stmt, 4, exact, (int)sizeof exact, SQLITE_TRANSIENT);
+            sqlite3_bind_blob(stmt, 5, folded, (int)sizeof folded, SQLITE_TRANSIENT);
+        } else {
+            sqlite3_bind_null(stmt, 4);
+            sqlite3_bind_null(stmt, 5);
+        }
+        if (sqlite3_step(stmt) != SQLITE_DONE) {
+            sqlite3_finalize(stmt);
+            sqlite3_close(db);
+            return -1;
+        }
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_finalize(stmt);
+        sqlite3_close(db);
+        return -1;
+    }
+    double elapsed = now() - start;
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return elapsed;
+}

@@ -148,11 +148,19 @@ final class OpeningColumnReader: ColumnReader {
     let plan: OpeningPlan
     /// The opened value of each transformed column for the current row, by column index.
     private var opened: [DatabaseValue?]
+    /// Whether the plan opens each column, by column index.
+    private let transformed: [Bool]
+    /// The current row's context (its primary key's values), for `load`:
+    /// one array, overwritten from row to row.
+    private var context: [DatabaseValue] = []
 
     init(base: StatementColumnReader, plan: OpeningPlan) {
         self.base = base
         self.plan = plan
         self.opened = Array(repeating: nil, count: base.columnCount)
+        var transformed = Array(repeating: false, count: base.columnCount)
+        for column in plan.columns where column.index < transformed.count { transformed[column.index] = true }
+        self.transformed = transformed
         super.init(conversion: base.conversion)
     }
 
@@ -163,31 +171,41 @@ final class OpeningColumnReader: ColumnReader {
         }
         if opened.count != statement.columnCount { opened = Array(repeating: nil, count: statement.columnCount) }
         // Sealed columns of one table share their context (its primary key):
-        // read it once per row.
+        // read it once per row, into an array kept from row to row.
         var lastIndexes: [Int]?
-        var lastContext: [DatabaseValue] = []
         for column in plan.columns {
             if column.contextIndexes != lastIndexes {
-                lastContext = column.contextIndexes.map { statement.databaseValue(at: Int32($0)) }
-                lastIndexes = column.contextIndexes
+                let indexes = column.contextIndexes
+                if context.count == indexes.count {
+                    for k in indexes.indices { context[k] = statement.databaseValue(at: Int32(indexes[k])) }
+                } else {
+                    context = indexes.map { statement.databaseValue(at: Int32($0)) }
+                }
+                lastIndexes = indexes
             }
-            opened[column.index] = try plan.open(column, context: lastContext, statement: statement)
+            opened[column.index] = try plan.open(column, context: context, statement: statement)
         }
     }
 
     /// Forgets the opened values of the last row (its run ended): none stay
-    /// in memory until the next run.
+    /// in memory until the next run. (The context, the row's key, is stored
+    /// in the clear: it stays until the next row overwrites it.)
     func forgetRow() {
-        for index in opened.indices { opened[index] = nil }
+        for column in plan.columns where column.index < opened.count { opened[column.index] = nil }
     }
 
-    /// True when `index` is a column this reader opens (after `load`).
-    func opens(_ index: Int32) -> Bool { opened[Int(index)] != nil }
+    /// True when `index` is a column this reader opens, or when the reader
+    /// reads nothing (detached): either way, not a value to read from
+    /// SQLite in place.
+    func opens(_ index: Int32) -> Bool {
+        isDetached || Int(index) >= transformed.count || transformed[Int(index)]
+    }
 
     /// Drops the opened values too: nothing of the last row stays in memory.
     override func detach() {
         super.detach()
         opened = Array(repeating: nil, count: opened.count)
+        context = []
     }
 
     // Detached (its statement gone, or its plan replaced), it reads nothing:

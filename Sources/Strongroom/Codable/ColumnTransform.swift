@@ -85,13 +85,23 @@ extension ColumnTransform {
 /// Which result columns of a statement a transform opens, and where their
 /// context columns are: worked out once per statement.
 final class OpeningPlan {
-    struct Column {
+    /// A class: each row's loop over the columns shares it, rather than
+    /// copying (retaining) its names, indexes and opener.
+    final class Column {
         let index: Int
         let table: String
         let column: String
         let contextIndexes: [Int]
         /// The transform's opener for this column's BLOBs, if it has one.
         let blobOpener: BlobOpener?
+
+        init(index: Int, table: String, column: String, contextIndexes: [Int], blobOpener: BlobOpener?) {
+            self.index = index
+            self.table = table
+            self.column = column
+            self.contextIndexes = contextIndexes
+            self.blobOpener = blobOpener
+        }
     }
 
     let transform: any ColumnTransform
@@ -106,7 +116,20 @@ final class OpeningPlan {
     func open(_ values: inout [DatabaseValue], statement: Statement) throws(StrongroomError) {
         let stored = values
         for column in columns {
-            values[column.index] = try open(column, stored: stored[column.index], context: column.contextIndexes.map { stored[$0] }, statement: statement)
+            let context = column.contextIndexes.map { stored[$0] }
+            // A BLOB through the column's opener, worked out with the plan:
+            // not looked up by name for every value.
+            if let opener = column.blobOpener, case .blob(let bytes) = stored[column.index] {
+                do {
+                    values[column.index] = try bytes.withUnsafeBytes { try opener($0, context) }
+                } catch let error as StrongroomError {
+                    throw error
+                } catch {
+                    throw StrongroomError(.sealedValue, "\(error)", path: statement.connection.path, sql: statement.sql)
+                }
+                continue
+            }
+            values[column.index] = try open(column, stored: stored[column.index], context: context, statement: statement)
         }
     }
 

@@ -187,7 +187,7 @@ public struct RowView {
     public func withTextBytes<Result>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> Result) throws -> Result {
         let column = try column(index)
         // In place unless this very column is one the transform opens.
-        if opened?.opens(column) != true, let value = sqlite3_column_value(handle, column) {
+        if readsInPlace(column), let value = sqlite3_column_value(handle, column) {
             switch sqlite3_value_type(value) {
             case SQLITE_NULL: return try body(nil)
             case SQLITE_TEXT:
@@ -242,14 +242,14 @@ public struct RowView {
     @inline(__always)
     private func read<T: DatabaseValueConvertible>(_ index: Int, _ fast: (OpaquePointer, Int32) -> T?) throws(StrongroomError) -> T {
         let column = try column(index)
-        if opened == nil, let value = sqlite3_column_value(handle, column), let result = fast(value, sqlite3_value_type(value)) { return result }
+        if readsInPlace(column), let value = sqlite3_column_value(handle, column), let result = fast(value, sqlite3_value_type(value)) { return result }
         return try converted(T.self, at: column)
     }
 
     @inline(__always)
     private func readOptional<T: DatabaseValueConvertible>(_ index: Int, _ fast: (OpaquePointer, Int32) -> T?) throws(StrongroomError) -> T? {
         let column = try column(index)
-        if opened == nil, let value = sqlite3_column_value(handle, column) {
+        if readsInPlace(column), let value = sqlite3_column_value(handle, column) {
             let type = sqlite3_value_type(value)
             if type == SQLITE_NULL { return nil }
             if let result = fast(value, type) { return result }
@@ -277,8 +277,20 @@ public struct RowView {
         // count made every fast read keep one more value alive (22
         // instructions a row).
         guard Int(column) < statement.columnCount else { throw Self.columnsChanged(statement) }
-        return try value(at: column).convert(to: T.self, statement.connection.configuration.valueConversion, column: statement.columnNames[Int(column)],
-                                      path: statement.connection.path, sql: statement.sql)
+        let value = value(at: column)
+        // A value already of T's kind (an opened one, mostly) converts
+        // without the policy, the column's name or a boxed type.
+        if let result = T.fromDatabaseValue(value) { return result }
+        return try value.convert(to: T.self, statement.connection.configuration.valueConversion, column: statement.columnNames[Int(column)],
+                                 path: statement.connection.path, sql: statement.sql)
+    }
+
+    /// Whether the value at `column` is SQLite's own, read in place: every
+    /// column but those the transform opened for this row.
+    @inline(__always)
+    func readsInPlace(_ column: Int32) -> Bool {
+        guard let opened else { return true }
+        return !opened.opens(column)
     }
 }
 

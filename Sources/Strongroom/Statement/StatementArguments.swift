@@ -22,6 +22,11 @@ public struct StatementArguments: ExpressibleByArrayLiteral, ExpressibleByDictio
         storage = .positional(values.map(\.databaseValue))
     }
 
+    /// Positional arguments already made values: nothing boxed.
+    package init(values: [DatabaseValue]) {
+        storage = .positional(values)
+    }
+
     /// Positional arguments from values of any type, as FMDB takes them:
     /// `nil` and `NSNull` are NULL, `Data` is a BLOB, `NSString` is TEXT,
     /// `NSNumber` is INTEGER (integers and Bools) or REAL, and every

@@ -133,7 +133,10 @@ enum FieldEnvelope {
             guard payload.count == 8 else { return nil }
             return .real(Double(bitPattern: readBigEndian(payload)))
         case .text:
-            // Never repaired: text that is not UTF-8 is no value Strongroom writes.
+            // Never repaired: text that is not UTF-8 is no value Strongroom
+            // writes. ASCII (most text) is UTF-8 as it is: decoded without
+            // the generic validation.
+            if payload.allSatisfy({ $0 < 0x80 }) { return .text(String(decoding: payload, as: UTF8.self)) }
             return String(validating: payload, as: UTF8.self).map(DatabaseValue.text)
         case .blob:
             return .blob(Array(payload))

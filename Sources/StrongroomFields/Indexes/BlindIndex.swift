@@ -215,7 +215,10 @@ public struct BlindIndex: Sendable, Hashable, Codable {
     /// and a value's type counts.
     static func same(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
         switch (a, b) {
-        case (.text(let x), .text(let y)): x.utf8.elementsEqual(y.utf8)
+        case (.text(var x), .text(var y)):
+            // Compared as contiguous bytes: elementsEqual over the UTF-8
+            // views went byte by byte through their iterators.
+            x.utf8.count == y.utf8.count && x.withUTF8 { x in y.withUTF8 { y in x.elementsEqual(y) } }
         case (.real(let x), .real(let y)): x.bitPattern == y.bitPattern
         default: a == b
         }

@@ -36,7 +36,12 @@ public struct BlindIndexLookup: Sendable, Hashable {
 
     /// Rows whose columns match `values` through index `name`.
     public static func index(_ name: String, equals first: any DatabaseValueConvertible, _ rest: any DatabaseValueConvertible...) -> BlindIndexLookup {
-        BlindIndexLookup(index: name, values: [first.databaseValue] + rest.map(\.databaseValue))
+        var values = [first.databaseValue]
+        if !rest.isEmpty {
+            values.reserveCapacity(1 + rest.count)
+            for value in rest { values.append(value.databaseValue) }
+        }
+        return BlindIndexLookup(index: name, values: values)
     }
 
     /// The same, for values given as an array.
@@ -95,7 +100,7 @@ extension Connection {
     /// (one line per step: `SEARCH customer USING INDEX customer_email_index (email_index=?)`).
     public func queryPlan<T: TableRecord>(_ type: T.Type, where lookup: BlindIndexLookup) throws -> (sql: String, plan: [String]) {
         let query = try BlindIndexQuery(T.self, lookup, on: self)
-        let plan = try fetchAll(sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.arguments.map { $0 as any DatabaseValueConvertible }))
+        let plan = try fetchAll(sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(values: query.arguments))
             .map { try $0.decode(String.self, column: "detail") }
         return (query.sql, plan)
     }
@@ -103,22 +108,20 @@ extension Connection {
     private func forEach<T: TableRecord>(_ type: T.Type, where lookup: BlindIndexLookup, _ body: (T) throws -> Bool) throws {
         let query = try BlindIndexQuery(T.self, lookup, on: self)
         if let limit = lookup.limit, limit <= 0 { return }
-        let statement = try cachedStatement(sql: query.sql)
-        // By name: a record's row view numbers its properties, not the columns.
-        let names = query.index.parts.map(\.column)
-        // One column, as stored: compared as it is, with no arrays.
-        let exact = names.count == 1 && query.index.parts[0].transformations.isEmpty ? (names[0], query.probe.first) : nil
+        let compiled = query.compiled, probe = query.probe
+        let statement = try cachedStatement(sql: compiled.sql)
         var count = 0
-        try statement.forEach(T.self, arguments: StatementArguments(query.arguments.map { $0 as any DatabaseValueConvertible }), filter: { row in
+        try statement.forEach(T.self, arguments: StatementArguments(values: query.arguments), filter: { row in
             // A row whose values transform otherwise, or not at all, is a
             // false positive (a truncated index's, or a planted value).
-            if let (name, probe) = exact {
-                guard let probe, let stored = row[name] else { return false }
+            // By name: a record's row view numbers its properties, not the columns.
+            if let column = compiled.untransformedColumn {
+                guard let probe = probe.first, let stored = row[column] else { return false }
                 return BlindIndex.same(stored, probe)
             }
-            let stored = names.map { row[$0] ?? .null }
-            guard let transformed = try? query.index.transformed(stored) else { return false }
-            return BlindIndex.matches(transformed, query.probe)
+            let stored = compiled.columns.map { row[$0] ?? .null }
+            guard let transformed = try? compiled.index.transformed(stored) else { return false }
+            return BlindIndex.matches(transformed, probe)
         }) { record in
             count += 1
             return try body(record) && count < (lookup.limit ?? .max)
@@ -128,22 +131,39 @@ extension Connection {
 
 /// A lookup made SQL, with what its rows are checked against.
 struct BlindIndexQuery {
-    let index: BlindIndex
+    /// The index, its keys and the SQL, made once per shape and connection.
+    let compiled: Compiled
     /// The lookup's values, transformed.
     let probe: [DatabaseValue]
-    let sql: String
     let arguments: [DatabaseValue]
+
+    var index: BlindIndex { compiled.index }
+    var sql: String { compiled.sql }
 
     /// What the SQL depends on: compiled once per connection.
     struct Shape: Hashable {
         let table: String, index: String, orderBy: [String], descending: Bool, after: Bool
     }
 
-    /// A shape's index, keys and SQL, checked and made once.
-    struct Compiled {
+    /// A shape's index, keys and SQL, checked and made once: a class, so
+    /// that each lookup shares it rather than copying its parts.
+    final class Compiled {
         let index: BlindIndex
         let keys: FieldCipher.IndexKeys
         let sql: String
+        /// The index's columns, to read each candidate's values by name.
+        let columns: [String]
+        /// The one column of an index that transforms nothing: a candidate's
+        /// value is compared as stored, with no arrays.
+        let untransformedColumn: String?
+
+        init(index: BlindIndex, keys: FieldCipher.IndexKeys, sql: String) {
+            self.index = index
+            self.keys = keys
+            self.sql = sql
+            columns = index.parts.map(\.column)
+            untransformedColumn = index.parts.count == 1 && index.parts[0].transformations.isEmpty ? index.parts[0].column : nil
+        }
     }
 
     init<T: TableRecord>(_ type: T.Type, _ lookup: BlindIndexLookup, on db: Connection) throws {
@@ -160,15 +180,14 @@ struct BlindIndexQuery {
         }
         let index = compiled.index
         guard lookup.values.count == index.parts.count else {
-            throw FieldError(.misuse, "Blind index \(index.name) covers \(index.parts.count) column\(index.parts.count == 1 ? "" : "s") (\(index.parts.map(\.column).joined(separator: ", "))), and the lookup gives \(lookup.values.count) value\(lookup.values.count == 1 ? "" : "s"); give one per column, in that order.", table: index.table)
+            throw FieldError(.misuse, "Blind index \(index.name) covers \(index.parts.count) column\(index.parts.count == 1 ? "" : "s") (\(compiled.columns.joined(separator: ", "))), and the lookup gives \(lookup.values.count) value\(lookup.values.count == 1 ? "" : "s"); give one per column, in that order.", table: index.table)
         }
         if let after = lookup.afterValues, after.count != lookup.orderBy.count {
             throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: give \(lookup.orderBy.count) (\(lookup.orderBy.joined(separator: ", "))).", table: index.table)
         }
-        self.index = index
-        self.sql = compiled.sql
+        self.compiled = compiled
         // No row holds a NULL index value: a lookup of NULL finds nothing.
-        let probe = index.parts.count == 1 && index.parts[0].transformations.isEmpty
+        let probe = compiled.untransformedColumn != nil
             ? (lookup.values[0].isNull ? nil : lookup.values) : try index.transformed(lookup.values)
         self.probe = probe ?? []
         // The probe under every key of the keyring: during a rotation, rows

@@ -28,12 +28,21 @@ extension FieldCipher {
             return try blindIndex(inputs[0], table: index.table, column: index.parts[0].column, keyID: id)
         }
         let keys = keys ?? indexKeys(index)
-        var out = [UInt8](repeating: 0, count: 4 + index.tagByteCount)
-        out[0] = UInt8(id >> 24 & 0xFF); out[1] = UInt8(id >> 16 & 0xFF); out[2] = UInt8(id >> 8 & 0xFF); out[3] = UInt8(id & 0xFF)
-        let result: Result<Void, FieldError> = out.withUnsafeMutableBytes { out in
-            Result { () throws(FieldError) in try indexTag(of: inputs, for: index, keys: keys, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: out[4...])) }
+        let count = 4 + index.tagByteCount
+        // The error kept, not rethrown through the closure: a Result here
+        // instantiated its generic type on every call.
+        var failure: FieldError?
+        let out = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+            out[0] = UInt8(id >> 24 & 0xFF); out[1] = UInt8(id >> 16 & 0xFF); out[2] = UInt8(id >> 8 & 0xFF); out[3] = UInt8(id & 0xFF)
+            do throws(FieldError) {
+                try indexTag(of: inputs, for: index, keys: keys, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[4...]))
+            } catch {
+                failure = error
+                out.update(repeating: 0)
+            }
+            initialized = count
         }
-        try result.get()
+        if let failure { throw failure }
         return .blob(out)
     }
 
