@@ -163,6 +163,7 @@ double c_gcm_seal_64(int64_t count, int64_t *checksum) {
 }
 
 double c_insert_indexed_customers(const char *path, const char *key_hex, int64_t rows, int32_t indexes) {
+    if (indexes != 0 && indexes != 2) return -1;
     sqlite3 *db = open_keyed(path, key_hex);
     if (!db) return -1;
     const char *schema = indexes == 2
@@ -186,7 +187,11 @@ double c_insert_indexed_customers(const char *path, const char *key_hex, int64_t
         return -1;
     }
     uint64_t state = 39;
-    unsigned char envelope[72], exact[16], folded[3];
+    // As Strongroom stores them: the envelope of a 38-byte address (6-byte
+    // header, 12-byte nonce, 39 bytes, 16-byte tag), and each index value
+    // after the 4-byte id of the key it was made under: 16 bytes, and 20
+    // bits in 3 bytes (the last 4 bits zero).
+    unsigned char envelope[73], exact[20] = {0, 0, 0, 1}, folded[7] = {0, 0, 0, 1};
     char phone[24];
     for (int64_t i = 0; i < rows; i++) {
         for (size_t k = 0; k < sizeof envelope; k += 8) {
@@ -194,21 +199,17 @@ double c_insert_indexed_customers(const char *path, const char *key_hex, int64_t
             memcpy(envelope + k, &r, sizeof envelope - k < 8 ? sizeof envelope - k : 8);
         }
         uint64_t a = splitmix64(&state), b = splitmix64(&state), c = splitmix64(&state);
-        memcpy(exact, &a, 8);
-        memcpy(exact + 8, &b, 8);
-        memcpy(folded, &c, 3);
+        memcpy(exact + 4, &a, 8);
+        memcpy(exact + 12, &b, 8);
+        memcpy(folded + 4, &c, 3);
+        folded[6] &= 0xF0;
         int phone_length = snprintf(phone, sizeof phone, "+1 555 01%d", (int)(i % 100));
         sqlite3_reset(stmt);
         sqlite3_bind_int64(stmt, 1, i + 1);
         sqlite3_bind_blob(stmt, 2, envelope, (int)sizeof envelope, SQLITE_TRANSIENT);
         sqlite3_bind_text(stmt, 3, phone, phone_length, SQLITE_TRANSIENT);
-        if (indexes == 2) {
-            sqlite3_bind_blob(stmt, 4, exact, (int)sizeof exact, SQLITE_TRANSIENT);
-            sqlite3_bind_blob(stmt, 5, folded, (int)sizeof folded, SQLITE_TRANSIENT);
-        } else {
-            sqlite3_bind_null(stmt, 4);
-            sqlite3_bind_null(stmt, 5);
-        }
+        sqlite3_bind_blob(stmt, 4, exact, (int)sizeof exact, SQLITE_TRANSIENT);
+        sqlite3_bind_blob(stmt, 5, folded, (int)sizeof folded, SQLITE_TRANSIENT);
         if (sqlite3_step(stmt) != SQLITE_DONE) {
             sqlite3_finalize(stmt);
             sqlite3_close(db);

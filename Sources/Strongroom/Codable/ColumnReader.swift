@@ -187,11 +187,12 @@ final class OpeningColumnReader: ColumnReader {
         }
     }
 
-    /// Forgets the opened values of the last row (its run ended): none stay
-    /// in memory until the next run. (The context, the row's key, is stored
-    /// in the clear: it stays until the next row overwrites it.)
+    /// Forgets the opened values of the last row (its run ended), and its
+    /// context: none stay in memory until the next run.
     func forgetRow() {
         for column in plan.columns where column.index < opened.count { opened[column.index] = nil }
+        // Overwritten, not emptied: the array keeps its storage for the next run.
+        for k in context.indices { context[k] = .null }
     }
 
     /// True when `index` is a column this reader opens, or when the reader

@@ -134,8 +134,10 @@ enum FieldEnvelope {
             return .real(Double(bitPattern: readBigEndian(payload)))
         case .text:
             // Never repaired: text that is not UTF-8 is no value Strongroom
-            // writes. ASCII (most text) is UTF-8 as it is: decoded without
-            // the generic validation.
+            // writes. ASCII (most text) is valid UTF-8 as it is, and
+            // String(decoding:) makes it through its specialized path:
+            // String(validating:) on raw bytes takes a generic one that
+            // looks up type metadata on every call.
             if payload.allSatisfy({ $0 < 0x80 }) { return .text(String(decoding: payload, as: UTF8.self)) }
             return String(validating: payload, as: UTF8.self).map(DatabaseValue.text)
         case .blob:

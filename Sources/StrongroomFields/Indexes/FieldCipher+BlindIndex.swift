@@ -28,19 +28,19 @@ extension FieldCipher {
             return try blindIndex(inputs[0], table: index.table, column: index.parts[0].column, keyID: id)
         }
         let keys = keys ?? indexKeys(index)
-        let count = 4 + index.tagByteCount
+        // Zero-filled, not uninitialized (as FieldCipher.seal): the latter
+        // looks up Array's generic metadata on every call.
+        var out = [UInt8](repeating: 0, count: 4 + index.tagByteCount)
+        out[0] = UInt8(id >> 24 & 0xFF); out[1] = UInt8(id >> 16 & 0xFF); out[2] = UInt8(id >> 8 & 0xFF); out[3] = UInt8(id & 0xFF)
         // The error kept, not rethrown through the closure: a Result here
         // instantiated its generic type on every call.
         var failure: FieldError?
-        let out = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-            out[0] = UInt8(id >> 24 & 0xFF); out[1] = UInt8(id >> 16 & 0xFF); out[2] = UInt8(id >> 8 & 0xFF); out[3] = UInt8(id & 0xFF)
+        out.withUnsafeMutableBytes { out in
             do throws(FieldError) {
-                try indexTag(of: inputs, for: index, keys: keys, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[4...]))
+                try indexTag(of: inputs, for: index, keys: keys, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: out[4...]))
             } catch {
                 failure = error
-                out.update(repeating: 0)
             }
-            initialized = count
         }
         if let failure { throw failure }
         return .blob(out)

@@ -33,11 +33,11 @@ double c_point_lookups(const char *path, const char *key_hex, int64_t rows, int6
 double c_gcm_seal_64(int64_t count, int64_t *checksum);
 
 /// The search group's insert without Strongroom: `rows` customers in one
-/// transaction, each a 72-byte random BLOB standing for the sealed e-mail, a
-/// phone, and (with `indexes` 2) a random 16-byte and 3-byte BLOB standing
-/// for the two blind index values, each with its SQL index (the 16-byte one
-/// UNIQUE); with `indexes` 0, NULL in both and no SQL index. What SQLite
-/// itself spends keeping two indexes on random keys.
+/// transaction, each a random BLOB the size of the sealed e-mail's envelope,
+/// a phone, and two random BLOBs the size of the two blind index values
+/// (key id first), with their two SQL indexes (`indexes` 2, the first UNIQUE)
+/// or with none (`indexes` 0). The difference is what SQLite itself spends
+/// keeping two indexes on random keys. Any other `indexes` is an error (-1).
 double c_insert_indexed_customers(const char *path, const char *key_hex, int64_t rows, int32_t indexes);
 
 #endif
