@@ -158,7 +158,8 @@ final class SealingTransform: ColumnTransform {
     func prepareInsert(into table: String, columns names: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
         let recordedJustNow = activeKeyJustFoundRecorded
         activeKeyJustFoundRecorded = false
-        guard let sealedColumns = columns[table.sqliteFolded] else { return }
+        guard let shape = try insertShape(table: table, names: names) else { return }
+        let sealedColumns = shape.sealedColumns
         // On every insert, inside its transaction, and in a savepoint when it
         // writes the record (a rolled-back insert takes it back): the database
         // learns the key the row is about to be sealed under, or refuses a
@@ -170,18 +171,16 @@ final class SealingTransform: ColumnTransform {
         let unknownActiveKey = cipher.unknownActiveKey
         cipher.unknownActiveKey = nil
         defer { cipher.unknownActiveKey = unknownActiveKey }
-        let key = try primaryKey(of: table)
-        if let keyColumn = key.columns.first(where: { sealedColumns[$0.sqliteFolded] != nil }) {
-            throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)
-        }
-        let needsRowKey = sealedColumns.values.contains { $0.mode != .deterministic }
+        let key = shape.key
         var rowKey: [DatabaseValue] = []
-        if needsRowKey {
+        // The sealed column of each column appended to the insert's own.
+        var appendedSealed: [SealedColumn?] = []
+        if shape.needsRowKey {
             guard !key.columns.isEmpty else {
                 throw FieldError(.misuse, "\(table) has sealed columns bound to their row, but no declared PRIMARY KEY to bind them to; declare one.", table: table)
             }
             for (position, column) in key.columns.enumerated() {
-                let index = names.firstIndex { $0.sqliteFolded == column.sqliteFolded }
+                let index = shape.keyPositions[position]
                 if let index, !values[index].isNull {
                     // The value bound must be the one stored: SQLite would convert
                     // an integer into a TEXT key, or '12' into an INTEGER one.
@@ -195,7 +194,8 @@ final class SealingTransform: ColumnTransform {
                     // would (past the largest rowid, and for AUTOINCREMENT past
                     // every one ever used), inside the insert's savepoint.
                     let id = try assignRowid(table: key.table, connection: connection)
-                    if let index { values[index] = id } else { names.append(column); values.append(id) }
+                    // Appended: a key column is never sealed (checked with the shape).
+                    if let index { values[index] = id } else { names.append(column); values.append(id); appendedSealed.append(nil) }
                     rowKey.append(id)
                 } else {
                     throw FieldError(.misuse, "Inserting into \(table), whose sealed columns are bound to the primary key: give \(column) a value.", table: table)
@@ -223,23 +223,75 @@ final class SealingTransform: ColumnTransform {
                 } else {
                     names.append(step.index.name)
                     values.append(value)
+                    appendedSealed.append(step.sealedColumn)
                 }
             }
         }
         for index in names.indices {
-            guard let sealed = sealedColumns[names[index].sqliteFolded] else { continue }
+            // The insert's own columns as the shape found them, then those
+            // appended above (a rowid, an index's), as their plans found them.
+            let sealed = index < shape.sealed.count ? shape.sealed[index] : appendedSealed[index - shape.sealed.count]
+            guard let sealed else { continue }
             values[index] = try cipher.seal(values[index], table: table, column: sealed.column, rowKey: rowKey, mode: sealed.mode)
         }
+    }
+
+    /// What inserts of the same columns into a table share, worked out once
+    /// (a record type inserts the same columns every time): the table's
+    /// sealed columns, its primary key, which of the insert's columns are
+    /// sealed and where the key's columns are among them.
+    struct InsertShape {
+        let names: [String]
+        let sealedColumns: [FoldedName: SealedColumn]
+        let key: PrimaryKey
+        let needsRowKey: Bool
+        /// The sealed column at each of the insert's columns (nil: plain).
+        let sealed: [SealedColumn?]
+        /// Where each of the key's columns is among the insert's columns.
+        let keyPositions: [Int?]
+    }
+
+    /// The last insert's shape, per table as spelled.
+    private var insertShapes: [String: InsertShape] = [:]
+
+    /// nil for a table with no sealed column.
+    private func insertShape(table: String, names: [String]) throws -> InsertShape? {
+        if let known = insertShapes[table], known.names == names { return known }
+        guard let sealedColumns = columns[table.sqliteFolded] else { return nil }
+        let key = try primaryKey(of: table)
+        if let keyColumn = key.columns.first(where: { sealedColumns[$0.sqliteFolded] != nil }) {
+            throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)
+        }
+        let folded = names.map(\.sqliteFolded)
+        let shape = InsertShape(names: names, sealedColumns: sealedColumns, key: key,
+                                needsRowKey: sealedColumns.values.contains { $0.mode != .deterministic },
+                                sealed: folded.map { sealedColumns[$0] },
+                                keyPositions: key.columns.map { folded.firstIndex(of: $0.sqliteFolded) })
+        insertShapes[table] = shape
+        return shape
     }
 
     /// One blind index of an insert: where its parts are among the
     /// insert's columns (nil: left out, so NULL), and where its own column is
     /// (nil: appended).
-    struct IndexStep {
+    /// A class: each insert's loop over the steps shares them rather than
+    /// copying (retaining) each index's definition.
+    final class IndexStep {
         let index: BlindIndex
         let keys: FieldCipher.IndexKeys
         let parts: [Int?]
         let target: Int?
+        /// The sealed column of the index's name, were one declared so (for
+        /// an appended index column: looked up once, here).
+        let sealedColumn: SealedColumn?
+
+        init(index: BlindIndex, keys: FieldCipher.IndexKeys, parts: [Int?], target: Int?, sealedColumn: SealedColumn?) {
+            self.index = index
+            self.keys = keys
+            self.parts = parts
+            self.target = target
+            self.sealedColumn = sealedColumn
+        }
     }
 
     /// The last insert's columns, per table as spelled, and its plan: a
@@ -265,7 +317,8 @@ final class SealingTransform: ColumnTransform {
             if let target, !index.isIndexedColumnsOwn {
                 throw FieldError(.misuse, "Inserting into \(table) writes column \(names[target]), which is blind index \(index.name)'s: the index would replace the value. Rename the index, or leave the column out of the record.", table: table, column: names[target])
             }
-            steps.append(IndexStep(index: index, keys: keys, parts: index.parts.map { given.firstIndex(of: $0.column.sqliteFolded) }, target: target))
+            steps.append(IndexStep(index: index, keys: keys, parts: index.parts.map { given.firstIndex(of: $0.column.sqliteFolded) }, target: target,
+                                   sealedColumn: columns[folded]?[index.name.sqliteFolded]))
         }
         indexPlans[table] = (names, steps)
         return steps
@@ -273,6 +326,8 @@ final class SealingTransform: ColumnTransform {
 
     /// Tables whose declared indexes this connection found recorded (or recorded).
     private var indexesRecorded: Set<FoldedName> = []
+    /// The same tables, as the inserts spelled them.
+    private var indexesRecordedAsSpelled: Set<String> = []
 
     /// The declared indexes of `table` the registry lacks, recorded (with
     /// their check) by the first insert into it on this connection, inside
@@ -281,14 +336,20 @@ final class SealingTransform: ColumnTransform {
     /// `ready` when the table is empty, else `building` (rows inserted before
     /// hold no value: `strongroom fields index rebuild`).
     private func recordDeclaredIndexes(of table: String, connection: Connection) throws {
+        // By the name as spelled first: no folding per insert.
+        guard !indexesRecordedAsSpelled.contains(table) else { return }
         let folded = table.sqliteFolded
-        guard !indexesRecorded.contains(folded) else { return }
+        guard !indexesRecorded.contains(folded) else {
+            indexesRecordedAsSpelled.insert(table)
+            return
+        }
         let declared = (indexes[folded] ?? []).filter { !$0.isIndexedColumnsOwn }
         for index in declared where try BlindIndexRegistry.entry(index.name, of: index.table, in: connection) == nil {
             let empty = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM main.\(SQLScript.quotedIdentifier(index.table)) LIMIT 1)") == 0
             try BlindIndexRegistry.record(index, state: empty ? .ready : .building, cipher: cipher, in: connection)
         }
         indexesRecorded.insert(folded)
+        indexesRecordedAsSpelled.insert(table)
     }
 
     /// For a unique index: no row may hold the value under another key of

@@ -96,8 +96,13 @@ public enum BlindIndexTransformation: Sendable, Hashable {
         case .trimmed:
             guard case .text(let text) = value else { return .failure(.notText) }
             let scalars = text.unicodeScalars
-            guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return .success(.text("")) }
-            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+            // Most values have nothing to trim: kept as they are. (A last
+            // UTF-8 byte under 0x80 is a whole ASCII scalar.)
+            let utf8 = text.utf8
+            if let first = utf8.first, let last = utf8.last, first < 0x80, last < 0x80,
+               !Self.isWhitespace(Unicode.Scalar(first)), !Self.isWhitespace(Unicode.Scalar(last)) { return .success(value) }
+            guard let first = scalars.firstIndex(where: { !Self.isWhitespace($0) }) else { return .success(.text("")) }
+            let last = scalars.lastIndex(where: { !Self.isWhitespace($0) })!
             return .success(.text(String(scalars[first...last])))
         case .normalizedCaseFolded:
             guard case .text(let text) = value else { return .failure(.notText) }
@@ -153,17 +158,34 @@ public enum BlindIndexTransformation: Sendable, Hashable {
     /// Whether every scalar is one Unicode 14.0 assigns (NFKC of those is
     /// the same in every Unicode version since: the normalization stability
     /// policy; of a later one, it depends on the platform's data).
+    /// Unicode's White_Space property; in ASCII, tab to carriage return and
+    /// the space, told without the property table.
+    @inline(__always)
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x80 ? scalar.value == 0x20 || (0x09...0x0D).contains(scalar.value) : scalar.properties.isWhitespace
+    }
+
     static func assignedInUnicode14(_ text: String) -> Bool {
-        text.unicodeScalars.allSatisfy { $0.value < 0x80 || !CaseFolding.isUnassigned($0.value) }
+        // ASCII, told by its bytes, is assigned.
+        text.utf8.allSatisfy { $0 < 0x80 } || text.unicodeScalars.allSatisfy { $0.value < 0x80 || !CaseFolding.isUnassigned($0.value) }
     }
 
     static func normalizedCaseFolded(_ text: String) -> String {
-        // ASCII is its own NFKC, and folds by A-Z to a-z alone.
-        let utf8 = text.utf8
-        if utf8.allSatisfy({ $0 < 0x80 }) {
-            guard utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
-            return String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+        // ASCII is its own NFKC, and folds by A-Z to a-z alone: read and
+        // written as contiguous bytes.
+        var text = text
+        var isASCII = false
+        // nil when there is nothing to lower (or the text is not ASCII).
+        let lowered: String? = text.withUTF8 { bytes in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            isASCII = true
+            guard bytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return nil }
+            return String(unsafeUninitializedCapacity: bytes.count) { out in
+                for i in bytes.indices { out[i] = bytes[i] >= 0x41 && bytes[i] <= 0x5A ? bytes[i] + 0x20 : bytes[i] }
+                return bytes.count
+            }
         }
+        if isASCII { return lowered ?? text }
         let normalized = text.precomposedStringWithCompatibilityMapping
         var folded = String.UnicodeScalarView()
         let table = CaseFolding.table
