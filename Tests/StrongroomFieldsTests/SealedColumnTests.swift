@@ -281,4 +281,57 @@ extension SealedColumnTests {
         let stored = try Connection(path: dir.file("documents.db"), configuration: Configuration(key: databaseKey))
         #expect(try stored.fetchAll(Data.self, sql: "SELECT body FROM document ORDER BY id").allSatisfy { $0.count > 16 }, "the file holds envelopes")
     }
+    // Two names that differ only in Unicode normalization are two columns
+    // (or tables) to SQLite, which compares names byte by byte, and one
+    // string to Swift's ==: the inserts' caches must tell them apart.
+    static let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+    struct PlainNote: Encodable {
+        var id: Int64
+        var note: String
+        enum CodingKeys: String, CodingKey { case id; case note = "caf\u{E9}" }
+    }
+    struct SecretNote: Encodable {
+        var id: Int64
+        var note: String
+        enum CodingKeys: String, CodingKey { case id; case note = "cafe\u{301}" }
+    }
+
+    @Test func anInsertIsSealedByItsOwnColumnsNotThoseOfAnotherNormalization() throws {
+        var config = Configuration(encryption: .encrypted(databaseKey))
+        config.seal([.randomized(Self.nfd, in: "t")], keyring: keyring)
+        let path = dir.file("nfd.db")
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, \"\(Self.nfc)\" TEXT, \"\(Self.nfd)\" BLOB)")
+            try db.insert(PlainNote(id: 1, note: "public"), into: "t")
+            try db.insert(SecretNote(id: 2, note: "top secret"), into: "t")
+        }
+        let bare = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        #expect(try bare.fetchOne(String.self, sql: "SELECT typeof(\"\(Self.nfd)\") FROM t WHERE id = 2") == "blob", "sealed")
+        #expect(try bare.fetchOne(String.self, sql: "SELECT \"\(Self.nfc)\" FROM t WHERE id = 1") == "public", "plain")
+        // And the other way round.
+        try queue.write { db in
+            try db.insert(SecretNote(id: 3, note: "top secret"), into: "t")
+            try db.insert(PlainNote(id: 4, note: "public"), into: "t")
+        }
+        #expect(try bare.fetchOne(String.self, sql: "SELECT typeof(\"\(Self.nfd)\") FROM t WHERE id = 3") == "blob", "sealed")
+        #expect(try bare.fetchOne(String.self, sql: "SELECT \"\(Self.nfc)\" FROM t WHERE id = 4") == "public", "plain")
+    }
+
+    @Test func aBlindIndexIsComputedFromItsOwnColumnNotOneOfAnotherNormalization() throws {
+        var config = Configuration(encryption: .encrypted(databaseKey))
+        config.seal([.indexed(Self.nfd, in: "t", indexColumn: "idx")], keyring: keyring)
+        let path = dir.file("nfd-index.db")
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, \"\(Self.nfc)\" TEXT, \"\(Self.nfd)\" BLOB, idx BLOB)")
+            try db.insert(SecretNote(id: 1, note: "top secret"), into: "t")
+            try db.insert(PlainNote(id: 2, note: "public"), into: "t")
+            try db.insert(SecretNote(id: 3, note: "top secret"), into: "t")
+        }
+        let bare = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        // Row 2 leaves the indexed column out: no index value, not one of its plain column.
+        #expect(try bare.fetchAll(Bool.self, sql: "SELECT idx IS NULL FROM t ORDER BY id") == [false, true, false])
+        #expect(try bare.fetchOne(Int.self, sql: "SELECT count(DISTINCT idx) FROM t") == 1, "both secrets share one index value")
+    }
 }

@@ -187,8 +187,8 @@ final class OpeningColumnReader: ColumnReader {
         }
     }
 
-    /// Forgets the opened values of the last row (its run ended), and its
-    /// context: none stay in memory until the next run.
+    /// Lets go of the opened values of the last row (its run ended), and of
+    /// its context: this reader holds none of them until the next run.
     func forgetRow() {
         for column in plan.columns where column.index < opened.count { opened[column.index] = nil }
         // Overwritten, not emptied: the array keeps its storage for the next run.

@@ -159,7 +159,6 @@ final class SealingTransform: ColumnTransform {
         let recordedJustNow = activeKeyJustFoundRecorded
         activeKeyJustFoundRecorded = false
         guard let shape = try insertShape(table: table, names: names) else { return }
-        let sealedColumns = shape.sealedColumns
         // On every insert, inside its transaction, and in a savepoint when it
         // writes the record (a rolled-back insert takes it back): the database
         // learns the key the row is about to be sealed under, or refuses a
@@ -237,12 +236,11 @@ final class SealingTransform: ColumnTransform {
     }
 
     /// What inserts of the same columns into a table share, worked out once
-    /// (a record type inserts the same columns every time): the table's
-    /// sealed columns, its primary key, which of the insert's columns are
-    /// sealed and where the key's columns are among them.
+    /// (a record type inserts the same columns every time): its primary
+    /// key, which of the insert's columns are sealed and where the key's
+    /// columns are among them.
     struct InsertShape {
         let names: [String]
-        let sealedColumns: [FoldedName: SealedColumn]
         let key: PrimaryKey
         let needsRowKey: Bool
         /// The sealed column at each of the insert's columns (nil: plain).
@@ -251,23 +249,30 @@ final class SealingTransform: ColumnTransform {
         let keyPositions: [Int?]
     }
 
-    /// The last insert's shape, per table as spelled.
-    private var insertShapes: [String: InsertShape] = [:]
+    /// The last insert's shape, per table as spelled (byte for byte, as
+    /// SQLite compares names: Swift's == takes two normalizations of a name,
+    /// two columns to SQLite, as one).
+    private var insertShapes: [ExactText: InsertShape] = [:]
+
+    /// The same column names, byte for byte.
+    static func sameNames(_ a: [String], _ b: [String]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { ExactText($0) == ExactText($1) }
+    }
 
     /// nil for a table with no sealed column.
     private func insertShape(table: String, names: [String]) throws -> InsertShape? {
-        if let known = insertShapes[table], known.names == names { return known }
+        if let known = insertShapes[ExactText(table)], Self.sameNames(known.names, names) { return known }
         guard let sealedColumns = columns[table.sqliteFolded] else { return nil }
         let key = try primaryKey(of: table)
         if let keyColumn = key.columns.first(where: { sealedColumns[$0.sqliteFolded] != nil }) {
             throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)
         }
         let folded = names.map(\.sqliteFolded)
-        let shape = InsertShape(names: names, sealedColumns: sealedColumns, key: key,
+        let shape = InsertShape(names: names, key: key,
                                 needsRowKey: sealedColumns.values.contains { $0.mode != .deterministic },
                                 sealed: folded.map { sealedColumns[$0] },
                                 keyPositions: key.columns.map { folded.firstIndex(of: $0.sqliteFolded) })
-        insertShapes[table] = shape
+        insertShapes[ExactText(table)] = shape
         return shape
     }
 
@@ -297,13 +302,13 @@ final class SealingTransform: ColumnTransform {
     /// The last insert's columns, per table as spelled, and its plan: a
     /// record type inserts the same columns every time, so names are
     /// folded and found once.
-    private var indexPlans: [String: (names: [String], steps: [IndexStep])] = [:]
+    private var indexPlans: [ExactText: (names: [String], steps: [IndexStep])] = [:]
 
     private func indexPlan(table: String, names: [String]) throws(FieldError) -> [IndexStep]? {
-        if let known = indexPlans[table], known.names == names { return known.steps.isEmpty ? nil : known.steps }
+        if let known = indexPlans[ExactText(table)], Self.sameNames(known.names, names) { return known.steps.isEmpty ? nil : known.steps }
         let folded = table.sqliteFolded
         guard let indexes = indexes[folded] else {
-            indexPlans[table] = (names, [])
+            indexPlans[ExactText(table)] = (names, [])
             return nil
         }
         let given = names.map(\.sqliteFolded)
@@ -320,14 +325,14 @@ final class SealingTransform: ColumnTransform {
             steps.append(IndexStep(index: index, keys: keys, parts: index.parts.map { given.firstIndex(of: $0.column.sqliteFolded) }, target: target,
                                    sealedColumn: columns[folded]?[index.name.sqliteFolded]))
         }
-        indexPlans[table] = (names, steps)
+        indexPlans[ExactText(table)] = (names, steps)
         return steps
     }
 
     /// Tables whose declared indexes this connection found recorded (or recorded).
     private var indexesRecorded: Set<FoldedName> = []
-    /// The same tables, as the inserts spelled them.
-    private var indexesRecordedAsSpelled: Set<String> = []
+    /// The same tables, as the inserts spelled them (byte for byte).
+    private var indexesRecordedAsSpelled: Set<ExactText> = []
 
     /// The declared indexes of `table` the registry lacks, recorded (with
     /// their check) by the first insert into it on this connection, inside
@@ -337,10 +342,10 @@ final class SealingTransform: ColumnTransform {
     /// hold no value: `strongroom fields index rebuild`).
     private func recordDeclaredIndexes(of table: String, connection: Connection) throws {
         // By the name as spelled first: no folding per insert.
-        guard !indexesRecordedAsSpelled.contains(table) else { return }
+        guard !indexesRecordedAsSpelled.contains(ExactText(table)) else { return }
         let folded = table.sqliteFolded
         guard !indexesRecorded.contains(folded) else {
-            indexesRecordedAsSpelled.insert(table)
+            indexesRecordedAsSpelled.insert(ExactText(table))
             return
         }
         let declared = (indexes[folded] ?? []).filter { !$0.isIndexedColumnsOwn }
@@ -349,7 +354,7 @@ final class SealingTransform: ColumnTransform {
             try BlindIndexRegistry.record(index, state: empty ? .ready : .building, cipher: cipher, in: connection)
         }
         indexesRecorded.insert(folded)
-        indexesRecordedAsSpelled.insert(table)
+        indexesRecordedAsSpelled.insert(ExactText(table))
     }
 
     /// For a unique index: no row may hold the value under another key of

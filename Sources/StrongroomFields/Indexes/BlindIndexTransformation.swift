@@ -154,10 +154,6 @@ public enum BlindIndexTransformation: Sendable, Hashable {
         }
     }
 
-    /// NFKC, full case folding, NFKC.
-    /// Whether every scalar is one Unicode 14.0 assigns (NFKC of those is
-    /// the same in every Unicode version since: the normalization stability
-    /// policy; of a later one, it depends on the platform's data).
     /// Unicode's White_Space property; in ASCII, tab to carriage return and
     /// the space, told without the property table.
     @inline(__always)
@@ -165,11 +161,15 @@ public enum BlindIndexTransformation: Sendable, Hashable {
         scalar.value < 0x80 ? scalar.value == 0x20 || (0x09...0x0D).contains(scalar.value) : scalar.properties.isWhitespace
     }
 
+    /// Whether every scalar is one Unicode 14.0 assigns (NFKC of those is
+    /// the same in every Unicode version since: the normalization stability
+    /// policy; of a later one, it depends on the platform's data).
     static func assignedInUnicode14(_ text: String) -> Bool {
         // ASCII, told by its bytes, is assigned.
         text.utf8.allSatisfy { $0 < 0x80 } || text.unicodeScalars.allSatisfy { $0.value < 0x80 || !CaseFolding.isUnassigned($0.value) }
     }
 
+    /// NFKC, full case folding, NFKC.
     static func normalizedCaseFolded(_ text: String) -> String {
         // ASCII is its own NFKC, and folds by A-Z to a-z alone: read and
         // written as contiguous bytes.
