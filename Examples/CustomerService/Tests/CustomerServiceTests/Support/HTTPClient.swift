@@ -40,7 +40,7 @@ final class HTTPConnection {
         try connectToLoopback(socket, port: port)
     }
 
-    deinit { close(socket) }
+    deinit { if socket >= 0 { close(socket) } }
 
     /// Sends one request and reads its answer.
     func send(_ method: String, _ path: String, json: String? = nil, body: Data? = nil,
@@ -115,6 +115,7 @@ final class RawSocket {
 
     init(port: Int) throws {
         socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw HTTPFailure(description: "socket: errno \(errno)") }
         try connectToLoopback(socket, port: port)
     }
 
@@ -125,10 +126,14 @@ final class RawSocket {
         }
     }
 
-    deinit { close(socket) }
+    deinit { if socket >= 0 { close(socket) } }
 }
 
-/// Connects `socket` to 127.0.0.1:`port`, or closes it and throws.
+/// Connects `socket` to 127.0.0.1:`port`, or throws. The socket is left
+/// to its owner's deinit, which runs when the init that called this throws
+/// (the object is whole by then): closing it here as well closed its number
+/// twice, and the second close could take the socket another test had just
+/// opened under that number (its send or connect then failed with EBADF).
 private func connectToLoopback(_ socket: Int32, port: Int) throws {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -138,8 +143,6 @@ private func connectToLoopback(_ socket: Int32, port: Int) throws {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
     guard connected == 0 else {
-        let code = errno
-        close(socket)
-        throw HTTPFailure(description: "connect to port \(port): errno \(code)")
+        throw HTTPFailure(description: "connect to port \(port): errno \(errno)")
     }
 }
