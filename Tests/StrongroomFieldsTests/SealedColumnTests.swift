@@ -296,17 +296,24 @@ extension SealedColumnTests {
         enum CodingKeys: String, CodingKey { case id; case note = "cafe\u{301}" }
     }
 
-    @Test func anInsertIsSealedByItsOwnColumnsNotThoseOfAnotherNormalization() throws {
+    /// Table t with both columns (and `extra`), the NFD one sealed as
+    /// `sealed`, then `inserts` in order; the file opened without the keyring.
+    func normalizationDatabase(_ file: String, sealed: SealedColumn, extra: String = "",
+                               inserts: [any Encodable]) throws -> (DatabaseQueue, Connection) {
         var config = Configuration(encryption: .encrypted(databaseKey))
-        config.seal([.randomized(Self.nfd, in: "t")], keyring: keyring)
-        let path = dir.file("nfd.db")
+        config.seal([sealed], keyring: keyring)
+        let path = dir.file(file)
         let queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
-            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, \"\(Self.nfc)\" TEXT, \"\(Self.nfd)\" BLOB)")
-            try db.insert(PlainNote(id: 1, note: "public"), into: "t")
-            try db.insert(SecretNote(id: 2, note: "top secret"), into: "t")
+            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, \"\(Self.nfc)\" TEXT, \"\(Self.nfd)\" BLOB\(extra))")
+            for record in inserts { try db.insert(record, into: "t") }
         }
-        let bare = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        return (queue, try Connection(path: path, configuration: Configuration(key: databaseKey)))
+    }
+
+    @Test func anInsertIsSealedByItsOwnColumnsNotThoseOfAnotherNormalization() throws {
+        let (queue, bare) = try normalizationDatabase("nfd.db", sealed: .randomized(Self.nfd, in: "t"),
+                                                      inserts: [PlainNote(id: 1, note: "public"), SecretNote(id: 2, note: "top secret")])
         #expect(try bare.fetchOne(String.self, sql: "SELECT typeof(\"\(Self.nfd)\") FROM t WHERE id = 2") == "blob", "sealed")
         #expect(try bare.fetchOne(String.self, sql: "SELECT \"\(Self.nfc)\" FROM t WHERE id = 1") == "public", "plain")
         // And the other way round.
@@ -319,17 +326,9 @@ extension SealedColumnTests {
     }
 
     @Test func aBlindIndexIsComputedFromItsOwnColumnNotOneOfAnotherNormalization() throws {
-        var config = Configuration(encryption: .encrypted(databaseKey))
-        config.seal([.indexed(Self.nfd, in: "t", indexColumn: "idx")], keyring: keyring)
-        let path = dir.file("nfd-index.db")
-        let queue = try DatabaseQueue(path: path, configuration: config)
-        try queue.write { db in
-            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, \"\(Self.nfc)\" TEXT, \"\(Self.nfd)\" BLOB, idx BLOB)")
-            try db.insert(SecretNote(id: 1, note: "top secret"), into: "t")
-            try db.insert(PlainNote(id: 2, note: "public"), into: "t")
-            try db.insert(SecretNote(id: 3, note: "top secret"), into: "t")
-        }
-        let bare = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        let (_, bare) = try normalizationDatabase("nfd-index.db", sealed: .indexed(Self.nfd, in: "t", indexColumn: "idx"), extra: ", idx BLOB",
+                                                  inserts: [SecretNote(id: 1, note: "top secret"), PlainNote(id: 2, note: "public"),
+                                                            SecretNote(id: 3, note: "top secret")])
         // Row 2 leaves the indexed column out: no index value, not one of its plain column.
         #expect(try bare.fetchAll(Bool.self, sql: "SELECT idx IS NULL FROM t ORDER BY id") == [false, true, false])
         #expect(try bare.fetchOne(Int.self, sql: "SELECT count(DISTINCT idx) FROM t") == 1, "both secrets share one index value")

@@ -171,21 +171,14 @@ double c_insert_indexed_customers(const char *path, const char *key_hex, int64_t
           "CREATE UNIQUE INDEX customer_email_exact ON customer(email_exact);"
           "CREATE INDEX customer_email_folded ON customer(email_folded);"
         : "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, phone TEXT, email_exact BLOB, email_folded BLOB);";
-    if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return -1;
-    }
     sqlite3_stmt *stmt = NULL;
-    if (sqlite3_prepare_v2(db, "INSERT INTO customer(id, email, phone, email_exact, email_folded) VALUES (?, ?, ?, ?, ?)", -1, &stmt, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return -1;
+    double elapsed = -1, start = 0;
+    if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2(db, "INSERT INTO customer(id, email, phone, email_exact, email_folded) VALUES (?, ?, ?, ?, ?)", -1, &stmt, NULL) != SQLITE_OK) {
+        goto done;
     }
-    double start = now();
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        sqlite3_finalize(stmt);
-        sqlite3_close(db);
-        return -1;
-    }
+    start = now();
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto done;
     uint64_t state = 39;
     // As Strongroom stores them: the envelope of a 38-byte address (6-byte
     // header, 12-byte nonce, 39 bytes, 16-byte tag), and each index value
@@ -210,18 +203,11 @@ double c_insert_indexed_customers(const char *path, const char *key_hex, int64_t
         sqlite3_bind_text(stmt, 3, phone, phone_length, SQLITE_TRANSIENT);
         sqlite3_bind_blob(stmt, 4, exact, (int)sizeof exact, SQLITE_TRANSIENT);
         sqlite3_bind_blob(stmt, 5, folded, (int)sizeof folded, SQLITE_TRANSIENT);
-        if (sqlite3_step(stmt) != SQLITE_DONE) {
-            sqlite3_finalize(stmt);
-            sqlite3_close(db);
-            return -1;
-        }
+        if (sqlite3_step(stmt) != SQLITE_DONE) goto done;
     }
-    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        sqlite3_finalize(stmt);
-        sqlite3_close(db);
-        return -1;
-    }
-    double elapsed = now() - start;
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    elapsed = now() - start;
+done:
     sqlite3_finalize(stmt);
     sqlite3_close(db);
     return elapsed;
