@@ -1,4 +1,4 @@
-public import Strongroom
+import Strongroom
 import Foundation
 
 /// What a blind index hashes instead of the exact value: a lookup then
