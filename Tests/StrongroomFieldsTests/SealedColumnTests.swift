@@ -333,4 +333,25 @@ extension SealedColumnTests {
         #expect(try bare.fetchAll(Bool.self, sql: "SELECT idx IS NULL FROM t ORDER BY id") == [false, true, false])
         #expect(try bare.fetchOne(Int.self, sql: "SELECT count(DISTINCT idx) FROM t") == 1, "both secrets share one index value")
     }
+    struct Voucher: Encodable {
+        var code: String
+        var holder: String
+    }
+
+    /// A sealed column of the primary key is refused on every insert, not
+    /// only the first (the insert's shape is cached only once it is valid),
+    /// and nothing is written.
+    @Test func aSealedKeyColumnIsRefusedOnEveryInsert() throws {
+        var config = Configuration(encryption: .encrypted(databaseKey))
+        config.seal([.randomized("code", in: "voucher"), .randomized("holder", in: "voucher")], keyring: keyring)
+        let db = try Connection(path: dir.file("voucher.db"), configuration: config)
+        try db.execute(sql: "CREATE TABLE voucher(code TEXT PRIMARY KEY, holder BLOB)")
+        for attempt in 1...3 {
+            let error = #expect(throws: StrongroomError.self, "attempt \(attempt)") { try db.insert(Voucher(code: "A-\(attempt)", holder: "ada"), into: "voucher") }
+            // The insert hands the field layer's refusal on as a sealed-value error.
+            #expect(error?.code == .sealedValue)
+            #expect(error?.message.contains("primary key") == true)
+        }
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM voucher") == 0)
+    }
 }
