@@ -203,11 +203,11 @@ final class SealingTransform: ColumnTransform {
         }
         // Every blind index of the table, from the plain values (a column the
         // insert leaves out is NULL), before they are sealed.
-        if let plan = try indexPlan(table: table, names: names) {
-            try recordDeclaredIndexes(of: table, connection: connection)
+        if !shape.steps.isEmpty {
+            try recordDeclaredIndexes(of: table, folded: shape.folded, connection: connection)
             var computed: [DatabaseValue] = []
-            computed.reserveCapacity(plan.count)
-            for step in plan {
+            computed.reserveCapacity(shape.steps.count)
+            for step in shape.steps {
                 let inputs = step.parts.map { $0.map { values[$0] } ?? .null }
                 var value = DatabaseValue.null
                 if let transformed = try step.index.transformed(inputs, row: FieldCipher.row(rowKey)) {
@@ -216,7 +216,7 @@ final class SealingTransform: ColumnTransform {
                 }
                 computed.append(value)
             }
-            for (step, value) in zip(plan, computed) {
+            for (step, value) in zip(shape.steps, computed) {
                 if let target = step.target {
                     values[target] = value
                 } else {
@@ -237,16 +237,19 @@ final class SealingTransform: ColumnTransform {
 
     /// What inserts of the same columns into a table share, worked out once
     /// (a record type inserts the same columns every time): its primary
-    /// key, which of the insert's columns are sealed and where the key's
-    /// columns are among them.
+    /// key, which of the insert's columns are sealed, where the key's
+    /// columns are among them, and its blind indexes' steps.
     struct InsertShape {
         let names: [String]
+        let folded: FoldedName
         let key: PrimaryKey
         let needsRowKey: Bool
         /// The sealed column at each of the insert's columns (nil: plain).
         let sealed: [SealedColumn?]
         /// Where each of the key's columns is among the insert's columns.
         let keyPositions: [Int?]
+        /// The table's blind indexes, in order.
+        let steps: [IndexStep]
     }
 
     /// The last insert's shape, per table as spelled (byte for byte, as
@@ -262,16 +265,24 @@ final class SealingTransform: ColumnTransform {
     /// nil for a table with no sealed column.
     private func insertShape(table: String, names: [String]) throws -> InsertShape? {
         if let known = insertShapes[ExactText(table)], Self.sameNames(known.names, names) { return known }
-        guard let sealedColumns = columns[table.sqliteFolded] else { return nil }
+        let folded = table.sqliteFolded
+        guard let sealedColumns = columns[folded] else { return nil }
         let key = try primaryKey(of: table)
         if let keyColumn = key.columns.first(where: { sealedColumns[$0.sqliteFolded] != nil }) {
             throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)
         }
-        let folded = names.map(\.sqliteFolded)
-        let shape = InsertShape(names: names, key: key,
-                                needsRowKey: sealedColumns.values.contains { $0.mode != .deterministic },
-                                sealed: folded.map { sealedColumns[$0] },
-                                keyPositions: key.columns.map { folded.firstIndex(of: $0.sqliteFolded) })
+        let needsRowKey = sealedColumns.values.contains { $0.mode != .deterministic }
+        let given = names.map(\.sqliteFolded)
+        let keyPositions = key.columns.map { given.firstIndex(of: $0.sqliteFolded) }
+        // The columns the indexes see: the insert's, then a rowid it leaves
+        // out, which prepareInsert assigns and appends before they run.
+        var seen = names
+        if needsRowKey && key.isRowid {
+            for (position, column) in key.columns.enumerated() where keyPositions[position] == nil { seen.append(column) }
+        }
+        let shape = InsertShape(names: names, folded: folded, key: key, needsRowKey: needsRowKey,
+                                sealed: given.map { sealedColumns[$0] }, keyPositions: keyPositions,
+                                steps: try indexSteps(table: table, folded: folded, names: seen))
         insertShapes[ExactText(table)] = shape
         return shape
     }
@@ -299,18 +310,10 @@ final class SealingTransform: ColumnTransform {
         }
     }
 
-    /// The last insert's columns, per table as spelled, and its plan: a
-    /// record type inserts the same columns every time, so names are
-    /// folded and found once.
-    private var indexPlans: [ExactText: (names: [String], steps: [IndexStep])] = [:]
-
-    private func indexPlan(table: String, names: [String]) throws(FieldError) -> [IndexStep]? {
-        if let known = indexPlans[ExactText(table)], Self.sameNames(known.names, names) { return known.steps.isEmpty ? nil : known.steps }
-        let folded = table.sqliteFolded
-        guard let indexes = indexes[folded] else {
-            indexPlans[ExactText(table)] = (names, [])
-            return nil
-        }
+    /// The steps of `table`'s blind indexes for an insert of `names` (its
+    /// columns as the indexes see them).
+    private func indexSteps(table: String, folded: FoldedName, names: [String]) throws(FieldError) -> [IndexStep] {
+        guard let indexes = indexes[folded] else { return [] }
         let given = names.map(\.sqliteFolded)
         var steps: [IndexStep] = []
         for index in indexes {
@@ -325,14 +328,11 @@ final class SealingTransform: ColumnTransform {
             steps.append(IndexStep(index: index, keys: keys, parts: index.parts.map { given.firstIndex(of: $0.column.sqliteFolded) }, target: target,
                                    sealedColumn: columns[folded]?[index.name.sqliteFolded]))
         }
-        indexPlans[ExactText(table)] = (names, steps)
         return steps
     }
 
     /// Tables whose declared indexes this connection found recorded (or recorded).
     private var indexesRecorded: Set<FoldedName> = []
-    /// The same tables, as the inserts spelled them (byte for byte).
-    private var indexesRecordedAsSpelled: Set<ExactText> = []
 
     /// The declared indexes of `table` the registry lacks, recorded (with
     /// their check) by the first insert into it on this connection, inside
@@ -340,21 +340,14 @@ final class SealingTransform: ColumnTransform {
     /// counts their values, even when only the configuration declares them.
     /// `ready` when the table is empty, else `building` (rows inserted before
     /// hold no value: `strongroom fields index rebuild`).
-    private func recordDeclaredIndexes(of table: String, connection: Connection) throws {
-        // By the name as spelled first: no folding per insert.
-        guard !indexesRecordedAsSpelled.contains(ExactText(table)) else { return }
-        let folded = table.sqliteFolded
-        guard !indexesRecorded.contains(folded) else {
-            indexesRecordedAsSpelled.insert(ExactText(table))
-            return
-        }
+    private func recordDeclaredIndexes(of table: String, folded: FoldedName, connection: Connection) throws {
+        guard !indexesRecorded.contains(folded) else { return }
         let declared = (indexes[folded] ?? []).filter { !$0.isIndexedColumnsOwn }
         for index in declared where try BlindIndexRegistry.entry(index.name, of: index.table, in: connection) == nil {
             let empty = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM main.\(SQLScript.quotedIdentifier(index.table)) LIMIT 1)") == 0
             try BlindIndexRegistry.record(index, state: empty ? .ready : .building, cipher: cipher, in: connection)
         }
         indexesRecorded.insert(folded)
-        indexesRecordedAsSpelled.insert(ExactText(table))
     }
 
     /// For a unique index: no row may hold the value under another key of
