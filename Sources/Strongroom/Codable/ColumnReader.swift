@@ -164,12 +164,18 @@ final class OpeningColumnReader: ColumnReader {
         super.init(conversion: base.conversion)
     }
 
+    /// Whether `opened` or `context` may hold a row's values: set by
+    /// `load`, so that `forgetRow` on a reset with nothing read (each run
+    /// resets before and after) costs one load.
+    private var holdsRow = false
+
     /// Opens the transformed columns of the current row.
     func load() throws(StrongroomError) {
         guard !isDetached, let statement = base.liveStatement else {
             throw StrongroomError(.misuse, "The row was read through a reader its statement no longer uses: the statement was prepared again (its schema changed) or released while the row was being read. Read the row before using the statement again.")
         }
         if opened.count != statement.columnCount { opened = Array(repeating: nil, count: statement.columnCount) }
+        holdsRow = true
         // Sealed columns of one table share their context (its primary key):
         // read it once per row, into an array kept from row to row.
         var lastIndexes: [Int]?
@@ -190,6 +196,8 @@ final class OpeningColumnReader: ColumnReader {
     /// Lets go of the opened values of the last row (its run ended), and of
     /// its context: this reader holds none of them until the next run.
     func forgetRow() {
+        guard holdsRow else { return }
+        holdsRow = false
         for column in plan.columns where column.index < opened.count { opened[column.index] = nil }
         // Overwritten, not emptied: the array keeps its storage for the next run.
         for k in context.indices { context[k] = .null }

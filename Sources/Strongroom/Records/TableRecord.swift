@@ -153,9 +153,17 @@ extension Statement {
     /// ```
     public func forEach<T: TableRecord>(_ type: T.Type, arguments: StatementArguments = .none, filter: (RowView) throws -> Bool,
                                         _ body: (T) throws -> Bool) throws {
+        try forEach(T.self, binding: { statement in try statement.bind(arguments: arguments) }, filter: filter, body)
+    }
+
+    /// ``forEach(_:arguments:filter:_:)``, the parameters bound by `bind`
+    /// (after the reset, before the first step): values bound from the
+    /// caller's own buffers, with no array of arguments.
+    package func forEach<T: TableRecord>(_ type: T.Type, binding bind: (Statement) throws -> Void, filter: (RowView) throws -> Bool,
+                                         _ body: (T) throws -> Bool) throws {
         reset()
         defer { reset() }
-        try bind(arguments: arguments)
+        try bind(self)
         guard try step() else { return }
         let row = try recordRowView(T.self)
         repeat {
@@ -164,6 +172,24 @@ extension Statement {
                 guard try body(try T(row: row)) else { return }
             }
         } while try step()
+    }
+
+    /// The first row `filter` keeps, read into a `T`, or nil; the
+    /// parameters bound by `bind` as in ``forEach(_:binding:filter:_:)``.
+    /// No closure holds the record: a lookup of one row pays for no
+    /// generic context.
+    package func firstRecord<T: TableRecord>(_ type: T.Type, binding bind: (Statement) throws -> Void,
+                                             filter: (RowView) throws -> Bool) throws -> T? {
+        reset()
+        defer { reset() }
+        try bind(self)
+        guard try step() else { return nil }
+        let row = try recordRowView(T.self)
+        repeat {
+            try row.loadOpenedColumns()
+            if try filter(row) { return try T(row: row) }
+        } while try step()
+        return nil
     }
 
     // A type both TableRecord and Decodable reads by position: these

@@ -1,6 +1,6 @@
 /// The column names of a statement's rows, shared by all of them.
-final class RowLayout: Sendable {
-    let columnNames: [String]
+package final class RowLayout: Sendable {
+    package let columnNames: [String]
     let indexByName: [String: Int]
     let indexByLowercasedName: [String: Int]
 

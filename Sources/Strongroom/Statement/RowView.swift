@@ -266,9 +266,15 @@ public struct RowView {
         return Data(bytes: pointer, count: count)
     }
 
-    func value(at column: Int32) -> DatabaseValue {
+    /// The value of the statement's column `column` (not a record's
+    /// property number), opened when sealed.
+    package func value(at column: Int32) -> DatabaseValue {
         opened?.databaseValue(at: column) ?? statement.databaseValue(at: column)
     }
+
+    /// The statement's column layout (its names), shared by its rows
+    /// until it is prepared again.
+    package var layout: RowLayout { statement.rowLayout }
 
     func converted<T: DatabaseValueConvertible>(_ type: T.Type, at column: Int32) throws(StrongroomError) -> T {
         // The statement prepared again into fewer columns while this row

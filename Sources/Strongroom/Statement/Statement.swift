@@ -49,7 +49,7 @@ public final class Statement {
     public private(set) lazy var columnNames: [String] = (0..<Int32(columnCount)).map {
         String(cString: sqlite3_column_name(handle, $0))
     }
-    lazy var rowLayout = RowLayout(columnNames: columnNames)
+    package lazy var rowLayout = RowLayout(columnNames: columnNames)
     /// The first column's name as SQLite holds it: when SQLite re-prepares
     /// the statement after a schema change (inside `sqlite3_step`), it gets a
     /// new one, and the columns are read again. (sqlite3Reprepare compiles the
@@ -262,7 +262,7 @@ public final class Statement {
     // MARK: Binding
 
     @usableFromInline
-    func bind(_ value: DatabaseValue, at index: Int32) throws(StrongroomError) {
+    package func bind(_ value: DatabaseValue, at index: Int32) throws(StrongroomError) {
         switch value {
         case .null: try bindNull(at: index)
         case .integer(let n): try bindInt64(n, at: index)
@@ -296,6 +296,12 @@ public final class Statement {
         try check(text.withUTF8 { utf8 in
             sqlite3_bind_text(handle, index, utf8.baseAddress, Int32(utf8.count), strongroom_sqlite_transient())
         })
+    }
+
+    /// Binds `bytes` as a BLOB, which SQLite copies: bytes from the
+    /// caller's own buffer (the stack), with no array.
+    package func bindBlob(bytes: UnsafeRawBufferPointer, at index: Int32) throws(StrongroomError) {
+        try bindBlob(bytes, at: index)
     }
 
     func bindBlob(_ bytes: some ContiguousBytes, at index: Int32) throws(StrongroomError) {

@@ -59,6 +59,9 @@ final class SealingTransform: ColumnTransform {
     let indexes: [FoldedName: [BlindIndex]]
     /// Lookups made SQL (``BlindIndexQuery``), by their shape.
     var lookups: [BlindIndexQuery.Shape: BlindIndexQuery.Compiled] = [:]
+    /// The last lookup's, checked first: a loop of lookups of one shape
+    /// hashes nothing.
+    var lastLookup: BlindIndexQuery.Compiled?
     /// The keys a lookup's probe is computed under: the active one first,
     /// then the others (rows not yet rotated).
     private(set) lazy var probeKeyIDs: [UInt32] = {

@@ -84,48 +84,33 @@ extension Connection {
     ///   value per ordering column; ``FieldError/Code/untransformable`` for a
     ///   value the index cannot take; `StrongroomError` from the query.
     public func fetchAll<T: TableRecord>(_ type: T.Type, where lookup: BlindIndexLookup) throws -> [T] {
+        let query = try BlindIndexQuery(T.self, lookup, on: self)
+        let limit = lookup.limit ?? .max
         var rows: [T] = []
-        try forEach(T.self, where: lookup) { rows.append($0); return true }
+        guard limit > 0 else { return rows }
+        // Closures, not the methods named: a method reference copies the
+        // query into a context on the heap, every call.
+        try cachedStatement(sql: query.sql).forEach(T.self, binding: { try query.bind($0) }, filter: { query.keeps($0) }) { record in
+            rows.append(record)
+            return rows.count < limit
+        }
         return rows
     }
 
     /// The first row ``fetchAll(_:where:)`` would give, or nil.
     public func fetchOne<T: TableRecord>(_ type: T.Type, where lookup: BlindIndexLookup) throws -> T? {
-        var first: T?
-        try forEach(T.self, where: lookup.limit(1)) { first = $0; return false }
-        return first
+        let query = try BlindIndexQuery(T.self, lookup, on: self)
+        if let limit = lookup.limit, limit <= 0 { return nil }
+        return try cachedStatement(sql: query.sql).firstRecord(T.self, binding: { try query.bind($0) }, filter: { query.keeps($0) })
     }
 
     /// The SQL a lookup runs, and `EXPLAIN QUERY PLAN`'s details of it
     /// (one line per step: `SEARCH customer USING INDEX customer_email_index (email_index=?)`).
     public func queryPlan<T: TableRecord>(_ type: T.Type, where lookup: BlindIndexLookup) throws -> (sql: String, plan: [String]) {
         let query = try BlindIndexQuery(T.self, lookup, on: self)
-        let plan = try fetchAll(sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(values: query.arguments))
+        let plan = try fetchAll(sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(values: query.arguments()))
             .map { try $0.decode(String.self, column: "detail") }
         return (query.sql, plan)
-    }
-
-    private func forEach<T: TableRecord>(_ type: T.Type, where lookup: BlindIndexLookup, _ body: (T) throws -> Bool) throws {
-        let query = try BlindIndexQuery(T.self, lookup, on: self)
-        if let limit = lookup.limit, limit <= 0 { return }
-        let compiled = query.compiled, probe = query.probe
-        let statement = try cachedStatement(sql: compiled.sql)
-        var count = 0
-        try statement.forEach(T.self, arguments: StatementArguments(values: query.arguments), filter: { row in
-            // A row whose values transform otherwise, or not at all, is a
-            // false positive (a truncated index's, or a planted value).
-            // By name: a record's row view numbers its properties, not the columns.
-            if let column = compiled.untransformedColumn {
-                guard let probe = probe.first, let stored = row[column] else { return false }
-                return BlindIndex.same(stored, probe)
-            }
-            let stored = compiled.columns.map { row[$0] ?? .null }
-            guard let transformed = try? compiled.index.transformed(stored) else { return false }
-            return BlindIndex.matches(transformed, probe)
-        }) { record in
-            count += 1
-            return try body(record) && count < (lookup.limit ?? .max)
-        }
     }
 }
 
@@ -133,21 +118,44 @@ extension Connection {
 struct BlindIndexQuery {
     /// The index, its keys and the SQL, made once per shape and connection.
     let compiled: Compiled
-    /// The lookup's values, transformed.
+    /// The lookup's values, transformed; empty when one is NULL (no row
+    /// holds a NULL index value: the lookup finds nothing).
     let probe: [DatabaseValue]
-    let arguments: [DatabaseValue]
+    /// The values of the ordering columns of the row to continue after.
+    let after: [DatabaseValue]?
+    let transform: SealingTransform
 
     var index: BlindIndex { compiled.index }
     var sql: String { compiled.sql }
 
-    /// What the SQL depends on: compiled once per connection.
+    /// What the SQL depends on: compiled once per connection. Names are
+    /// compared by their bytes, as SQLite compares them (Swift's `==` takes
+    /// "é" and "e" + U+0301 for one string: two tables, for SQLite).
     struct Shape: Hashable {
-        let table: String, index: String, orderBy: [String], descending: Bool, after: Bool
+        let table: ExactText, index: ExactText, orderBy: [ExactText], descending: Bool, after: Bool
+
+        init(table: String, lookup: BlindIndexLookup) {
+            self.table = ExactText(table)
+            index = ExactText(lookup.index)
+            orderBy = lookup.orderBy.map(ExactText.init)
+            descending = lookup.descending
+            after = lookup.afterValues != nil
+        }
+
+        /// Whether `lookup` on `table` has this shape, without making one
+        /// (the common lookup: no order, no page).
+        func matches(table: String, _ lookup: BlindIndexLookup) -> Bool {
+            guard descending == lookup.descending, after == (lookup.afterValues != nil), orderBy.count == lookup.orderBy.count,
+                  self.table == ExactText(table), index == ExactText(lookup.index) else { return false }
+            for (a, b) in zip(orderBy, lookup.orderBy) where a != ExactText(b) { return false }
+            return true
+        }
     }
 
     /// A shape's index, keys and SQL, checked and made once: a class, so
     /// that each lookup shares it rather than copying its parts.
     final class Compiled {
+        let shape: Shape
         let index: BlindIndex
         let keys: FieldCipher.IndexKeys
         let sql: String
@@ -156,13 +164,35 @@ struct BlindIndexQuery {
         /// The one column of an index that transforms nothing: a candidate's
         /// value is compared as stored, with no arrays.
         let untransformedColumn: String?
+        /// Whether the index is a sealed column's own (`indexed`), whose
+        /// value ``FieldCipher/blindIndex(ofTransformed:for:keys:keyID:)`` computes.
+        let isColumnIndex: Bool
+        /// A declared index's value's size: key id and tag.
+        let valueByteCount: Int
+        /// Where `columns` are in the statement's rows, for the layout they
+        /// were found in (a statement prepared again may have others).
+        private var positions: (layout: RowLayout, columns: [Int32?])?
 
-        init(index: BlindIndex, keys: FieldCipher.IndexKeys, sql: String) {
+        init(shape: Shape, index: BlindIndex, keys: FieldCipher.IndexKeys, sql: String) {
+            self.shape = shape
             self.index = index
             self.keys = keys
             self.sql = sql
             columns = index.parts.map(\.column)
             untransformedColumn = index.parts.count == 1 && index.parts[0].transformations.isEmpty ? index.parts[0].column : nil
+            isColumnIndex = index.isColumnIndex
+            valueByteCount = 4 + index.tagByteCount
+        }
+
+        /// The statement column of each of the index's columns in rows of
+        /// `layout` (nil: not selected): the leftmost whose name SQLite
+        /// would take for it (ASCII case folded, other characters exact).
+        func positions(in layout: RowLayout) -> [Int32?] {
+            if let positions, positions.layout === layout { return positions.columns }
+            let names = layout.columnNames.map(\.sqliteFolded)
+            let found = columns.map { column in names.firstIndex(of: column.sqliteFolded).map(Int32.init) }
+            positions = (layout, found)
+            return found
         }
     }
 
@@ -170,13 +200,19 @@ struct BlindIndexQuery {
         guard let transform = db.columnTransform as? SealingTransform else {
             throw FieldError(.misuse, "This connection seals no column: configure it with Configuration.seal(_:indexes:keyring:) to look rows up through a blind index.", table: T.databaseTableName)
         }
-        let shape = Shape(table: T.databaseTableName, index: lookup.index, orderBy: lookup.orderBy, descending: lookup.descending, after: lookup.afterValues != nil)
+        let table = T.databaseTableName
         let compiled: Compiled
-        if let known = transform.lookups[shape] {
-            compiled = known
+        if let last = transform.lastLookup, last.shape.matches(table: table, lookup) {
+            compiled = last
         } else {
-            compiled = try Self.compile(shape, transform: transform, db: db)
-            transform.lookups[shape] = compiled
+            let shape = Shape(table: table, lookup: lookup)
+            if let known = transform.lookups[shape] {
+                compiled = known
+            } else {
+                compiled = try Self.compile(shape, transform: transform, db: db)
+                transform.lookups[shape] = compiled
+            }
+            transform.lastLookup = compiled
         }
         let index = compiled.index
         guard lookup.values.count == index.parts.count else {
@@ -186,43 +222,85 @@ struct BlindIndexQuery {
             throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: give \(lookup.orderBy.count) (\(lookup.orderBy.joined(separator: ", "))).", table: index.table)
         }
         self.compiled = compiled
-        // No row holds a NULL index value: a lookup of NULL finds nothing.
+        self.transform = transform
+        after = lookup.afterValues
         let probe = compiled.untransformedColumn != nil
             ? (lookup.values[0].isNull ? nil : lookup.values) : try index.transformed(lookup.values)
         self.probe = probe ?? []
-        // The probe under every key of the keyring: during a rotation, rows
-        // keep the index values of the key they were sealed under.
-        let keyIDs = transform.probeKeyIDs
-        var arguments: [DatabaseValue] = []
-        arguments.reserveCapacity(keyIDs.count + (lookup.afterValues?.count ?? 0))
-        for keyID in keyIDs {
-            arguments.append(try probe.map { probe throws(FieldError) in
-                try transform.cipher.blindIndex(ofTransformed: probe, for: index, keys: compiled.keys, keyID: keyID)
-            } ?? .null)
+    }
+
+    /// Binds the probe under every key of the keyring (during a rotation,
+    /// rows keep the index values of the key they were sealed under), then
+    /// ``after``'s values: a declared index's value from the stack.
+    func bind(_ statement: Statement) throws {
+        // The index read in place from `compiled` (`index` returns a copy,
+        // each of its names and parts retained).
+        let compiled = compiled
+        var parameter: Int32 = 0
+        for keyID in transform.probeKeyIDs {
+            parameter += 1
+            if probe.isEmpty {
+                try statement.bind(.null, at: parameter)
+            } else if compiled.isColumnIndex {
+                try statement.bind(transform.cipher.blindIndex(ofTransformed: probe, for: compiled.index, keys: compiled.keys, keyID: keyID), at: parameter)
+            } else {
+                // Key id and at most 16 bytes of tag: 20 bytes on the stack.
+                try withUnsafeTemporaryAllocation(byteCount: compiled.valueByteCount, alignment: 1) { buffer in
+                    try transform.cipher.writeBlindIndex(ofTransformed: probe, for: compiled.index, keys: compiled.keys, keyID: keyID, into: buffer)
+                    try statement.bindBlob(bytes: UnsafeRawBufferPointer(buffer), at: parameter)
+                }
+            }
         }
-        if let after = lookup.afterValues { arguments += after }
-        self.arguments = arguments
+        for value in after ?? [] {
+            parameter += 1
+            try statement.bind(value, at: parameter)
+        }
+    }
+
+    /// The arguments ``bind(_:)`` binds, as values (`EXPLAIN QUERY PLAN`).
+    func arguments() throws -> [DatabaseValue] {
+        var arguments: [DatabaseValue] = []
+        for keyID in transform.probeKeyIDs {
+            arguments.append(probe.isEmpty ? .null : try transform.cipher.blindIndex(ofTransformed: probe, for: index, keys: compiled.keys, keyID: keyID))
+        }
+        return arguments + (after ?? [])
+    }
+
+    /// Whether a candidate is a match: its index columns' values,
+    /// transformed, equal the probe. A row whose values transform
+    /// otherwise, or not at all, is a false positive (a truncated index's,
+    /// or a planted index value).
+    func keeps(_ row: RowView) -> Bool {
+        let positions = compiled.positions(in: row.layout)
+        if compiled.untransformedColumn != nil {
+            guard let probe = probe.first, let position = positions[0] else { return false }
+            return BlindIndex.same(row.value(at: position), probe)
+        }
+        let stored = positions.map { $0.map(row.value(at:)) ?? .null }
+        guard let transformed = try? compiled.index.transformed(stored) else { return false }
+        return BlindIndex.matches(transformed, probe)
     }
 
     /// The SQL of a shape, after checking the index, its columns and the order.
     private static func compile(_ shape: Shape, transform: SealingTransform, db: Connection) throws -> Compiled {
-        let table = shape.table
+        let table = shape.table.text
         let indexes = transform.indexes[table.sqliteFolded] ?? []
-        guard let index = indexes.first(where: { $0.name.sqliteFolded == shape.index.sqliteFolded }) else {
+        guard let index = indexes.first(where: { $0.name.sqliteFolded == shape.index.text.sqliteFolded }) else {
             let known = indexes.map(\.name)
-            throw FieldError(.misuse, "\(table) has no blind index \(shape.index) on this connection (it has \(known.isEmpty ? "none" : known.joined(separator: ", "))); declare it with Configuration.seal(_:indexes:keyring:).", table: table)
+            throw FieldError(.misuse, "\(table) has no blind index \(shape.index.text) on this connection (it has \(known.isEmpty ? "none" : known.joined(separator: ", "))); declare it with Configuration.seal(_:indexes:keyring:).", table: table)
         }
-        for column in shape.orderBy where transform.isSealed(column, of: table) {
+        let orderBy = shape.orderBy.map(\.text)
+        for column in orderBy where transform.isSealed(column, of: table) {
             throw FieldError(.misuse, "\(table).\(column) is sealed: its envelopes have no order to sort by. Order by a plain column (the primary key, say).", table: table, column: column)
         }
-        if shape.after && shape.orderBy.isEmpty {
+        if shape.after && orderBy.isEmpty {
             throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: order it (ordered(by:)) first.", table: table)
         }
         if shape.after {
             // (a, b) > (?, ?) is never true of a NULL: a page after would skip rows.
             let info = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))")
             let keyed = try info.filter { try $0.decode(Int.self, column: "pk") > 0 }
-            for column in shape.orderBy {
+            for column in orderBy {
                 guard let row = try info.first(where: { try $0.decode(String.self, column: "name").sqliteFolded == column.sqliteFolded }) else { continue }
                 let pk = try row.decode(Int.self, column: "pk"), type = try row.decode(String.self, column: "type")
                 let isRowid = keyed.count == 1 && pk == 1 && type.uppercased() == "INTEGER"
@@ -235,14 +313,14 @@ struct BlindIndexQuery {
         let probes = transform.probeKeyIDs.count
         var sql = "SELECT * FROM main.\(quoted(table)) WHERE \(quoted(index.name)) " + (probes == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: probes).joined(separator: ", ")))")
         if shape.after {
-            let columns = shape.orderBy.map(quoted)
+            let columns = orderBy.map(quoted)
             let left = columns.count == 1 ? columns[0] : "(\(columns.joined(separator: ", ")))"
             let right = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
             sql += " AND \(left) \(shape.descending ? "<" : ">") \(right)"
         }
-        if !shape.orderBy.isEmpty {
-            sql += " ORDER BY " + shape.orderBy.map { quoted($0) + (shape.descending ? " DESC" : "") }.joined(separator: ", ")
+        if !orderBy.isEmpty {
+            sql += " ORDER BY " + orderBy.map { quoted($0) + (shape.descending ? " DESC" : "") }.joined(separator: ", ")
         }
-        return Compiled(index: index, keys: transform.cipher.indexKeys(index), sql: sql)
+        return Compiled(shape: shape, index: index, keys: transform.cipher.indexKeys(index), sql: sql)
     }
 }

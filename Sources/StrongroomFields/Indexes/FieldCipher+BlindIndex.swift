@@ -31,19 +31,28 @@ extension FieldCipher {
         // Zero-filled, not uninitialized (as FieldCipher.seal): the latter
         // looks up Array's generic metadata on every call.
         var out = [UInt8](repeating: 0, count: 4 + index.tagByteCount)
-        out[0] = UInt8(id >> 24 & 0xFF); out[1] = UInt8(id >> 16 & 0xFF); out[2] = UInt8(id >> 8 & 0xFF); out[3] = UInt8(id & 0xFF)
         // The error kept, not rethrown through the closure: a Result here
         // instantiated its generic type on every call.
         var failure: FieldError?
         out.withUnsafeMutableBytes { out in
             do throws(FieldError) {
-                try indexTag(of: inputs, for: index, keys: keys, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: out[4...]))
+                try writeBlindIndex(ofTransformed: inputs, for: index, keys: keys, keyID: id, into: out)
             } catch {
                 failure = error
             }
         }
         if let failure { throw failure }
         return .blob(out)
+    }
+
+    /// The value of a declared (not a column's own) index: key id
+    /// (big-endian) ‖ tag, written to `out` (4 + ``BlindIndex/tagByteCount``
+    /// bytes): a lookup binds it from the stack.
+    func writeBlindIndex(ofTransformed inputs: [DatabaseValue], for index: BlindIndex, keys: IndexKeys, keyID id: UInt32,
+                         into out: UnsafeMutableRawBufferPointer) throws(FieldError) {
+        precondition(!index.isColumnIndex && out.count == 4 + index.tagByteCount, "a declared index's value is its key id and tag")
+        out[0] = UInt8(id >> 24 & 0xFF); out[1] = UInt8(id >> 16 & 0xFF); out[2] = UInt8(id >> 8 & 0xFF); out[3] = UInt8(id & 0xFF)
+        try indexTag(of: inputs, for: index, keys: keys, keyID: id, into: UnsafeMutableRawBufferPointer(rebasing: out[4...]))
     }
 
     /// The index's tag of `inputs` (transformed), cut to `into.count` bytes
