@@ -64,10 +64,7 @@ final class SealingTransform: ColumnTransform {
     var lastLookup: BlindIndexQuery.Compiled?
     /// The keys a lookup's probe is computed under: the active one first,
     /// then the others (rows not yet rotated).
-    private(set) lazy var probeKeyIDs: [UInt32] = {
-        let keyring = cipher.keyring
-        return [keyring.activeKeyID] + keyring.keyIDs.filter { $0 != keyring.activeKeyID }
-    }()
+    let probeKeyIDs: [UInt32]
 
     init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection, views: [String] = []) {
         self.declaredViews = views
@@ -82,6 +79,8 @@ final class SealingTransform: ColumnTransform {
         }
         self.indexes = indexes
         self.cipher = cipher
+        let keyring = cipher.keyring
+        probeKeyIDs = [keyring.activeKeyID] + keyring.keyIDs.filter { $0 != keyring.activeKeyID }
         self.connection = connection
     }
 

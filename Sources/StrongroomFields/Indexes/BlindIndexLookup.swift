@@ -142,20 +142,16 @@ struct BlindIndexQuery {
             after = lookup.afterValues != nil
         }
 
-        /// Whether `lookup` on `table` has this shape, without making one
-        /// (the common lookup: no order, no page).
-        func matches(table: String, _ lookup: BlindIndexLookup) -> Bool {
-            guard descending == lookup.descending, after == (lookup.afterValues != nil), orderBy.count == lookup.orderBy.count,
-                  self.table == ExactText(table), index == ExactText(lookup.index) else { return false }
-            for (a, b) in zip(orderBy, lookup.orderBy) where a != ExactText(b) { return false }
-            return true
-        }
     }
 
     /// A shape's index, keys and SQL, checked and made once: a class, so
     /// that each lookup shares it rather than copying its parts.
     final class Compiled {
         let shape: Shape
+        /// The shape's parts, read in place by ``matches(table:_:)``.
+        private let table: ExactText, indexName: ExactText, orderBy: [ExactText], descending: Bool, after: Bool
+        /// The number of the index's columns (a lookup gives one value each).
+        let partCount: Int
         let index: BlindIndex
         let keys: FieldCipher.IndexKeys
         let sql: String
@@ -175,6 +171,12 @@ struct BlindIndexQuery {
 
         init(shape: Shape, index: BlindIndex, keys: FieldCipher.IndexKeys, sql: String) {
             self.shape = shape
+            table = shape.table
+            indexName = shape.index
+            orderBy = shape.orderBy
+            descending = shape.descending
+            after = shape.after
+            partCount = index.parts.count
             self.index = index
             self.keys = keys
             self.sql = sql
@@ -182,6 +184,15 @@ struct BlindIndexQuery {
             untransformedColumn = index.parts.count == 1 && index.parts[0].transformations.isEmpty ? index.parts[0].column : nil
             isColumnIndex = index.isColumnIndex
             valueByteCount = 4 + index.tagByteCount
+        }
+
+        /// Whether `lookup` on `table` has this shape, without making one
+        /// (the common lookup: no order, no page).
+        func matches(table: String, _ lookup: BlindIndexLookup) -> Bool {
+            guard descending == lookup.descending, after == (lookup.afterValues != nil), orderBy.count == lookup.orderBy.count,
+                  self.table == ExactText(table), indexName == ExactText(lookup.index) else { return false }
+            for (a, b) in zip(orderBy, lookup.orderBy) where a != ExactText(b) { return false }
+            return true
         }
 
         /// The statement column of each of the index's columns in rows of
@@ -202,7 +213,7 @@ struct BlindIndexQuery {
         }
         let table = T.databaseTableName
         let compiled: Compiled
-        if let last = transform.lastLookup, last.shape.matches(table: table, lookup) {
+        if let last = transform.lastLookup, last.matches(table: table, lookup) {
             compiled = last
         } else {
             let shape = Shape(table: table, lookup: lookup)
@@ -214,18 +225,20 @@ struct BlindIndexQuery {
             }
             transform.lastLookup = compiled
         }
-        let index = compiled.index
-        guard lookup.values.count == index.parts.count else {
+        // The index read in place (`let index = compiled.index` copies it,
+        // each of its names and parts retained).
+        guard lookup.values.count == compiled.partCount else {
+            let index = compiled.index
             throw FieldError(.misuse, "Blind index \(index.name) covers \(index.parts.count) column\(index.parts.count == 1 ? "" : "s") (\(compiled.columns.joined(separator: ", "))), and the lookup gives \(lookup.values.count) value\(lookup.values.count == 1 ? "" : "s"); give one per column, in that order.", table: index.table)
         }
         if let after = lookup.afterValues, after.count != lookup.orderBy.count {
-            throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: give \(lookup.orderBy.count) (\(lookup.orderBy.joined(separator: ", "))).", table: index.table)
+            throw FieldError(.misuse, "A lookup continues after a row given by the values of its ordering columns: give \(lookup.orderBy.count) (\(lookup.orderBy.joined(separator: ", "))).", table: compiled.index.table)
         }
         self.compiled = compiled
         self.transform = transform
         after = lookup.afterValues
         let probe = compiled.untransformedColumn != nil
-            ? (lookup.values[0].isNull ? nil : lookup.values) : try index.transformed(lookup.values)
+            ? (lookup.values[0].isNull ? nil : lookup.values) : try compiled.index.transformed(lookup.values)
         self.probe = probe ?? []
     }
 
