@@ -333,6 +333,68 @@ extension SealedColumnTests {
         #expect(try bare.fetchAll(Bool.self, sql: "SELECT idx IS NULL FROM t ORDER BY id") == [false, true, false])
         #expect(try bare.fetchOne(Int.self, sql: "SELECT count(DISTINCT idx) FROM t") == 1, "both secrets share one index value")
     }
+    /// An account whose API key is sealed, with a 32-bit blind index on it.
+    struct Account: TableRecord, Equatable {
+        var id: Int64
+        var apiKey: String
+        static let databaseTableName = "account"
+        static let databaseColumnNames = ["id", "apiKey"]
+        static let databaseSealedColumns = ["apiKey"]
+        init(id: Int64, apiKey: String) { self.id = id; self.apiKey = apiKey }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1) }
+    }
+
+    /// Accounts 1 (alpha) and 2 (beta); then whoever holds the database key
+    /// rebuilds the table with a plain column before the sealed one, named
+    /// `api\u{212A}ey` (KELVIN SIGN): another column to SQLite, which
+    /// compares names byte for byte outside ASCII, and `apiKey` to Swift's
+    /// `==` (U+212A decomposes to K). It holds text of the adversary's.
+    func accountsWithAPlantedLookalikeColumn(_ file: String) throws -> DatabaseQueue {
+        var config = Configuration(key: databaseKey)
+        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)], keyring: keyring)
+        let path = dir.file(file)
+        let app = try DatabaseQueue(path: path, configuration: config)
+        try app.write { db in
+            try db.execute(sql: "CREATE TABLE account(id INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB); CREATE INDEX account_key32 ON account(key32)")
+            try db.insert(Account(id: 1, apiKey: "alpha"))
+            try db.insert(Account(id: 2, apiKey: "beta"))
+        }
+        let adversary = try DatabaseQueue(path: path, configuration: Configuration(key: databaseKey))
+        try adversary.write { db in
+            try db.execute(sql: """
+                CREATE TABLE account_new(id INTEGER PRIMARY KEY, "api\u{212A}ey" TEXT, apiKey BLOB NOT NULL, key32 BLOB);
+                INSERT INTO account_new SELECT id, 'PLANTED-' || id, apiKey, key32 FROM account;
+                DROP TABLE account; ALTER TABLE account_new RENAME TO account; CREATE INDEX account_key32 ON account(key32)
+                """)
+        }
+        try adversary.close()
+        return app
+    }
+
+    /// A record's sealed property reads the column SQLite names as it does,
+    /// opened, never a plain column whose name only Swift takes for it.
+    @Test func aRecordReadsItsSealedColumnNotAPlantedLookalike() throws {
+        let app = try accountsWithAPlantedLookalikeColumn("lookalike-read.db")
+        let expected = [Account(id: 1, apiKey: "alpha"), Account(id: 2, apiKey: "beta")]
+        #expect(try app.read { try $0.fetchAll(Account.self, sql: "SELECT * FROM account ORDER BY id") } == expected)
+        #expect(try app.read { try $0.fetchAll(Account.self) }.sorted { $0.id < $1.id } == expected)
+        let row = try app.read { try $0.fetchOne(sql: "SELECT * FROM account WHERE id = 1") }
+        #expect(try row?.decode(String.self, column: "apiKey") == "alpha")
+        // A Decodable finds its keys' columns the same way.
+        struct Decoded: Decodable, Equatable { var id: Int64; var apiKey: String }
+        #expect(try app.read { try $0.fetchAll(Decoded.self, sql: "SELECT * FROM account ORDER BY id") } == [Decoded(id: 1, apiKey: "alpha"), Decoded(id: 2, apiKey: "beta")])
+    }
+
+    /// A lookup hands out the value its filter checked: the sealed column,
+    /// opened, not a planted one beside it (review of the faster lookup,
+    /// whose filter found columns by SQLite's rules and the record by Swift's).
+    @Test func aLookupReturnsTheColumnItCheckedNotAPlantedLookalike() throws {
+        let app = try accountsWithAPlantedLookalikeColumn("lookalike-lookup.db")
+        #expect(try app.read { try $0.fetchOne(Account.self, where: .index("key32", equals: "alpha")) } == Account(id: 1, apiKey: "alpha"))
+        #expect(try app.read { try $0.fetchAll(Account.self, where: .index("key32", equals: "beta")) } == [Account(id: 2, apiKey: "beta")])
+    }
+
     struct Voucher: Encodable {
         var code: String
         var holder: String

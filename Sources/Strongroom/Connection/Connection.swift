@@ -637,7 +637,7 @@ extension Connection {
 /// text and names. Swift's `==` on strings takes canonically equivalent
 /// texts for one ("é" and "e" + U+0301): as cache keys they would hand one
 /// table's statement to a query on the other.
-package struct ExactText: Hashable {
+package struct ExactText: Hashable, Sendable {
     package let text: String
 
     package init(_ text: String) { self.text = text }

@@ -1,25 +1,32 @@
 /// The column names of a statement's rows, shared by all of them.
 package final class RowLayout: Sendable {
     package let columnNames: [String]
-    let indexByName: [String: Int]
-    let indexByLowercasedName: [String: Int]
+    /// Names by their UTF-8 bytes, then folded as SQLite folds them (ASCII
+    /// letters only): never by Swift's `==`, which takes `apiKey` and
+    /// `api\u{212A}ey` (KELVIN SIGN), or an NFC and an NFD spelling, for one
+    /// name. To SQLite those are two columns, and one of them may be a plain
+    /// column planted beside a sealed one by whoever holds the database key.
+    let indexByName: [ExactText: Int]
+    let indexByFoldedName: [FoldedName: Int]
 
     init(columnNames: [String]) {
         self.columnNames = columnNames
-        var exact: [String: Int] = [:]
-        var folded: [String: Int] = [:]
+        var exact: [ExactText: Int] = [:]
+        var folded: [FoldedName: Int] = [:]
         for (i, name) in columnNames.enumerated() {
-            if exact[name] == nil { exact[name] = i }
-            if folded[name.lowercased()] == nil { folded[name.lowercased()] = i }
+            if exact[ExactText(name)] == nil { exact[ExactText(name)] = i }
+            let key = name.sqliteFolded
+            if folded[key] == nil { folded[key] = i }
         }
         indexByName = exact
-        indexByLowercasedName = folded
+        indexByFoldedName = folded
     }
 
-    /// The index of the leftmost column named `name`, matched exactly first,
-    /// then case-insensitively (as SQLite matches column names).
-    func index(of name: String) -> Int? {
-        indexByName[name] ?? indexByLowercasedName[name.lowercased()]
+    /// The index of the leftmost column named `name`, matched byte for byte
+    /// first, then with ASCII letters' case folded (as SQLite matches
+    /// column names: "é" is not "É", nor "e" and a combining accent).
+    package func index(of name: String) -> Int? {
+        indexByName[ExactText(name)] ?? indexByFoldedName[name.sqliteFolded]
     }
 }
 

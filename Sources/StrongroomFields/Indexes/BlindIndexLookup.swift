@@ -196,12 +196,12 @@ struct BlindIndexQuery {
         }
 
         /// The statement column of each of the index's columns in rows of
-        /// `layout` (nil: not selected): the leftmost whose name SQLite
-        /// would take for it (ASCII case folded, other characters exact).
+        /// `layout` (nil: not selected), found as a record finds its
+        /// properties' (``RowLayout/index(of:)``, SQLite's rules): the
+        /// value checked is the value the record is made of.
         func positions(in layout: RowLayout) -> [Int32?] {
             if let positions, positions.layout === layout { return positions.columns }
-            let names = layout.columnNames.map(\.sqliteFolded)
-            let found = columns.map { column in names.firstIndex(of: column.sqliteFolded).map(Int32.init) }
+            let found = columns.map { column in layout.index(of: column).map(Int32.init) }
             positions = (layout, found)
             return found
         }
