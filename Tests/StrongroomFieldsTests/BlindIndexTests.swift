@@ -150,6 +150,13 @@ struct BlindIndexTests {
             #expect(exact.map(\.id) == shared.filter { $0.email == "shared@example.com" }.map(\.id))
             let candidates = try db.fetchAll(sql: "SELECT count(*) AS n FROM person WHERE email_tiny = (SELECT email_tiny FROM person WHERE id = 1)")[0]
             #expect(try candidates.decode(Int.self, column: "n") > exact.count, "the 2-bit index gave false positives to drop")
+            // A limit of 0 (or less) finds nothing, through fetchOne too: its
+            // own limit of 1 must not replace the caller's.
+            for limit in [0, -1] {
+                let none = BlindIndexLookup.index("email_folded", equals: "shared@example.com").limit(limit)
+                #expect(try db.fetchAll(Person.self, where: none).isEmpty, "limit \(limit)")
+                #expect(try db.fetchOne(Person.self, where: none) == nil, "limit \(limit)")
+            }
         }
     }
 

@@ -61,8 +61,10 @@ public struct Row: Sendable {
     /// The value at `index` (0-based).
     public subscript(index: Int) -> DatabaseValue { values[index] }
 
-    /// The value of the column named `name` (case-insensitive), or nil when
-    /// there is no such column.
+    /// The value of the column named `name`, or nil when there is no such
+    /// column. Names match as SQLite matches them: byte for byte, but for
+    /// the case of ASCII letters (`EMAIL` finds `email`; `É` does not find
+    /// `é`, nor does an NFD spelling find an NFC one).
     public subscript(name: String) -> DatabaseValue? {
         layout.index(of: name).map { values[$0] }
     }
@@ -79,7 +81,8 @@ public struct Row: Sendable {
         return try values[index].convert(to: T.self, conversion, column: columnNames[index])
     }
 
-    /// The value of the column named `name` converted to `T`.
+    /// The value of the column named `name` (matched as by the
+    /// subscript by name) converted to `T`.
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, column name: String) throws(StrongroomError) -> T {
         guard let index = layout.index(of: name) else {
             throw StrongroomError(.misuse, "Row has no column named \(name); it has \(columnNames.joined(separator: ", ")).")

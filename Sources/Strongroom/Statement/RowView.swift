@@ -61,8 +61,10 @@ public struct RowView {
         return value(at: column)
     }
 
-    /// The value of the column named `name` (case-insensitive), or nil when
-    /// there is no such column.
+    /// The value of the column named `name`, or nil when there is no such
+    /// column. Names match as SQLite matches them: byte for byte, but for
+    /// the case of ASCII letters (`EMAIL` finds `email`; `É` does not find
+    /// `é`, nor does an NFD spelling find an NFC one).
     public subscript(name: String) -> DatabaseValue? {
         statement.rowLayout.index(of: name).map { value(at: Int32($0)) }
     }
@@ -85,7 +87,8 @@ public struct RowView {
         try converted(T.self, at: column(index))
     }
 
-    /// The value of the column named `name` (case-insensitive) converted to `T`.
+    /// The value of the column named `name` (matched as by the
+    /// subscript by name) converted to `T`.
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, column name: String) throws(StrongroomError) -> T {
         guard let index = statement.rowLayout.index(of: name) else {
             throw StrongroomError(.misuse, "Row has no column named \(name); it has \(columnNames.joined(separator: ", ")).", path: statement.connection.path, sql: statement.sql)
