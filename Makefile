@@ -175,11 +175,11 @@ ENGINE_RESULTS := Reliability/results/$(ENGINE)
 ifeq ($(ENGINE),sqlcipher4)
 ENGINE_SHELL := bash Scripts/sqlcipher4.sh .build/sqlcipher4 >/dev/null && . .build/sqlcipher4/env &&
 ENGINE_TEST := bash Scripts/test-sqlcipher4.sh
-STRESS_OPERATIONS := 7
+STRESS_OPERATIONS := 8
 else
 ENGINE_SHELL :=
 ENGINE_TEST := swift test
-STRESS_OPERATIONS := 6
+STRESS_OPERATIONS := 7
 endif
 
 ## (bench-service is here, after ENGINE: its recipe depends on the engine.)
