@@ -141,13 +141,11 @@ struct BlindIndexQuery {
             descending = lookup.descending
             after = lookup.afterValues != nil
         }
-
     }
 
     /// A shape's index, keys and SQL, checked and made once: a class, so
     /// that each lookup shares it rather than copying its parts.
     final class Compiled {
-        let shape: Shape
         /// The shape's parts, read in place by ``matches(table:_:)``.
         private let table: ExactText, indexName: ExactText, orderBy: [ExactText], descending: Bool, after: Bool
         /// The number of the index's columns (a lookup gives one value each).
@@ -170,7 +168,6 @@ struct BlindIndexQuery {
         private var positions: (layout: RowLayout, columns: [Int32?])?
 
         init(shape: Shape, index: BlindIndex, keys: FieldCipher.IndexKeys, sql: String) {
-            self.shape = shape
             table = shape.table
             indexName = shape.index
             orderBy = shape.orderBy
