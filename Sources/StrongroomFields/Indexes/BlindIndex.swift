@@ -1,5 +1,4 @@
 public import Strongroom
-import Foundation
 
 /// A blind index: a keyed hash of one or more columns' values, stored in a
 /// companion BLOB column with an SQL index on it, so that rows can be found
@@ -216,11 +215,9 @@ public struct BlindIndex: Sendable, Hashable, Codable {
     /// and a value's type counts.
     static func same(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
         switch (a, b) {
-        case (.text(var x), .text(var y)):
-            // Compared as contiguous bytes: elementsEqual over the UTF-8
-            // views went byte by byte through their iterators, and over
-            // the buffers element by element; memcmp compares words.
-            x.utf8.count == y.utf8.count && x.withUTF8 { x in y.withUTF8 { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+        case (.text(let x), .text(let y)):
+            // By their bytes, as SQLite compares names (one memcmp).
+            ExactText(x) == ExactText(y)
         case (.real(let x), .real(let y)): x.bitPattern == y.bitPattern
         default: a == b
         }

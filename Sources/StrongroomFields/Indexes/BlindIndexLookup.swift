@@ -125,7 +125,6 @@ struct BlindIndexQuery {
     let after: [DatabaseValue]?
     let transform: SealingTransform
 
-    var index: BlindIndex { compiled.index }
     var sql: String { compiled.sql }
 
     /// What the SQL depends on: compiled once per connection. Names are
@@ -153,11 +152,11 @@ struct BlindIndexQuery {
         let index: BlindIndex
         let keys: FieldCipher.IndexKeys
         let sql: String
-        /// The index's columns, to read each candidate's values by name.
+        /// The index's columns, whose positions `positions(in:)` finds.
         let columns: [String]
-        /// The one column of an index that transforms nothing: a candidate's
-        /// value is compared as stored, with no arrays.
-        let untransformedColumn: String?
+        /// Whether the index is one column that transforms nothing: a
+        /// candidate's value is compared as stored, with no arrays.
+        let comparesStored: Bool
         /// Whether the index is a sealed column's own (`indexed`), whose
         /// value ``FieldCipher/blindIndex(ofTransformed:for:keys:keyID:)`` computes.
         let isColumnIndex: Bool
@@ -178,7 +177,7 @@ struct BlindIndexQuery {
             self.keys = keys
             self.sql = sql
             columns = index.parts.map(\.column)
-            untransformedColumn = index.parts.count == 1 && index.parts[0].transformations.isEmpty ? index.parts[0].column : nil
+            comparesStored = index.parts.count == 1 && index.parts[0].transformations.isEmpty
             isColumnIndex = index.isColumnIndex
             valueByteCount = 4 + index.tagByteCount
         }
@@ -234,7 +233,7 @@ struct BlindIndexQuery {
         self.compiled = compiled
         self.transform = transform
         after = lookup.afterValues
-        let probe = compiled.untransformedColumn != nil
+        let probe = compiled.comparesStored
             ? (lookup.values[0].isNull ? nil : lookup.values) : try compiled.index.transformed(lookup.values)
         self.probe = probe ?? []
     }
@@ -271,7 +270,7 @@ struct BlindIndexQuery {
     func arguments() throws -> [DatabaseValue] {
         var arguments: [DatabaseValue] = []
         for keyID in transform.probeKeyIDs {
-            arguments.append(probe.isEmpty ? .null : try transform.cipher.blindIndex(ofTransformed: probe, for: index, keys: compiled.keys, keyID: keyID))
+            arguments.append(probe.isEmpty ? .null : try transform.cipher.blindIndex(ofTransformed: probe, for: compiled.index, keys: compiled.keys, keyID: keyID))
         }
         return arguments + (after ?? [])
     }
@@ -282,7 +281,7 @@ struct BlindIndexQuery {
     /// or a planted index value).
     func keeps(_ row: RowView) -> Bool {
         let positions = compiled.positions(in: row.layout)
-        if compiled.untransformedColumn != nil {
+        if compiled.comparesStored {
             guard let probe = probe.first, let position = positions[0] else { return false }
             return BlindIndex.same(row.value(at: position), probe)
         }
