@@ -216,7 +216,8 @@ public struct BlindIndex: Sendable, Hashable, Codable {
     static func same(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
         switch (a, b) {
         case (.text(let x), .text(let y)):
-            // By their bytes, as SQLite compares names (one memcmp).
+            // By their UTF-8 bytes, as the index hashed them (one memcmp):
+            // canonically equivalent texts are two values here.
             ExactText(x) == ExactText(y)
         case (.real(let x), .real(let y)): x.bitPattern == y.bitPattern
         default: a == b
