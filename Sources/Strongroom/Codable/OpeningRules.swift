@@ -65,7 +65,7 @@ enum OpeningRules {
             guard AuthorizerPolicy.asciiLowercased(schema) == "main" else {
                 throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the \(AuthorizerPolicy.asciiLowercased(schema) == "temp" ? "temporary" : "attached") view \"\(name)\" (schema \(schema)): only views of main that the application declared are read through (PRAGMA writable_schema can plant a TEMP view over a table's name on SQLite 3.15). Nothing was opened; read main.<table> directly, and find out who added \"\(name)\".")
             }
-            guard let declared = declarations.lazy.compactMap(\.1).first(where: { $0.name == AuthorizerPolicy.asciiLowercased(name) }) else {
+            guard let declared = declarations.lazy.compactMap(\.1).first(where: { $0.name == ExactText(AuthorizerPolicy.asciiLowercased(name)) }) else {
                 if let bad = declarations.first(where: { $0.1 == nil }) {
                     throw StrongroomError(.misuse, "A declared view is not a CREATE VIEW statement: \(bad.0)", path: connection.path, sql: statement.sql)
                 }
@@ -85,10 +85,65 @@ enum OpeningRules {
         }
     }
 
-    /// One result column: the name it leaves under, and where it comes from.
+    /// A ``TableRecord``'s sealed properties (``TableRecord/databaseSealedColumns``)
+    /// are read only from columns this statement opens: whoever holds the
+    /// database key can rename the table and put a view of its name in its
+    /// place, whose `apiKey` is text of theirs. Nothing is opened there, so
+    /// the rules above never run; this one does, once per statement and
+    /// record type. A name two columns answer to (a join's `SELECT *`) is
+    /// refused too, as SQLite refuses it: the other one may be planted.
+    static func checkSealedProperties<T: TableRecord>(of type: T.Type, in statement: Statement) throws(StrongroomError) {
+        let connection = statement.connection
+        let table = T.databaseTableName
+        let sealed = T.databaseSealedColumns
+        guard let transform = connection.columnTransform,
+              sealed.allSatisfy({ transform.contextColumns(forReading: $0, of: table) != nil }) else {
+            throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(sealed.map { "\(table).\($0)" }.joined(separator: ", "))) that this connection does not open: configure it with configuration.seal(…, keyring:) for them. A connection without the field keyring reads no record with sealed columns (read the stored values as Data with SQL instead).",
+                                  path: connection.path, sql: statement.sql)
+        }
+        let opened = try statement.openingPlan()?.columns ?? []
+        let layout = statement.rowLayout
+        for name in sealed {
+            // (A property with no column was refused already.)
+            guard let index = layout.index(of: name) else { continue }
+            if layout.isAmbiguous(name) {
+                let spellings = layout.columnNames.filter { $0.sqliteFolded == name.sqliteFolded }
+                throw StrongroomError(.misuse, "The query hands out \(spellings.count) columns named \(name) (\(spellings.joined(separator: ", "))), and \(T.self) reads \(name) as sealed: SQLite calls such a name ambiguous, and whoever holds the database key can add a plain column of that name to a joined table. Nothing was read; select \(table).\(name) once, by name, rather than * over the join.",
+                                      path: connection.path, sql: statement.sql)
+            }
+            guard !opened.contains(where: { $0.index == index }) else { continue }
+            let origin = sqlite3_column_table_name(statement.handle, Int32(index)).flatMap { table in
+                sqlite3_column_origin_name(statement.handle, Int32(index)).map { "the column \(String(cString: table)).\(String(cString: $0))" }
+            }
+            let what = origin ?? "an expression"
+            // sqlite3_table_column_metadata finds tables only (TEMP first, as a query does).
+            guard sqlite3_table_column_metadata(connection.handle, nil, table, nil, nil, nil, nil, nil, nil) == SQLITE_OK else {
+                throw StrongroomError(.untrustedSchema, "\(T.self) reads \(name) as sealed, and the query's column \(name) is \(what), not \(table).\(name) opened: \"\(table)\" is no longer a table (a view stands under its name), and whoever holds the database key can put one there to hand out text of theirs as a sealed value. Nothing was read; find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations).",
+                                      path: connection.path, sql: statement.sql)
+            }
+            throw StrongroomError(.misuse, "\(T.self) reads \(name) as sealed, and the query's column \(name) is \(what), not \(table).\(name) opened. Nothing was read; select the sealed column itself (SELECT * FROM \(table), or \(table).\(name)).",
+                                  path: connection.path, sql: statement.sql)
+        }
+    }
+
+    /// One result column: the name it leaves under, and where it comes
+    /// from, as SQLite's bytes with ASCII letters folded (never repaired
+    /// or compared with Swift's `==`, which takes an NFC and an NFD
+    /// spelling for one name).
     struct ResultColumn: Equatable {
-        let name: String
-        let origin: [String]?
+        let name: [UInt8]
+        let origin: [[UInt8]]?
+    }
+
+    /// A name's bytes as SQLite folds names: ASCII letters only.
+    private static func folded(_ name: UnsafePointer<CChar>) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var next = UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self)
+        while next.pointee != 0 {
+            bytes.append(next.pointee >= 0x41 && next.pointee <= 0x5A ? next.pointee + 0x20 : next.pointee)
+            next += 1
+        }
+        return bytes
     }
 
     /// The columns `sql` hands out, compiled on `connection` (never run),
@@ -97,8 +152,8 @@ enum OpeningRules {
         try connection.inspect(sql: sql) { handle throws(StrongroomError) in
             (0..<sqlite3_column_count(handle)).map { i in
                 let origin = [sqlite3_column_database_name(handle, i), sqlite3_column_table_name(handle, i), sqlite3_column_origin_name(handle, i)]
-                return ResultColumn(name: AuthorizerPolicy.asciiLowercased(String(cString: sqlite3_column_name(handle, i))),
-                                    origin: origin.contains(where: { $0 == nil }) ? nil : origin.map { AuthorizerPolicy.asciiLowercased(String(cString: $0!)) })
+                return ResultColumn(name: folded(sqlite3_column_name(handle, i)),
+                                    origin: origin.contains(where: { $0 == nil }) ? nil : origin.map { folded($0!) })
             }
         }
     }

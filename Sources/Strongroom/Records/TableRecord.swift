@@ -47,7 +47,12 @@ public protocol TableRecord {
     func encode(to binder: inout RecordBinder) throws(StrongroomError)
     /// The columns the record's table keeps sealed (field encryption): an
     /// insert through a connection that does not seal them is refused
-    /// rather than written as plaintext. None by default.
+    /// rather than written as plaintext, and a read hands each such
+    /// property only the value of the sealed column, opened. A query whose
+    /// column of that name is anything else (an expression, another
+    /// table's column, a view that stands where the table was), or holds
+    /// two columns of that name, or a connection without the field keyring,
+    /// fails the read. None by default.
     static var databaseSealedColumns: [String] { get }
 }
 
@@ -73,6 +78,8 @@ extension Statement {
             }
             columns.append(Int32(index))
         }
+        // Sealed properties are read only from the columns opened.
+        if !T.databaseSealedColumns.isEmpty { try OpeningRules.checkSealedProperties(of: T.self, in: self) }
         let inOrder = columns.enumerated().allSatisfy { Int($1) == $0 }
         let result = inOrder ? nil : columns
         recordColumns = (id, result)

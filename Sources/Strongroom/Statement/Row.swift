@@ -8,18 +8,28 @@ package final class RowLayout: Sendable {
     /// column planted beside a sealed one by whoever holds the database key.
     let indexByName: [ExactText: Int]
     let indexByFoldedName: [FoldedName: Int]
+    /// The names more than one column answers to, as SQLite matches names.
+    let sharedNames: Set<FoldedName>
 
     init(columnNames: [String]) {
         self.columnNames = columnNames
         var exact: [ExactText: Int] = [:]
         var folded: [FoldedName: Int] = [:]
+        var shared: Set<FoldedName> = []
         for (i, name) in columnNames.enumerated() {
             if exact[ExactText(name)] == nil { exact[ExactText(name)] = i }
             let key = name.sqliteFolded
-            if folded[key] == nil { folded[key] = i }
+            if folded[key] == nil { folded[key] = i } else { shared.insert(key) }
         }
         indexByName = exact
         indexByFoldedName = folded
+        sharedNames = shared
+    }
+
+    /// True when more than one column answers to `name` as SQLite matches
+    /// names (a join's `SELECT *`): SQLite would call it ambiguous.
+    func isAmbiguous(_ name: String) -> Bool {
+        !sharedNames.isEmpty && sharedNames.contains(name.sqliteFolded)
     }
 
     /// The index of the leftmost column named `name`, matched byte for byte

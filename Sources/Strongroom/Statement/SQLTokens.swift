@@ -62,13 +62,14 @@ struct SQLTokens {
 /// its optional column list, and the SELECT after `AS`.
 struct ViewDefinition {
     /// The view's name, folded.
-    let name: String
+    let name: ExactText
     /// What follows the name (the column list, `AS`, the SELECT), as
     /// ``SQLTokens/compared(_:)`` gives each token, without trailing
     /// semicolons: the view's meaning. SQLite stores `CREATE VIEW ` and the
     /// text from the name on, so `TEMP`, `IF NOT EXISTS` and a schema name
-    /// are not part of it.
-    let body: [String]
+    /// are not part of it. Compared byte for byte: to SQLite, `'Zoë'` and
+    /// the same name in NFD are two strings, which Swift's `==` takes for one.
+    let body: [ExactText]
     /// The SQL of a query whose rows and columns are the view's.
     let query: String
     /// True for a column list over a `SELECT *` (see ``SQLTokens/columnListOverStar``).
@@ -94,10 +95,10 @@ struct ViewDefinition {
             name = unqualified
             i += 2
         }
-        self.name = AuthorizerPolicy.asciiLowercased(name)
+        self.name = ExactText(AuthorizerPolicy.asciiLowercased(name))
         var meaning = Array(tokens[i...])
         while meaning.last?.kind == .punctuation && meaning.last?.text == ";" { meaning.removeLast() }
-        self.body = meaning.map(SQLTokens.compared)
+        self.body = meaning.map { ExactText(SQLTokens.compared($0)) }
         self.columnListOverStar = text.columnListOverStar
         // The column list, if any, then AS and the SELECT.
         var columnList: String?

@@ -192,9 +192,19 @@ public final class Statement {
         }
         // With SQLITE_ENABLE_COLUMN_METADATA (Debian's SQLCipher has it): the
         // table and column a result column reads, nil for an expression.
+        // Names that are not valid UTF-8 are kept aside, not repaired:
+        // `String(cString:)` would make "id\xFF" and "id\u{FFFD}" one name,
+        // which are two columns to SQLite (one may be a planted row key).
+        var invalidName: String?
+        func name(_ text: UnsafePointer<CChar>) -> String? {
+            if let valid = String(validatingCString: text) { return valid }
+            invalidName = invalidName ?? String(cString: text)
+            return nil
+        }
         let origins: [(table: String, column: String)?] = (0..<Int32(columnCount)).map { i in
-            guard let table = sqlite3_column_table_name(handle, i), let column = sqlite3_column_origin_name(handle, i) else { return nil }
-            return (String(cString: table), String(cString: column))
+            _ = sqlite3_column_name(handle, i).map(name)
+            guard let table = sqlite3_column_table_name(handle, i).flatMap(name), let column = sqlite3_column_origin_name(handle, i).flatMap(name) else { return nil }
+            return (table, column)
         }
         func sameName(_ a: String, _ b: String) -> Bool { a.sqliteFolded == b.sqliteFolded }
         var columns: [OpeningPlan.Column] = []
@@ -211,6 +221,10 @@ public final class Statement {
             }
             columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes,
                                               blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
+        }
+        if !columns.isEmpty, let invalidName {
+            throw StrongroomError(.untrustedSchema, "The query reads \(columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ")), which \(columns.count == 1 ? "is" : "are") sealed, beside a column or table whose name is not valid UTF-8 (\(invalidName.debugDescription)): it could not be told from another (a planted row key, say). Nothing was opened; find out who renamed it.",
+                                  path: connection.path, sql: sql)
         }
         // Opened only under names and from places the application's own SQL chose.
         if !columns.isEmpty { try OpeningRules.check(self, opening: columns, transform: transform) }

@@ -1,0 +1,180 @@
+import Foundation
+import Strongroom
+import StrongroomFields
+import StrongroomTestSupport
+import Testing
+
+/// Issue 39, second review (D1–D4): names and stand-ins through which
+/// whoever holds the database key, not the field keyring, could hand the
+/// application text of theirs as a sealed value, or open a value in
+/// another row. Each attack is the reviewer's, reproduced.
+@Suite("Sealed columns: planted stand-ins and names")
+struct PlantedNameTests {
+    let f = PlantedSQLFixture()
+
+    struct Account: TableRecord, Equatable {
+        var id: Int64
+        var apiKey: String
+        static let databaseTableName = "account"
+        static let databaseColumnNames = ["id", "apiKey"]
+        static let databaseSealedColumns = ["apiKey"]
+        init(id: Int64, apiKey: String) { self.id = id; self.apiKey = apiKey }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1) }
+    }
+
+    static let expected = [Account(id: 1, apiKey: "alpha"), Account(id: 2, apiKey: "beta")]
+
+    func configuration(blindIndex: Bool = true) -> Configuration {
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("apiKey", in: "account")], indexes: blindIndex ? [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)] : [], keyring: f.keyring)
+        return config
+    }
+
+    /// Accounts 1 (alpha) and 2 (beta), their keys sealed; returns the path.
+    func accounts(_ name: String) throws -> String {
+        let path = f.dir.file(name)
+        try DatabaseQueue(path: path, configuration: configuration()).write { db in
+            try db.execute(sql: "CREATE TABLE account(id INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB); CREATE INDEX account_key32 ON account(key32)")
+            try db.insert(Account(id: 1, apiKey: "alpha"))
+            try db.insert(Account(id: 2, apiKey: "beta"))
+        }
+        return path
+    }
+
+    /// The read fails with `code`, its message saying `mention`, and the
+    /// application gets no record (nor any planted text).
+    func expectRefused<T>(_ code: StrongroomError.Code, _ mention: String, sourceLocation: SourceLocation = #_sourceLocation, _ read: () throws -> T) {
+        var got: T?
+        let error = #expect(throws: StrongroomError.self, sourceLocation: sourceLocation) { got = try read() }
+        #expect(got == nil, "the application got \(String(describing: got))", sourceLocation: sourceLocation)
+        #expect(error?.code == code, "\(String(describing: error))", sourceLocation: sourceLocation)
+        #expect(error?.message.contains(mention) == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
+        #expect(error.map { !"\($0)".contains("PLANTED") } ?? true, sourceLocation: sourceLocation)
+    }
+
+    // MARK: D1: a view in place of the sealed table
+
+    /// The table is renamed and a view of its name hands out text of the
+    /// adversary's as `apiKey`: nothing is opened, so no rule about opening
+    /// applied, and the record took the text for its sealed property. A
+    /// record that declares the column sealed is read only from the column
+    /// opened.
+    @Test func aViewInPlaceOfTheSealedTableHandsARecordNothing() throws {
+        let path = try accounts("view-in-place.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        #expect(try app.read { try $0.fetchAll(Account.self) }.sorted { $0.id < $1.id } == Self.expected)
+        try f.bare(path).execute(sql: """
+            ALTER TABLE account RENAME TO account_data;
+            CREATE VIEW account AS SELECT id, 'PLANTED-' || id AS apiKey, key32 FROM account_data
+            """)
+        expectRefused(.untrustedSchema, "\"account\"") { try app.read { try $0.fetchAll(Account.self, sql: "SELECT * FROM account ORDER BY id") } }
+        expectRefused(.untrustedSchema, "\"account\"") { try app.read { try $0.fetchAll(Account.self) } }
+        expectRefused(.untrustedSchema, "\"account\"") { try app.read { try $0.fetchOne(Account.self, sql: "SELECT * FROM account WHERE id = ?", arguments: [1]) } }
+        expectRefused(.untrustedSchema, "\"account\"") { try app.read { try $0.fetchOne(Account.self, where: .index("key32", equals: "alpha")) } }
+    }
+
+    /// The application's own query that selects an expression as the
+    /// sealed property is refused too, as a misuse, and says which column.
+    @Test func aRecordRefusesAnExpressionAsItsSealedProperty() throws {
+        let path = try accounts("expression.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        expectRefused(.misuse, "apiKey") { try app.read { try $0.fetchAll(Account.self, sql: "SELECT id, 'typed by the app' AS apiKey FROM account") } }
+        // The column itself, under an alias of the query's own, still opens.
+        #expect(try app.read { try $0.fetchAll(Account.self, sql: "SELECT id, apiKey AS apiKey FROM account ORDER BY id") } == Self.expected)
+    }
+
+    /// A connection without the field keyring opens nothing: a record with
+    /// sealed columns is refused there, as its insert is, rather than
+    /// handed an envelope or planted text.
+    @Test func aRecordWithSealedColumnsIsRefusedWithoutTheKeyring() throws {
+        let path = try accounts("no-keyring.db")
+        let bare = try DatabaseQueue(path: path, configuration: Configuration(key: f.databaseKey))
+        try bare.write { try $0.execute(sql: "UPDATE account SET apiKey = 'PLANTED' WHERE id = 1") }
+        expectRefused(.misuse, "seal") { try bare.read { try $0.fetchAll(Account.self, sql: "SELECT * FROM account WHERE id = 1") } }
+    }
+
+    // MARK: D3: a join where two columns answer to the sealed property's name
+
+    /// The adversary spells the sealed column `APIKEY` (SQLite's same name)
+    /// and adds a plain `apiKey` to the table the application joins: the
+    /// exact spelling, from the other table, was taken for the property.
+    /// SQLite calls the name ambiguous; so does the record read.
+    @Test func aJoinWithAPlantedNamesakeOfTheSealedColumnIsRefused() throws {
+        let path = try accounts("join.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        try app.write { try $0.execute(sql: "CREATE TABLE audit(id INTEGER PRIMARY KEY, seen INTEGER); INSERT INTO audit VALUES (1, 10), (2, 20)") }
+        let join = "SELECT * FROM account JOIN audit USING(id) ORDER BY id"
+        #expect(try app.read { try $0.fetchAll(Account.self, sql: join) } == Self.expected)
+        try f.bare(path).execute(sql: """
+            CREATE TABLE account_new(id INTEGER PRIMARY KEY, APIKEY BLOB NOT NULL, key32 BLOB);
+            INSERT INTO account_new SELECT * FROM account;
+            DROP TABLE account; ALTER TABLE account_new RENAME TO account; CREATE INDEX account_key32 ON account(key32);
+            ALTER TABLE audit ADD COLUMN apiKey TEXT; UPDATE audit SET apiKey = 'PLANTED-' || id
+            """)
+        expectRefused(.misuse, "apiKey") { try app.read { try $0.fetchAll(Account.self, sql: join) } }
+        // Read from the table alone, the sealed column opens.
+        #expect(try app.read { try $0.fetchAll(Account.self, sql: "SELECT * FROM account ORDER BY id") } == Self.expected)
+    }
+
+    // MARK: D2: a row key column whose name is not valid UTF-8
+
+    static let validReplacement = "'\"id' || char(65533) || '\"'"
+    static let invalidByte = "'\"id' || CAST(X'FF' AS TEXT) || '\"'"
+
+    /// The primary key column and a decoy before it get two names Swift
+    /// repairs to one: `id\xFF` (invalid UTF-8) and `id\u{FFFD}`. When the
+    /// decoy is the invalid one, the row key's name read from the schema is
+    /// valid, and the result column that Swift repaired to it first was the
+    /// decoy: row 1, holding row 2's sealed key and a decoy saying 2, opened
+    /// as "beta". The other way round, the row key's name does not read as
+    /// text. Either way, nothing opens. (A blind index over the column reads
+    /// every column's name when the connection first uses it, and refused
+    /// the invalid one as a conversion error: this attack is on a sealed
+    /// column without one.)
+    @Test(arguments: [(decoy: invalidByte, key: validReplacement), (decoy: validReplacement, key: invalidByte)])
+    func aDecoyRowKeyColumnOpensNoValueInAnotherRow(decoy: String, key: String) throws {
+        let path = try accounts("decoy-key-\(decoy == Self.invalidByte ? "a" : "b").db")
+        try f.bare(path).execute(sql: """
+            CREATE TABLE account_new(decoy INTEGER, id INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB);
+            INSERT INTO account_new SELECT CASE id WHEN 1 THEN 2 ELSE id END, id,
+                CASE id WHEN 1 THEN (SELECT apiKey FROM account WHERE id = 2) ELSE apiKey END, key32 FROM account;
+            DROP TABLE account; ALTER TABLE account_new RENAME TO account;
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET sql = replace(replace(sql, 'decoy', \(decoy)), ' id INTEGER', ' ' || \(key) || ' INTEGER') WHERE name = 'account';
+            PRAGMA writable_schema = OFF;
+            """)
+        expectRefused(.untrustedSchema, "UTF-8") {
+            try DatabaseQueue(path: path, configuration: configuration(blindIndex: false)).read { db in
+                try db.fetchAll(sql: "SELECT * FROM account ORDER BY rowid").map { try $0.decode(String.self, column: "apiKey") }
+            }
+        }
+        expectRefused(.untrustedSchema, "UTF-8") {
+            try DatabaseQueue(path: path, configuration: configuration(blindIndex: false)).read { db in
+                try db.fetchOne(String.self, sql: "SELECT apiKey, * FROM account WHERE rowid = 1")
+            }
+        }
+    }
+
+    // MARK: D4: a declared view stored with another spelling of a literal
+
+    /// The declared view leaves Zoë out by her name (NFC). The adversary
+    /// stores it with the name in NFD: Swift's `==` took the two texts for
+    /// one, while to SQLite they are other strings, so the view handed out
+    /// Zoë's opened e-mail.
+    @Test func aDeclaredViewRespelledInAnotherNormalizationOpensNothing() throws {
+        let declared = "CREATE VIEW others AS SELECT id, name, email FROM customer WHERE name <> 'Zo\u{EB}'"
+        let path = try f.namedDatabase("nfd-view.db", views: [declared])
+        try f.app(path, views: [declared]).write { db in
+            try db.insert(PlantedSQLFixture.NamedCustomer(id: 2, name: "Zo\u{EB}", email: "zoe@example.com"), into: "customer")
+        }
+        let app = try f.app(path, views: [declared])
+        let emails = "SELECT email, id FROM others"
+        #expect(try app.read { try $0.fetchAll(String.self, sql: emails) } == [PlantedSQLFixture.secret])
+        try f.bare(path).execute(sql: "DROP VIEW others; CREATE VIEW others AS SELECT id, name, email FROM customer WHERE name <> 'Zoe\u{308}'")
+        var got: [String]?
+        let error = #expect(throws: StrongroomError.self) { got = try app.read { try $0.fetchAll(String.self, sql: emails) } }
+        #expect(got == nil, "the application got \(String(describing: got))")
+        #expect(error?.code == .untrustedSchema && error?.message.contains("\"others\"") == true, "\(String(describing: error))")
+    }
+}
