@@ -215,11 +215,14 @@ ENGINE_VERSION = STRONGROOM_ENGINE_VERSION="SQLCipher $$(sqlcipher :memory: 'PRA
 RELIABILITY_RUN := $(shell date -u +%Y%m%dT%H%M%SZ)-$(shell echo $$$$)
 RELIABILITY_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain -- . ':!Reliability/results' ':!RELIABILITY.md' 2>/dev/null | grep -q . && echo -dirty)
 RELIABILITY_ENV := STRONGROOM_RELIABILITY_RUN=$(RELIABILITY_RUN) STRONGROOM_RELIABILITY_COMMIT=$(RELIABILITY_COMMIT)
+## The async-serving tests (thread counts, timings, 2-minute limits) run on their own, after the crash trials: inside that
+## run, on 2 cores, all four once ran out of time at one instant, though alone or beside 3 CPU hogs they take 5-8 s.
 stress: setup test-setup
 	rm -rf $(foreach kind,crashes faults tampering leaks load wal service/kills.json stress.run.json,"$(ENGINE_RESULTS)/$(kind)")
 	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) STRONGROOM_STRESS_TRIALS=$(STRESS_TRIALS) \
 	  STRONGROOM_LOAD_SECONDS=$(LOAD_SECONDS) STRONGROOM_WAL_SECONDS=$(WAL_SECONDS) STRONGROOM_STRESS_RESULTS="$(CURDIR)/$(ENGINE_RESULTS)" \
-	  $(ENGINE_TEST) --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests'
+	  $(ENGINE_TEST) --filter 'sigkillDuringAMigrationNeverDamagesTheDatabase|StrongroomReliabilityTests' --skip 'AsyncServingTests'
+	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) $(ENGINE_TEST) --filter 'AsyncServingTests'
 	env -u STRONGROOM_SANITIZER $(RELIABILITY_ENV) CUSTOMER_SERVICE_KILLS=$(SERVICE_KILLS) STRONGROOM_STRESS_RESULTS="$(CURDIR)/$(ENGINE_RESULTS)" \
 	  bash Scripts/test-example.sh $(ENGINE) --filter KillTests
 	$(ENGINE_SHELL) $(ENGINE_VERSION) $(RELIABILITY_ENV) python3 Scripts/reliability.py --engine $(ENGINE) \
