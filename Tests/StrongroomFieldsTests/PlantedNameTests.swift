@@ -178,3 +178,109 @@ struct PlantedNameTests {
         #expect(error?.code == .untrustedSchema && error?.message.contains("\"others\"") == true, "\(String(describing: error))")
     }
 }
+
+/// The review of the fix above (D1–D4): the same guarantee on the paths
+/// it missed, and the row key a record holds.
+extension PlantedNameTests {
+    struct CodableAccount: TableRecord, Decodable, Equatable {
+        var id: Int64
+        var apiKey: String
+        static let databaseTableName = "account"
+        static let databaseColumnNames = ["id", "apiKey"]
+        static let databaseSealedColumns = ["apiKey"]
+        init(id: Int64, apiKey: String) { self.id = id; self.apiKey = apiKey }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1) }
+    }
+
+    /// Through a cursor, in generic code that knows `T` only as `Decodable`.
+    static func firstDecoded<T: Decodable>(_: T.Type, _ db: Connection, sql: String) throws -> T? { try db.makeCursor(sql: sql).next(T.self) }
+
+    static func decodeAll<T: Decodable>(_: T.Type, _ db: Connection, sql: String) throws -> [T] { try db.fetchAll(T.self, sql: sql) }
+
+    /// A record that is also `Decodable`, read through the `Decodable`
+    /// paths (a row, generic code, a cursor), took the view's planted text.
+    @Test func aDecodableRecordTakesNoPlantedTextThroughDecodablePaths() throws {
+        let path = try accounts("decodable.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        let sql = "SELECT * FROM account ORDER BY id"
+        #expect(try app.read { try Self.decodeAll(CodableAccount.self, $0, sql: sql) } == [CodableAccount(id: 1, apiKey: "alpha"), CodableAccount(id: 2, apiKey: "beta")])
+        try f.bare(path).execute(sql: "ALTER TABLE account RENAME TO account_data; CREATE VIEW account AS SELECT id, 'PLANTED-' || id AS apiKey, key32 FROM account_data")
+        expectRefused(.untrustedSchema, "\"account\"") { try app.read { db in try db.fetchAll(sql: sql).map { try $0.decode(CodableAccount.self) } } }
+        expectRefused(.untrustedSchema, "\"account\"") { try app.read { try Self.decodeAll(CodableAccount.self, $0, sql: sql) } }
+        expectRefused(.untrustedSchema, "\"account\"") {
+            try app.read { try Self.firstDecoded(CodableAccount.self, $0, sql: sql) }
+        }
+    }
+
+    /// The adversary spells the row key `ID` and adds a plain `id` to the
+    /// joined table, each row's holding the other account's number: the
+    /// record took that `id` (the exact spelling) while `apiKey` opened
+    /// with the real one, so account 2's record held account 1's key.
+    @Test func aJoinWithAPlantedNamesakeOfTheRowKeyIsRefused() throws {
+        let path = try accounts("join-row-key.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        try app.write { try $0.execute(sql: "CREATE TABLE visit(at INTEGER PRIMARY KEY, accountId INTEGER); INSERT INTO visit VALUES (10, 1), (20, 2)") }
+        let joins = ["SELECT * FROM account JOIN visit ON visit.accountId = account.id ORDER BY at",
+                     "SELECT * FROM visit JOIN account ON visit.accountId = account.id ORDER BY at"]
+        for join in joins { #expect(try app.read { try $0.fetchAll(Account.self, sql: join) } == Self.expected, "\(join)") }
+        try f.bare(path).execute(sql: """
+            CREATE TABLE account_new(ID INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB);
+            INSERT INTO account_new SELECT * FROM account;
+            DROP TABLE account; ALTER TABLE account_new RENAME TO account; CREATE INDEX account_key32 ON account(key32);
+            ALTER TABLE visit ADD COLUMN id INTEGER; UPDATE visit SET id = 3 - accountId
+            """)
+        for join in joins { expectRefused(.misuse, "id") { try app.read { try $0.fetchAll(Account.self, sql: join) } } }
+        // Read alone, the table still gives each account its own key.
+        #expect(try app.read { try $0.fetchAll(Account.self, sql: "SELECT * FROM account ORDER BY id") } == Self.expected)
+    }
+
+    struct Contact: TableRecord, Equatable {
+        var id: Int64
+        var email: String
+        static let databaseTableName = "customer"
+        static let databaseColumnNames = ["id", "email"]
+        static let databaseSealedColumns = ["email"]
+        init(id: Int64, email: String) { self.id = id; self.email = email }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); email = try row.decode(at: 1) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(email, at: 1) }
+    }
+
+    struct FullCustomer: Codable {
+        var id: Int64
+        var email: String
+        var country: String
+    }
+
+    /// Another sealed column of the record's own table, under the sealed
+    /// property's name, is not that property's column.
+    @Test func anotherSealedColumnUnderTheSealedNameIsRefused() throws {
+        let path = try f.database("other-sealed.db")
+        let app = try f.app(path)
+        try app.write { try $0.insert(FullCustomer(id: 3, email: "cy@example.com", country: "UK"), into: "customer") }
+        expectRefused(.misuse, "email") { try app.read { try $0.fetchAll(Contact.self, sql: "SELECT id, country AS email FROM customer WHERE id = 3") } }
+        #expect(try app.read { try $0.fetchAll(Contact.self, sql: "SELECT id, email FROM customer WHERE id = 3") } == [Contact(id: 3, email: "cy@example.com")])
+    }
+
+    struct Card: TableRecord, Equatable {
+        var id: Int64
+        var name: String?
+        var email: String
+        static let databaseTableName = "customer_card"
+        static let databaseColumnNames = ["id", "name", "email"]
+        static let databaseSealedColumns = ["email"]
+        init(id: Int64, name: String?, email: String) { self.id = id; self.name = name; self.email = email }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); name = try row.decode(at: 1); email = try row.decode(at: 2) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(name, at: 1); try binder.bind(email, at: 2) }
+    }
+
+    /// A record over a view the application declared reads its sealed
+    /// property opened through the view (the first fix took the view's name
+    /// for a table the connection does not seal, and refused it).
+    @Test func aRecordOverADeclaredViewReadsItsSealedProperty() throws {
+        let card = "CREATE VIEW customer_card AS SELECT id, name, email FROM customer"
+        let path = try f.namedDatabase("declared-view-record.db", views: [card])
+        let app = try f.app(path, views: [card])
+        #expect(try app.read { try $0.fetchAll(Card.self) } == [Card(id: 1, name: "Ada Lovelace", email: PlantedSQLFixture.secret)])
+    }
+}

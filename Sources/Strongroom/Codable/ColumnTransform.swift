@@ -82,6 +82,17 @@ extension ColumnTransform {
     public func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool { true }
 }
 
+/// A result column the connection's ``ColumnTransform`` opens, as a row's
+/// layout keeps it: where it comes from, and the columns of the row key it
+/// is opened with (their names in the table, and where the row has them).
+struct OpenedColumn: Sendable {
+    let index: Int
+    let table: String
+    let column: String
+    let contextNames: [String]
+    let contextIndexes: [Int]
+}
+
 /// Which result columns of a statement a transform opens, and where their
 /// context columns are: worked out once per statement.
 final class OpeningPlan {

@@ -86,43 +86,60 @@ enum OpeningRules {
     }
 
     /// A ``TableRecord``'s sealed properties (``TableRecord/databaseSealedColumns``)
-    /// are read only from columns this statement opens: whoever holds the
-    /// database key can rename the table and put a view of its name in its
-    /// place, whose `apiKey` is text of theirs. Nothing is opened there, so
-    /// the rules above never run; this one does, once per statement and
-    /// record type. A name two columns answer to (a join's `SELECT *`) is
-    /// refused too, as SQLite refuses it: the other one may be planted.
-    static func checkSealedProperties<T: TableRecord>(of type: T.Type, in statement: Statement) throws(StrongroomError) {
-        let connection = statement.connection
+    /// take only their own column, opened, and the record's row key is the
+    /// one each was opened with. Whoever holds the database key can rename
+    /// the table and put a view of its name in its place, whose `apiKey` is
+    /// text of theirs: nothing is opened there, so the rules above never
+    /// run; this one does, once per statement and record type, on every
+    /// path a record is read by (``TableRecord``, `Decodable`, a ``Row``).
+    ///
+    /// For each sealed property, the query's column of that name must be:
+    /// the only one of that name (a join's `SELECT *` can hand out two, and
+    /// the adversary can add a plain one to the joined table: SQLite calls
+    /// the name ambiguous); opened; and, when it comes from the record's
+    /// own table, that table's column of that name (not another sealed
+    /// column under an alias). The record's property for each row key
+    /// column must be the column the value was opened with, or the record
+    /// would hold a value opened in another row under this row's key.
+    ///
+    /// - Parameter isTable: whether a name is a table for the connection
+    ///   (TEMP first, as queries resolve names): a column not opened is
+    ///   ``StrongroomError/Code/untrustedSchema`` when the record's table
+    ///   is no longer a table (a view stands in its place), and
+    ///   ``StrongroomError/Code/misuse`` when it is (the query selects
+    ///   something else under the name). Without it (a ``Row`` decoded
+    ///   after its statement), `untrustedSchema`.
+    static func checkSealedProperties<T: TableRecord>(of type: T.Type, layout: RowLayout, path: String?, sql: String?,
+                                                       isTable: ((String) -> Bool)?) throws(StrongroomError) {
         let table = T.databaseTableName
         let sealed = T.databaseSealedColumns
-        guard let transform = connection.columnTransform,
-              sealed.allSatisfy({ transform.contextColumns(forReading: $0, of: table) != nil }) else {
-            throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(sealed.map { "\(table).\($0)" }.joined(separator: ", "))) that this connection does not open: configure it with configuration.seal(…, keyring:) for them. A connection without the field keyring reads no record with sealed columns (read the stored values as Data with SQL instead).",
-                                  path: connection.path, sql: statement.sql)
+        func refuse(_ code: StrongroomError.Code, _ message: String) -> StrongroomError {
+            StrongroomError(code, message + " Nothing was read.", path: path, sql: sql)
         }
-        let opened = try statement.openingPlan()?.columns ?? []
-        let layout = statement.rowLayout
+        guard let opened = layout.opened else {
+            throw refuse(.misuse, "\(T.self) has sealed columns (\(sealed.map { "\(table).\($0)" }.joined(separator: ", "))) and this connection opens none: configure it with configuration.seal(…, keyring:) for them. A connection without the field keyring reads no record with sealed columns (read the stored values as Data with SQL instead).")
+        }
         for name in sealed {
-            // (A property with no column was refused already.)
+            // (A property the query has no column for fails as it decodes.)
             guard let index = layout.index(of: name) else { continue }
             if layout.isAmbiguous(name) {
                 let spellings = layout.columnNames.filter { $0.sqliteFolded == name.sqliteFolded }
-                throw StrongroomError(.misuse, "The query hands out \(spellings.count) columns named \(name) (\(spellings.joined(separator: ", "))), and \(T.self) reads \(name) as sealed: SQLite calls such a name ambiguous, and whoever holds the database key can add a plain column of that name to a joined table. Nothing was read; select \(table).\(name) once, by name, rather than * over the join.",
-                                      path: connection.path, sql: statement.sql)
+                throw refuse(.misuse, "The query hands out \(spellings.count) columns named \(name) (\(spellings.joined(separator: ", "))), and \(T.self) reads \(name) as sealed: SQLite calls such a name ambiguous, and whoever holds the database key can add a plain column of that name to a joined table. Select \(table).\(name) once, by name, rather than * over the join.")
             }
-            guard !opened.contains(where: { $0.index == index }) else { continue }
-            let origin = sqlite3_column_table_name(statement.handle, Int32(index)).flatMap { table in
-                sqlite3_column_origin_name(statement.handle, Int32(index)).map { "the column \(String(cString: table)).\(String(cString: $0))" }
+            guard let column = opened.first(where: { $0.index == index }) else {
+                if let isTable, isTable(table) {
+                    throw refuse(.misuse, "\(T.self) reads \(name) as sealed, and the query's column \(name) is not \(table).\(name) opened (an expression, or a column this connection does not open). Select the sealed column itself (SELECT * FROM \(table), or \(table).\(name)).")
+                }
+                throw refuse(.untrustedSchema, "\(T.self) reads \(name) as sealed, and the query's column \(name) is not \(table).\(name) opened\(isTable == nil ? "" : ": \"\(table)\" is no longer a table (a view stands under its name)"). Whoever holds the database key can put a view in a table's place to hand out text of theirs as a sealed value. Find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations), or, if the query is yours, select the sealed column itself.")
             }
-            let what = origin ?? "an expression"
-            // sqlite3_table_column_metadata finds tables only (TEMP first, as a query does).
-            guard sqlite3_table_column_metadata(connection.handle, nil, table, nil, nil, nil, nil, nil, nil) == SQLITE_OK else {
-                throw StrongroomError(.untrustedSchema, "\(T.self) reads \(name) as sealed, and the query's column \(name) is \(what), not \(table).\(name) opened: \"\(table)\" is no longer a table (a view stands under its name), and whoever holds the database key can put one there to hand out text of theirs as a sealed value. Nothing was read; find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations).",
-                                      path: connection.path, sql: statement.sql)
+            if column.table.sqliteFolded == table.sqliteFolded && column.column.sqliteFolded != name.sqliteFolded {
+                throw refuse(.misuse, "\(T.self) reads \(name) as sealed, and the query hands it \(table).\(column.column), another sealed column. Select \(table).\(name) under that name.")
             }
-            throw StrongroomError(.misuse, "\(T.self) reads \(name) as sealed, and the query's column \(name) is \(what), not \(table).\(name) opened. Nothing was read; select the sealed column itself (SELECT * FROM \(table), or \(table).\(name)).",
-                                  path: connection.path, sql: statement.sql)
+            for (keyName, keyIndex) in zip(column.contextNames, column.contextIndexes) {
+                guard let property = T.databaseColumnNames.first(where: { $0.sqliteFolded == keyName.sqliteFolded }),
+                      let propertyIndex = layout.index(of: property), propertyIndex != keyIndex else { continue }
+                throw refuse(.misuse, "\(T.self) reads \(property) from the query's column \(propertyIndex + 1) (\(layout.columnNames[propertyIndex])), but its sealed \(name) was opened with the row key \(column.table).\(keyName), column \(keyIndex + 1): the record would hold a value of one row under another row's key. Select \(column.table).\(keyName) once, by name (a joined table may have a column of that name, planted or not), rather than * over the join.")
+            }
         }
     }
 

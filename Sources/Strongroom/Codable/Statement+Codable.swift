@@ -96,6 +96,7 @@ extension Statement {
         // Sealed (transformed) columns: the row is read, opened, and decoded
         // from memory; every other statement reads straight from SQLite.
         let columns = try rowReader()
+        if decodableChecked != ObjectIdentifier(T.self) { try checkDecodable(T.self) }
         do {
             if let direct {
                 return try RowDecoder.decodeConvertible(direct, at: 0, source: columns, key: nil) as! T
@@ -125,6 +126,10 @@ extension Statement {
 extension Row {
     /// Decodes this row into `T`, matching properties to columns by name.
     public func decode<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
+        // A record with sealed columns takes them only as its query opened them.
+        if let record = T.self as? any TableRecord.Type, !record.databaseSealedColumns.isEmpty {
+            try OpeningRules.checkSealedProperties(of: record, layout: layout, path: nil, sql: nil, isTable: nil)
+        }
         // The reader caches its keyed container, which points back at it:
         // break that cycle, or the reader and the row's values stay alive.
         let reader = RowColumnReader(row: self)

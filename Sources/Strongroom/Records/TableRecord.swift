@@ -79,7 +79,7 @@ extension Statement {
             columns.append(Int32(index))
         }
         // Sealed properties are read only from the columns opened.
-        if !T.databaseSealedColumns.isEmpty { try OpeningRules.checkSealedProperties(of: T.self, in: self) }
+        if !T.databaseSealedColumns.isEmpty { try checkSealedProperties(of: T.self) }
         let inOrder = columns.enumerated().allSatisfy { Int($1) == $0 }
         let result = inOrder ? nil : columns
         recordColumns = (id, result)

@@ -10,9 +10,13 @@ package final class RowLayout: Sendable {
     let indexByFoldedName: [FoldedName: Int]
     /// The names more than one column answers to, as SQLite matches names.
     let sharedNames: Set<FoldedName>
+    /// The columns the connection's ``ColumnTransform`` opened in these
+    /// rows; nil when the connection has none (it opens nothing).
+    let opened: [OpenedColumn]?
 
-    init(columnNames: [String]) {
+    init(columnNames: [String], opened: [OpenedColumn]? = nil) {
         self.columnNames = columnNames
+        self.opened = opened
         var exact: [ExactText: Int] = [:]
         var folded: [FoldedName: Int] = [:]
         var shared: Set<FoldedName> = []

@@ -124,6 +124,8 @@ public final class Statement {
     /// For ``TableRecord`` reads: the record type last read, and where each
     /// of its properties is among the columns (nil: in order).
     var recordColumns: (type: ObjectIdentifier, columnOfProperty: [Int32]?)?
+    /// The `Decodable` type last checked by ``checkDecodable(_:)``.
+    var decodableChecked: ObjectIdentifier?
 
     convenience init(connection: Connection, sql: String) throws(StrongroomError) {
         let (handle, tail, directOnlyFunctions) = try Self.prepareHandle(connection: connection, sql: sql)
@@ -172,6 +174,7 @@ public final class Statement {
         // Its plan is gone, whichever path reads the next row.
         dropOpeningReader()
         recordColumns = nil
+        decodableChecked = nil
     }
 
     /// Cuts off and forgets the opening reader (a container may keep it):
@@ -208,6 +211,7 @@ public final class Statement {
         }
         func sameName(_ a: String, _ b: String) -> Bool { a.sqliteFolded == b.sqliteFolded }
         var columns: [OpeningPlan.Column] = []
+        var opened: [OpenedColumn] = []
         for (index, origin) in origins.enumerated() {
             guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
             var contextIndexes: [Int] = []
@@ -221,6 +225,7 @@ public final class Statement {
             }
             columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes,
                                               blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
+            opened.append(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes))
         }
         if !columns.isEmpty, let invalidName {
             throw StrongroomError(.untrustedSchema, "The query reads \(columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ")), which \(columns.count == 1 ? "is" : "are") sealed, beside a column or table whose name is not valid UTF-8 (\(invalidName.debugDescription)): it could not be told from another (a planted row key, say). Nothing was opened; find out who renamed it.",
@@ -229,8 +234,32 @@ public final class Statement {
         // Opened only under names and from places the application's own SQL chose.
         if !columns.isEmpty { try OpeningRules.check(self, opening: columns, transform: transform) }
         let plan = columns.isEmpty ? nil : OpeningPlan(transform: transform, columns: columns)
+        // Rows (and records read from them) say which columns were opened.
+        rowLayout = RowLayout(columnNames: columnNames, opened: opened)
         openingPlanState = .some(plan)
         return plan
+    }
+
+    /// ``OpeningRules/checkSealedProperties(of:layout:path:sql:isTable:)``
+    /// for this statement's rows (the opening plan first: the layout then
+    /// says which columns were opened).
+    func checkSealedProperties<T: TableRecord>(of type: T.Type) throws(StrongroomError) {
+        _ = try openingPlan()
+        let handle = connection.handle
+        try OpeningRules.checkSealedProperties(of: T.self, layout: rowLayout, path: connection.path, sql: sql) { table in
+            sqlite3_table_column_metadata(handle, nil, table, nil, nil, nil, nil, nil, nil) == SQLITE_OK
+        }
+    }
+
+    /// A `Decodable` read checks the type once per statement: a
+    /// ``TableRecord`` with sealed columns as
+    /// ``checkSealedProperties(of:)`` does, any other type not at all.
+    @inline(never)
+    func checkDecodable<T: Decodable>(_ type: T.Type) throws(StrongroomError) {
+        if let record = T.self as? any TableRecord.Type, !record.databaseSealedColumns.isEmpty {
+            try checkSealedProperties(of: record)
+        }
+        decodableChecked = ObjectIdentifier(T.self)
     }
 
     deinit {
