@@ -91,7 +91,7 @@
 /// let ada = try db.fetchOne(Customer.self, where: .index("email_folded", equals: "ADA@example.com"))
 /// ```
 @attached(extension, conformances: TableRecord, TableModel,
-          names: named(databaseTableName), named(databaseColumnNames), named(init(row:)), named(encode(to:)), named(databaseSealedColumns),
+          names: named(databaseTableName), named(databaseColumnNames), named(init(row:)), named(encode(to:)), named(databaseSealedColumns), named(databaseRowKey),
           named(tableDefinition))
 public macro Table(_ name: String? = nil, primaryKey: [String] = [], unique: [[String]] = [], blindIndexes: [TableBlindIndex] = []) =
     #externalMacro(module: "StrongroomMacrosPlugin", type: "TableMacro")

@@ -91,7 +91,11 @@ struct TableShape {
             "StrongroomMigrations.IndexDefinition(\(literal(index.name)), columns: [\(index.columns.map(literal).joined(separator: ", "))]\(index.unique ? ", unique: true" : ""))"
         }
         let sealed = properties.filter { $0.sealing != nil }.map { literal($0.column) }
-        let sealedColumns = sealed.isEmpty ? "" : "\n\n    \(access)static let databaseSealedColumns: [String] = [\(sealed.joined(separator: ", "))]"
+        var sealedColumns = sealed.isEmpty ? "" : "\n\n    \(access)static let databaseSealedColumns: [String] = [\(sealed.joined(separator: ", "))]"
+        // The row key sealed values are bound to, as declared: a read refuses a table the adversary gave another key.
+        if !sealed.isEmpty && !primaryKey.isEmpty {
+            sealedColumns += "\n\n    \(access)static let databaseRowKey: [String] = [\(primaryKey.map(literal).joined(separator: ", "))]"
+        }
         var tableArguments = ""
         if !primaryKey.isEmpty { tableArguments += ",\n        primaryKey: [\(primaryKey.map(literal).joined(separator: ", "))]" }
         if !uniqueKeys.isEmpty { tableArguments += ",\n        uniqueKeys: [\(uniqueKeys.map { "[" + $0.map(literal).joined(separator: ", ") + "]" }.joined(separator: ", "))]" }

@@ -284,3 +284,140 @@ extension PlantedNameTests {
         #expect(try app.read { try $0.fetchAll(Card.self) } == [Card(id: 1, name: "Ada Lovelace", email: PlantedSQLFixture.secret)])
     }
 }
+
+/// The second review of the record checks: a primary key the adversary
+/// moved, two sealed tables in one record, a self-join, a sealed column
+/// missing from a `Decodable` read.
+extension PlantedNameTests {
+    /// The read fails, and the application gets nothing.
+    func expectNothingRead<T>(sourceLocation: SourceLocation = #_sourceLocation, _ read: () throws -> T) -> StrongroomError? {
+        var got: T?
+        let error = #expect(throws: StrongroomError.self, sourceLocation: sourceLocation) { got = try read() }
+        #expect(got == nil, "the application got \(String(describing: got))", sourceLocation: sourceLocation)
+        return error
+    }
+
+    /// Account, its row key declared (as `@Table` declares its primary key).
+    struct KeyedAccount: TableRecord, Equatable {
+        var id: Int64
+        var apiKey: String
+        var visits: Int64?
+        static let databaseTableName = "account"
+        static let databaseColumnNames = ["id", "apiKey", "visits"]
+        static let databaseSealedColumns = ["apiKey"]
+        static let databaseRowKey = ["id"]
+        init(id: Int64, apiKey: String, visits: Int64? = nil) { self.id = id; self.apiKey = apiKey; self.visits = visits }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1); visits = try row.decode(at: 2) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1); try binder.bind(visits, at: 2) }
+    }
+
+    /// The adversary rebuilds the table with the primary key renamed `pk`
+    /// (the values each envelope is bound to) and a plain `id` holding the
+    /// other account's number: the value opened with `pk`, the record took
+    /// `id`, and account 2's record held account 1's key. A record that
+    /// declares its row key is refused (the live key is not it); one that
+    /// does not is refused when the live key is not among its properties.
+    @Test func anAdversarysPrimaryKeyHandsTheRecordAnotherRowsValue() throws {
+        let path = try accounts("moved-key.db")
+        try f.bare(path).execute(sql: """
+            CREATE TABLE account_new(pk INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB, id INTEGER, visits INTEGER);
+            INSERT INTO account_new SELECT id, apiKey, key32, 3 - id, NULL FROM account;
+            DROP TABLE account; ALTER TABLE account_new RENAME TO account; CREATE INDEX account_key32 ON account(key32)
+            """)
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        let declared = expectNothingRead { try app.read { try $0.fetchAll(KeyedAccount.self, sql: "SELECT * FROM account") } }
+        #expect(declared?.code == .untrustedSchema && declared?.message.contains("pk") == true, "\(String(describing: declared))")
+        _ = expectNothingRead { try app.read { try $0.fetchOne(KeyedAccount.self, where: .index("key32", equals: "alpha")) } }
+        _ = expectNothingRead { try app.read { try $0.fetchAll(Account.self, sql: "SELECT * FROM account") } }
+        _ = expectNothingRead { try app.read { try $0.fetchOne(Account.self, where: .index("key32", equals: "alpha")) } }
+    }
+
+    /// The same with another plain property made the key: `visits` holds
+    /// the numbers each envelope is bound to. Only a declared row key
+    /// tells it from the real one.
+    @Test func aPlainPropertyMadeThePrimaryKeyIsRefusedForADeclaredRowKey() throws {
+        let path = try accounts("phone-key.db")
+        try f.bare(path).execute(sql: """
+            CREATE TABLE account_new(id INTEGER, apiKey BLOB NOT NULL, key32 BLOB, visits INTEGER PRIMARY KEY);
+            INSERT INTO account_new SELECT 3 - id, apiKey, key32, id FROM account;
+            DROP TABLE account; ALTER TABLE account_new RENAME TO account; CREATE INDEX account_key32 ON account(key32)
+            """)
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        let error = expectNothingRead { try app.read { try $0.fetchAll(KeyedAccount.self, sql: "SELECT * FROM account") } }
+        #expect(error?.code == .untrustedSchema, "\(String(describing: error))")
+    }
+
+    struct AccountProfile: TableRecord, Equatable {
+        var id: Int64
+        var apiKey: String
+        var profileId: Int64
+        var email: String
+        static let databaseTableName = "account"
+        static let databaseColumnNames = ["id", "apiKey", "profileId", "email"]
+        static let databaseSealedColumns = ["apiKey", "email"]
+        init(id: Int64, apiKey: String, profileId: Int64, email: String) { self.id = id; self.apiKey = apiKey; self.profileId = profileId; self.email = email }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1); profileId = try row.decode(at: 2); email = try row.decode(at: 3) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1); try binder.bind(profileId, at: 2); try binder.bind(email, at: 3) }
+    }
+
+    struct Profile: Codable {
+        var id: Int64
+        var accountId: Int64
+        var email: String
+    }
+
+    /// A record of two sealed tables reads (the first record check took
+    /// the profile's row key for the account's `id`, and refused it).
+    @Test func aRecordOfTwoSealedTablesReads() throws {
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("apiKey", in: "account"), .randomized("email", in: "profile")], keyring: f.keyring)
+        let app = try DatabaseQueue(path: f.dir.file("two.db"), configuration: config)
+        try app.write { db in
+            try db.execute(sql: "CREATE TABLE account(id INTEGER PRIMARY KEY, apiKey BLOB NOT NULL); CREATE TABLE profile(id INTEGER PRIMARY KEY, accountId INTEGER, email BLOB)")
+            try db.insert(Account(id: 1, apiKey: "alpha"))
+            try db.insert(Profile(id: 10, accountId: 1, email: "ada@example.com"), into: "profile")
+        }
+        let sql = "SELECT account.id, account.apiKey, profile.id AS profileId, profile.email FROM account JOIN profile ON profile.accountId = account.id"
+        #expect(try app.read { try $0.fetchAll(AccountProfile.self, sql: sql) } == [AccountProfile(id: 1, apiKey: "alpha", profileId: 10, email: "ada@example.com")])
+    }
+
+    /// A self-join has two columns from the row key's origin: the second
+    /// side's value was opened with the first side's key, so after the
+    /// adversary copied account 1's envelope into account 2, account 2's
+    /// row handed out "alpha". Refused: neither side's key can be told.
+    @Test func aSelfJoinNeverOpensUnderTheOtherSidesKey() throws {
+        let path = try accounts("self-join.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        try f.bare(path).execute(sql: "UPDATE account SET apiKey = (SELECT apiKey FROM account WHERE id = 1) WHERE id = 2")
+        let error = expectNothingRead {
+            try app.read { try $0.fetchAll(sql: "SELECT a.id, a.apiKey, b.id AS nextId, b.apiKey AS nextKey FROM account a JOIN account b ON b.id = a.id + 1").map { try $0.decode(String.self, column: "nextKey") } }
+        }
+        #expect(error?.code == .misuse && error?.message.contains("account.id") == true, "\(String(describing: error))")
+    }
+
+    struct Vault: TableRecord, Decodable, Equatable {
+        var id: Int64
+        var apiKey: String
+        static let databaseTableName = "vault"
+        static let databaseColumnNames = ["id", "api_key"]
+        static let databaseSealedColumns = ["api_key"]
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1) }
+    }
+
+    /// A `Decodable` read of a record whose query has no column of a
+    /// sealed property's name cannot tell what its keys decode: a view
+    /// `vault AS SELECT id, 'PLANTED' AS api_key` read as `api_key AS
+    /// apiKey` handed the planted text over. Refused.
+    @Test func aDecodableReadWithoutTheSealedColumnIsRefused() throws {
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("api_key", in: "vault")], keyring: f.keyring)
+        let path = f.dir.file("vault.db")
+        let app = try DatabaseQueue(path: path, configuration: config)
+        try app.write { try $0.execute(sql: "CREATE TABLE vault_data(id INTEGER PRIMARY KEY, api_key BLOB); CREATE VIEW vault AS SELECT id, 'PLANTED' AS api_key FROM vault_data; INSERT INTO vault_data(id) VALUES (1)") }
+        let sql = "SELECT id, api_key AS apiKey FROM vault"
+        let error = expectNothingRead { try app.read { try Self.decodeAll(Vault.self, $0, sql: sql) } }
+        #expect(error?.code == .misuse && error?.message.contains("api_key") == true, "\(String(describing: error))")
+        _ = expectNothingRead { try app.read { db in try db.fetchAll(sql: sql).map { try $0.decode(Vault.self) } } }
+    }
+}

@@ -46,6 +46,8 @@ extension TableMacroExpansionTests {
 
                 static let databaseSealedColumns: [String] = ["email", "last_name"]
 
+                static let databaseRowKey: [String] = ["id"]
+
                 static let tableDefinition = StrongroomMigrations.TableDefinition(
                     "customer",
                     columns: [

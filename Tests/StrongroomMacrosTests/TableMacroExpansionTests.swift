@@ -149,6 +149,8 @@ struct TableMacroExpansionTests {
 
                 static let databaseSealedColumns: [String] = ["phone", "region", "email", "fax"]
 
+                static let databaseRowKey: [String] = ["id"]
+
                 static let tableDefinition = StrongroomMigrations.TableDefinition(
                     "customer",
                     columns: [
@@ -458,6 +460,8 @@ extension TableMacroExpansionTests {
                 }
 
                 static let databaseSealedColumns: [String] = ["tier", "code"]
+
+                static let databaseRowKey: [String] = ["id"]
 
                 static let tableDefinition = StrongroomMigrations.TableDefinition(
                     "t",

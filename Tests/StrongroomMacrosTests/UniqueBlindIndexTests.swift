@@ -36,6 +36,8 @@ extension TableMacroExpansionTests {
 
                 static let databaseSealedColumns: [String] = ["email"]
 
+                static let databaseRowKey: [String] = ["id"]
+
                 static let tableDefinition = StrongroomMigrations.TableDefinition(
                     "customer",
                     columns: [

@@ -110,7 +110,7 @@ enum OpeningRules {
     ///   something else under the name). Without it (a ``Row`` decoded
     ///   after its statement), `untrustedSchema`.
     static func checkSealedProperties<T: TableRecord>(of type: T.Type, layout: RowLayout, path: String?, sql: String?,
-                                                       isTable: ((String) -> Bool)?) throws(StrongroomError) {
+                                                       everyColumn: Bool = false, isTable: ((String) -> Bool)?) throws(StrongroomError) {
         let table = T.databaseTableName
         let sealed = T.databaseSealedColumns
         func refuse(_ code: StrongroomError.Code, _ message: String) -> StrongroomError {
@@ -120,8 +120,13 @@ enum OpeningRules {
             throw refuse(.misuse, "\(T.self) has sealed columns (\(sealed.map { "\(table).\($0)" }.joined(separator: ", "))) and this connection opens none: configure it with configuration.seal(…, keyring:) for them. A connection without the field keyring reads no record with sealed columns (read the stored values as Data with SQL instead).")
         }
         for name in sealed {
-            // (A property the query has no column for fails as it decodes.)
-            guard let index = layout.index(of: name) else { continue }
+            guard let index = layout.index(of: name) else {
+                // A record read by position fails on a missing column as it
+                // decodes; a Decodable finds its properties by coding keys,
+                // which may name another column (`api_key AS apiKey`).
+                guard everyColumn else { continue }
+                throw refuse(.misuse, "The query selects no column \(name), which \(T.self) reads as sealed: a Decodable read finds its properties by their coding keys, and whatever column those name cannot be checked as \(table).\(name) opened. Select \(name) under its own name, or read \(T.self) as a TableRecord (by position).")
+            }
             if layout.isAmbiguous(name) {
                 let spellings = layout.columnNames.filter { $0.sqliteFolded == name.sqliteFolded }
                 throw refuse(.misuse, "The query hands out \(spellings.count) columns named \(name) (\(spellings.joined(separator: ", "))), and \(T.self) reads \(name) as sealed: SQLite calls such a name ambiguous, and whoever holds the database key can add a plain column of that name to a joined table. Select \(table).\(name) once, by name, rather than * over the join.")
@@ -135,9 +140,18 @@ enum OpeningRules {
             if column.table.sqliteFolded == table.sqliteFolded && column.column.sqliteFolded != name.sqliteFolded {
                 throw refuse(.misuse, "\(T.self) reads \(name) as sealed, and the query hands it \(table).\(column.column), another sealed column. Select \(table).\(name) under that name.")
             }
+            // The row key: only the record's own table's is the record's (a
+            // deterministic value is bound to none).
+            guard column.table.sqliteFolded == table.sqliteFolded, !column.contextNames.isEmpty else { continue }
+            let declared = T.databaseRowKey
+            if !declared.isEmpty, declared.map(\.sqliteFolded) != column.contextNames.map(\.sqliteFolded) {
+                throw refuse(.untrustedSchema, "\(table)'s primary key is (\(column.contextNames.joined(separator: ", "))) in the database, and \(T.self) declares its row key (\(declared.joined(separator: ", "))): whoever holds the database key can rebuild the table with another column as its key, and a plain \(declared[0]) beside it, so that a record holds a value of one row under another row's key. Find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations).")
+            }
             for (keyName, keyIndex) in zip(column.contextNames, column.contextIndexes) {
-                guard let property = T.databaseColumnNames.first(where: { $0.sqliteFolded == keyName.sqliteFolded }),
-                      let propertyIndex = layout.index(of: property), propertyIndex != keyIndex else { continue }
+                guard let property = T.databaseColumnNames.first(where: { $0.sqliteFolded == keyName.sqliteFolded }) else {
+                    throw refuse(.misuse, "\(T.self)'s sealed \(name) is bound to the row key \(table).\(keyName), which is none of \(T.self)'s properties: the record could not say which row its value belongs to (whoever holds the database key can make another column the key). Declare the row key (databaseRowKey; @Table does) and read it with the record.")
+                }
+                guard let propertyIndex = layout.index(of: property), propertyIndex != keyIndex else { continue }
                 throw refuse(.misuse, "\(T.self) reads \(property) from the query's column \(propertyIndex + 1) (\(layout.columnNames[propertyIndex])), but its sealed \(name) was opened with the row key \(column.table).\(keyName), column \(keyIndex + 1): the record would hold a value of one row under another row's key. Select \(column.table).\(keyName) once, by name (a joined table may have a column of that name, planted or not), rather than * over the join.")
             }
         }

@@ -128,7 +128,7 @@ extension Row {
     public func decode<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
         // A record with sealed columns takes them only as its query opened them.
         if let record = T.self as? any TableRecord.Type, !record.databaseSealedColumns.isEmpty {
-            try OpeningRules.checkSealedProperties(of: record, layout: layout, path: nil, sql: nil, isTable: nil)
+            try OpeningRules.checkSealedProperties(of: record, layout: layout, path: nil, sql: nil, everyColumn: true, isTable: nil)
         }
         // The reader caches its keyed container, which points back at it:
         // break that cycle, or the reader and the row's values stay alive.

@@ -54,11 +54,20 @@ public protocol TableRecord {
     /// two columns of that name, or a connection without the field keyring,
     /// fails the read. None by default.
     static var databaseSealedColumns: [String] { get }
+    /// The primary key's columns, as the application declares them: the
+    /// row key each sealed value is bound to. A read refuses a table whose
+    /// live primary key is another (whoever holds the database key can
+    /// rebuild the table with another column as its key, and a plain `id`
+    /// beside it). `@Table` writes it; none by default, and then only a
+    /// live key that is no property of the record is refused.
+    static var databaseRowKey: [String] { get }
 }
 
 extension TableRecord {
     /// No sealed column.
     public static var databaseSealedColumns: [String] { [] }
+    /// No declared row key.
+    public static var databaseRowKey: [String] { [] }
 }
 
 extension Statement {

@@ -216,6 +216,11 @@ public final class Statement {
             guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
             var contextIndexes: [Int] = []
             for name in needed {
+                // A self-join has two: which side's key a value is bound to cannot be told.
+                let keyColumns = origins.indices.filter { i in origins[i].map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false }
+                if keyColumns.count > 1 {
+                    throw StrongroomError(.misuse, "The query reads \(origin.table).\(origin.column), which is sealed, beside \(keyColumns.count) columns of its row key \(origin.table).\(name) (columns \(keyColumns.map { String($0 + 1) }.joined(separator: ", ")); a self-join, or the key selected twice): which one a value is bound to cannot be told, and one row's value could open under another's key. Nothing was opened; read each side's sealed columns in a query of its own.", path: connection.path, sql: sql)
+                }
                 guard let found = origins.firstIndex(where: { other in
                     other.map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false
                 }) else {
@@ -243,10 +248,10 @@ public final class Statement {
     /// ``OpeningRules/checkSealedProperties(of:layout:path:sql:isTable:)``
     /// for this statement's rows (the opening plan first: the layout then
     /// says which columns were opened).
-    func checkSealedProperties<T: TableRecord>(of type: T.Type) throws(StrongroomError) {
+    func checkSealedProperties<T: TableRecord>(of type: T.Type, everyColumn: Bool = false) throws(StrongroomError) {
         _ = try openingPlan()
         let handle = connection.handle
-        try OpeningRules.checkSealedProperties(of: T.self, layout: rowLayout, path: connection.path, sql: sql) { table in
+        try OpeningRules.checkSealedProperties(of: T.self, layout: rowLayout, path: connection.path, sql: sql, everyColumn: everyColumn) { table in
             sqlite3_table_column_metadata(handle, nil, table, nil, nil, nil, nil, nil, nil) == SQLITE_OK
         }
     }
@@ -257,7 +262,7 @@ public final class Statement {
     @inline(never)
     func checkDecodable<T: Decodable>(_ type: T.Type) throws(StrongroomError) {
         if let record = T.self as? any TableRecord.Type, !record.databaseSealedColumns.isEmpty {
-            try checkSealedProperties(of: record)
+            try checkSealedProperties(of: record, everyColumn: true)
         }
         decodableChecked = ObjectIdentifier(T.self)
     }

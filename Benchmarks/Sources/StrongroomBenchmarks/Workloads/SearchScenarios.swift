@@ -16,6 +16,7 @@ enum SearchScenarios {
         static let databaseTableName = "customer"
         static let databaseColumnNames = ["id", "email", "phone"]
         static let databaseSealedColumns = ["email"]
+        static let databaseRowKey = ["id"]
 
         init(id: Int64, email: String, phone: String) {
             self.id = id
