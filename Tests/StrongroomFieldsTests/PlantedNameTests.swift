@@ -420,4 +420,26 @@ extension PlantedNameTests {
         #expect(error?.code == .misuse && error?.message.contains("api_key") == true, "\(String(describing: error))")
         _ = expectNothingRead { try app.read { db in try db.fetchAll(sql: sql).map { try $0.decode(Vault.self) } } }
     }
+
+    struct Holder: Decodable {
+        var account: CodableAccount
+        init(from decoder: any Decoder) throws { account = try CodableAccount(from: decoder) }
+    }
+
+    /// A record decoded inside another `Decodable` (whose `init(from:)`
+    /// decodes it from the same decoder) is never seen by the record
+    /// check: with a view in place of `account`, it took the planted text.
+    /// While a view (or a TEMP object) stands under a sealed table's name,
+    /// a connection holding the keyring reads nothing through it.
+    @Test func aRecordInsideAnotherDecodableTakesNoPlantedText() throws {
+        let path = try accounts("holder.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        try f.bare(path).execute(sql: "ALTER TABLE account RENAME TO account_data; CREATE VIEW account AS SELECT id, 'PLANTED-' || id AS apiKey, key32 FROM account_data")
+        let sql = "SELECT * FROM account ORDER BY id"
+        for error in [expectNothingRead { try app.read { try $0.fetchAll(Holder.self, sql: sql) } },
+                      expectNothingRead { try app.read { db in try db.fetchAll(sql: sql).map { try $0.decode(Holder.self) } } },
+                      expectNothingRead { try app.read { db in try db.fetchAll(String.self, sql: "SELECT apiKey FROM account") } }] {
+            #expect(error?.code == .untrustedSchema && error?.message.contains("\"account\"") == true, "\(String(describing: error))")
+        }
+    }
 }

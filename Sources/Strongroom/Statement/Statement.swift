@@ -232,6 +232,16 @@ public final class Statement {
                                               blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
             opened.append(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes))
         }
+        // A column under a sealed column's name, not opened, while a view
+        // stands in that table's place: the adversary's stand-in (a record
+        // decoded inside another Decodable is never checked as a record).
+        for index in 0..<columnCount where !columns.contains(where: { $0.index == index }) {
+            for table in transform.tablesTransforming(column: columnNames[index]) {
+                guard try standsInPlaceOfATable(table) else { continue }
+                throw StrongroomError(.untrustedSchema, "The query hands out \(columnNames[index]), the name of a sealed column of \(table), and \"\(table)\" is no longer a table: a view (or a TEMP object) stands under its name. Whoever holds the database key can put one there to hand out text of theirs as a sealed value. Nothing was read; find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations).",
+                                      path: connection.path, sql: sql)
+            }
+        }
         if !columns.isEmpty, let invalidName {
             throw StrongroomError(.untrustedSchema, "The query reads \(columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ")), which \(columns.count == 1 ? "is" : "are") sealed, beside a column or table whose name is not valid UTF-8 (\(invalidName.debugDescription)): it could not be told from another (a planted row key, say). Nothing was opened; find out who renamed it.",
                                   path: connection.path, sql: sql)
@@ -243,6 +253,14 @@ public final class Statement {
         rowLayout = RowLayout(columnNames: columnNames, opened: opened)
         openingPlanState = .some(plan)
         return plan
+    }
+
+    /// True when `table` is no table for this connection (TEMP first, as
+    /// queries resolve names) but a view or TEMP object has its name.
+    private func standsInPlaceOfATable(_ table: String) throws(StrongroomError) -> Bool {
+        guard sqlite3_table_column_metadata(connection.handle, nil, table, nil, nil, nil, nil, nil, nil) != SQLITE_OK else { return false }
+        let objects = try connection.fetchOne(Int.self, sql: "SELECT (SELECT count(*) FROM main.sqlite_master WHERE name = ?1 COLLATE NOCASE) + (SELECT count(*) FROM sqlite_temp_master WHERE name = ?1 COLLATE NOCASE)", arguments: [table]) ?? 0
+        return objects > 0
     }
 
     /// ``OpeningRules/checkSealedProperties(of:layout:path:sql:isTable:)``
