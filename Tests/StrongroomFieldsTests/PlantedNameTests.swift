@@ -395,6 +395,17 @@ extension PlantedNameTests {
         #expect(error?.code == .misuse && error?.message.contains("account.id") == true, "\(String(describing: error))")
     }
 
+    /// The row key selected twice (`rowid, *`, `id, *`) opens as before
+    /// (the first self-join check refused any query with two columns from
+    /// the key's origin): both hold the same value in every row.
+    @Test func aRowKeySelectedTwiceStillOpens() throws {
+        let path = try accounts("key-twice.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        for sql in ["SELECT rowid, * FROM account ORDER BY id", "SELECT id, * FROM account ORDER BY id", "SELECT id AS n, id, apiKey FROM account ORDER BY id"] {
+            #expect(try app.read { try $0.fetchAll(sql: sql).map { try $0.decode(String.self, column: "apiKey") } } == ["alpha", "beta"], "\(sql)")
+        }
+    }
+
     struct Vault: TableRecord, Decodable, Equatable {
         var id: Int64
         var apiKey: String

@@ -112,15 +112,32 @@ final class OpeningPlan {
         let table: String
         let column: String
         let contextIndexes: [Int]
+        /// Other columns from the same origin as a row key column (`rowid, *`,
+        /// or a self-join): (position in the context, column, key column's
+        /// name). Each must
+        /// hold the row's key value, or which row a value is bound to
+        /// cannot be told. Empty for almost every query.
+        let keyCopies: [(key: Int, index: Int, name: String)]
         /// The transform's opener for this column's BLOBs, if it has one.
         let blobOpener: BlobOpener?
 
-        init(index: Int, table: String, column: String, contextIndexes: [Int], blobOpener: BlobOpener?) {
+        init(index: Int, table: String, column: String, contextIndexes: [Int], keyCopies: [(key: Int, index: Int, name: String)] = [], blobOpener: BlobOpener?) {
             self.index = index
             self.table = table
             self.column = column
             self.contextIndexes = contextIndexes
+            self.keyCopies = keyCopies
             self.blobOpener = blobOpener
+        }
+    }
+
+    /// Refuses a row whose copies of a row key column (``Column/keyCopies``)
+    /// hold another value than the key: in a self-join, one side's value
+    /// would open under the other side's key.
+    func checkKeyCopies(_ column: Column, context: [DatabaseValue], statement: Statement, value: (Int) -> DatabaseValue) throws(StrongroomError) {
+        for copy in column.keyCopies where value(copy.index) != context[copy.key] {
+            throw StrongroomError(.misuse, "The query reads \(column.table).\(column.column), which is sealed, beside columns \(column.contextIndexes[copy.key] + 1) and \(copy.index + 1), which both come from its row key \(column.table).\(copy.name) (a self-join), and this row holds two values there: which one the value is bound to cannot be told, and one row's value could open under another row's key. Nothing was opened; read each side's sealed columns in a query of its own.",
+                                  path: statement.connection.path, sql: statement.sql)
         }
     }
 
@@ -137,6 +154,7 @@ final class OpeningPlan {
         let stored = values
         for column in columns {
             let context = column.contextIndexes.map { stored[$0] }
+            if !column.keyCopies.isEmpty { try checkKeyCopies(column, context: context, statement: statement) { stored[$0] } }
             // A BLOB through the column's opener, worked out with the plan:
             // not looked up by name for every value.
             if let opener = column.blobOpener, case .blob(let bytes) = stored[column.index] {

@@ -215,12 +215,12 @@ public final class Statement {
         for (index, origin) in origins.enumerated() {
             guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
             var contextIndexes: [Int] = []
+            var keyCopies: [(key: Int, index: Int, name: String)] = []
             for name in needed {
-                // A self-join has two: which side's key a value is bound to cannot be told.
+                // `rowid, *` or a self-join: more than one column from the key's
+                // origin, each checked against the key in every row.
                 let keyColumns = origins.indices.filter { i in origins[i].map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false }
-                if keyColumns.count > 1 {
-                    throw StrongroomError(.misuse, "The query reads \(origin.table).\(origin.column), which is sealed, beside \(keyColumns.count) columns of its row key \(origin.table).\(name) (columns \(keyColumns.map { String($0 + 1) }.joined(separator: ", ")); a self-join, or the key selected twice): which one a value is bound to cannot be told, and one row's value could open under another's key. Nothing was opened; read each side's sealed columns in a query of its own.", path: connection.path, sql: sql)
-                }
+                keyCopies += keyColumns.dropFirst().map { (key: contextIndexes.count, index: $0, name: name) }
                 guard let found = origins.firstIndex(where: { other in
                     other.map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false
                 }) else {
@@ -228,7 +228,7 @@ public final class Statement {
                 }
                 contextIndexes.append(found)
             }
-            columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes,
+            columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes, keyCopies: keyCopies,
                                               blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
             opened.append(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes))
         }
