@@ -12,16 +12,9 @@ import Testing
 struct PlantedNameTests {
     let f = PlantedSQLFixture()
 
-    struct Account: TableRecord, Equatable {
-        var id: Int64
-        var apiKey: String
-        static let databaseTableName = "account"
-        static let databaseColumnNames = ["id", "apiKey"]
-        static let databaseSealedColumns = ["apiKey"]
-        init(id: Int64, apiKey: String) { self.id = id; self.apiKey = apiKey }
-        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1) }
-        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1) }
-    }
+    /// An account whose API key is sealed, read by position; it declares
+    /// no row key.
+    typealias Account = SealedColumnTests.Account
 
     static let expected = [Account(id: 1, apiKey: "alpha"), Account(id: 2, apiKey: "beta")]
 
