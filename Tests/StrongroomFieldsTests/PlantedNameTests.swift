@@ -447,3 +447,54 @@ extension PlantedNameTests {
         }
     }
 }
+
+/// Review round 3: the row key, pinned by the application in the seal
+/// configuration, for every read path (a record inside another
+/// `Decodable`, plain rows) and for inserts.
+extension PlantedNameTests {
+    func pinnedConfiguration() -> Configuration {
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
+                    keyring: f.keyring, rowKeys: ["account": ["id"]])
+        return config
+    }
+
+    /// The moved-key attack (`pk` the key, a plain `id` holding the other
+    /// account's number): with the row key pinned, no read path opens a
+    /// value under `pk`, and no insert binds one to it.
+    @Test func aPinnedRowKeyOpensNothingUnderAMovedKey() throws {
+        let path = try accounts("pinned-moved.db")
+        let app = try DatabaseQueue(path: path, configuration: pinnedConfiguration())
+        #expect(try app.read { try $0.fetchAll(Holder.self, sql: "SELECT * FROM account ORDER BY id") }.map(\.account.apiKey) == ["alpha", "beta"])
+        try f.bare(path).execute(sql: """
+            CREATE TABLE n(pk INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB, id INTEGER, visits INTEGER);
+            INSERT INTO n SELECT id, apiKey, key32, 3 - id, NULL FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account
+            """)
+        let moved = try DatabaseQueue(path: path, configuration: pinnedConfiguration())
+        _ = expectNothingRead { try moved.read { try $0.fetchAll(Holder.self, sql: "SELECT * FROM account ORDER BY pk") } }
+        _ = expectNothingRead { try moved.read { try $0.fetchAll(sql: "SELECT * FROM account ORDER BY pk").map { try $0.decode(String.self, column: "apiKey") } } }
+        _ = expectNothingRead { try moved.read { try $0.fetchAll(Account.self, sql: "SELECT * FROM account ORDER BY pk") } }
+        let insert = #expect(throws: StrongroomError.self) { try moved.write { try $0.insert(Account(id: 7, apiKey: "gamma")) } }
+        #expect(insert?.code == .untrustedSchema && insert?.message.contains("pk") == true, "\(String(describing: insert))")
+    }
+
+    /// Another plain property made the key (`visits`): a record that
+    /// declares no row key passed; the pinned key refuses it.
+    @Test func aPinnedRowKeyRefusesAnotherPropertyMadeTheKey() throws {
+        let path = try accounts("pinned-visits.db")
+        try f.bare(path).execute(sql: """
+            CREATE TABLE n(id INTEGER, apiKey BLOB NOT NULL, key32 BLOB, visits INTEGER PRIMARY KEY);
+            INSERT INTO n SELECT 3 - id, apiKey, key32, id FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account
+            """)
+        let app = try DatabaseQueue(path: path, configuration: pinnedConfiguration())
+        struct Undeclared: TableRecord {
+            var id: Int64, apiKey: String, visits: Int64?
+            static let databaseTableName = "account"
+            static let databaseColumnNames = ["id", "apiKey", "visits"]
+            static let databaseSealedColumns = ["apiKey"]
+            init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1); visits = try row.decode(at: 2) }
+            func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1); try binder.bind(visits, at: 2) }
+        }
+        _ = expectNothingRead { try app.read { try $0.fetchAll(Undeclared.self, sql: "SELECT * FROM account").map(\.apiKey) } }
+    }
+}

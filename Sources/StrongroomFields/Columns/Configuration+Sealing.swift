@@ -55,7 +55,25 @@ extension Configuration {
     /// Each index covers at least one of `columns`; a definition that is not
     /// one (see ``BlindIndex/validate()``) fails every connection's opening
     /// with its ``FieldError``.
-    public mutating func seal(_ columns: [SealedColumn], indexes: [BlindIndex] = [], keyring: FieldKeyring, context: FieldContext? = nil, views: [String] = []) {
+    ///
+    /// `rowKeys` pins each table's row key: the columns its randomized
+    /// values are bound to (its primary key, as the application declares
+    /// it; `@Table`'s `tableDefinition.primaryKey`). Without a pin, the key
+    /// is read from the database, where whoever holds the database key can
+    /// make another column the primary key and put a plain `id` holding
+    /// other rows' numbers beside it: a value would then open under the key
+    /// that was moved, and the app would take it for another row's. With
+    /// one, values open only with the pinned columns' values (a moved key
+    /// fails to authenticate, on every read path), and an insert into a
+    /// table whose primary key is not the pinned one fails with
+    /// `StrongroomError.Code.untrustedSchema`:
+    ///
+    /// ```swift
+    /// config.seal(Customer.tableDefinition.sealedColumns, keyring: keyring,
+    ///             rowKeys: ["customer": Customer.tableDefinition.primaryKey])
+    /// ```
+    public mutating func seal(_ columns: [SealedColumn], indexes: [BlindIndex] = [], keyring: FieldKeyring, context: FieldContext? = nil, views: [String] = [],
+                              rowKeys: [String: [String]] = [:]) {
         prepareConnection { db throws(StrongroomError) in
             do throws(FieldError) {
                 try BlindIndex.validate(indexes, of: columns)
@@ -69,7 +87,7 @@ extension Configuration {
             for function in FieldFunctions.functions(cipher: cipher, declared: columns, indexes: indexes) {
                 try db.add(function: function)
             }
-            db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, views: views)
+            db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, views: views, rowKeys: rowKeys)
         }
     }
 }

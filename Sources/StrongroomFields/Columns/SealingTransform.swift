@@ -59,6 +59,10 @@ final class SealingTransform: ColumnTransform {
     /// Blind indexes by folded table name: each `indexed` column's own, then
     /// the declared ones.
     let indexes: [FoldedName: [BlindIndex]]
+    /// The row keys the application pinned (``Configuration/seal(_:indexes:keyring:context:views:rowKeys:)``),
+    /// by folded table name: values open with these columns, whatever the
+    /// database says its primary key is.
+    let rowKeys: [FoldedName: [String]]
     /// Lookups made SQL (``BlindIndexQuery``), by their shape.
     var lookups: [BlindIndexQuery.Shape: BlindIndexQuery.Compiled] = [:]
     /// The last lookup's, checked first: a loop of lookups of one shape
@@ -68,8 +72,10 @@ final class SealingTransform: ColumnTransform {
     /// then the others (rows not yet rotated).
     let probeKeyIDs: [UInt32]
 
-    init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection, views: [String] = []) {
+    init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection, views: [String] = [],
+         rowKeys: [String: [String]] = [:]) {
         self.declaredViews = views
+        self.rowKeys = Dictionary(rowKeys.map { ($0.key.sqliteFolded, $0.value) }, uniquingKeysWith: { first, _ in first })
         var byTable: [FoldedName: [FoldedName: SealedColumn]] = [:]
         for column in columns {
             byTable[column.table.sqliteFolded, default: [:]][column.column.sqliteFolded] = column
@@ -107,6 +113,10 @@ final class SealingTransform: ColumnTransform {
         let spelled = try connection.fetchOne(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
                                               arguments: [table]) ?? table
         let hasRowid = (try? connection.prepare(sql: "SELECT rowid FROM main.\(quoted) LIMIT 0")) != nil
+        if let pinned = rowKeys[table.sqliteFolded], pinned.map(\.sqliteFolded) != keyed.map(\.name.sqliteFolded) {
+            throw StrongroomError(.untrustedSchema, "\(table)'s primary key is (\(keyed.map(\.name).joined(separator: ", "))) in the database, and the configuration pins its row key (\(pinned.joined(separator: ", "))): whoever holds the database key can rebuild the table with another column as its key, so that values would be bound to it. Nothing was written; find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations).",
+                                  path: connection.path)
+        }
         let key = PrimaryKey(table: spelled, columns: keyed.map(\.name), affinities: keyed.map { Affinity(declaredType: $0.type) },
                              isRowid: hasRowid && keyed.count == 1 && keyed[0].type.uppercased() == "INTEGER")
         primaryKeys[table.sqliteFolded] = key
@@ -118,6 +128,8 @@ final class SealingTransform: ColumnTransform {
     func contextColumns(forReading column: String, of table: String) -> [String]? {
         guard let sealed = sealed(column, of: table) else { return nil }
         if sealed.mode == .deterministic { return [] }
+        // A pinned key is the key, whatever the database says.
+        if let pinned = rowKeys[table.sqliteFolded] { return pinned }
         return (try? primaryKey(of: table))?.columns ?? []
     }
 
