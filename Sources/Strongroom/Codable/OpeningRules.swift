@@ -69,7 +69,7 @@ enum OpeningRules {
                 if let bad = declarations.first(where: { $0.1 == nil }) {
                     throw StrongroomError(.misuse, "A declared view is not a CREATE VIEW statement: \(bad.0)", path: connection.path, sql: statement.sql)
                 }
-                throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the view \"\(name)\", which the application did not declare: a view decides the names its columns leave under, and whoever holds the database key can rewrite one. Nothing was opened. Read the table directly, or declare the view's CREATE VIEW statement (Configuration.seal(_:indexes:keyring:context:views:) in StrongroomFields).")
+                throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the view \"\(name)\", which the application did not declare: a view decides the names its columns leave under, and whoever holds the database key can rewrite one. Nothing was opened. Read the table directly, or declare the view's CREATE VIEW statement (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
             }
             if declared.columnListOverStar {
                 throw refuse("The declared view \"\(name)\" names the columns of a SELECT * with a column list: each name takes the column at its position in the table, and whoever holds the database key can rebuild the table in another order. Name the columns in the SELECT instead. Nothing was opened.")

@@ -7,7 +7,7 @@ import StrongroomCrypto
 ///
 /// A wrong database key is refused when the database opens; a wrong field
 /// keyring is refused the same way. Every connection given a keyring
-/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:views:)``,
+/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:views:rowKeys:)``,
 /// ``Strongroom/Configuration/addFieldFunctions(keyring:context:)``, and the
 /// tools) compares the check of each key id the keyring and the database both
 /// hold, and fails with `StrongroomError.Code.wrongFieldKeyring` naming the
