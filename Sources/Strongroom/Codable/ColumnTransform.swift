@@ -108,24 +108,23 @@ final class OpeningPlan {
     /// A class: each row's loop over the columns shares it, rather than
     /// copying (retaining) its names, indexes and opener.
     final class Column {
-        let index: Int
-        let table: String
-        let column: String
-        let contextIndexes: [Int]
+        /// Where the column is and comes from, as the rows' layout keeps it.
+        let opened: OpenedColumn
         /// Other columns from the same origin as a row key column (`rowid, *`,
-        /// or a self-join): (position in the context, column, key column's
-        /// name). Each must
-        /// hold the row's key value, or which row a value is bound to
-        /// cannot be told. Empty for almost every query.
-        let keyCopies: [(key: Int, index: Int, name: String)]
+        /// or a self-join): (position in the context, column). Each must hold
+        /// the row's key value, or which row a value is bound to cannot be
+        /// told. Empty for almost every query.
+        let keyCopies: [(key: Int, index: Int)]
         /// The transform's opener for this column's BLOBs, if it has one.
         let blobOpener: BlobOpener?
 
-        init(index: Int, table: String, column: String, contextIndexes: [Int], keyCopies: [(key: Int, index: Int, name: String)] = [], blobOpener: BlobOpener?) {
-            self.index = index
-            self.table = table
-            self.column = column
-            self.contextIndexes = contextIndexes
+        var index: Int { opened.index }
+        var table: String { opened.table }
+        var column: String { opened.column }
+        var contextIndexes: [Int] { opened.contextIndexes }
+
+        init(_ opened: OpenedColumn, keyCopies: [(key: Int, index: Int)], blobOpener: BlobOpener?) {
+            self.opened = opened
             self.keyCopies = keyCopies
             self.blobOpener = blobOpener
         }
@@ -136,7 +135,7 @@ final class OpeningPlan {
     /// would open under the other side's key.
     func checkKeyCopies(_ column: Column, context: [DatabaseValue], statement: Statement, value: (Int) -> DatabaseValue) throws(StrongroomError) {
         for copy in column.keyCopies where value(copy.index) != context[copy.key] {
-            throw StrongroomError(.misuse, "The query reads \(column.table).\(column.column), which is sealed, beside columns \(column.contextIndexes[copy.key] + 1) and \(copy.index + 1), which both come from its row key \(column.table).\(copy.name) (a self-join), and this row holds two values there: which one the value is bound to cannot be told, and one row's value could open under another row's key. Nothing was opened; read each side's sealed columns in a query of its own.",
+            throw StrongroomError(.misuse, "The query reads \(column.table).\(column.column), which is sealed, beside columns \(column.contextIndexes[copy.key] + 1) and \(copy.index + 1), which both come from its row key \(column.table).\(column.opened.contextNames[copy.key]) (a self-join), and this row holds two values there: which one the value is bound to cannot be told, and one row's value could open under another row's key. Nothing was opened; read each side's sealed columns in a query of its own.",
                                   path: statement.connection.path, sql: statement.sql)
         }
     }

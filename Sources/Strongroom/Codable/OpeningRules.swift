@@ -53,7 +53,7 @@ enum OpeningRules {
             let schema = next[0], name = next[1]
             guard seen.insert(next.map(AuthorizerPolicy.asciiLowercased)).inserted else { continue }
             // A table (of any schema) hands its columns out under their own names.
-            if sqlite3_table_column_metadata(connection.handle, schema, name, nil, nil, nil, nil, nil, nil) == SQLITE_OK { continue }
+            if connection.hasTable(name, in: schema) { continue }
             // Not a table: a view (SQLite reports no read of a subquery's or a
             // common table expression's columns). One that does not compile
             // on its own reads what only the statement supplies (on SQLite

@@ -211,16 +211,15 @@ public final class Statement {
         }
         func sameName(_ a: String, _ b: String) -> Bool { a.sqliteFolded == b.sqliteFolded }
         var columns: [OpeningPlan.Column] = []
-        var opened: [OpenedColumn] = []
         for (index, origin) in origins.enumerated() {
             guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
             var contextIndexes: [Int] = []
-            var keyCopies: [(key: Int, index: Int, name: String)] = []
+            var keyCopies: [(key: Int, index: Int)] = []
             for name in needed {
                 // `rowid, *` or a self-join: more than one column from the key's
                 // origin, each checked against the key in every row.
                 let keyColumns = origins.indices.filter { i in origins[i].map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false }
-                keyCopies += keyColumns.dropFirst().map { (key: contextIndexes.count, index: $0, name: name) }
+                keyCopies += keyColumns.dropFirst().map { (key: contextIndexes.count, index: $0) }
                 guard let found = origins.firstIndex(where: { other in
                     other.map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false
                 }) else {
@@ -228,9 +227,8 @@ public final class Statement {
                 }
                 contextIndexes.append(found)
             }
-            columns.append(OpeningPlan.Column(index: index, table: origin.table, column: origin.column, contextIndexes: contextIndexes, keyCopies: keyCopies,
-                                              blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
-            opened.append(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes))
+            columns.append(OpeningPlan.Column(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes),
+                                              keyCopies: keyCopies, blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
         }
         // A column under a sealed column's name, not opened, while a view
         // stands in that table's place: the adversary's stand-in (a record
@@ -250,7 +248,7 @@ public final class Statement {
         if !columns.isEmpty { try OpeningRules.check(self, opening: columns, transform: transform) }
         let plan = columns.isEmpty ? nil : OpeningPlan(transform: transform, columns: columns)
         // Rows (and records read from them) say which columns were opened.
-        rowLayout = RowLayout(columnNames: columnNames, opened: opened)
+        rowLayout = RowLayout(columnNames: columnNames, opened: columns.map(\.opened))
         openingPlanState = .some(plan)
         return plan
     }
@@ -258,7 +256,7 @@ public final class Statement {
     /// True when `table` is no table for this connection (TEMP first, as
     /// queries resolve names) but a view or TEMP object has its name.
     private func standsInPlaceOfATable(_ table: String) throws(StrongroomError) -> Bool {
-        guard sqlite3_table_column_metadata(connection.handle, nil, table, nil, nil, nil, nil, nil, nil) != SQLITE_OK else { return false }
+        guard !connection.hasTable(table) else { return false }
         let objects = try connection.fetchOne(Int.self, sql: "SELECT (SELECT count(*) FROM main.sqlite_master WHERE name = ?1 COLLATE NOCASE) + (SELECT count(*) FROM sqlite_temp_master WHERE name = ?1 COLLATE NOCASE)", arguments: [table]) ?? 0
         return objects > 0
     }
@@ -268,10 +266,8 @@ public final class Statement {
     /// says which columns were opened).
     func checkSealedProperties<T: TableRecord>(of type: T.Type, everyColumn: Bool = false) throws(StrongroomError) {
         _ = try openingPlan()
-        let handle = connection.handle
-        try OpeningRules.checkSealedProperties(of: T.self, layout: rowLayout, path: connection.path, sql: sql, everyColumn: everyColumn) { table in
-            sqlite3_table_column_metadata(handle, nil, table, nil, nil, nil, nil, nil, nil) == SQLITE_OK
-        }
+        try OpeningRules.checkSealedProperties(of: T.self, layout: rowLayout, path: connection.path, sql: sql, everyColumn: everyColumn,
+                                               isTable: { [connection] in connection.hasTable($0) })
     }
 
     /// A `Decodable` read checks the type once per statement: a
