@@ -98,6 +98,17 @@ struct OpeningRouteTests {
         everyRead(try app(path, views: [Self.card, Self.cardList]), "SELECT * FROM customer_card", "customer_card")
     }
 
+    /// Rewritten to hand out text of the adversary's as `email`, so that
+    /// nothing is opened and no opening rule ran (review round 3 of issue
+    /// 39): a declared view is checked whenever a statement reads it.
+    @Test func aViewRewrittenToHandOutPlantedTextReadsNothing() throws {
+        let path = try database("planted-text.db")
+        try adversary(path, "DROP VIEW customer_card; CREATE VIEW customer_card AS SELECT id, name, 'PLANTED@example.com' AS email FROM customer")
+        let queue = try app(path, views: [Self.card, Self.cardList])
+        everyRead(queue, "SELECT * FROM customer_card", "customer_card")
+        everyRead(queue, "SELECT id, name, email AS contact FROM card_list", "customer_card")
+    }
+
     /// A view the application never declared: nothing is opened through it,
     /// even when it only passes the column on under its own name.
     @Test func anUndeclaredViewOpensNothing() throws {

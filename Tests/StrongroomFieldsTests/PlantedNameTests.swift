@@ -420,8 +420,15 @@ extension PlantedNameTests {
         let app = try DatabaseQueue(path: path, configuration: config)
         try app.write { try $0.execute(sql: "CREATE TABLE vault_data(id INTEGER PRIMARY KEY, api_key BLOB); CREATE VIEW vault AS SELECT id, 'PLANTED' AS api_key FROM vault_data; INSERT INTO vault_data(id) VALUES (1)") }
         let sql = "SELECT id, api_key AS apiKey FROM vault"
+        // The view in the table's place is refused first (review round 3).
         let error = expectNothingRead { try app.read { try Self.decodeAll(Vault.self, $0, sql: sql) } }
-        #expect(error?.code == .misuse && error?.message.contains("api_key") == true, "\(String(describing: error))")
+        #expect(error?.code == .untrustedSchema && error?.message.contains("\"vault\"") == true, "\(String(describing: error))")
+        _ = expectNothingRead { try app.read { db in try db.fetchAll(sql: sql).map { try $0.decode(Vault.self) } } }
+        // On the table itself, the Decodable read without the column is the
+        // application's mistake.
+        try app.write { try $0.execute(sql: "DROP VIEW vault; ALTER TABLE vault_data RENAME TO vault") }
+        let misuse = expectNothingRead { try app.read { try Self.decodeAll(Vault.self, $0, sql: sql) } }
+        #expect(misuse?.code == .misuse && misuse?.message.contains("api_key") == true, "\(String(describing: misuse))")
         _ = expectNothingRead { try app.read { db in try db.fetchAll(sql: sql).map { try $0.decode(Vault.self) } } }
     }
 
@@ -497,4 +504,99 @@ extension PlantedNameTests {
         }
         _ = expectNothingRead { try app.read { try $0.fetchAll(Undeclared.self, sql: "SELECT * FROM account").map(\.apiKey) } }
     }
+}
+
+/// Review round 3, the stand-ins and self-joins it found: a stand-in read
+/// under a name that is no sealed column's, a view SQLite loaded under a
+/// sealed table's name from a schema row of another name, a view in an
+/// attached database, and a self-join that opens one side's value with
+/// the other side's key.
+extension PlantedNameTests {
+    /// `Vault` decoded inside another `Decodable`: never checked as a record.
+    struct HeldVault: Decodable {
+        var vault: Vault
+        init(from decoder: any Decoder) throws { vault = try Vault(from: decoder) }
+    }
+
+    /// A view in `vault`'s place read under an alias (`api_key AS apiKey`,
+    /// `api_key AS token`): the check by column name let the planted text
+    /// out. A statement that reads a sealed table's name, whatever it
+    /// selects, reads the table or nothing.
+    @Test func aStandInReadUnderAnyNameHandsOutNothing() throws {
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("api_key", in: "vault")], keyring: f.keyring)
+        let app = try DatabaseQueue(path: f.dir.file("alias.db"), configuration: config)
+        try app.write { try $0.execute(sql: "CREATE TABLE d(id INTEGER PRIMARY KEY); CREATE VIEW vault AS SELECT id, 'PLANTED' AS api_key FROM d; INSERT INTO d VALUES (1)") }
+        expectRefused(.untrustedSchema, "\"vault\"") { try app.read { try $0.fetchAll(HeldVault.self, sql: "SELECT id, api_key AS apiKey FROM vault") } }
+        expectRefused(.untrustedSchema, "\"vault\"") { try app.read { try $0.fetchAll(String.self, sql: "SELECT api_key AS token FROM vault") } }
+        expectRefused(.untrustedSchema, "\"vault\"") { try app.read { try $0.fetchAll(sql: "SELECT api_key AS token FROM vault").map { try $0.decode(String.self, column: "token") } } }
+        // The same query on the real table opens.
+        try app.write { try $0.execute(sql: "DROP VIEW vault; CREATE TABLE vault(id INTEGER PRIMARY KEY, api_key BLOB)"); try $0.insert(Vault(id: 1, apiKey: "real")) }
+        #expect(try app.read { try $0.fetchAll(String.self, sql: "SELECT api_key AS token, id FROM vault") } == ["real"])
+    }
+
+    /// On SQLite 3.15 a `writable_schema` row named `decoy` whose text is
+    /// `CREATE VIEW account …` loads as `account`: a catalogue query by
+    /// name found nothing there. (SQLite 3.46 refuses to load such a row.)
+    @Test func aViewLoadedFromARowOfAnotherNameIsAStandIn() throws {
+        let path = try accounts("decoy.db")
+        try f.adversary(path).execute(sql: """
+            ALTER TABLE account RENAME TO account_data; PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('view', 'decoy', 'decoy', 0, 'CREATE VIEW account AS SELECT id, ''PLANTED'' AS apiKey, key32 FROM account_data');
+            PRAGMA writable_schema = OFF;
+            """)
+        if PlantedSQLFixture.sqliteRefusesPlantedSchemaRows {
+            f.expectTheAppCannotOpen(path)
+            return
+        }
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        expectRefused(.untrustedSchema, "\"account\"") { try app.read { try $0.fetchAll(Holder.self, sql: "SELECT * FROM account") }.map(\.account.apiKey) }
+        expectRefused(.untrustedSchema, "\"account\"") { try app.read { try $0.fetchAll(String.self, sql: "SELECT apiKey AS k FROM account") } }
+    }
+
+    /// A view named like the sealed table in an attached database: not the
+    /// table either.
+    @Test func aViewInAnAttachedDatabaseIsAStandIn() throws {
+        let path = try accounts("attaching.db")
+        let db = try Connection(path: path, configuration: configuration())
+        try db.execute(sql: "ATTACH DATABASE '\(f.dir.file("archive.db"))' AS archive KEY ''")
+        try db.execute(sql: "CREATE VIEW archive.account AS SELECT 1 AS id, 'PLANTED' AS apiKey")
+        expectRefused(.untrustedSchema, "\"account\"") { try db.fetchAll(Holder.self, sql: "SELECT * FROM archive.account").map(\.account.apiKey) }
+        expectRefused(.untrustedSchema, "\"account\"") { try db.fetchAll(String.self, sql: "SELECT apiKey AS k FROM archive.account") }
+        // main's table still opens.
+        #expect(try db.fetchAll(String.self, sql: "SELECT apiKey, id FROM main.account ORDER BY id") == ["alpha", "beta"])
+    }
+
+    /// A self-join that selects one side's key and the other side's value
+    /// (or a correlated subquery on the same table): the value opened with
+    /// the only key in the row, another row's. After the adversary copied
+    /// account 1's envelope into account 2, account 2's value came out as
+    /// "alpha". A statement that opens a sealed column reads its table once.
+    @Test func aOneSidedSelfJoinOpensNothing() throws {
+        let path = try accounts("one-side.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        try f.bare(path).execute(sql: "UPDATE account SET apiKey = (SELECT apiKey FROM account WHERE id = 1) WHERE id = 2")
+        for sql in ["SELECT a.id, b.apiKey AS k FROM account a JOIN account b ON b.id = a.id + 1",
+                    "SELECT a.id, b.apiKey AS k FROM account a NOT INDEXED JOIN account b ON b.id = a.id + 1",
+                    "SELECT id, (SELECT b.apiKey FROM account b WHERE b.id = account.id + 1) AS k FROM account WHERE id = 1",
+                    "SELECT id, apiKey AS k FROM account WHERE id IN (SELECT id FROM account WHERE key32 IS NOT NULL)"] {
+            expectRefused(.misuse, "more than once") { try app.read { try $0.fetchAll(sql: sql).map { try $0.decode(String.self, column: "k") } } }
+        }
+    }
+
+    /// What reads the sealed table once still opens: a lookup through its
+    /// index, an OR of index terms, and a join with another table read
+    /// through a covering index of its own.
+    @Test func aTableReadOnceStillOpens() throws {
+        let path = try accounts("once.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        try app.write { try $0.execute(sql: "CREATE TABLE note(id INTEGER PRIMARY KEY, account_id INTEGER, text TEXT); CREATE INDEX note_account ON note(account_id, text); INSERT INTO note VALUES (1, 2, 'two'), (2, 1, 'one')") }
+        #expect(try app.read { try $0.fetchOne(Account.self, where: .index("key32", equals: "beta")) } == Account(id: 2, apiKey: "beta"))
+        #expect(try app.read { try $0.fetchAll(String.self, sql: "SELECT apiKey, id FROM account WHERE key32 = x'00' OR key32 IS NOT NULL OR id = 5 ORDER BY id") } == ["alpha", "beta"])
+        #expect(try app.read { try $0.fetchAll(String.self, sql: "SELECT a.apiKey, a.id FROM note n JOIN account a ON a.id = n.account_id ORDER BY n.text") } == ["alpha", "beta"])
+    }
+}
+
+extension PlantedNameTests.Vault {
+    init(id: Int64, apiKey: String) { self.id = id; self.apiKey = apiKey }
 }

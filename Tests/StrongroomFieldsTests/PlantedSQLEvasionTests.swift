@@ -97,8 +97,9 @@ struct PlantedSQLEvasionTests {
     }
 
     /// The sealed table renamed to a reserved name (writable_schema), a view
-    /// and a forwarding trigger in its place: the application keeps reading
-    /// and writing through SQL, SealedValueSearch sees nothing, retire deletes the key.
+    /// and a forwarding trigger in its place: the application kept reading
+    /// through SQL (now refused), SealedValueSearch saw nothing, retire
+    /// deleted the key.
     @Test func retireMissesValuesInATableNamedSqlite() throws {
         let path = try f.database("retire.db")
         try f.adversary(path).execute(sql: """
@@ -111,7 +112,7 @@ struct PlantedSQLEvasionTests {
             END;
             """)
         let queue = try f.app(path)
-        try f.expectTheAppReadsBothEmails(queue)
+        f.expectTheAppsReadsThroughTheStandInRefused(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
         #expect(findings.contains { $0.table == "sqlite_customer" && $0.column == "email" }, "\(findings)")
         let error = f.expectRetireRefused(queue)

@@ -54,13 +54,16 @@ public protocol ColumnTransform: AnyObject {
     /// True when inserts into `table` go through ``prepareInsert(into:columns:values:connection:)``.
     func transformsInserts(into table: String) -> Bool
 
-    /// The tables in which a column named `column` is transformed. A
-    /// statement that hands out a column of that name, not opened, while
-    /// one of those tables' names is a view (or a TEMP object), fails with
-    /// ``StrongroomError/Code/untrustedSchema``: whoever holds the database
-    /// key can put a view in a sealed table's place to hand out text of
-    /// theirs under the sealed column's name. Default: none.
-    func tablesTransforming(column: String) -> [String]
+    /// The tables whose columns it transforms, as the application names
+    /// them. A statement whose text names one of them, or one of the
+    /// ``declaredViews``, must find under each such name a table (of `main`,
+    /// or of an attached database that names it so): while a view, or a TEMP
+    /// object, answers to the name, the statement fails with
+    /// ``StrongroomError/Code/untrustedSchema`` before a row is read.
+    /// Whoever holds the database key can put a view in a sealed table's
+    /// place to hand out text of theirs, under whatever name the query
+    /// selects it. Default: none (no such check).
+    var transformedTables: [String] { get }
 
     /// Turns the row about to be inserted into what is stored: may change
     /// values, assign a missing primary key, and add columns. Runs inside
@@ -87,7 +90,7 @@ public typealias BlobOpener = (UnsafeRawBufferPointer, [DatabaseValue]) throws -
 extension ColumnTransform {
     public func blobOpener(forReading column: String, of table: String) -> BlobOpener? { nil }
     public var declaredViews: [String] { [] }
-    public func tablesTransforming(column: String) -> [String] { [] }
+    public var transformedTables: [String] { [] }
     public func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool { true }
 }
 

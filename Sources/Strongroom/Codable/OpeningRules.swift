@@ -26,9 +26,14 @@ internal import CSQLCipher
 /// prepared again after a schema change): the statement is compiled a
 /// second time, and the authorizer records each table and view it reads.
 enum OpeningRules {
-    static func check(_ statement: Statement, opening columns: [OpeningPlan.Column], transform: any ColumnTransform) throws(StrongroomError) {
+    /// - Parameters:
+    ///   - columns: the columns the statement opens. With none, only the
+    ///     declared views it reads are checked (rewritten to hand out text
+    ///     of the adversary's where the application expects opened values).
+    ///   - reads: what the statement reads, as compiled on its connection.
+    static func check(_ statement: Statement, opening columns: [OpeningPlan.Column], reads: [ReadAccess], transform: any ColumnTransform) throws(StrongroomError) {
         let connection = statement.connection
-        let sealed = columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ")
+        let sealed = columns.isEmpty ? "a declared view's columns" : columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ") + (columns.count == 1 ? ", which is sealed," : ", which are sealed,")
         func refuse(_ message: String) -> StrongroomError {
             StrongroomError(.untrustedSchema, message, path: connection.path, sql: statement.sql)
         }
@@ -38,16 +43,18 @@ enum OpeningRules {
                 throw refuse("The query reads \(column.table).\(column.column), which is sealed, from the schema \"\(schema)\": only the tables of main are opened. Nothing was opened; read main.\(column.table).")
             }
         }
-        if SQLTokens(statement.sql).columnListOverStar {
-            throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, and names the columns of a SELECT * with a column list (a common table expression's): each name takes the column at its position in the table, and whoever holds the database key can rebuild the table in another order. Name the columns in the SELECT instead. Nothing was opened.")
+        if !columns.isEmpty && SQLTokens(statement.sql).columnListOverStar {
+            throw refuse("The query reads \(sealed) and names the columns of a SELECT * with a column list (a common table expression's): each name takes the column at its position in the table, and whoever holds the database key can rebuild the table in another order. Name the columns in the SELECT instead. Nothing was opened.")
         }
-        let (_, reads) = try connection.inspect(sql: statement.sql) { _ throws(StrongroomError) in () }
         // Every view the statement reads, and every object the views read,
         // as loaded and as declared: a declaration compiles through objects
         // the adversary may have changed too (an inner view, or a TEMP view
         // over a table's name), so each is checked in turn.
         let declarations = transform.declaredViews.map { ($0, ViewDefinition($0)) }
-        var pending = reads.filter { !$0.writes }.map { [$0.schema, $0.table] }
+        // Opening nothing, a statement is checked from the declared views it reads.
+        let declaredNames = Set(declarations.compactMap { $0.1?.name })
+        var pending = reads.filter { !$0.writes && (!columns.isEmpty || declaredNames.contains(ExactText(AuthorizerPolicy.asciiLowercased($0.table)))) }
+            .map { [$0.schema, $0.table] }
         var seen: Set<[String]> = []
         while let next = pending.popLast() {
             let schema = next[0], name = next[1]
@@ -60,18 +67,21 @@ enum OpeningRules {
             // 3.15 a view may read the query's common table expressions):
             // it cannot be checked.
             guard let (live, liveReads) = try? resultColumns(of: "SELECT * FROM \(SQLScript.quotedIdentifier(schema)).\(SQLScript.quotedIdentifier(name))", in: connection) else {
-                throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the view \"\(name)\", which does not compile on its own (it reads something only this query supplies, such as one of its common table expressions), so it cannot be checked. Nothing was opened; find out who changed \"\(name)\".")
+                throw refuse("The query reads \(sealed) through the view \"\(name)\", which does not compile on its own (it reads something only this query supplies, such as one of its common table expressions), so it cannot be checked. Nothing was opened; find out who changed \"\(name)\".")
             }
             guard AuthorizerPolicy.asciiLowercased(schema) == "main" else {
-                throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the \(AuthorizerPolicy.asciiLowercased(schema) == "temp" ? "temporary" : "attached") view \"\(name)\" (schema \(schema)): only views of main that the application declared are read through (PRAGMA writable_schema can plant a TEMP view over a table's name on SQLite 3.15). Nothing was opened; read main.<table> directly, and find out who added \"\(name)\".")
+                throw refuse("The query reads \(sealed) through the \(AuthorizerPolicy.asciiLowercased(schema) == "temp" ? "temporary" : "attached") view \"\(name)\" (schema \(schema)): only views of main that the application declared are read through (PRAGMA writable_schema can plant a TEMP view over a table's name on SQLite 3.15). Nothing was opened; read main.<table> directly, and find out who added \"\(name)\".")
             }
             guard let declared = declarations.lazy.compactMap(\.1).first(where: { $0.name == ExactText(AuthorizerPolicy.asciiLowercased(name)) }) else {
                 if let bad = declarations.first(where: { $0.1 == nil }) {
                     throw StrongroomError(.misuse, "A declared view is not a CREATE VIEW statement: \(bad.0)", path: connection.path, sql: statement.sql)
                 }
-                throw refuse("The query reads \(sealed), which \(columns.count == 1 ? "is" : "are") sealed, through the view \"\(name)\", which the application did not declare: a view decides the names its columns leave under, and whoever holds the database key can rewrite one. Nothing was opened. Read the table directly, or declare the view's CREATE VIEW statement (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
+                throw refuse("The query reads \(sealed) through the view \"\(name)\", which the application did not declare: a view decides the names its columns leave under, and whoever holds the database key can rewrite one. Nothing was opened. Read the table directly, or declare the view's CREATE VIEW statement (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
             }
-            if declared.columnListOverStar {
+            // (Opening nothing, a reordered table moves only stored values:
+            // one that moves a sealed column under another name is opened,
+            // and refused here then.)
+            if declared.columnListOverStar && !columns.isEmpty {
                 throw refuse("The declared view \"\(name)\" names the columns of a SELECT * with a column list: each name takes the column at its position in the table, and whoever holds the database key can rebuild the table in another order. Name the columns in the SELECT instead. Nothing was opened.")
             }
             let stored = try connection.fetchAll(String.self, sql: "SELECT CAST(sql AS TEXT) FROM main.sqlite_master WHERE type = 'view' AND name = ?1 COLLATE NOCASE", arguments: [name])

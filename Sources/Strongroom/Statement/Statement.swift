@@ -230,35 +230,24 @@ public final class Statement {
             columns.append(OpeningPlan.Column(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes),
                                               keyCopies: keyCopies, blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
         }
-        // A column under a sealed column's name, not opened, while a view
-        // stands in that table's place: the adversary's stand-in (a record
-        // decoded inside another Decodable is never checked as a record).
-        for index in 0..<columnCount where !columns.contains(where: { $0.index == index }) {
-            for table in transform.tablesTransforming(column: columnNames[index]) {
-                guard try standsInPlaceOfATable(table) else { continue }
-                throw StrongroomError(.untrustedSchema, "The query hands out \(columnNames[index]), the name of a sealed column of \(table), and \"\(table)\" is no longer a table: a view (or a TEMP object) stands under its name. Whoever holds the database key can put one there to hand out text of theirs as a sealed value. Nothing was read; find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations).",
-                                      path: connection.path, sql: sql)
-            }
-        }
         if !columns.isEmpty, let invalidName {
             throw StrongroomError(.untrustedSchema, "The query reads \(columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ")), which \(columns.count == 1 ? "is" : "are") sealed, beside a column or table whose name is not valid UTF-8 (\(invalidName.debugDescription)): it could not be told from another (a planted row key, say). Nothing was opened; find out who renamed it.",
                                   path: connection.path, sql: sql)
         }
-        // Opened only under names and from places the application's own SQL chose.
-        if !columns.isEmpty { try OpeningRules.check(self, opening: columns, transform: transform) }
+        // What the statement reads, when it opens a column or names a sealed
+        // table or a declared view: it finds the tables there, and hands
+        // values out only under names the application's own SQL chose.
+        if !columns.isEmpty || OpeningRules.mayRead(sql, anyOf: connection.readNamesOfTransform) {
+            let (reads, program) = try OpeningRules.compile(self, program: !columns.isEmpty)
+            try OpeningRules.refuseStandIns(self, reads: reads, tables: transform.transformedTables)
+            try OpeningRules.check(self, opening: columns, reads: reads, transform: transform)
+            if !columns.isEmpty { try OpeningRules.refuseSecondReads(self, opening: columns, program: program) }
+        }
         let plan = columns.isEmpty ? nil : OpeningPlan(transform: transform, columns: columns)
         // Rows (and records read from them) say which columns were opened.
         rowLayout = RowLayout(columnNames: columnNames, opened: columns.map(\.opened))
         openingPlanState = .some(plan)
         return plan
-    }
-
-    /// True when `table` is no table for this connection (TEMP first, as
-    /// queries resolve names) but a view or TEMP object has its name.
-    private func standsInPlaceOfATable(_ table: String) throws(StrongroomError) -> Bool {
-        guard !connection.hasTable(table) else { return false }
-        let objects = try connection.fetchOne(Int.self, sql: "SELECT (SELECT count(*) FROM main.sqlite_master WHERE name = ?1 COLLATE NOCASE) + (SELECT count(*) FROM sqlite_temp_master WHERE name = ?1 COLLATE NOCASE)", arguments: [table]) ?? 0
-        return objects > 0
     }
 
     /// ``OpeningRules/checkSealedProperties(of:layout:path:sql:isTable:)``

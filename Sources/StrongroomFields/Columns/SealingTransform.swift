@@ -7,8 +7,8 @@ final class SealingTransform: ColumnTransform {
     let cipher: FieldCipher
     /// Sealed columns by folded table name, then folded column name.
     private let columns: [FoldedName: [FoldedName: SealedColumn]]
-    /// The tables each sealed column name is sealed in, by folded column name.
-    private let tablesByColumn: [FoldedName: [String]]
+    /// The tables that hold sealed columns, as declared (one spelling each).
+    let transformedTables: [String]
     /// The connection this transform is installed on (it owns the transform).
     private unowned let connection: Connection
     private var primaryKeys: [FoldedName: PrimaryKey] = [:]
@@ -81,7 +81,9 @@ final class SealingTransform: ColumnTransform {
             byTable[column.table.sqliteFolded, default: [:]][column.column.sqliteFolded] = column
         }
         self.columns = byTable
-        self.tablesByColumn = Dictionary(grouping: columns, by: { $0.column.sqliteFolded }).mapValues { $0.map(\.table) }
+        var tables: [FoldedName: String] = [:]
+        for column in columns where tables[column.table.sqliteFolded] == nil { tables[column.table.sqliteFolded] = column.table }
+        self.transformedTables = tables.values.sorted()
         var indexes: [FoldedName: [BlindIndex]] = [:]
         for index in columns.compactMap(\.columnIndex) + declared {
             indexes[index.table.sqliteFolded, default: []].append(index)
@@ -144,10 +146,6 @@ final class SealingTransform: ColumnTransform {
         return { [cipher] bytes, context in
             try cipher.open(envelopeBytes: bytes, column: bound, table: table, columnName: column, rowKey: context, mode: mode)
         }
-    }
-
-    func tablesTransforming(column: String) -> [String] {
-        tablesByColumn.isEmpty ? [] : tablesByColumn[column.sqliteFolded] ?? []
     }
 
     func transformsInserts(into table: String) -> Bool {
