@@ -600,3 +600,88 @@ extension PlantedNameTests {
 extension PlantedNameTests.Vault {
     init(id: Int64, apiKey: String) { self.id = id; self.apiKey = apiKey }
 }
+
+/// The review of the round-3 fixes (f04b706): a declared view replaced by
+/// a table, a self-join through a common table expression SQLite fills
+/// once, an index loaded under another name, a key from an attached table
+/// of the same name, and a lookup the count refused.
+extension PlantedNameTests {
+    /// A declared view dropped and a table of its name created, holding
+    /// plain text: its origin is a table that seals nothing, so nothing was
+    /// opened and no rule ran. A declared view's name reads a view.
+    @Test func aDeclaredViewReplacedByATableHandsOutNothing() throws {
+        let views = [OpeningRouteTests.card, OpeningRouteTests.cardList]
+        let path = try f.namedDatabase("view-to-table.db", views: views)
+        try f.bare(path).execute(sql: "DROP VIEW customer_card; CREATE TABLE customer_card(id INTEGER PRIMARY KEY, name TEXT, email TEXT); INSERT INTO customer_card VALUES (1, 'Ada Lovelace', 'PLANTED@example.com')")
+        let app = try f.app(path, views: views)
+        for sql in ["SELECT * FROM customer_card", "SELECT id, name, email FROM card_list"] {
+            expectRefused(.untrustedSchema, "customer_card") { try app.read { try $0.fetchAll(sql: sql).map { try $0.decode(String.self, column: "email") } } }
+        }
+    }
+
+    /// A common table expression read twice, which SQLite (3.46) fills once
+    /// and reads through a second cursor (`OpenDup`): one cursor on the
+    /// table, two reads of its rows.
+    @Test func aSelfJoinThroughACommonTableExpressionOpensNothing() throws {
+        let path = try accounts("cte-self-join.db")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        try f.bare(path).execute(sql: "UPDATE account SET apiKey = (SELECT apiKey FROM account WHERE id = 1) WHERE id = 2")
+        for sql in ["WITH x AS (SELECT id, apiKey FROM account ORDER BY id LIMIT -1) SELECT a.id, b.apiKey AS k FROM x a JOIN x b ON b.id = a.id + 1",
+                    "WITH x AS (SELECT DISTINCT id, apiKey FROM account) SELECT a.id, (SELECT apiKey FROM x b WHERE b.id = a.id + 1) AS k FROM x a"] {
+            expectRefused(.misuse, "more than once") { try app.read { try $0.fetchAll(sql: sql).map { try $0.decode(String.self, column: "k") } } }
+        }
+    }
+
+    /// On SQLite 3.15 an index row renamed with `writable_schema` still
+    /// loads under the name its text gives: found by the stored name, its
+    /// B-tree was no index of the table, and a covering read through it went
+    /// uncounted.
+    @Test func anIndexLoadedUnderAnotherNameStillCountsAsARead() throws {
+        let path = try accounts("renamed-index.db")
+        try f.adversary(path).execute(sql: """
+            UPDATE account SET apiKey = (SELECT apiKey FROM account WHERE id = 1) WHERE id = 2;
+            CREATE INDEX realname ON account(key32) WHERE key32 IS NOT NULL;
+            PRAGMA writable_schema = ON; UPDATE sqlite_master SET name = 'decoy' WHERE name = 'realname'; PRAGMA writable_schema = OFF;
+            """)
+        if PlantedSQLFixture.sqliteRefusesPlantedSchemaRows { f.expectTheAppCannotOpen(path); return }
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        for sql in ["SELECT a.id, b.apiKey AS k FROM account a JOIN account b ON b.id = a.id + 1 WHERE a.key32 IS NOT NULL",
+                    "SELECT id, apiKey AS k FROM account WHERE id IN (SELECT id FROM account WHERE key32 IS NOT NULL)"] {
+            expectRefused(.misuse, "more than once") { try app.read { try $0.fetchAll(sql: sql).map { try $0.decode(String.self, column: "k") } } }
+        }
+    }
+
+    /// The row key taken from an attached table of the same name: matched
+    /// by table name alone, it stood for main's key.
+    @Test func aKeyFromAnAttachedTableOfTheSameNameOpensNothing() throws {
+        let path = try accounts("attached-key.db")
+        let db = try Connection(path: path, configuration: configuration())
+        try db.execute(sql: "ATTACH DATABASE '\(f.dir.file("archive-key.db"))' AS archive KEY ''")
+        try db.execute(sql: "CREATE TABLE archive.account(id INTEGER PRIMARY KEY, apiKey BLOB, key32 BLOB); INSERT INTO archive.account(id) VALUES (1)")
+        try db.execute(sql: "UPDATE main.account SET apiKey = (SELECT apiKey FROM main.account WHERE id = 1) WHERE id = 2")
+        expectRefused(.misuse, "account.id") {
+            try db.fetchAll(sql: "SELECT o.id, m.apiKey AS k FROM archive.account o JOIN main.account m ON m.id = o.id + 1").map { try $0.decode(String.self, column: "k") }
+        }
+    }
+
+    /// A WITHOUT ROWID table read through a secondary index: the index
+    /// cursor positions the table's by its primary key columns (no `Seek`),
+    /// one read of the table, which opens.
+    @Test func aWithoutRowidLookupThroughAnIndexOpens() throws {
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("apiKey", in: "account")], keyring: f.keyring)
+        let app = try DatabaseQueue(path: f.dir.file("without-rowid.db"), configuration: config)
+        try app.write { db in
+            try db.execute(sql: "CREATE TABLE account(id INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, owner TEXT) WITHOUT ROWID; CREATE INDEX account_owner ON account(owner); CREATE INDEX account_id_owner ON account(id, owner)")
+            try db.insert(Account(id: 1, apiKey: "alpha"))
+            try db.insert(Account(id: 2, apiKey: "beta"))
+            try db.execute(sql: "UPDATE account SET owner = 'ann' WHERE id = 2")
+        }
+        #expect(try app.read { try $0.fetchAll(String.self, sql: "SELECT apiKey, id FROM account WHERE owner = 'ann'") } == ["beta"])
+        // A self-join through the index by another column than the key is still two reads.
+        try app.write { try $0.execute(sql: "UPDATE account SET owner = '1' WHERE id = 2") }
+        expectRefused(.misuse, "more than once") {
+            try app.read { try $0.fetchAll(sql: "SELECT a.id, b.apiKey AS k FROM account a INDEXED BY account_id_owner JOIN account b ON b.id = a.owner").map { try $0.decode(String.self, column: "k") } }
+        }
+    }
+}

@@ -337,6 +337,7 @@ extension DatabaseValue {
 final class ToggledNoteSealing: ColumnTransform {
     var seals = false
     func transformsInserts(into table: String) -> Bool { seals && table == "memo" }
+    var transformedTables: [String] { seals ? ["memo"] : [] }
     func contextColumns(forReading column: String, of table: String) -> [String]? { seals && table == "memo" && column == "note" ? [] : nil }
     func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
         guard case .blob(let bytes) = stored else { return stored }

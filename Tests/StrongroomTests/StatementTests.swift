@@ -258,6 +258,7 @@ struct StatementTests {
         }
         func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue { stored }
         func transformsInserts(into table: String) -> Bool { false }
+        var transformedTables: [String] { ["person"] }
         func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws {}
     }
 

@@ -62,7 +62,9 @@ public protocol ColumnTransform: AnyObject {
     /// ``StrongroomError/Code/untrustedSchema`` before a row is read.
     /// Whoever holds the database key can put a view in a sealed table's
     /// place to hand out text of theirs, under whatever name the query
-    /// selects it. Default: none (no such check).
+    /// selects it. Read when the transform is installed on a connection. A
+    /// requirement without a default: a transform that forgot it would lose
+    /// the check silently.
     var transformedTables: [String] { get }
 
     /// Turns the row about to be inserted into what is stored: may change
@@ -90,7 +92,6 @@ public typealias BlobOpener = (UnsafeRawBufferPointer, [DatabaseValue]) throws -
 extension ColumnTransform {
     public func blobOpener(forReading column: String, of table: String) -> BlobOpener? { nil }
     public var declaredViews: [String] { [] }
-    public var transformedTables: [String] { [] }
     public func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool { true }
 }
 

@@ -21,8 +21,10 @@ extension OpeningRules {
         let p1: Int64
         let p2: Int64
         let p3: Int64
-        /// Set for a cursor opened on an index (its key description).
-        let opensIndex: Bool
+        let p4: String
+        /// True for a cursor opened on an index B-tree (P4 is its key
+        /// description, "k(2,,)"; a table's is its column count).
+        var opensIndex: Bool { p4.hasPrefix("k(") }
     }
 
     /// True when `sql` mentions one of `names` (ASCII lower case) as a
@@ -54,11 +56,8 @@ extension OpeningRules {
                 if status == SQLITE_DONE { break }
                 guard status == SQLITE_ROW else { throw connection.lastError(status, sql: explain) }
                 guard let opcode = sqlite3_column_text(handle, 1) else { continue }
-                // P4 of an index cursor's open is its key ("k(2,,)"); a
-                // table's is its column count.
-                let p4 = sqlite3_column_text(handle, 5).map { String(cString: $0) } ?? ""
                 instructions.append(Instruction(opcode: String(cString: opcode), p1: sqlite3_column_int64(handle, 2), p2: sqlite3_column_int64(handle, 3),
-                                                p3: sqlite3_column_int64(handle, 4), opensIndex: p4.hasPrefix("k(")))
+                                                p3: sqlite3_column_int64(handle, 4), p4: sqlite3_column_text(handle, 5).map { String(cString: $0) } ?? ""))
             }
             return instructions
         }
@@ -68,32 +67,45 @@ extension OpeningRules {
     /// Refuses a statement that reads an object under the name of a table
     /// the transform seals columns of, when that object is not a table: a
     /// view (of `main` or another schema) or any TEMP object (SQLite
-    /// resolves a bare name in TEMP first). `reads` are what the statement
-    /// reads, as compiled on this connection; a view's name is read before
-    /// its body is, so the name SQLite loaded is the one checked, whatever
-    /// the schema row says.
-    static func refuseStandIns(_ statement: Statement, reads: [ReadAccess], tables: [String]) throws(StrongroomError) {
+    /// resolves a bare name in TEMP first). Under a declared view's name, a
+    /// view of `main` (`check` then compares it with its declaration), never
+    /// a table (its columns' origins would be its own, which seal nothing).
+    /// `reads` are what the statement reads, as compiled on this connection:
+    /// the names SQLite loaded, whatever the schema rows say.
+    static func refuseStandIns(_ statement: Statement, reads: [ReadAccess], tables: [String], views: Set<ExactText>) throws(StrongroomError) {
         let connection = statement.connection
-        let sealed = Set(tables.map(AuthorizerPolicy.asciiLowercased))
+        let sealed = Set(tables.map { ExactText(AuthorizerPolicy.asciiLowercased($0)) })
         var checked: Set<[String]> = []
-        for read in reads where !read.writes && sealed.contains(AuthorizerPolicy.asciiLowercased(read.table)) {
+        for read in reads where !read.writes {
+            let name = ExactText(AuthorizerPolicy.asciiLowercased(read.table))
+            let isTableName = sealed.contains(name), isViewName = views.contains(name)
+            guard isTableName || isViewName else { continue }
             let schema = AuthorizerPolicy.asciiLowercased(read.schema)
-            guard checked.insert([schema, AuthorizerPolicy.asciiLowercased(read.table)]).inserted else { continue }
+            guard checked.insert([schema, name.text]).inserted else { continue }
             let isTemp = schema == "temp"
-            if !isTemp && connection.hasTable(read.table, in: read.schema) { continue }
-            let what = isTemp ? "a TEMP object of this connection" : (schema == "main" ? "a view" : "a view of the attached database \(read.schema)")
-            throw StrongroomError(.untrustedSchema, "The query reads \"\(read.table)\", the name of a table with sealed columns, and \(what) stands under that name, not the table. Whoever holds the database key can put a view in the table's place to hand out text of theirs, under whatever name a query selects it, where the application expects opened values. Nothing was read; find out who changed \"\(read.table)\" (strongroom verify compares the schema with the migrations).",
+            let isTable = !isTemp && connection.hasTable(read.table, in: read.schema)
+            if isTableName && isTable { continue }
+            if isViewName && !isTableName && !isTable && schema == "main" { continue }
+            let what = isTemp ? "a TEMP object of this connection" : "\(isTable ? "a table" : "a view")\(schema == "main" ? "" : " of the attached database \(read.schema)")"
+            let expected = isTableName ? "a table with sealed columns" : "a view the application declared"
+            throw StrongroomError(.untrustedSchema, "The query reads \"\(read.table)\", the name of \(expected), and \(what) stands under that name. Whoever holds the database key can put one there to hand out text of theirs, under whatever name a query selects it, where the application expects opened values. Nothing was read; find out who changed \"\(read.table)\" (strongroom verify compares the schema with the migrations).",
                                   path: connection.path, sql: statement.sql)
         }
     }
 
     /// Refuses a statement that opens a sealed column of a table and reads
-    /// that table more than once. Counted in the compiled `program`: each
-    /// cursor opened on the table's own B-tree, and each cursor on one of
-    /// its indexes that does not position a cursor of the table (a
-    /// covering index read stands for the table), is one read. The B-trees
-    /// are the ones this connection loaded, found by compiling scans of the
-    /// table and of each index.
+    /// that table more than once. Counted in the compiled `program`, on the
+    /// B-trees this connection loaded:
+    ///
+    /// - each cursor opened on the table's own B-tree;
+    /// - each cursor on one of its indexes that does not position a cursor
+    ///   of the table on its row (a covering index read stands for the
+    ///   table): positioning is `Seek`/`DeferredSeek` for a rowid table, and
+    ///   for a `WITHOUT ROWID` table a `NotFound` on the primary key columns
+    ///   read from the index just before;
+    /// - each second cursor on a temporary table (`OpenDup`: SQLite 3.46
+    ///   fills a common table expression read twice once), when the
+    ///   statement reads the table at all.
     static func refuseSecondReads(_ statement: Statement, opening columns: [OpeningPlan.Column], program: [Instruction]) throws(StrongroomError) {
         let connection = statement.connection
         // Cursors opened on main's B-trees: cursor → (root page, index?).
@@ -110,31 +122,65 @@ extension OpeningRules {
                 break
             }
         }
+        let duplicates = program.filter { $0.opcode == "OpenDup" }.count
         var done: Set<String> = []
         for column in columns where done.insert(AuthorizerPolicy.asciiLowercased(column.table)).inserted {
-            let tableRoots = try roots(of: "SELECT 1 FROM main.\(SQLScript.quotedIdentifier(column.table)) NOT INDEXED", in: connection)
-            let tableCursors = cursors.filter { tableRoots.contains($0.value.root) }.count
-            let unpositioned = cursors.filter { $0.value.index && !tableRoots.contains($0.value.root) && !positioned.contains($0.key) }
-            var reads = tableCursors
-            if !unpositioned.isEmpty {
-                let indexRoots = try self.indexRoots(of: column.table, in: connection)
-                reads += unpositioned.filter { indexRoots.contains($0.value.root) }.count
+            let table = SQLScript.quotedIdentifier(column.table)
+            // REINDEX reads the table and writes each of its indexes: their
+            // B-trees as loaded (a table without an index: its only one).
+            let reindex = try self.program(of: "REINDEX main.\(table)", in: connection)
+            var tableOpens = reindex.filter { $0.opcode == "OpenRead" && $0.p3 == 0 }
+            if tableOpens.isEmpty {
+                tableOpens = try self.program(of: "SELECT 1 FROM main.\(table) NOT INDEXED", in: connection).filter { $0.opcode == "OpenRead" && $0.p3 == 0 }
             }
+            let tableRoots = Set(tableOpens.map(\.p2))
+            let indexRoots = Set(reindex.filter { $0.opcode == "OpenWrite" && $0.p3 == 0 }.map(\.p2)).subtracting(tableRoots)
+            let tableCursors = Set(cursors.filter { tableRoots.contains($0.value.root) }.keys)
+            var unpositioned = cursors.filter { indexRoots.contains($0.value.root) && !positioned.contains($0.key) }
+            // A WITHOUT ROWID table is a B-tree of index records.
+            if tableOpens.contains(where: \.opensIndex), !unpositioned.isEmpty {
+                unpositioned = try withoutPrimaryKeyLookups(unpositioned, of: column.table, tableCursors: tableCursors, program: program, in: connection)
+            }
+            var reads = tableCursors.count + unpositioned.count
+            if reads > 0 { reads += duplicates }
             guard reads > 1 else { continue }
             let key = column.opened.contextNames.map { "\(column.table).\($0)" }.joined(separator: ", ")
-            throw StrongroomError(.misuse, "The query opens \(column.table).\(column.column), which is sealed, and reads \(column.table) more than once (\(reads) times: a join of \(column.table) with itself, or a subquery on it). A value opens with the row key its row holds\(key.isEmpty ? "" : " (\(key))"), which may come from the other read of \(column.table): another row's. Nothing was opened. Open \(column.table)'s sealed columns in a query that reads \(column.table) once (select the keys you need first, then read their rows).",
+            throw StrongroomError(.misuse, "The query opens \(column.table).\(column.column), which is sealed, and reads \(column.table) more than once (\(reads) times: a join of \(column.table) with itself, a subquery on it, or a common table expression or window read twice). A value opens with the row key its row holds\(key.isEmpty ? "" : " (\(key))"), which may come from the other read of \(column.table): another row's. Nothing was opened. Open \(column.table)'s sealed columns in a query that reads \(column.table) once (select the keys you need first, then read their rows).",
                                   path: connection.path, sql: statement.sql)
         }
     }
 
-    /// The root pages on which `sql`'s program opens cursors in main, as
-    /// compiled here.
-    private static func roots(of sql: String, in connection: Connection) throws(StrongroomError) -> Set<Int64> {
-        var roots: Set<Int64> = []
-        for instruction in try program(of: sql, in: connection) where instruction.p3 == 0 && (instruction.opcode == "OpenRead" || instruction.opcode == "ReopenIdx") {
-            roots.insert(instruction.p2)
+    /// `cursors` (on indexes of the `WITHOUT ROWID` table `table`) less
+    /// those that position one of `tableCursors` by the primary key read
+    /// from them: each key column read from the index (`Column`) into the
+    /// registers of the `NotFound` that follows at once, as SQLite codes a
+    /// lookup through an index.
+    private static func withoutPrimaryKeyLookups(_ cursors: [Int64: (root: Int64, index: Bool)], of table: String, tableCursors: Set<Int64>, program: [Instruction],
+                                                 in connection: Connection) throws(StrongroomError) -> [Int64: (root: Int64, index: Bool)] {
+        let quoted = SQLScript.quotedIdentifier(table)
+        // The primary key's column numbers, in key order.
+        let primaryKey = try rows(of: "PRAGMA main.table_info(\(quoted))", in: connection).filter { $0[5] > 0 }.sorted { $0[5] < $1[5] }.map { $0[0] }
+        // Each index's root, and where each table column sits in its records.
+        var positions: [Int64: [Int64: Int64]] = [:]
+        for name in try strings(of: "PRAGMA main.index_list(\(quoted))", column: 1, in: connection) {
+            let index = SQLScript.quotedIdentifier(name)
+            guard let root = try compiled("REINDEX main.\(index)", program: true, in: connection).program.first(where: { $0.opcode == "OpenWrite" && $0.p3 == 0 })?.p2 else { continue }
+            var columns: [Int64: Int64] = [:]
+            for row in try rows(of: "PRAGMA main.index_xinfo(\(index))", in: connection) where columns[row[1]] == nil { columns[row[1]] = row[0] }
+            positions[root] = columns
         }
-        return roots
+        var positioned: Set<Int64> = []
+        for (at, seek) in program.enumerated() where seek.opcode == "NotFound" && tableCursors.contains(seek.p1) {
+            let count = primaryKey.count
+            guard Int64(seek.p4) == Int64(count), at >= count else { continue }
+            let reads = program[(at - count)..<at]
+            guard let cursor = reads.first?.p1, let root = cursors[cursor]?.root, let columns = positions[root] else { continue }
+            let isLookup = reads.enumerated().allSatisfy { j, read in
+                read.opcode == "Column" && read.p1 == cursor && read.p3 == seek.p3 + Int64(j) && columns[primaryKey[j]] == read.p2
+            }
+            if isLookup { positioned.insert(cursor) }
+        }
+        return cursors.filter { !positioned.contains($0.key) }
     }
 
     /// `sql`'s program, as `EXPLAIN` lists it, compiled here and never run.
@@ -142,32 +188,25 @@ extension OpeningRules {
         try compiled(sql, program: true, in: connection).program
     }
 
-    /// The root pages of `table`'s indexes, as this connection loaded them:
-    /// each index scanned (`INDEXED BY`); an index SQLite will not scan so
-    /// (a partial one) is looked up in main's catalogue by its name.
-    private static func indexRoots(of table: String, in connection: Connection) throws(StrongroomError) -> Set<Int64> {
-        let list = "PRAGMA main.index_list(\(SQLScript.quotedIdentifier(table)))"
-        let names = try connection.inspect(sql: list) { handle throws(StrongroomError) in
-            var names: [String] = []
+    /// The integer columns of the rows of `sql` (a pragma), compiled here.
+    private static func rows(of sql: String, in connection: Connection) throws(StrongroomError) -> [[Int64]] {
+        try connection.inspect(sql: sql) { handle throws(StrongroomError) in
+            var rows: [[Int64]] = []
             while sqlite3_step(handle) == SQLITE_ROW {
-                if let name = sqlite3_column_text(handle, 1) { names.append(String(cString: name)) }
+                rows.append((0..<sqlite3_column_count(handle)).map { sqlite3_column_int64(handle, $0) })
             }
-            return names
+            return rows
         }.value
-        var roots: Set<Int64> = []
-        for name in names {
-            let scan = "SELECT 1 FROM main.\(SQLScript.quotedIdentifier(table)) INDEXED BY \(SQLScript.quotedIdentifier(name))"
-            if let found = try? self.roots(of: scan, in: connection), !found.isEmpty {
-                roots.formUnion(found)
-                continue
+    }
+
+    /// One text column of the rows of `sql` (a pragma), compiled here.
+    private static func strings(of sql: String, column: Int32, in connection: Connection) throws(StrongroomError) -> [String] {
+        try connection.inspect(sql: sql) { handle throws(StrongroomError) in
+            var values: [String] = []
+            while sqlite3_step(handle) == SQLITE_ROW {
+                if let text = sqlite3_column_text(handle, column) { values.append(String(cString: text)) }
             }
-            let stored = try connection.inspect(sql: "SELECT rootpage FROM main.sqlite_master WHERE type = 'index' AND name = \(SQLScript.quotedLiteral(name))") { handle throws(StrongroomError) in
-                var roots: [Int64] = []
-                while sqlite3_step(handle) == SQLITE_ROW { roots.append(sqlite3_column_int64(handle, 0)) }
-                return roots
-            }.value
-            roots.formUnion(stored)
-        }
-        return roots
+            return values
+        }.value
     }
 }

@@ -86,16 +86,17 @@ public final class Connection {
     public var columnTransform: (any ColumnTransform)? {
         didSet {
             clearStatementCaches()
-            readNamesOfTransform = columnTransform.map { transform in
-                (transform.transformedTables + transform.declaredViews.compactMap { ViewDefinition($0)?.name.text })
-                    .map { Array(AuthorizerPolicy.asciiLowercased($0).utf8) }
-            } ?? []
+            declaredViewNames = Set(columnTransform?.declaredViews.compactMap { ViewDefinition($0)?.name } ?? [])
+            readNamesOfTransform = ((columnTransform?.transformedTables ?? []) + declaredViewNames.map(\.text))
+                .map { Array(AuthorizerPolicy.asciiLowercased($0).utf8) }
         }
     }
     /// The names of the transform's tables and declared views, in ASCII
     /// lower case: a statement whose text mentions one is checked for
     /// stand-ins (`OpeningRules.refuseStandIns`).
     private(set) var readNamesOfTransform: [[UInt8]] = []
+    /// The transform's declared views' names, folded.
+    private(set) var declaredViewNames: Set<ExactText> = []
 
     /// Opens (or creates) the database at `path`.
     ///

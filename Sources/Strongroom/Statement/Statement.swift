@@ -204,10 +204,11 @@ public final class Statement {
             invalidName = invalidName ?? String(cString: text)
             return nil
         }
-        let origins: [(table: String, column: String)?] = (0..<Int32(columnCount)).map { i in
+        let origins: [(table: String, column: String, inMain: Bool)?] = (0..<Int32(columnCount)).map { i in
             _ = sqlite3_column_name(handle, i).map(name)
             guard let table = sqlite3_column_table_name(handle, i).flatMap(name), let column = sqlite3_column_origin_name(handle, i).flatMap(name) else { return nil }
-            return (table, column)
+            let schema = sqlite3_column_database_name(handle, i).map { String(cString: $0) } ?? "main"
+            return (table, column, AuthorizerPolicy.asciiLowercased(schema) == "main")
         }
         func sameName(_ a: String, _ b: String) -> Bool { a.sqliteFolded == b.sqliteFolded }
         var columns: [OpeningPlan.Column] = []
@@ -218,11 +219,11 @@ public final class Statement {
             for name in needed {
                 // `rowid, *` or a self-join: more than one column from the key's
                 // origin, each checked against the key in every row.
-                let keyColumns = origins.indices.filter { i in origins[i].map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false }
+                // Only main's table holds the key (an attached table of the
+                // same name is another table).
+                let keyColumns = origins.indices.filter { i in origins[i].map { $0.inMain && sameName($0.table, origin.table) && sameName($0.column, name) } ?? false }
                 keyCopies += keyColumns.dropFirst().map { (key: contextIndexes.count, index: $0) }
-                guard let found = origins.firstIndex(where: { other in
-                    other.map { sameName($0.table, origin.table) && sameName($0.column, name) } ?? false
-                }) else {
+                guard let found = keyColumns.first else {
                     throw StrongroomError(.misuse, "The query reads \(origin.table).\(origin.column), which is sealed, without \(needed.map { "\(origin.table).\($0)" }.joined(separator: ", ")) (the row's primary key, to which each value is bound): add \(needed.count == 1 ? "it" : "them") to the SELECT list.", path: connection.path, sql: sql)
                 }
                 contextIndexes.append(found)
@@ -239,7 +240,7 @@ public final class Statement {
         // values out only under names the application's own SQL chose.
         if !columns.isEmpty || OpeningRules.mayRead(sql, anyOf: connection.readNamesOfTransform) {
             let (reads, program) = try OpeningRules.compile(self, program: !columns.isEmpty)
-            try OpeningRules.refuseStandIns(self, reads: reads, tables: transform.transformedTables)
+            try OpeningRules.refuseStandIns(self, reads: reads, tables: transform.transformedTables, views: connection.declaredViewNames)
             try OpeningRules.check(self, opening: columns, reads: reads, transform: transform)
             if !columns.isEmpty { try OpeningRules.refuseSecondReads(self, opening: columns, program: program) }
         }
