@@ -685,3 +685,84 @@ extension PlantedNameTests {
         }
     }
 }
+
+/// Review round 3, medium: a record over a declared `SELECT *` view of the
+/// sealed table is not the table's record, so the row-key tie (which
+/// applies to a record's own table) does not run for it. After the
+/// moved-key attack (`pk` made the key, a plain `id` holding the other
+/// account's number), the application's pinned row key is what refuses it.
+extension PlantedNameTests {
+    struct ViewedAccount: TableRecord, Equatable {
+        var id: Int64
+        var apiKey: String
+        static let databaseTableName = "account_view"
+        static let databaseColumnNames = ["id", "apiKey"]
+        static let databaseSealedColumns = ["apiKey"]
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(column: "id"); apiKey = try row.decode(column: "apiKey") }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1) }
+    }
+
+    static let accountView = "CREATE VIEW account_view AS SELECT * FROM account"
+
+    @Test func aRecordOverADeclaredViewTakesNoValueUnderAMovedKeyWithThePin() throws {
+        let path = try accounts("view-moved.db")
+        try f.bare(path).execute(sql: Self.accountView)
+        var pinned = Configuration(key: f.databaseKey)
+        pinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
+                    keyring: f.keyring, views: [Self.accountView], rowKeys: ["account": ["id"]])
+        #expect(try DatabaseQueue(path: path, configuration: pinned).read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") }
+                == [ViewedAccount(id: 1, apiKey: "alpha"), ViewedAccount(id: 2, apiKey: "beta")])
+        try f.bare(path).execute(sql: """
+            DROP VIEW account_view;
+            CREATE TABLE n(pk INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB, id INTEGER);
+            INSERT INTO n SELECT id, apiKey, key32, 3 - id FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account;
+            \(Self.accountView)
+            """)
+        let app = try DatabaseQueue(path: path, configuration: pinned)
+        _ = expectNothingRead { try app.read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY pk") } }
+    }
+}
+
+extension PlantedNameTests.ViewedAccount {
+    init(id: Int64, apiKey: String) { self.id = id; self.apiKey = apiKey }
+}
+
+/// The second review of the fixes (67df7ff): a virtual table in the sealed
+/// table's place, and an index this connection cannot compile.
+extension PlantedNameTests {
+    /// An FTS4 table in the sealed table's place: it is a table to SQLite's
+    /// column metadata, and its reads open no B-tree, so a self-join was
+    /// counted as no read at all.
+    @Test func aVirtualTableInPlaceOfTheSealedTableOpensNothing() throws {
+        let path = try accounts("fts-in-place.db")
+        let cached = try DatabaseQueue(path: path, configuration: configuration())
+        #expect(try cached.read { try $0.fetchAll(String.self, sql: "SELECT apiKey, id FROM account ORDER BY id") } == ["alpha", "beta"])
+        try f.bare(path).execute(sql: """
+            ALTER TABLE account RENAME TO account_data;
+            CREATE VIRTUAL TABLE account USING fts4(id, apiKey, key32);
+            INSERT INTO account(id, apiKey, key32) SELECT id, apiKey, key32 FROM account_data;
+            UPDATE account SET apiKey = (SELECT apiKey FROM account_data WHERE id = 1) WHERE id = 2
+            """)
+        let sql = "SELECT a.id, b.apiKey AS k FROM account a JOIN account b ON b.id = a.id + 1"
+        let pinned = try DatabaseQueue(path: path, configuration: pinnedConfiguration())
+        for app in [pinned, cached] {
+            expectRefused(.untrustedSchema, "\"account\"") { try app.read { try $0.fetchAll(sql: sql).map { try $0.decode(String.self, column: "k") } } }
+        }
+    }
+
+    /// An index on a function this connection does not have: the count
+    /// compiles a REINDEX of the table, which failed, and every read that
+    /// opened a value with it.
+    @Test func anIndexOnAFunctionThisConnectionLacksRefusesNoRead() throws {
+        let path = try accounts("expression-index.db")
+        let writer = try f.bare(path)
+        try writer.add(function: DatabaseFunction("norm", pure: true) { args in args[0] })
+        try writer.execute(sql: "CREATE INDEX account_norm ON account(norm(key32))")
+        let app = try DatabaseQueue(path: path, configuration: configuration())
+        #expect(try app.read { try $0.fetchAll(String.self, sql: "SELECT apiKey, id FROM account ORDER BY id") } == ["alpha", "beta"])
+        // A self-join is still two reads.
+        expectRefused(.misuse, "more than once") {
+            try app.read { try $0.fetchAll(sql: "SELECT a.id, b.apiKey AS k FROM account a JOIN account b ON b.id = a.id + 1").map { try $0.decode(String.self, column: "k") } }
+        }
+    }
+}

@@ -127,18 +127,28 @@ extension OpeningRules {
         for column in columns where done.insert(AuthorizerPolicy.asciiLowercased(column.table)).inserted {
             let table = SQLScript.quotedIdentifier(column.table)
             // REINDEX reads the table and writes each of its indexes: their
-            // B-trees as loaded (a table without an index: its only one).
-            let reindex = try self.program(of: "REINDEX main.\(table)", in: connection)
-            var tableOpens = reindex.filter { $0.opcode == "OpenRead" && $0.p3 == 0 }
+            // B-trees as loaded (a table without an index: its only one). It
+            // compiles each index's expressions and collations; without one
+            // of those on this connection, every cursor on an index that is
+            // not the table's counts as a read of it.
+            var reindex: [Instruction]?
+            do { reindex = try self.program(of: "REINDEX main.\(table)", in: connection) } catch { reindex = nil }
+            var tableOpens: [Instruction] = reindex?.filter { $0.opcode == "OpenRead" && $0.p3 == 0 } ?? []
             if tableOpens.isEmpty {
                 tableOpens = try self.program(of: "SELECT 1 FROM main.\(table) NOT INDEXED", in: connection).filter { $0.opcode == "OpenRead" && $0.p3 == 0 }
             }
+            guard !tableOpens.isEmpty else {
+                throw StrongroomError(.untrustedSchema, "The query opens \(column.table).\(column.column), which is sealed, and \"\(column.table)\" is no table of B-trees (a virtual table stands under its name): how often the query reads its rows cannot be counted, and whoever holds the database key can put one there. Nothing was opened; find out who changed \"\(column.table)\" (strongroom verify compares the schema with the migrations).",
+                                      path: connection.path, sql: statement.sql)
+            }
             let tableRoots = Set(tableOpens.map(\.p2))
-            let indexRoots = Set(reindex.filter { $0.opcode == "OpenWrite" && $0.p3 == 0 }.map(\.p2)).subtracting(tableRoots)
+            let indexRoots = reindex.map { Set($0.filter { $0.opcode == "OpenWrite" && $0.p3 == 0 }.map(\.p2)).subtracting(tableRoots) }
             let tableCursors = Set(cursors.filter { tableRoots.contains($0.value.root) }.keys)
-            var unpositioned = cursors.filter { indexRoots.contains($0.value.root) && !positioned.contains($0.key) }
+            var unpositioned = cursors.filter {
+                $0.value.index && !tableRoots.contains($0.value.root) && !positioned.contains($0.key) && (indexRoots?.contains($0.value.root) ?? true)
+            }
             // A WITHOUT ROWID table is a B-tree of index records.
-            if tableOpens.contains(where: \.opensIndex), !unpositioned.isEmpty {
+            if indexRoots != nil, tableOpens.contains(where: \.opensIndex), !unpositioned.isEmpty {
                 unpositioned = try withoutPrimaryKeyLookups(unpositioned, of: column.table, tableCursors: tableCursors, program: program, in: connection)
             }
             var reads = tableCursors.count + unpositioned.count
@@ -164,7 +174,7 @@ extension OpeningRules {
         var positions: [Int64: [Int64: Int64]] = [:]
         for name in try strings(of: "PRAGMA main.index_list(\(quoted))", column: 1, in: connection) {
             let index = SQLScript.quotedIdentifier(name)
-            guard let root = try compiled("REINDEX main.\(index)", program: true, in: connection).program.first(where: { $0.opcode == "OpenWrite" && $0.p3 == 0 })?.p2 else { continue }
+            guard let root = try? compiled("REINDEX main.\(index)", program: true, in: connection).program.first(where: { $0.opcode == "OpenWrite" && $0.p3 == 0 })?.p2 else { continue }
             var columns: [Int64: Int64] = [:]
             for row in try rows(of: "PRAGMA main.index_xinfo(\(index))", in: connection) where columns[row[1]] == nil { columns[row[1]] = row[0] }
             positions[root] = columns
