@@ -688,9 +688,10 @@ extension PlantedNameTests {
 
 /// Review round 3, medium: a record over a declared `SELECT *` view of the
 /// sealed table is not the table's record, so the row-key tie (which
-/// applies to a record's own table) does not run for it. After the
+/// applied to a record's own table) did not run for it. After the
 /// moved-key attack (`pk` made the key, a plain `id` holding the other
-/// account's number), the application's pinned row key is what refuses it.
+/// account's number), the pinned row key refuses it, and without a pin the
+/// record must read the key its value was opened with.
 extension PlantedNameTests {
     struct ViewedAccount: TableRecord, Equatable {
         var id: Int64
@@ -704,7 +705,7 @@ extension PlantedNameTests {
 
     static let accountView = "CREATE VIEW account_view AS SELECT * FROM account"
 
-    @Test func aRecordOverADeclaredViewTakesNoValueUnderAMovedKeyWithThePin() throws {
+    @Test func aRecordOverADeclaredViewTakesNoValueUnderAMovedKey() throws {
         let path = try accounts("view-moved.db")
         try f.bare(path).execute(sql: Self.accountView)
         var pinned = Configuration(key: f.databaseKey)
@@ -720,6 +721,14 @@ extension PlantedNameTests {
             """)
         let app = try DatabaseQueue(path: path, configuration: pinned)
         _ = expectNothingRead { try app.read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY pk") } }
+        // Without the pin, the value opens under `pk`, a column the record
+        // does not read: refused as well (it handed account 2's record
+        // account 1's value).
+        var unpinned = Configuration(key: f.databaseKey)
+        unpinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
+                      keyring: f.keyring, views: [Self.accountView])
+        let error = expectNothingRead { try DatabaseQueue(path: path, configuration: unpinned).read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY pk") } }
+        #expect(error?.code == .misuse && error?.message.contains("account.pk") == true, "\(String(describing: error))")
     }
 }
 

@@ -150,9 +150,20 @@ enum OpeningRules {
             if column.table.sqliteFolded == table.sqliteFolded && column.column.sqliteFolded != name.sqliteFolded {
                 throw refuse(.misuse, "\(T.self) reads \(name) as sealed, and the query hands it \(table).\(column.column), another sealed column. Select \(table).\(name) under that name.")
             }
-            // The row key: only the record's own table's is the record's (a
-            // deterministic value is bound to none).
-            guard column.table.sqliteFolded == table.sqliteFolded, !column.contextNames.isEmpty else { continue }
+            // The row key (a deterministic value is bound to none).
+            guard !column.contextNames.isEmpty else { continue }
+            guard column.table.sqliteFolded == table.sqliteFolded else {
+                // Another table's value (a join, or a record over a view):
+                // the record reads the columns it was opened with, under
+                // whatever names, or it could not say which row the value
+                // is of (whoever holds the database key can make another
+                // column that table's key).
+                let read = Set(T.databaseColumnNames.compactMap { layout.index(of: $0) })
+                for (keyName, keyIndex) in zip(column.contextNames, column.contextIndexes) where !read.contains(keyIndex) {
+                    throw refuse(.misuse, "\(T.self)'s sealed \(name) comes from \(column.table), opened with its row key \(column.table).\(keyName) (the query's column \(keyIndex + 1), \(layout.columnNames[keyIndex])), which \(T.self) does not read: the record could not say which row of \(column.table) its value is of. Read that column with the record (under any name), or pin \(column.table)'s row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
+                }
+                continue
+            }
             let declared = T.databaseRowKey
             if !declared.isEmpty, declared.map(\.sqliteFolded) != column.contextNames.map(\.sqliteFolded) {
                 throw refuse(.untrustedSchema, "\(table)'s primary key is (\(column.contextNames.joined(separator: ", "))) in the database, and \(T.self) declares its row key (\(declared.joined(separator: ", "))): whoever holds the database key can rebuild the table with another column as its key, and a plain \(declared[0]) beside it, so that a record holds a value of one row under another row's key. Find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations).")
