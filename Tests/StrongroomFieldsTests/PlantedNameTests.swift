@@ -775,3 +775,40 @@ extension PlantedNameTests {
         }
     }
 }
+
+/// The final review: a record over a declared view, its row key declared,
+/// after the key was moved to another of its own properties.
+extension PlantedNameTests {
+    struct ViewedKeyedAccount: TableRecord, Equatable {
+        var id: Int64
+        var apiKey: String
+        var visits: Int64?
+        static let databaseTableName = "account_view"
+        static let databaseColumnNames = ["id", "apiKey", "visits"]
+        static let databaseSealedColumns = ["apiKey"]
+        static let databaseRowKey = ["id"]
+        init(row: borrowing RowView) throws(StrongroomError) {
+            id = try row.decode(column: "id"); apiKey = try row.decode(column: "apiKey"); visits = try row.decode(column: "visits")
+        }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1); try binder.bind(visits, at: 2) }
+    }
+
+    /// The key moved to `visits`, which the record reads: the check that the
+    /// record reads the key passed, and account 2's record took "alpha". The
+    /// declared row key's column, when it comes from the value's table, is
+    /// the key the value was opened with.
+    @Test func aRecordOverADeclaredViewTakesNoValueUnderAKeyMovedToItsOwnProperty() throws {
+        let path = try accounts("view-moved-visits.db")
+        try f.bare(path).execute(sql: """
+            CREATE TABLE n(id INTEGER, apiKey BLOB NOT NULL, key32 BLOB, visits INTEGER PRIMARY KEY);
+            INSERT INTO n SELECT 3 - id, apiKey, key32, id FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account;
+            \(Self.accountView)
+            """)
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
+                    keyring: f.keyring, views: [Self.accountView])
+        let app = try DatabaseQueue(path: path, configuration: config)
+        let error = expectNothingRead { try app.read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
+        #expect(error?.code == .untrustedSchema && error?.message.contains("visits") == true, "\(String(describing: error))")
+    }
+}

@@ -104,6 +104,9 @@ struct OpenedColumn: Sendable {
     let column: String
     let contextNames: [String]
     let contextIndexes: [Int]
+    /// Every result column read from the same table of main (the key's
+    /// copies, and any other column of that table).
+    let tableIndexes: [Int]
 }
 
 /// Which result columns of a statement a transform opens, and where their

@@ -162,6 +162,14 @@ enum OpeningRules {
                 for (keyName, keyIndex) in zip(column.contextNames, column.contextIndexes) where !read.contains(keyIndex) {
                     throw refuse(.misuse, "\(T.self)'s sealed \(name) comes from \(column.table), opened with its row key \(column.table).\(keyName) (the query's column \(keyIndex + 1), \(layout.columnNames[keyIndex])), which \(T.self) does not read: the record could not say which row of \(column.table) its value is of. Read that column with the record (under any name), or pin \(column.table)'s row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
                 }
+                // A declared row key property read from that table (a record
+                // over a view of it) is the key the value opened with.
+                for (k, property) in T.databaseRowKey.enumerated() {
+                    guard let index = layout.index(of: property), column.tableIndexes.contains(index) else { continue }
+                    guard k < column.contextIndexes.count, column.contextIndexes[k] == index else {
+                        throw refuse(.untrustedSchema, "\(T.self) declares its row key (\(T.databaseRowKey.joined(separator: ", "))), read from \(column.table), and its sealed \(name) was opened with \(column.table)'s primary key in the database, (\(column.contextNames.joined(separator: ", "))): whoever holds the database key can rebuild the table with another column as its key, so that a record holds a value of one row under another row's key. Find out who changed \"\(column.table)\" (strongroom verify compares the schema with the migrations), or pin its row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
+                    }
+                }
                 continue
             }
             let declared = T.databaseRowKey
