@@ -812,3 +812,58 @@ extension PlantedNameTests {
         #expect(error?.code == .untrustedSchema && error?.message.contains("visits") == true, "\(String(describing: error))")
     }
 }
+
+/// The review of 3be0c6b: a declared view whose `NATURAL JOIN` the
+/// adversary steers onto another table's key, and a record over a join
+/// with a composite row key.
+extension PlantedNameTests {
+    static let ownedView = "CREATE VIEW account_view AS SELECT * FROM account NATURAL JOIN owner"
+
+    /// `account.id` dropped and `visits` made the key: the view's `id` now
+    /// comes from `owner`, which the rule for a declared key read from the
+    /// value's table skipped, and the join pairs rows on the adversary's
+    /// `visits`. Account 2's record took "alpha".
+    @Test func aNaturalJoinViewTakesNoValueUnderAnotherTablesKey() throws {
+        let path = try accounts("view-natural.db")
+        try f.bare(path).execute(sql: """
+            CREATE TABLE owner(id INTEGER PRIMARY KEY, visits INTEGER); INSERT INTO owner VALUES (1, 2), (2, 1);
+            CREATE TABLE n(visits INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB);
+            INSERT INTO n SELECT id, apiKey, key32 FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account;
+            \(Self.ownedView)
+            """)
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
+                    keyring: f.keyring, views: [Self.ownedView])
+        let app = try DatabaseQueue(path: path, configuration: config)
+        let error = expectNothingRead { try app.read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
+        #expect(error?.code == .misuse && error?.message.contains("account.visits") == true, "\(String(describing: error))")
+    }
+
+    struct Membership: TableRecord, Equatable {
+        var orgId: Int64
+        var accountId: Int64
+        var apiKey: String
+        static let databaseTableName = "membership_view"
+        static let databaseColumnNames = ["orgId", "accountId", "apiKey"]
+        static let databaseSealedColumns = ["apiKey"]
+        static let databaseRowKey = ["orgId", "accountId"]
+        init(orgId: Int64, accountId: Int64, apiKey: String) { self.orgId = orgId; self.accountId = accountId; self.apiKey = apiKey }
+        init(row: borrowing RowView) throws(StrongroomError) { orgId = try row.decode(column: "orgId"); accountId = try row.decode(column: "accountId"); apiKey = try row.decode(column: "apiKey") }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(orgId, at: 0); try binder.bind(accountId, at: 1); try binder.bind(apiKey, at: 2) }
+    }
+
+    static let membershipView = "CREATE VIEW membership_view AS SELECT m.orgId, a.id AS accountId, a.apiKey FROM membership m JOIN account a ON a.id = m.accountId"
+
+    /// A composite row key whose second column is the account's key: the
+    /// rule compared it by position with the account's one-column key, and
+    /// refused a record the application wrote as untrusted.
+    @Test func aCompositeKeyedViewOfAJoinReads() throws {
+        let path = try accounts("membership.db")
+        try f.bare(path).execute(sql: "CREATE TABLE membership(orgId INTEGER, accountId INTEGER, PRIMARY KEY(orgId, accountId)); INSERT INTO membership VALUES (7, 1); \(Self.membershipView)")
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
+                    keyring: f.keyring, views: [Self.membershipView])
+        #expect(try DatabaseQueue(path: path, configuration: config).read { try $0.fetchAll(Membership.self, sql: "SELECT * FROM membership_view") }
+                == [Membership(orgId: 7, accountId: 1, apiKey: "alpha")])
+    }
+}

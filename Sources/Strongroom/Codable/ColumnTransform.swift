@@ -107,6 +107,9 @@ struct OpenedColumn: Sendable {
     /// Every result column read from the same table of main (the key's
     /// copies, and any other column of that table).
     let tableIndexes: [Int]
+    /// For each row key column, every result column read from it (its
+    /// position in `contextIndexes` first).
+    let keyIndexes: [[Int]]
 }
 
 /// Which result columns of a statement a transform opens, and where their

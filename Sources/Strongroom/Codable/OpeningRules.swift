@@ -159,16 +159,27 @@ enum OpeningRules {
                 // is of (whoever holds the database key can make another
                 // column that table's key).
                 let read = Set(T.databaseColumnNames.compactMap { layout.index(of: $0) })
-                for (keyName, keyIndex) in zip(column.contextNames, column.contextIndexes) where !read.contains(keyIndex) {
+                for (k, keyName) in column.contextNames.enumerated() where read.isDisjoint(with: column.keyIndexes[k]) {
+                    let keyIndex = column.contextIndexes[k]
                     throw refuse(.misuse, "\(T.self)'s sealed \(name) comes from \(column.table), opened with its row key \(column.table).\(keyName) (the query's column \(keyIndex + 1), \(layout.columnNames[keyIndex])), which \(T.self) does not read: the record could not say which row of \(column.table) its value is of. Read that column with the record (under any name), or pin \(column.table)'s row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
                 }
-                // A declared row key property read from that table (a record
-                // over a view of it) is the key the value opened with.
-                for (k, property) in T.databaseRowKey.enumerated() {
-                    guard let index = layout.index(of: property), column.tableIndexes.contains(index) else { continue }
-                    guard k < column.contextIndexes.count, column.contextIndexes[k] == index else {
-                        throw refuse(.untrustedSchema, "\(T.self) declares its row key (\(T.databaseRowKey.joined(separator: ", "))), read from \(column.table), and its sealed \(name) was opened with \(column.table)'s primary key in the database, (\(column.contextNames.joined(separator: ", "))): whoever holds the database key can rebuild the table with another column as its key, so that a record holds a value of one row under another row's key. Find out who changed \"\(column.table)\" (strongroom verify compares the schema with the migrations), or pin its row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
-                    }
+                let declared = T.databaseRowKey
+                guard !declared.isEmpty else { continue }
+                // A declared row key property read from that table is one of
+                // its key columns (a record over a view of it).
+                let keyColumns = Set(column.keyIndexes.joined())
+                for property in declared {
+                    guard let index = layout.index(of: property), column.tableIndexes.contains(index), !keyColumns.contains(index) else { continue }
+                    throw refuse(.untrustedSchema, "\(T.self) declares its row key (\(declared.joined(separator: ", "))) and reads \(property) from \(column.table), whose primary key in the database is (\(column.contextNames.joined(separator: ", "))), the key its sealed \(name) was opened with: whoever holds the database key can rebuild the table with another column as its key, so that a record holds a value of one row under another row's key. Find out who changed \"\(column.table)\" (strongroom verify compares the schema with the migrations), or pin its row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
+                }
+                // A record over a view or a query (its own table opened
+                // nothing): its declared row key includes the value's, or
+                // which row its value is of depends on what the schema makes
+                // of the view (a NATURAL JOIN's columns, a SELECT *).
+                guard !opened.contains(where: { $0.table.sqliteFolded == table.sqliteFolded }) else { continue }
+                let declaredIndexes = Set(declared.compactMap { layout.index(of: $0) })
+                for (k, keyName) in column.contextNames.enumerated() where declaredIndexes.isDisjoint(with: column.keyIndexes[k]) {
+                    throw refuse(.misuse, "\(T.self) declares its row key (\(declared.joined(separator: ", "))), which does not hold \(column.table).\(keyName), the key its sealed \(name) was opened with: the record could not say which row of \(column.table) its value is of (whoever holds the database key can change which columns a view's SELECT * or NATURAL JOIN hands out). Add the column that reads \(column.table).\(keyName) to databaseRowKey, or pin \(column.table)'s row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
                 }
                 continue
             }

@@ -215,6 +215,7 @@ public final class Statement {
         for (index, origin) in origins.enumerated() {
             guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
             var contextIndexes: [Int] = []
+            var keyIndexes: [[Int]] = []
             var keyCopies: [(key: Int, index: Int)] = []
             for name in needed {
                 // `rowid, *` or a self-join: more than one column from the key's
@@ -227,10 +228,11 @@ public final class Statement {
                     throw StrongroomError(.misuse, "The query reads \(origin.table).\(origin.column), which is sealed, without \(needed.map { "\(origin.table).\($0)" }.joined(separator: ", ")) (the row's primary key, to which each value is bound): add \(needed.count == 1 ? "it" : "them") to the SELECT list.", path: connection.path, sql: sql)
                 }
                 contextIndexes.append(found)
+                keyIndexes.append(keyColumns)
             }
             let tableIndexes = origins.indices.filter { i in origins[i].map { $0.inMain && sameName($0.table, origin.table) } ?? false }
             columns.append(OpeningPlan.Column(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes,
-                                                           tableIndexes: tableIndexes),
+                                                           tableIndexes: tableIndexes, keyIndexes: keyIndexes),
                                               keyCopies: keyCopies, blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
         }
         if !columns.isEmpty, let invalidName {
