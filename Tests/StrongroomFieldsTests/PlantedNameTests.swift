@@ -867,3 +867,68 @@ extension PlantedNameTests {
                 == [Membership(orgId: 7, accountId: 1, apiKey: "alpha")])
     }
 }
+
+/// The review of 9b8b8bf: a composite key rebuilt in another order, and a
+/// join record of a table that seals nothing.
+extension PlantedNameTests {
+    struct Grant: TableRecord, Equatable {
+        var orgId: Int64
+        var accountId: Int64
+        var token: String
+        static let databaseTableName = "grant_view"
+        static let databaseColumnNames = ["orgId", "accountId", "token"]
+        static let databaseSealedColumns = ["token"]
+        static let databaseRowKey = ["orgId", "accountId"]
+        init(row: borrowing RowView) throws(StrongroomError) { orgId = try row.decode(column: "orgId"); accountId = try row.decode(column: "accountId"); token = try row.decode(column: "token") }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(orgId, at: 0); try binder.bind(accountId, at: 1); try binder.bind(token, at: 2) }
+    }
+    struct GrantRow: Codable { var orgId: Int64; var accountId: Int64; var token: String }
+    static let grantView = "CREATE VIEW grant_view AS SELECT * FROM grants"
+
+    /// The key (orgId, accountId) rebuilt as (accountId, orgId), the two
+    /// columns' values swapped: the envelope's key values are the same
+    /// list, so it opens, in the row that now reads orgId 2, accountId 1.
+    @Test func aCompositeKeyInAnotherOrderHandsNoValueToTheSwappedRow() throws {
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("token", in: "grants")], keyring: f.keyring, views: [Self.grantView])
+        let path = f.dir.file("grants.db")
+        try DatabaseQueue(path: path, configuration: config).write { db in
+            try db.execute(sql: "CREATE TABLE grants(orgId INTEGER, accountId INTEGER, token BLOB, PRIMARY KEY(orgId, accountId)); \(Self.grantView)")
+            try db.insert(GrantRow(orgId: 1, accountId: 2, token: "alpha"), into: "grants")
+        }
+        #expect(try DatabaseQueue(path: path, configuration: config).read { try $0.fetchAll(Grant.self, sql: "SELECT * FROM grant_view").map(\.token) } == ["alpha"])
+        try f.bare(path).execute(sql: """
+            DROP VIEW grant_view;
+            CREATE TABLE n(orgId INTEGER, accountId INTEGER, token BLOB, PRIMARY KEY(accountId, orgId));
+            INSERT INTO n SELECT accountId, orgId, token FROM grants; DROP TABLE grants; ALTER TABLE n RENAME TO grants;
+            \(Self.grantView)
+            """)
+        let app = try DatabaseQueue(path: path, configuration: config)
+        let error = expectNothingRead { try app.read { try $0.fetchAll(Grant.self, sql: "SELECT * FROM grant_view") } }
+        #expect(error?.code == .untrustedSchema, "\(String(describing: error))")
+    }
+
+    struct Order: TableRecord, Equatable {
+        var id: Int64
+        var accountId: Int64
+        var apiKey: String
+        static let databaseTableName = "orders"
+        static let databaseColumnNames = ["id", "accountId", "apiKey"]
+        static let databaseSealedColumns = ["apiKey"]
+        static let databaseRowKey = ["id"]
+        init(id: Int64, accountId: Int64, apiKey: String) { self.id = id; self.accountId = accountId; self.apiKey = apiKey }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(column: "id"); accountId = try row.decode(column: "accountId"); apiKey = try row.decode(column: "apiKey") }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(accountId, at: 1); try binder.bind(apiKey, at: 2) }
+    }
+
+    /// A record of a table that seals nothing, reading the joined account's
+    /// sealed value with its key: its declared key is its own table's, and
+    /// 9b8b8bf asked it to hold the account's too.
+    @Test func aJoinRecordOverAnUnsealedTableReads() throws {
+        let path = try accounts("orders.db")
+        try f.bare(path).execute(sql: "CREATE TABLE orders(id INTEGER PRIMARY KEY, accountId INTEGER); INSERT INTO orders VALUES (10, 1)")
+        let sql = "SELECT o.id, a.id AS accountId, a.apiKey FROM orders o JOIN account a ON a.id = o.accountId"
+        #expect(try DatabaseQueue(path: path, configuration: configuration()).read { try $0.fetchAll(Order.self, sql: sql) }
+                == [Order(id: 10, accountId: 1, apiKey: "alpha")])
+    }
+}

@@ -165,18 +165,25 @@ enum OpeningRules {
                 }
                 let declared = T.databaseRowKey
                 guard !declared.isEmpty else { continue }
-                // A declared row key property read from that table is one of
-                // its key columns (a record over a view of it).
-                let keyColumns = Set(column.keyIndexes.joined())
-                for property in declared {
-                    guard let index = layout.index(of: property), column.tableIndexes.contains(index), !keyColumns.contains(index) else { continue }
-                    throw refuse(.untrustedSchema, "\(T.self) declares its row key (\(declared.joined(separator: ", "))) and reads \(property) from \(column.table), whose primary key in the database is (\(column.contextNames.joined(separator: ", "))), the key its sealed \(name) was opened with: whoever holds the database key can rebuild the table with another column as its key, so that a record holds a value of one row under another row's key. Find out who changed \"\(column.table)\" (strongroom verify compares the schema with the migrations), or pin its row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
+                // The declared row key's properties read from that table (a
+                // record over a view of it), in declaration order, are its
+                // key columns in key order: the key is a list of values, and
+                // the adversary can rebuild the table with its key's columns
+                // in another order and their values swapped.
+                let fromTable = declared.filter { layout.index(of: $0).map(column.tableIndexes.contains) ?? false }
+                if !fromTable.isEmpty {
+                    let matches = fromTable.count == column.keyIndexes.count
+                        && zip(fromTable, column.keyIndexes).allSatisfy { property, copies in layout.index(of: property).map(copies.contains) ?? false }
+                    guard matches else {
+                        throw refuse(.untrustedSchema, "\(T.self) declares its row key (\(declared.joined(separator: ", "))) and reads (\(fromTable.joined(separator: ", "))) of it from \(column.table), whose primary key in the database is (\(column.contextNames.joined(separator: ", "))), the key its sealed \(name) was opened with, in that order: whoever holds the database key can rebuild the table with another key, or its key's columns in another order, so that a record holds a value of one row under another row's key. Find out who changed \"\(column.table)\" (strongroom verify compares the schema with the migrations), or pin its row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
+                    }
                 }
-                // A record over a view or a query (its own table opened
-                // nothing): its declared row key includes the value's, or
-                // which row its value is of depends on what the schema makes
-                // of the view (a NATURAL JOIN's columns, a SELECT *).
-                guard !opened.contains(where: { $0.table.sqliteFolded == table.sqliteFolded }) else { continue }
+                // A record over a view or a query (its own name is no table):
+                // its declared row key holds the value's, or which row its
+                // value is of depends on what the schema makes of the view (a
+                // NATURAL JOIN's columns, a SELECT *). A record of a table
+                // has that table's key (a join's other rows are data).
+                if let isTable, isTable(table) { continue }
                 let declaredIndexes = Set(declared.compactMap { layout.index(of: $0) })
                 for (k, keyName) in column.contextNames.enumerated() where declaredIndexes.isDisjoint(with: column.keyIndexes[k]) {
                     throw refuse(.misuse, "\(T.self) declares its row key (\(declared.joined(separator: ", "))), which does not hold \(column.table).\(keyName), the key its sealed \(name) was opened with: the record could not say which row of \(column.table) its value is of (whoever holds the database key can change which columns a view's SELECT * or NATURAL JOIN hands out). Add the column that reads \(column.table).\(keyName) to databaseRowKey, or pin \(column.table)'s row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
