@@ -269,12 +269,15 @@ extension PlantedNameTests {
 
     /// A record over a view the application declared reads its sealed
     /// property opened through the view (the first fix took the view's name
-    /// for a table the connection does not seal, and refused it).
+    /// for a table the connection does not seal, and refused it), once the
+    /// table's row key is pinned (issue 39's last reviews: without a pin,
+    /// the adversary can move the key under a record of another table).
     @Test func aRecordOverADeclaredViewReadsItsSealedProperty() throws {
         let card = "CREATE VIEW customer_card AS SELECT id, name, email FROM customer"
         let path = try f.namedDatabase("declared-view-record.db", views: [card])
-        let app = try f.app(path, views: [card])
+        let app = try f.app(path, views: [card], rowKeys: ["customer": ["id"]])
         #expect(try app.read { try $0.fetchAll(Card.self) } == [Card(id: 1, name: "Ada Lovelace", email: PlantedSQLFixture.secret)])
+        expectRefused(.misuse, "rowKeys") { try f.app(path, views: [card]).read { try $0.fetchAll(Card.self) } }
     }
 }
 
@@ -363,7 +366,7 @@ extension PlantedNameTests {
     /// the profile's row key for the account's `id`, and refused it).
     @Test func aRecordOfTwoSealedTablesReads() throws {
         var config = Configuration(key: f.databaseKey)
-        config.seal([.randomized("apiKey", in: "account"), .randomized("email", in: "profile")], keyring: f.keyring)
+        config.seal([.randomized("apiKey", in: "account"), .randomized("email", in: "profile")], keyring: f.keyring, rowKeys: ["profile": ["id"]])
         let app = try DatabaseQueue(path: f.dir.file("two.db"), configuration: config)
         try app.write { db in
             try db.execute(sql: "CREATE TABLE account(id INTEGER PRIMARY KEY, apiKey BLOB NOT NULL); CREATE TABLE profile(id INTEGER PRIMARY KEY, accountId INTEGER, email BLOB)")
@@ -372,6 +375,10 @@ extension PlantedNameTests {
         }
         let sql = "SELECT account.id, account.apiKey, profile.id AS profileId, profile.email FROM account JOIN profile ON profile.accountId = account.id"
         #expect(try app.read { try $0.fetchAll(AccountProfile.self, sql: sql) } == [AccountProfile(id: 1, apiKey: "alpha", profileId: 10, email: "ada@example.com")])
+        // The profile's key not pinned: the record holds a value of another table.
+        var unpinned = Configuration(key: f.databaseKey)
+        unpinned.seal([.randomized("apiKey", in: "account"), .randomized("email", in: "profile")], keyring: f.keyring)
+        expectRefused(.misuse, "rowKeys") { try DatabaseQueue(path: f.dir.file("two.db"), configuration: unpinned).read { try $0.fetchAll(AccountProfile.self, sql: sql) } }
     }
 
     /// A self-join has two columns from the row key's origin: the second
@@ -721,14 +728,13 @@ extension PlantedNameTests {
             """)
         let app = try DatabaseQueue(path: path, configuration: pinned)
         _ = expectNothingRead { try app.read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY pk") } }
-        // Without the pin, the value opens under `pk`, a column the record
-        // does not read: refused as well (it handed account 2's record
-        // account 1's value).
+        // Without the pin, refused as well: a record over a view needs the
+        // table's key pinned (it handed account 2's record account 1's value).
         var unpinned = Configuration(key: f.databaseKey)
         unpinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
                       keyring: f.keyring, views: [Self.accountView])
         let error = expectNothingRead { try DatabaseQueue(path: path, configuration: unpinned).read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY pk") } }
-        #expect(error?.code == .misuse && error?.message.contains("account.pk") == true, "\(String(describing: error))")
+        #expect(error?.code == .misuse && error?.message.contains("rowKeys") == true, "\(String(describing: error))")
     }
 }
 
@@ -809,7 +815,12 @@ extension PlantedNameTests {
                     keyring: f.keyring, views: [Self.accountView])
         let app = try DatabaseQueue(path: path, configuration: config)
         let error = expectNothingRead { try app.read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
-        #expect(error?.code == .untrustedSchema && error?.message.contains("visits") == true, "\(String(describing: error))")
+        #expect(error?.code == .misuse && error?.message.contains("rowKeys") == true, "\(String(describing: error))")
+        // Pinned: the value opens only with `id`, whose values the adversary swapped.
+        var pinned = Configuration(key: f.databaseKey)
+        pinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
+                    keyring: f.keyring, views: [Self.accountView], rowKeys: ["account": ["id"]])
+        _ = expectNothingRead { try DatabaseQueue(path: path, configuration: pinned).read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
     }
 }
 
@@ -836,7 +847,12 @@ extension PlantedNameTests {
                     keyring: f.keyring, views: [Self.ownedView])
         let app = try DatabaseQueue(path: path, configuration: config)
         let error = expectNothingRead { try app.read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
-        #expect(error?.code == .misuse && error?.message.contains("account.visits") == true, "\(String(describing: error))")
+        #expect(error?.code == .misuse && error?.message.contains("rowKeys") == true, "\(String(describing: error))")
+        // Pinned: `account.id` is gone, and the query has no account.id to open with.
+        var pinned = Configuration(key: f.databaseKey)
+        pinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
+                    keyring: f.keyring, views: [Self.ownedView], rowKeys: ["account": ["id"]])
+        _ = expectNothingRead { try DatabaseQueue(path: path, configuration: pinned).read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
     }
 
     struct Membership: TableRecord, Equatable {
@@ -862,7 +878,7 @@ extension PlantedNameTests {
         try f.bare(path).execute(sql: "CREATE TABLE membership(orgId INTEGER, accountId INTEGER, PRIMARY KEY(orgId, accountId)); INSERT INTO membership VALUES (7, 1); \(Self.membershipView)")
         var config = Configuration(key: f.databaseKey)
         config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                    keyring: f.keyring, views: [Self.membershipView])
+                    keyring: f.keyring, views: [Self.membershipView], rowKeys: ["account": ["id"]])
         #expect(try DatabaseQueue(path: path, configuration: config).read { try $0.fetchAll(Membership.self, sql: "SELECT * FROM membership_view") }
                 == [Membership(orgId: 7, accountId: 1, apiKey: "alpha")])
     }
@@ -890,7 +906,7 @@ extension PlantedNameTests {
     /// list, so it opens, in the row that now reads orgId 2, accountId 1.
     @Test func aCompositeKeyInAnotherOrderHandsNoValueToTheSwappedRow() throws {
         var config = Configuration(key: f.databaseKey)
-        config.seal([.randomized("token", in: "grants")], keyring: f.keyring, views: [Self.grantView])
+        config.seal([.randomized("token", in: "grants")], keyring: f.keyring, views: [Self.grantView], rowKeys: ["grants": ["orgId", "accountId"]])
         let path = f.dir.file("grants.db")
         try DatabaseQueue(path: path, configuration: config).write { db in
             try db.execute(sql: "CREATE TABLE grants(orgId INTEGER, accountId INTEGER, token BLOB, PRIMARY KEY(orgId, accountId)); \(Self.grantView)")
@@ -903,9 +919,14 @@ extension PlantedNameTests {
             INSERT INTO n SELECT accountId, orgId, token FROM grants; DROP TABLE grants; ALTER TABLE n RENAME TO grants;
             \(Self.grantView)
             """)
+        // Pinned, the values open with (orgId, accountId), which the swap changed.
         let app = try DatabaseQueue(path: path, configuration: config)
-        let error = expectNothingRead { try app.read { try $0.fetchAll(Grant.self, sql: "SELECT * FROM grant_view") } }
-        #expect(error?.code == .untrustedSchema, "\(String(describing: error))")
+        _ = expectNothingRead { try app.read { try $0.fetchAll(Grant.self, sql: "SELECT * FROM grant_view") } }
+        // Not pinned: a record over a view needs the pin.
+        var unpinned = Configuration(key: f.databaseKey)
+        unpinned.seal([.randomized("token", in: "grants")], keyring: f.keyring, views: [Self.grantView])
+        let error = expectNothingRead { try DatabaseQueue(path: path, configuration: unpinned).read { try $0.fetchAll(Grant.self, sql: "SELECT * FROM grant_view") } }
+        #expect(error?.code == .misuse && error?.message.contains("rowKeys") == true, "\(String(describing: error))")
     }
 
     struct Order: TableRecord, Equatable {
@@ -928,7 +949,82 @@ extension PlantedNameTests {
         let path = try accounts("orders.db")
         try f.bare(path).execute(sql: "CREATE TABLE orders(id INTEGER PRIMARY KEY, accountId INTEGER); INSERT INTO orders VALUES (10, 1)")
         let sql = "SELECT o.id, a.id AS accountId, a.apiKey FROM orders o JOIN account a ON a.id = o.accountId"
-        #expect(try DatabaseQueue(path: path, configuration: configuration()).read { try $0.fetchAll(Order.self, sql: sql) }
+        #expect(try DatabaseQueue(path: path, configuration: pinnedConfiguration()).read { try $0.fetchAll(Order.self, sql: sql) }
                 == [Order(id: 10, accountId: 1, apiKey: "alpha")])
+    }
+}
+
+/// The review of aa470cc: rules that told which row a joined table's value
+/// is of from the record's own declarations could be steered (a key moved
+/// to a joined column the record reads; a table created under a query
+/// record's name). A record that holds another table's sealed value now
+/// needs that table's row key pinned.
+extension PlantedNameTests {
+    struct VisitedOrder: TableRecord, Equatable {
+        var id: Int64
+        var accountId: Int64
+        var visits: Int64?
+        var apiKey: String
+        static let databaseTableName = "orders"
+        static let databaseColumnNames = ["id", "accountId", "visits", "apiKey"]
+        static let databaseSealedColumns = ["apiKey"]
+        static let databaseRowKey = ["id"]
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(column: "id"); accountId = try row.decode(column: "accountId"); visits = try row.decode(column: "visits"); apiKey = try row.decode(column: "apiKey") }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(accountId, at: 1); try binder.bind(visits, at: 2); try binder.bind(apiKey, at: 3) }
+    }
+
+    /// The account's key moved to `visits`, a joined column the record
+    /// reads: order 10 (account 1) took account 2's "beta".
+    @Test func aJoinRecordOfATableTakesNoValueUnderAKeyMovedToAJoinedColumn() throws {
+        let path = try accounts("orders-visits.db")
+        try f.bare(path).execute(sql: "ALTER TABLE account ADD COLUMN visits INTEGER; CREATE TABLE orders(id INTEGER PRIMARY KEY, accountId INTEGER); INSERT INTO orders VALUES (10, 1)")
+        let sql = "SELECT o.id, a.id AS accountId, a.visits, a.apiKey FROM orders o JOIN account a ON a.id = o.accountId"
+        #expect(try DatabaseQueue(path: path, configuration: pinnedConfiguration()).read { try $0.fetchAll(VisitedOrder.self, sql: sql).map(\.apiKey) } == ["alpha"])
+        try f.bare(path).execute(sql: """
+            CREATE TABLE n(id INTEGER, apiKey BLOB NOT NULL, key32 BLOB, visits INTEGER PRIMARY KEY);
+            INSERT INTO n SELECT 3 - id, apiKey, key32, id FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account
+            """)
+        let unpinned = expectNothingRead { try DatabaseQueue(path: path, configuration: configuration()).read { try $0.fetchAll(VisitedOrder.self, sql: sql) } }
+        #expect(unpinned?.code == .misuse && unpinned?.message.contains("rowKeys") == true, "\(String(describing: unpinned))")
+        _ = expectNothingRead { try DatabaseQueue(path: path, configuration: pinnedConfiguration()).read { try $0.fetchAll(VisitedOrder.self, sql: sql) } }
+    }
+
+    /// A table created under a query record's name turned the rule for
+    /// records over views off, and the NATURAL JOIN attack worked again.
+    @Test func aTableNamedAfterAQueryRecordLiftsNoKeyRule() throws {
+        let path = try accounts("natural-planted.db")
+        try f.bare(path).execute(sql: "CREATE TABLE owner(id INTEGER PRIMARY KEY, visits INTEGER); INSERT INTO owner VALUES (1, 0), (2, 0)")
+        let sql = "SELECT * FROM account NATURAL JOIN owner ORDER BY id"
+        #expect(try DatabaseQueue(path: path, configuration: pinnedConfiguration()).read { try $0.fetchAll(ViewedKeyedAccount.self, sql: sql).map(\.apiKey) } == ["alpha", "beta"])
+        try f.bare(path).execute(sql: """
+            DELETE FROM owner; INSERT INTO owner VALUES (1, 2), (2, 1);
+            CREATE TABLE n(visits INTEGER PRIMARY KEY, apiKey BLOB NOT NULL, key32 BLOB);
+            INSERT INTO n SELECT id, apiKey, key32 FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account;
+            CREATE TABLE account_view(x)
+            """)
+        let unpinned = expectNothingRead { try DatabaseQueue(path: path, configuration: configuration()).read { try $0.fetchAll(ViewedKeyedAccount.self, sql: sql) } }
+        #expect(unpinned?.code == .misuse && unpinned?.message.contains("rowKeys") == true, "\(String(describing: unpinned))")
+        _ = expectNothingRead { try DatabaseQueue(path: path, configuration: pinnedConfiguration()).read { try $0.fetchAll(ViewedKeyedAccount.self, sql: sql) } }
+    }
+
+    struct CodableOrder: TableRecord, Decodable, Equatable {
+        var id: Int64
+        var accountId: Int64
+        var apiKey: String
+        static let databaseTableName = "orders"
+        static let databaseColumnNames = ["id", "accountId", "apiKey"]
+        static let databaseSealedColumns = ["apiKey"]
+        static let databaseRowKey = ["id"]
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(column: "id"); accountId = try row.decode(column: "accountId"); apiKey = try row.decode(column: "apiKey") }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(accountId, at: 1); try binder.bind(apiKey, at: 2) }
+    }
+
+    /// The same join record decoded from a `Row` (its statement gone, no
+    /// table lookup) reads as it does from the statement.
+    @Test func aJoinRecordDecodedFromARowReads() throws {
+        let path = try accounts("orders-row.db")
+        try f.bare(path).execute(sql: "CREATE TABLE orders(id INTEGER PRIMARY KEY, accountId INTEGER); INSERT INTO orders VALUES (10, 1)")
+        let sql = "SELECT o.id, a.id AS accountId, a.apiKey FROM orders o JOIN account a ON a.id = o.accountId"
+        #expect(try DatabaseQueue(path: path, configuration: pinnedConfiguration()).read { try $0.fetchAll(sql: sql).map { try $0.decode(CodableOrder.self).apiKey } } == ["alpha"])
     }
 }

@@ -133,9 +133,9 @@ final class PlantedSQLFixture {
 
     /// The application's queue, with `views` declared as the ones sealed
     /// columns may be read through.
-    func app(_ path: String, views: [String], keyring: FieldKeyring? = nil) throws -> DatabaseQueue {
+    func app(_ path: String, views: [String], keyring: FieldKeyring? = nil, rowKeys: [String: [String]] = [:]) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring ?? self.keyring, views: views)
+        config.seal(Self.columns, keyring: keyring ?? self.keyring, views: views, rowKeys: rowKeys)
         return try DatabaseQueue(path: path, configuration: config)
     }
 

@@ -54,6 +54,15 @@ public protocol ColumnTransform: AnyObject {
     /// True when inserts into `table` go through ``prepareInsert(into:columns:values:connection:)``.
     func transformsInserts(into table: String) -> Bool
 
+    /// True when the columns ``contextColumns(forReading:of:)`` gives for
+    /// `table` are the application's (pinned), not read from the database's
+    /// schema. A ``TableRecord`` that holds a value of another table than
+    /// its own (a join, or a record over a view) is read only when that
+    /// table's row key is pinned: whoever holds the database key can make
+    /// another column the key, and the record could not tell. Default:
+    /// false.
+    func rowKeyIsPinned(for table: String) -> Bool
+
     /// The tables whose columns it transforms, as the application names
     /// them. A statement whose text names one of them, or one of the
     /// ``declaredViews``, must find under each such name a table (of `main`,
@@ -92,6 +101,7 @@ public typealias BlobOpener = (UnsafeRawBufferPointer, [DatabaseValue]) throws -
 extension ColumnTransform {
     public func blobOpener(forReading column: String, of table: String) -> BlobOpener? { nil }
     public var declaredViews: [String] { [] }
+    public func rowKeyIsPinned(for table: String) -> Bool { false }
     public func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool { true }
 }
 
@@ -110,6 +120,8 @@ struct OpenedColumn: Sendable {
     /// For each row key column, every result column read from it (its
     /// position in `contextIndexes` first).
     let keyIndexes: [[Int]]
+    /// Whether the row key is the application's (``ColumnTransform/rowKeyIsPinned(for:)``).
+    let rowKeyIsPinned: Bool
 }
 
 /// Which result columns of a statement a transform opens, and where their

@@ -154,39 +154,19 @@ enum OpeningRules {
             guard !column.contextNames.isEmpty else { continue }
             guard column.table.sqliteFolded == table.sqliteFolded else {
                 // Another table's value (a join, or a record over a view):
-                // the record reads the columns it was opened with, under
-                // whatever names, or it could not say which row the value
-                // is of (whoever holds the database key can make another
-                // column that table's key).
+                // which row of that table it is of is told by that table's
+                // row key, which whoever holds the database key can move to
+                // another column (a column the record reads, a NATURAL
+                // JOIN's, a composite key's columns in another order). Only
+                // the application's pin says which columns it is; the
+                // record then reads them, under whatever names.
+                guard column.rowKeyIsPinned else {
+                    throw refuse(.misuse, "\(T.self) holds \(name), a sealed value of \(column.table), which is not its own table (\(table)): which row of \(column.table) the value is of is told by that table's row key, and whoever holds the database key can make another column the key unless the application pins it. Pin it: Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields, with rowKeys: [\"\(column.table)\": [\(column.contextNames.map { "\"\($0)\"" }.joined(separator: ", "))]] (the key as your schema declares it).")
+                }
                 let read = Set(T.databaseColumnNames.compactMap { layout.index(of: $0) })
                 for (k, keyName) in column.contextNames.enumerated() where read.isDisjoint(with: column.keyIndexes[k]) {
                     let keyIndex = column.contextIndexes[k]
-                    throw refuse(.misuse, "\(T.self)'s sealed \(name) comes from \(column.table), opened with its row key \(column.table).\(keyName) (the query's column \(keyIndex + 1), \(layout.columnNames[keyIndex])), which \(T.self) does not read: the record could not say which row of \(column.table) its value is of. Read that column with the record (under any name), or pin \(column.table)'s row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
-                }
-                let declared = T.databaseRowKey
-                guard !declared.isEmpty else { continue }
-                // The declared row key's properties read from that table (a
-                // record over a view of it), in declaration order, are its
-                // key columns in key order: the key is a list of values, and
-                // the adversary can rebuild the table with its key's columns
-                // in another order and their values swapped.
-                let fromTable = declared.filter { layout.index(of: $0).map(column.tableIndexes.contains) ?? false }
-                if !fromTable.isEmpty {
-                    let matches = fromTable.count == column.keyIndexes.count
-                        && zip(fromTable, column.keyIndexes).allSatisfy { property, copies in layout.index(of: property).map(copies.contains) ?? false }
-                    guard matches else {
-                        throw refuse(.untrustedSchema, "\(T.self) declares its row key (\(declared.joined(separator: ", "))) and reads (\(fromTable.joined(separator: ", "))) of it from \(column.table), whose primary key in the database is (\(column.contextNames.joined(separator: ", "))), the key its sealed \(name) was opened with, in that order: whoever holds the database key can rebuild the table with another key, or its key's columns in another order, so that a record holds a value of one row under another row's key. Find out who changed \"\(column.table)\" (strongroom verify compares the schema with the migrations), or pin its row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
-                    }
-                }
-                // A record over a view or a query (its own name is no table):
-                // its declared row key holds the value's, or which row its
-                // value is of depends on what the schema makes of the view (a
-                // NATURAL JOIN's columns, a SELECT *). A record of a table
-                // has that table's key (a join's other rows are data).
-                if let isTable, isTable(table) { continue }
-                let declaredIndexes = Set(declared.compactMap { layout.index(of: $0) })
-                for (k, keyName) in column.contextNames.enumerated() where declaredIndexes.isDisjoint(with: column.keyIndexes[k]) {
-                    throw refuse(.misuse, "\(T.self) declares its row key (\(declared.joined(separator: ", "))), which does not hold \(column.table).\(keyName), the key its sealed \(name) was opened with: the record could not say which row of \(column.table) its value is of (whoever holds the database key can change which columns a view's SELECT * or NATURAL JOIN hands out). Add the column that reads \(column.table).\(keyName) to databaseRowKey, or pin \(column.table)'s row key (Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields).")
+                    throw refuse(.misuse, "\(T.self)'s sealed \(name) comes from \(column.table), opened with its row key \(column.table).\(keyName) (the query's column \(keyIndex + 1), \(layout.columnNames[keyIndex])), which \(T.self) does not read: the record could not say which row of \(column.table) its value is of. Read that column with the record, under any name.")
                 }
                 continue
             }

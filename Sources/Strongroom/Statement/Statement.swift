@@ -232,7 +232,8 @@ public final class Statement {
             }
             let tableIndexes = origins.indices.filter { i in origins[i].map { $0.inMain && sameName($0.table, origin.table) } ?? false }
             columns.append(OpeningPlan.Column(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes,
-                                                           tableIndexes: tableIndexes, keyIndexes: keyIndexes),
+                                                           tableIndexes: tableIndexes, keyIndexes: keyIndexes,
+                                                           rowKeyIsPinned: transform.rowKeyIsPinned(for: origin.table)),
                                               keyCopies: keyCopies, blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
         }
         if !columns.isEmpty, let invalidName {

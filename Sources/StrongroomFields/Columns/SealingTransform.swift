@@ -135,6 +135,10 @@ final class SealingTransform: ColumnTransform {
         return (try? primaryKey(of: table))?.columns ?? []
     }
 
+    func rowKeyIsPinned(for table: String) -> Bool {
+        rowKeys[table.sqliteFolded] != nil
+    }
+
     func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
         try cipher.open(stored, table: table, column: column, rowKey: context, mode: sealed(column, of: table)?.mode)
     }
