@@ -161,7 +161,7 @@ enum OpeningRules {
                 // the application's pin says which columns it is; the
                 // record then reads them, under whatever names.
                 guard column.rowKeyIsPinned else {
-                    throw refuse(.misuse, "\(T.self) holds \(name), a sealed value of \(column.table), which is not its own table (\(table)): which row of \(column.table) the value is of is told by that table's row key, and whoever holds the database key can make another column the key unless the application pins it. Pin it: Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields, with rowKeys: [\"\(column.table)\": [\(column.contextNames.map { "\"\($0)\"" }.joined(separator: ", "))]] (the key as your schema declares it).")
+                    throw refuse(.misuse, "\(T.self) holds \(name), a sealed value of \(column.table), which is not its own table (\(table)): which row of \(column.table) the value is of is told by that table's row key, and whoever holds the database key can make another column the key unless the application pins it. Pin it: Configuration.seal(_:indexes:keyring:context:views:rowKeys:) in StrongroomFields, with rowKeys: [\"\(column.table)\": [the key columns your schema declares]] (not read from this database: its key may be the adversary's).")
                 }
                 let read = Set(T.databaseColumnNames.compactMap { layout.index(of: $0) })
                 for (k, keyName) in column.contextNames.enumerated() where read.isDisjoint(with: column.keyIndexes[k]) {
