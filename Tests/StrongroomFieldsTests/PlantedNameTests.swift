@@ -18,9 +18,10 @@ struct PlantedNameTests {
 
     static let expected = [Account(id: 1, apiKey: "alpha"), Account(id: 2, apiKey: "beta")]
 
-    func configuration(blindIndex: Bool = true) -> Configuration {
+    func configuration(blindIndex: Bool = true, views: [String] = [], rowKeys: [String: [String]] = [:]) -> Configuration {
         var config = Configuration(key: f.databaseKey)
-        config.seal([.randomized("apiKey", in: "account")], indexes: blindIndex ? [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)] : [], keyring: f.keyring)
+        config.seal([.randomized("apiKey", in: "account")], indexes: blindIndex ? [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)] : [], keyring: f.keyring,
+                    views: views, rowKeys: rowKeys)
         return config
     }
 
@@ -466,11 +467,9 @@ extension PlantedNameTests {
 /// configuration, for every read path (a record inside another
 /// `Decodable`, plain rows) and for inserts.
 extension PlantedNameTests {
-    func pinnedConfiguration() -> Configuration {
-        var config = Configuration(key: f.databaseKey)
-        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                    keyring: f.keyring, rowKeys: ["account": ["id"]])
-        return config
+    /// The account's row key pinned (`id`).
+    func pinnedConfiguration(views: [String] = []) -> Configuration {
+        configuration(views: views, rowKeys: ["account": ["id"]])
     }
 
     /// The moved-key attack (`pk` the key, a plain `id` holding the other
@@ -698,7 +697,7 @@ extension PlantedNameTests {
 /// applied to a record's own table) did not run for it. After the
 /// moved-key attack (`pk` made the key, a plain `id` holding the other
 /// account's number), the pinned row key refuses it, and without a pin the
-/// record must read the key its value was opened with.
+/// record is refused (it holds another table's value).
 extension PlantedNameTests {
     struct ViewedAccount: TableRecord, Equatable {
         var id: Int64
@@ -715,9 +714,7 @@ extension PlantedNameTests {
     @Test func aRecordOverADeclaredViewTakesNoValueUnderAMovedKey() throws {
         let path = try accounts("view-moved.db")
         try f.bare(path).execute(sql: Self.accountView)
-        var pinned = Configuration(key: f.databaseKey)
-        pinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                    keyring: f.keyring, views: [Self.accountView], rowKeys: ["account": ["id"]])
+        let pinned = pinnedConfiguration(views: [Self.accountView])
         #expect(try DatabaseQueue(path: path, configuration: pinned).read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") }
                 == [ViewedAccount(id: 1, apiKey: "alpha"), ViewedAccount(id: 2, apiKey: "beta")])
         try f.bare(path).execute(sql: """
@@ -730,9 +727,7 @@ extension PlantedNameTests {
         _ = expectNothingRead { try app.read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY pk") } }
         // Without the pin, refused as well: a record over a view needs the
         // table's key pinned (it handed account 2's record account 1's value).
-        var unpinned = Configuration(key: f.databaseKey)
-        unpinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                      keyring: f.keyring, views: [Self.accountView])
+        let unpinned = configuration(views: [Self.accountView])
         let error = expectNothingRead { try DatabaseQueue(path: path, configuration: unpinned).read { try $0.fetchAll(ViewedAccount.self, sql: "SELECT * FROM account_view ORDER BY pk") } }
         #expect(error?.code == .misuse && error?.message.contains("rowKeys") == true, "\(String(describing: error))")
     }
@@ -810,16 +805,12 @@ extension PlantedNameTests {
             INSERT INTO n SELECT 3 - id, apiKey, key32, id FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account;
             \(Self.accountView)
             """)
-        var config = Configuration(key: f.databaseKey)
-        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                    keyring: f.keyring, views: [Self.accountView])
+        let config = configuration(views: [Self.accountView])
         let app = try DatabaseQueue(path: path, configuration: config)
         let error = expectNothingRead { try app.read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
         #expect(error?.code == .misuse && error?.message.contains("rowKeys") == true, "\(String(describing: error))")
         // Pinned: the value opens only with `id`, whose values the adversary swapped.
-        var pinned = Configuration(key: f.databaseKey)
-        pinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                    keyring: f.keyring, views: [Self.accountView], rowKeys: ["account": ["id"]])
+        let pinned = pinnedConfiguration(views: [Self.accountView])
         _ = expectNothingRead { try DatabaseQueue(path: path, configuration: pinned).read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
     }
 }
@@ -842,16 +833,12 @@ extension PlantedNameTests {
             INSERT INTO n SELECT id, apiKey, key32 FROM account; DROP TABLE account; ALTER TABLE n RENAME TO account;
             \(Self.ownedView)
             """)
-        var config = Configuration(key: f.databaseKey)
-        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                    keyring: f.keyring, views: [Self.ownedView])
+        let config = configuration(views: [Self.ownedView])
         let app = try DatabaseQueue(path: path, configuration: config)
         let error = expectNothingRead { try app.read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
         #expect(error?.code == .misuse && error?.message.contains("rowKeys") == true, "\(String(describing: error))")
         // Pinned: `account.id` is gone, and the query has no account.id to open with.
-        var pinned = Configuration(key: f.databaseKey)
-        pinned.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                    keyring: f.keyring, views: [Self.ownedView], rowKeys: ["account": ["id"]])
+        let pinned = pinnedConfiguration(views: [Self.ownedView])
         _ = expectNothingRead { try DatabaseQueue(path: path, configuration: pinned).read { try $0.fetchAll(ViewedKeyedAccount.self, sql: "SELECT * FROM account_view ORDER BY id") } }
     }
 
@@ -876,9 +863,7 @@ extension PlantedNameTests {
     @Test func aCompositeKeyedViewOfAJoinReads() throws {
         let path = try accounts("membership.db")
         try f.bare(path).execute(sql: "CREATE TABLE membership(orgId INTEGER, accountId INTEGER, PRIMARY KEY(orgId, accountId)); INSERT INTO membership VALUES (7, 1); \(Self.membershipView)")
-        var config = Configuration(key: f.databaseKey)
-        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)],
-                    keyring: f.keyring, views: [Self.membershipView], rowKeys: ["account": ["id"]])
+        let config = pinnedConfiguration(views: [Self.membershipView])
         #expect(try DatabaseQueue(path: path, configuration: config).read { try $0.fetchAll(Membership.self, sql: "SELECT * FROM membership_view") }
                 == [Membership(orgId: 7, accountId: 1, apiKey: "alpha")])
     }
