@@ -133,6 +133,10 @@ public final class Connection {
         if creation != nil {
             // Another creator may have finished while this one waited.
             size = try FileHeader.size(of: path)
+            // Then no creator takes the lock again, and this one may have
+            // made the file anew, after the creator removed it (it read the
+            // size before page 1 was written): it goes now.
+            if (size ?? 0) > 0, let creationLockPath { unlink(creationLockPath) }
         }
         // SQLite creates a file 0644 (less the umask), and its -wal, -shm and
         // journal with the same mode: a new file is made first, with the mode asked for.
