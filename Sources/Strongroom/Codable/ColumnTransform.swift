@@ -114,9 +114,6 @@ struct OpenedColumn: Sendable {
     let column: String
     let contextNames: [String]
     let contextIndexes: [Int]
-    /// Every result column read from the same table of main (the key's
-    /// copies, and any other column of that table).
-    let tableIndexes: [Int]
     /// For each row key column, every result column read from it (its
     /// position in `contextIndexes` first).
     let keyIndexes: [[Int]]
@@ -145,9 +142,10 @@ final class OpeningPlan {
         var column: String { opened.column }
         var contextIndexes: [Int] { opened.contextIndexes }
 
-        init(_ opened: OpenedColumn, keyCopies: [(key: Int, index: Int)], blobOpener: BlobOpener?) {
+        init(_ opened: OpenedColumn, blobOpener: BlobOpener?) {
             self.opened = opened
-            self.keyCopies = keyCopies
+            // Every column from a key column's origin but the first.
+            keyCopies = opened.keyIndexes.enumerated().flatMap { key, copies in copies.dropFirst().map { (key: key, index: $0) } }
             self.blobOpener = blobOpener
         }
     }

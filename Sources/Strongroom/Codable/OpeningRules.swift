@@ -52,8 +52,7 @@ enum OpeningRules {
         // over a table's name), so each is checked in turn.
         let declarations = transform.declaredViews.map { ($0, ViewDefinition($0)) }
         // Opening nothing, a statement is checked from the declared views it reads.
-        let declaredNames = Set(declarations.compactMap { $0.1?.name })
-        var pending = reads.filter { !$0.writes && (!columns.isEmpty || declaredNames.contains(ExactText(AuthorizerPolicy.asciiLowercased($0.table)))) }
+        var pending = reads.filter { !$0.writes && (!columns.isEmpty || connection.declaredViewNames.contains(ExactText(AuthorizerPolicy.asciiLowercased($0.table)))) }
             .map { [$0.schema, $0.table] }
         var seen: Set<[String]> = []
         while let next = pending.popLast() {

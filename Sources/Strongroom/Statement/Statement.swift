@@ -216,25 +216,22 @@ public final class Statement {
             guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
             var contextIndexes: [Int] = []
             var keyIndexes: [[Int]] = []
-            var keyCopies: [(key: Int, index: Int)] = []
             for name in needed {
                 // `rowid, *` or a self-join: more than one column from the key's
                 // origin, each checked against the key in every row.
                 // Only main's table holds the key (an attached table of the
                 // same name is another table).
                 let keyColumns = origins.indices.filter { i in origins[i].map { $0.inMain && sameName($0.table, origin.table) && sameName($0.column, name) } ?? false }
-                keyCopies += keyColumns.dropFirst().map { (key: contextIndexes.count, index: $0) }
                 guard let found = keyColumns.first else {
                     throw StrongroomError(.misuse, "The query reads \(origin.table).\(origin.column), which is sealed, without \(needed.map { "\(origin.table).\($0)" }.joined(separator: ", ")) (the row's primary key, to which each value is bound): add \(needed.count == 1 ? "it" : "them") to the SELECT list.", path: connection.path, sql: sql)
                 }
                 contextIndexes.append(found)
                 keyIndexes.append(keyColumns)
             }
-            let tableIndexes = origins.indices.filter { i in origins[i].map { $0.inMain && sameName($0.table, origin.table) } ?? false }
             columns.append(OpeningPlan.Column(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes,
-                                                           tableIndexes: tableIndexes, keyIndexes: keyIndexes,
+                                                           keyIndexes: keyIndexes,
                                                            rowKeyIsPinned: transform.rowKeyIsPinned(for: origin.table)),
-                                              keyCopies: keyCopies, blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
+                                              blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
         }
         if !columns.isEmpty, let invalidName {
             throw StrongroomError(.untrustedSchema, "The query reads \(columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ")), which \(columns.count == 1 ? "is" : "are") sealed, beside a column or table whose name is not valid UTF-8 (\(invalidName.debugDescription)): it could not be told from another (a planted row key, say). Nothing was opened; find out who renamed it.",
