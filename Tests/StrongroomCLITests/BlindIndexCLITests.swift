@@ -115,7 +115,7 @@ struct BlindIndexCLITests {
         #expect(rebuilt.status == 0 && rebuilt.stdout.contains("\"rows\" : \"59\""), "\(rebuilt.stdout)\(rebuilt.stderr)")
         let status = try run(["fields", "status", "--database", "c.db", "--key-file", "db.key"])
         #expect(status.stdout.contains("(Email: trim,nfkc-casefold; 4 bits): 59 rows, "), "\(status.stdout)")
-        let dropped = try run(["fields", "index", "drop", "--database", "c.db", "Customer.email_folded", "--key-file", "db.key"])
+        let dropped = try run(["fields", "index", "drop", "--database", "c.db", "Customer.email_folded"] + Self.keys)
         #expect(dropped.status == 0, "\(dropped.stderr)")
         #expect(!(try run(["fields", "status", "--database", "c.db", "--key-file", "db.key"])).stdout.contains("email_folded"))
         // An export leaves no index column and no registry behind.

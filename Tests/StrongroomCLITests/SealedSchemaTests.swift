@@ -37,7 +37,7 @@ struct SealedSchemaTests {
         #expect(try run(["migrate"] + key).status == 0)
         let db = try connection()
         try db.execute(sql: "INSERT INTO note VALUES (1, strongroom_seal('first secret', 'note', 'body', 'randomized', 1)), (2, strongroom_seal('second', 'note', 'body', 'randomized', 2))")
-        try SealedColumnRegistry.record([.randomized("body", in: "note")], in: db)
+        try SealedColumnRegistry.record([.randomized("body", in: "note")], keyring: try FieldKeyring.load(from: dir.file("fields.keyring")), in: db)
     }
 
     /// The bodies as they open bound to `table`'s name, or nil.

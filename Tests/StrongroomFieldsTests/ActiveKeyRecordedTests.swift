@@ -32,7 +32,7 @@ struct ActiveKeyRecordedTests {
         let path = dir.file("customers.db")
         try queue(path, keyring: keyring).write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB)")
-            try SealedColumnRegistry.record(Self.columns, in: db)
+            try SealedColumnRegistry.record(Self.columns, keyring: keyring, in: db)
             try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
         }
         let (grown, id) = keyring.addingKey()

@@ -36,7 +36,7 @@ struct BlindIndexReviewTests {
         let queue = try DatabaseQueue(path: dir.file(name), configuration: config)
         try queue.write { db in
             try db.execute(sql: schema)
-            try SealedColumnRegistry.record(Self.columns, in: db)
+            try SealedColumnRegistry.record(Self.columns, keyring: keyring, in: db)
         }
         return queue
     }
@@ -110,7 +110,7 @@ struct BlindIndexReviewTests {
         try BlindIndexRebuild.add(BlindIndex("b_c", on: "email", in: "a", unique: true), in: queue, keyring: keyring)
         let error = #expect(throws: FieldError.self) { try BlindIndexRebuild.add(BlindIndex("c", on: "email", in: "a_b", bits: 16), in: queue, keyring: keyring) }
         #expect(error?.message.contains("a_b_c") == true, "\(String(describing: error))")
-        #expect(throws: FieldError.self) { try BlindIndexRebuild.drop("c", of: "a_b", in: queue) }
+        #expect(throws: FieldError.self) { try BlindIndexRebuild.drop("c", of: "a_b", in: queue, keyring: keyring) }
         #expect(try queue.read { try $0.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE name = 'a_b_c'") }?.contains("UNIQUE") == true)
     }
 

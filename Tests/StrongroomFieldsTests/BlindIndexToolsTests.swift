@@ -97,7 +97,9 @@ struct BlindIndexToolsTests {
 
     /// A database-key holder who rewrites a recorded definition (12 bits
     /// made 128, so that a rebuild would store exact equality) cannot
-    /// forge its check: the rebuild refuses, and writes nothing.
+    /// forge its check, nor the registry's signature (issue 50): reading
+    /// the registry with the keyring, the rebuild and the rotation refuse
+    /// it, naming the index, and write nothing.
     @Test func aRewrittenDefinitionIsRefusedByTheToolsThatWrite() throws {
         let queue = try seeded()
         try BlindIndexRebuild.add(Self.folded, in: queue, keyring: keyring)
@@ -105,13 +107,20 @@ struct BlindIndexToolsTests {
         try queue.write { db in
             try db.execute(sql: "UPDATE strongroom_blind_indexes SET definition = replace(definition, '\"bits\":12', '\"bits\":128')")
         }
-        let entry = try #require(try queue.read { try BlindIndexRegistry.entry("email_folded", of: "customer", in: $0, keyring: keyring) })
+        // Unverified, the entry says so.
+        let entry = try #require(try queue.read { try BlindIndexRegistry.entry("email_folded", of: "customer", in: $0) })
         #expect(entry.index.bits == 128 && !entry.verified)
-        let error = #expect(throws: FieldError.self) { try BlindIndexRebuild.rebuild("email_folded", of: "customer", in: queue, keyring: keyring) }
-        #expect(error?.message.contains("check") == true)
+        let named = "strongroom_blind_indexes (customer, email_folded) was changed"
+        let read = #expect(throws: StrongroomError.self) { _ = try queue.read { try BlindIndexRegistry.entry("email_folded", of: "customer", in: $0, keyring: keyring) } }
+        #expect(read?.code == .untrustedRegistry && read?.message.contains(named) == true, "\(String(describing: read))")
+        let error = #expect(throws: StrongroomError.self) { try BlindIndexRebuild.rebuild("email_folded", of: "customer", in: queue, keyring: keyring) }
+        #expect(error?.code == .untrustedRegistry && error?.message.contains(named) == true, "\(String(describing: error))")
         // A rotation, which rebuilds indexes under the new key, refuses it too.
         let (two, second) = keyring.addingKey()
-        #expect(throws: FieldError.self) { _ = try FieldRotation.rotate(queue, columns: [.randomized("email", in: "customer")], keyring: try two.activating(second)) }
+        let rotation = #expect(throws: StrongroomError.self) {
+            _ = try FieldRotation.rotate(queue, columns: [.randomized("email", in: "customer")], keyring: try two.activating(second))
+        }
+        #expect(rotation?.code == .untrustedRegistry, "\(String(describing: rotation))")
         let after = try queue.read { try $0.fetchAll(sql: "SELECT email_folded FROM customer ORDER BY id").map { try $0.decode(DatabaseValue.self, at: 0) } }
         #expect(after == before)
         // Another keyring is refused outright.
@@ -143,11 +152,11 @@ struct BlindIndexToolsTests {
     @Test func droppingAnIndexLeavesNoValueAndNoRecord() throws {
         let queue = try seeded()
         try BlindIndexRebuild.add(Self.folded, in: queue, keyring: keyring)
-        try BlindIndexRebuild.drop("email_folded", of: "customer", in: queue)
+        try BlindIndexRebuild.drop("email_folded", of: "customer", in: queue, keyring: keyring)
         #expect(try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE email_folded IS NOT NULL") } == 0)
         #expect(try queue.read { try $0.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'customer_email_folded'") } == 0)
         #expect(try queue.read { try BlindIndexRegistry.entries(in: $0) }.isEmpty)
-        #expect(throws: FieldError.self) { try BlindIndexRebuild.drop("email_folded", of: "customer", in: queue) }
+        #expect(throws: FieldError.self) { try BlindIndexRebuild.drop("email_folded", of: "customer", in: queue, keyring: keyring) }
     }
 
     /// The planner's figures are the counts of the index values computed

@@ -20,7 +20,7 @@ struct FieldContextTests {
         let path = dir.file(name + ".db")
         if let context {
             let setup = try Connection(path: path, configuration: Configuration(key: databaseKey))
-            try SealedColumnRegistry.record(context: context, in: setup)
+            try SealedColumnRegistry.record(context: context, keyring: keyring, in: setup)
         }
         var config = Configuration(key: databaseKey)
         config.seal([.indexed("email", in: "customer", indexColumn: "email_index")], keyring: keyring, context: context)
@@ -29,7 +29,7 @@ struct FieldContextTests {
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB)")
             try db.execute(sql: "INSERT INTO customer(id, email, email_index) VALUES (7, strongroom_seal(?, 'customer', 'email', 'indexed', 7), strongroom_blind_index(?, 'customer', 'email'))",
                            arguments: [email, email])
-            try SealedColumnRegistry.record([.indexed("email", in: "customer", indexColumn: "email_index")], in: db)
+            try SealedColumnRegistry.record([.indexed("email", in: "customer", indexColumn: "email_index")], keyring: keyring, in: db)
         }
         return queue
     }
@@ -78,7 +78,7 @@ struct FieldContextTests {
         #expect(error?.message.contains("tenant-a") == true && error?.message.contains("tenant-b") == true, "\(error?.message ?? "")")
         // Recording another context over the first is refused too.
         let setup = try Connection(path: dir.file("a.db"), configuration: Configuration(key: databaseKey))
-        #expect(throws: StrongroomError.self) { try SealedColumnRegistry.record(context: try FieldContext("tenant-b"), in: setup) }
+        #expect(throws: StrongroomError.self) { try SealedColumnRegistry.record(context: try FieldContext("tenant-b"), keyring: keyring, in: setup) }
         #expect(throws: FieldError.self) { _ = try FieldContext("") }
     }
 

@@ -36,7 +36,7 @@ struct KeyringCheckTests {
         let path = dir.file(name)
         try queue(path, keyring: right).write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB)")
-            try SealedColumnRegistry.record(Self.columns, in: db)
+            try SealedColumnRegistry.record(Self.columns, keyring: right, in: db)
             try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
         }
         return path

@@ -71,7 +71,7 @@ final class PlantedSQLFixture {
         let queue = try app(path)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)")
-            try SealedColumnRegistry.record(Self.columns, in: db)
+            try SealedColumnRegistry.record(Self.columns, keyring: keyring, in: db)
             try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
             try db.insert(Customer(id: 2, email: "bob@example.com"), into: "customer")
         }
@@ -146,7 +146,7 @@ final class PlantedSQLFixture {
         try app(path, views: views).write { db in
             try db.execute(sql: Self.namedTable)
             for view in views { try db.execute(sql: view) }
-            try SealedColumnRegistry.record(Self.columns, in: db)
+            try SealedColumnRegistry.record(Self.columns, keyring: keyring, in: db)
             try db.insert(NamedCustomer(id: 1, name: "Ada Lovelace", email: Self.secret), into: "customer")
         }
         return path

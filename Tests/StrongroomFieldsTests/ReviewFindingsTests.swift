@@ -46,7 +46,7 @@ struct ReviewFindingsTests {
         try db.execute(sql: "CREATE TABLE r(pk TEXT PRIMARY KEY, rowid INTEGER, v BLOB)")
         try db.execute(sql: "INSERT INTO r VALUES ('a', 1, strongroom_seal('alpha', 'r', 'v', 'randomized', 'a')), ('b', 1, strongroom_seal('bravo', 'r', 'v', 'randomized', 'b'))")
         let columns: [SealedColumn] = [.randomized("v", in: "r")]
-        try SealedColumnRegistry.record(columns, in: db)
+        try SealedColumnRegistry.record(columns, keyring: keyring, in: db)
         db.close()
         let (grown, id) = keyring.addingKey()
         let rotated = try grown.activating(id)

@@ -35,7 +35,7 @@ struct RotationTests {
         let queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, email_index BLOB, phone BLOB, country BLOB)")
-            try SealedColumnRegistry.record(Self.columns, in: db)
+            try SealedColumnRegistry.record(Self.columns, keyring: keyring, in: db)
             for person in Self.people(count) { try db.insert(person, into: "customer") }
         }
     }

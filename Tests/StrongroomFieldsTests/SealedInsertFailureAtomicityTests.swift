@@ -44,7 +44,7 @@ struct SealedInsertFailureAtomicityTests {
         let queue = try DatabaseQueue(path: dir.file("customers.db"), configuration: config)
         try queue.write { db in
             try db.execute(sql: table)
-            try SealedColumnRegistry.record(Self.columns, in: db)
+            try SealedColumnRegistry.record(Self.columns, keyring: keyring, in: db)
             try FieldKeyCheck.recordActiveKey(of: keyring, in: db)
             try db.execute(sql: schema)
         }
@@ -107,7 +107,7 @@ struct SealedInsertFailureAtomicityTests {
             try db.execute(sql: "CREATE TABLE voucher(code BLOB)")
             try db.execute(sql: "CREATE TABLE voucher_log(v)")
             try db.execute(sql: "CREATE TRIGGER voucher_audit AFTER INSERT ON voucher WHEN new.rowid > 1 BEGIN INSERT INTO voucher_log VALUES (new.rowid); SELECT abs(-9223372036854775808 + 0 * new.rowid); END")
-            try SealedColumnRegistry.record(columns, in: db)
+            try SealedColumnRegistry.record(columns, keyring: keyring, in: db)
             try FieldKeyCheck.recordActiveKey(of: keyring, in: db)
         }
         struct Voucher: Codable { var code: String }

@@ -28,7 +28,7 @@ struct SealedInsertTransactionTests {
         let queue = try DatabaseQueue(path: dir.file("customers.db"), configuration: config)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, note BLOB, email_index BLOB UNIQUE)")
-            try SealedColumnRegistry.record(Self.columns, in: db)
+            try SealedColumnRegistry.record(Self.columns, keyring: keyring, in: db)
             if recordKey { try FieldKeyCheck.recordActiveKey(of: keyring, in: db) }
         }
         return queue

@@ -85,9 +85,13 @@ struct BlindIndexModelTests {
         #expect(sql.contains { $0.hasPrefix("INSERT OR REPLACE INTO strongroom_blind_indexes") && $0.contains("'building'") }, "\(sql)")
         try old.write { db in for step in sql { try db.execute(sql: step) } }
         try old.close()
-        // Recorded by a migration, without a check: rebuilding refuses until `add` confirms it.
+        // Recorded by a migration run without the keyring: no signature
+        // covers it, and the tools refuse it until the operator confirms
+        // the registry (issue 50); then `add` fills each index.
         let tools = try DatabaseQueue(path: path, configuration: Configuration(key: key))
-        #expect(throws: FieldError.self) { try BlindIndexRebuild.rebuild("email_folded", of: "member", in: tools, keyring: keyring) }
+        let refused = #expect(throws: StrongroomError.self) { try BlindIndexRebuild.rebuild("email_folded", of: "member", in: tools, keyring: keyring) }
+        #expect(refused?.code == .untrustedRegistry && refused?.message.contains("strongroom_blind_indexes (member, email_folded)") == true, "\(String(describing: refused))")
+        try tools.write { db in try RegistrySignature.confirm(keyring, in: db) }
         for index in MemberAfter.tableDefinition.blindIndexes { try BlindIndexRebuild.add(index, in: tools, keyring: keyring) }
         try tools.close()
         var after = Configuration(key: key)

@@ -217,7 +217,7 @@ struct RecordRoundTripTests {
                 );
                 CREATE INDEX customer_email_index ON customer (email_index);
                 """)
-            try SealedColumnRegistry.record(DatabaseSchema(Customer.self).sealedColumns, in: db)
+            try SealedColumnRegistry.record(DatabaseSchema(Customer.self).sealedColumns, keyring: FieldKeyring.generate(), in: db)
             do {
                 try DatabaseSchema(Customer.self).validate(db)
             } catch let mismatch as SchemaMismatch {

@@ -64,7 +64,7 @@ struct SchemaValidationTests {
               notes TEXT
             );
             """)
-        try SealedColumnRegistry.record([.randomized("notes", in: "album")], in: db)
+        try SealedColumnRegistry.record([.randomized("notes", in: "album")], keyring: FieldKeyring.generate(), in: db)
         try Self.model.validate(db)
     }
 

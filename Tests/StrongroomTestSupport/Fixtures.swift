@@ -91,6 +91,8 @@ extension Fixtures {
         try strongroom("sql", "--write", "--database", native, "--key-file", made.keyFile, "PRAGMA journal_mode = DELETE")
         // The release recorded no field key checks (issue 36): its file has no such table.
         try strongroom("sql", "--write", "--database", native, "--key-file", made.keyFile, "DROP TABLE strongroom_field_keys")
+        // Nor did it sign its registry (issue 50): a database of that release is confirmed by the operator.
+        try strongroom("sql", "--write", "--database", native, "--key-file", made.keyFile, "DROP TABLE strongroom_registry_signature")
         let status = try strongroom("status", "--json", "--database", native, "--key-file", made.keyFile)
         let format = ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["format"] as? Int
         switch format {

@@ -122,6 +122,13 @@ public struct StrongroomError: Error, Sendable, Hashable {
         /// database recorded a check value for. Nothing was opened or
         /// written; the message names the key id: use the right keyring.
         case wrongFieldKeyring = "wrong_field_keyring"
+        /// What the database records of its sealed columns and blind
+        /// indexes (the registry the command-line tools read) does not match
+        /// the signature made under the field keyring: a row was rewritten,
+        /// added or deleted by someone without the keyring, or no signature
+        /// covers it yet. Nothing was written; the message names the row:
+        /// check it, then confirm the registry (`strongroom fields confirm`).
+        case untrustedRegistry = "untrusted_registry"
         /// A caller found no connection free within the bounds on waiting
         /// (``Configuration/maximumWaiters``, ``Configuration/maximumWait``):
         /// nothing was run. The message names the bound; a service answers

@@ -8,7 +8,7 @@ import StrongroomFields
 struct Fields: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage field keys: add and activate keys, re-seal values under the active key, status, retire old keys.",
-        subcommands: [AddKey.self, Activate.self, Rotate.self, Status.self, Retire.self, Index.self, Plan.self]
+        subcommands: [AddKey.self, Activate.self, Rotate.self, Status.self, Retire.self, Index.self, Plan.self, Confirm.self]
     )
 
     struct AddKey: ParsableCommand {
@@ -68,7 +68,8 @@ struct Fields: ParsableCommand {
                 }
                 let queue = try DatabaseQueue(path: database, configuration: self.key.existing(try key.loadKey()))
                 // The registry's columns, and any column its envelopes show sealed that it forgot.
-                let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db) }
+                // Verified under the keyring: a registry changed without it is refused, naming the row.
+                let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db, keyring: fieldKeys) }
                 let bar = ProgressBar()
                 let report = try FieldRotation.rotate(queue, columns: columns, keyring: fieldKeys, batchSize: batch.batchSize) { done in
                     bar.draw(line: "re-sealed \(done) values under key \(fieldKeys.activeKeyID)")
@@ -145,6 +146,39 @@ struct Fields: ParsableCommand {
                 }
                 if !output.json {
                     Output.error("strongroom: warning: backups and copies of \(database) made before its values left key \(keyID) still need it: keep a copy of the old keyring for as long as they are kept.")
+                }
+            }
+        }
+    }
+}
+
+extension Fields {
+    /// `strongroom fields confirm`: the operator vouches for the registry as it stands.
+    struct Confirm: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign the registry of sealed columns and blind indexes with the field keyring, after checking it.",
+            discussion: "The tools that seal, re-seal and write index values refuse a registry no signature covers, or one changed since it was signed. Run this once the rows it prints are the ones you recorded: after a migration run without --field-keys, or on a database made by an older Strongroom.")
+        @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
+        @OptionGroup var key: KeyOptions
+        @OptionGroup var keyring: FieldKeyOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            try CommandFailure.reporting(json: output.json) {
+                let (queue, fieldKeys) = try Fields.openForIndexes(database, key: key, keyring: keyring)
+                let (columns, indexes): ([SealedColumn], [BlindIndexRegistry.Entry]) = try queue.write { db in
+                    // The keyring must be the database's before it signs anything.
+                    try FieldKeyCheck.verify(fieldKeys, in: db)
+                    try RegistrySignature.confirm(fieldKeys, in: db)
+                    return (try SealedColumnRegistry.columns(in: db), try BlindIndexRegistry.entries(in: db, keyring: fieldKeys))
+                }
+                let lines = columns.map { "sealed column \($0.table).\($0.column) (\($0.mode.rawValue)\($0.indexColumn.map { ", index in \($0)" } ?? ""))" }
+                    + indexes.filter { !$0.index.isIndexedColumnsOwn }.map { "blind index \($0.index) (\($0.state.rawValue))" }
+                if output.json {
+                    Output.json(["database": database, "signed_under_key_id": "\(fieldKeys.activeKeyID)", "rows": lines.joined(separator: "\n")])
+                } else {
+                    for line in lines { print(line) }
+                    print("Signed the registry of \(database) (\(lines.count) entries) under field key \(fieldKeys.activeKeyID): the tools act on exactly these.")
                 }
             }
         }

@@ -72,6 +72,7 @@ extension Fields {
             @Option(help: ArgumentHelp("The database file.", valueName: "path")) var database: String
             @Argument(help: ArgumentHelp("The index, as TABLE.NAME.", valueName: "index")) var name: String
             @OptionGroup var key: KeyOptions
+            @OptionGroup var keyring: FieldKeyOptions
             @OptionGroup var output: OutputOptions
 
             func validate() throws { _ = try Fields.tableAndName(name) }
@@ -79,8 +80,8 @@ extension Fields {
             func run() throws {
                 try CommandFailure.reporting(json: output.json) {
                     let (table, indexName) = try Fields.tableAndName(name)
-                    let queue = try DatabaseQueue(path: database, configuration: key.existing(try key.loadKey()))
-                    try BlindIndexRebuild.drop(indexName, of: table, in: queue)
+                    let (queue, fieldKeys) = try Fields.openForIndexes(database, key: key, keyring: keyring)
+                    try BlindIndexRebuild.drop(indexName, of: table, in: queue, keyring: fieldKeys)
                     if output.json {
                         Output.json(["database": database, "dropped": "\(table).\(indexName)"])
                     } else {
@@ -102,7 +103,7 @@ extension Fields {
 
     static func openForIndexes(_ database: String, key: KeyOptions, keyring: FieldKeyOptions) throws -> (DatabaseQueue, FieldKeyring) {
         guard let fieldKeys = try keyring.load(key: key) else {
-            throw StrongroomError(.misuse, "Give the field keyring with --field-keys PATH, --field-keys-credential NAME or --field-keys-command CMD: index values are computed with it.")
+            throw StrongroomError(.misuse, "Give the field keyring with --field-keys PATH, --field-keys-credential NAME or --field-keys-command CMD: index values are computed with it, and the registry's signature checked.")
         }
         return (try DatabaseQueue(path: database, configuration: key.existing(try key.loadKey())), fieldKeys)
     }

@@ -54,7 +54,7 @@ extension Fields {
                 let queue = try DatabaseQueue(path: database, configuration: key.existing(try key.loadKey(), readOnly: true))
                 let bar = ProgressBar()
                 let plan = try queue.read { db in
-                    let recorded = try BlindIndexRegistry.entries(in: db)
+                    let recorded = try BlindIndexRegistry.entries(in: db, keyring: fieldKeys)
                     guard let target = try planned(recorded: recorded) else {
                         throw StrongroomError(.misuse, "\(database) records no blind index.")
                     }

@@ -79,7 +79,7 @@ struct Import: ParsableCommand {
                 finishing = { (db: Connection) throws(StrongroomError) -> Void in
                     try FieldErrors.asStrongroomErrors(path: path) {
                         try db.inTransaction(.immediate) { db in
-                            if let context { try SealedColumnRegistry.record(context: context, in: db) }
+                            if let context { try SealedColumnRegistry.record(context: context, keyring: keyring, in: db) }
                             try ColumnSealing.sealInPlace(columns, keyring: keyring, in: db)
                             for index in indexes { try BlindIndexRebuild.addInPlace(index, keyring: keyring, in: db) }
                         }

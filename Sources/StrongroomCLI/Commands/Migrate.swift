@@ -41,13 +41,15 @@ struct Migrate: ParsableCommand {
 
     func run() throws {
         try CommandFailure.reporting(json: output.json) {
-            let migrator = try migrationOptions.migrator()
+            var migrator = try migrationOptions.migrator()
             let paths = Glob.expand(database)
             guard !paths.isEmpty else {
                 throw StrongroomError(.notFound, "No database matches \(database).")
             }
             let databaseKey = try key.loadKey()
             let keyring = try fieldKeys.load(key: key)
+            // Registry rows its migrations write are signed with it.
+            migrator.fieldKeyring = keyring
             if paths.count > 1 {
                 try runFleet(paths, migrator: migrator, key: databaseKey, keyring: keyring)
                 return

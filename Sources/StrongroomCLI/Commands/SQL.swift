@@ -119,11 +119,13 @@ struct SQL: ParsableCommand {
     func open() throws -> Connection {
         var configuration = self.key.existing(try key.loadKey(), readOnly: !write)
         if let keyring = try fieldKeys.load(key: key) {
-            // The blind indexes the database records, for strongroom_index(…).
+            // The blind indexes the database records, for strongroom_index(…),
+            // once the registry verifies under the keyring.
             let (sealed, indexes) = try {
                 let db = try Connection(path: database, configuration: configuration)
                 defer { db.close() }
-                return (try SealedColumnRegistry.columns(in: db), try BlindIndexRegistry.entries(in: db).map(\.index).filter { !$0.isIndexedColumnsOwn })
+                return (try SealedColumnRegistry.columns(in: db, keyring: keyring),
+                        try BlindIndexRegistry.entries(in: db, keyring: keyring).map(\.index).filter { !$0.isIndexedColumnsOwn })
             }()
             configuration.seal(sealed, indexes: indexes, keyring: keyring)
         }

@@ -12,7 +12,7 @@ enum CommandFailure {
         case .wrongKey, .keyRequired, .plaintextDatabase, .notADatabase, .corrupt, .malformedKey,
              .conversion, .verificationFailed, .sealedValue, .uniqueConstraint, .primaryKeyConstraint,
              .foreignKeyConstraint, .notNullConstraint, .checkConstraint, .constraint, .untrustedSchema,
-             .legacyCipherFormat, .wrongPassphrase, .wrongFieldKeyring:
+             .legacyCipherFormat, .wrongPassphrase, .wrongFieldKeyring, .untrustedRegistry:
             return 65 // EX_DATAERR
         case .notFound, .keyMissing:
             return 66 // EX_NOINPUT

@@ -17,7 +17,7 @@ public enum ColumnSealing {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         try FieldKeyCheck.recordActiveKey(of: keyring, in: db)
         for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
-        let recorded = try SealedColumnRegistry.columns(in: db)
+        let recorded = try SealedColumnRegistry.columns(in: db, keyring: keyring)
         for (index, column) in columns.enumerated() where columns[..<index].contains(where: { $0.names(sameColumnAs: column) }) {
             throw FieldError(.misuse, "\(column.table).\(column.column) is named twice (names are compared without case, as SQLite compares them); give each column once, with its mode.", table: column.table, column: column.column)
         }
@@ -49,7 +49,7 @@ public enum ColumnSealing {
             try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL",
                            arguments: [column.table, column.column, column.mode.rawValue])
         }
-        try SealedColumnRegistry.record(columns, in: db)
+        try SealedColumnRegistry.record(columns, keyring: keyring, in: db)
     }
 
     /// A column named to be sealed must be one of a table of the main
@@ -83,7 +83,7 @@ public enum ColumnSealing {
     public static func openInPlace(keyring: FieldKeyring, in db: Connection) throws -> [SealedColumn] {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
-        let columns = try SealedColumnRegistry.columns(in: db)
+        let columns = try SealedColumnRegistry.columns(in: db, keyring: keyring)
         for column in columns {
             let key = try FieldRotation.primaryKey(of: column.table, in: db)
             let table = "main." + SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
@@ -93,6 +93,7 @@ public enum ColumnSealing {
         }
         try db.execute(sql: "DROP TABLE IF EXISTS \(SealedColumnRegistry.table)")
         try db.execute(sql: "DROP TABLE IF EXISTS main.\(FieldKeyCheck.table)")
+        try db.execute(sql: "DROP TABLE IF EXISTS main.\(RegistrySignature.table)")
         return columns
     }
 
@@ -101,7 +102,7 @@ public enum ColumnSealing {
     public static func failures(keyring: FieldKeyring, in db: Connection, limit: Int = 100) throws -> [FieldError] {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         var failures: [FieldError] = []
-        for column in try SealedColumnRegistry.columns(in: db) {
+        for column in try SealedColumnRegistry.columns(in: db, keyring: keyring) {
             let present = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(column.table)))")
                 .contains { row in (try? row.decode(String.self, column: "name"))?.sqliteFolded == column.column.sqliteFolded }
             guard present else {

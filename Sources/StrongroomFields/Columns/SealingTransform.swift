@@ -7,6 +7,8 @@ final class SealingTransform: ColumnTransform {
     let cipher: FieldCipher
     /// Sealed columns by folded table name, then folded column name.
     private let columns: [FoldedName: [FoldedName: SealedColumn]]
+    /// The sealed columns as the application declared them.
+    private let declaredColumns: [SealedColumn]
     /// The tables that hold sealed columns, as declared (one spelling each).
     let transformedTables: [String]
     /// The connection this transform is installed on (it owns the transform).
@@ -81,6 +83,7 @@ final class SealingTransform: ColumnTransform {
             byTable[column.table.sqliteFolded, default: [:]][column.column.sqliteFolded] = column
         }
         self.columns = byTable
+        self.declaredColumns = columns
         var tables: [FoldedName: String] = [:]
         for column in columns where tables[column.table.sqliteFolded] == nil { tables[column.table.sqliteFolded] = column.table }
         self.transformedTables = tables.values.sorted()
@@ -186,7 +189,9 @@ final class SealingTransform: ColumnTransform {
         // writes the record (a rolled-back insert takes it back): the database
         // learns the key the row is about to be sealed under, or refuses a
         // keyring it does not know.
-        if !recordedJustNow, let check = try activeCheck() { try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, in: connection) }
+        if !recordedJustNow, let check = try activeCheck() {
+            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, declared: declaredColumns, rowKeys: rowKeys, in: connection)
+        }
         // Recorded now, for this row (strongroom_seal on this connection still
         // refuses a key the database did not know at open: a rollback takes
         // the record back).

@@ -12,7 +12,7 @@ import Strongroom
 /// var config = Configuration(key: databaseKey)
 /// config.seal(columns, keyring: keyring, context: tenant)
 /// // Once, when the database is made (tools such as `strongroom verify` read it there):
-/// try queue.write { db in try SealedColumnRegistry.record(context: tenant, in: db) }
+/// try queue.write { db in try SealedColumnRegistry.record(context: tenant, keyring: keyring, in: db) }
 /// ```
 ///
 /// The context goes into the associated data of every envelope and into

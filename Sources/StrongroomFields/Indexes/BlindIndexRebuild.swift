@@ -56,7 +56,7 @@ public enum BlindIndexRebuild {
     public static func add(_ index: BlindIndex, in queue: DatabaseQueue, keyring: FieldKeyring, batchSize: Int = 1000,
                            progress: ((Progress) throws -> Void)? = nil) throws -> Report {
         let resumeAfter: Int64? = try queue.write { db in
-            let columns = try SealedColumnRegistry.columns(in: db)
+            let columns = try SealedColumnRegistry.columns(in: db, keyring: keyring)
             try BlindIndex.validate([index], of: columns)
             let recorded = try BlindIndexRegistry.entry(index.name, of: index.table, in: db, keyring: keyring)
             if let recorded, recorded.index.isColumnIndex {
@@ -81,9 +81,11 @@ public enum BlindIndexRebuild {
     /// definition: after a key rotation, or to finish a killed rebuild
     /// (from where it stopped).
     ///
-    /// - Throws: ``FieldError/Code/misuse`` when no such index is recorded,
-    ///   or its definition's check does not match under `keyring` (it was
-    ///   rewritten, or recorded by a migration: confirm it with ``add(_:in:keyring:batchSize:progress:)``).
+    /// - Throws: ``FieldError/Code/misuse`` when no such index is recorded;
+    ///   `StrongroomError.Code.untrustedRegistry` when the registry does not
+    ///   verify under `keyring` (``RegistrySignature``: a row was changed
+    ///   without the keyring, or a migration recorded it without
+    ///   `--field-keys`: check it, then `strongroom fields confirm`).
     @discardableResult
     public static func rebuild(_ name: String, of table: String, in queue: DatabaseQueue, keyring: FieldKeyring, batchSize: Int = 1000,
                                progress: ((Progress) throws -> Void)? = nil) throws -> Report {
@@ -95,21 +97,20 @@ public enum BlindIndexRebuild {
         if entry.index.isColumnIndex {
             return try fill(entry.index, in: queue, keyring: keyring, after: nil, batchSize: batchSize, progress: progress)
         }
-        guard entry.verified else {
-            throw FieldError(.misuse, "Blind index \(table).\(name)'s recorded definition does not carry a check made with this keyring: a migration recorded it, another keyring did, or someone changed it. Nothing was rebuilt. If \(entry.index) is the definition you want, confirm it with `strongroom fields index add` giving exactly that definition.", table: table)
-        }
         let resume = entry.state == .building ? entry.rebuiltThrough : nil
         if entry.state == .ready {
-            try queue.write { db in try BlindIndexRegistry.markBuilding(entry.index, in: db) }
+            try queue.write { db in try BlindIndexRegistry.markBuilding(entry.index, keyring: keyring, in: db) }
         }
         return try fill(entry.index, in: queue, keyring: keyring, after: resume, batchSize: batchSize, progress: progress)
     }
 
     /// Drops a recorded index: its SQL index, its values (set to NULL: the
-    /// column stays, as SQLite before 3.35 cannot drop a column) and its record.
-    public static func drop(_ name: String, of table: String, in queue: DatabaseQueue) throws {
+    /// column stays, as SQLite before 3.35 cannot drop a column) and its
+    /// record, once the registry verifies under `keyring` (whose signature
+    /// then covers the registry without it).
+    public static func drop(_ name: String, of table: String, in queue: DatabaseQueue, keyring: FieldKeyring) throws {
         try queue.write { db in
-            guard let entry = try BlindIndexRegistry.entry(name, of: table, in: db) else {
+            guard let entry = try BlindIndexRegistry.entry(name, of: table, in: db, keyring: keyring) else {
                 throw FieldError(.misuse, "\(table) records no blind index \(name) (see `strongroom fields status`).", table: table)
             }
             if entry.index.isColumnIndex {
@@ -123,7 +124,7 @@ public enum BlindIndexRebuild {
                 try db.execute(sql: "DROP INDEX main.\(quoted(sqlIndexName(entry.index)))")
             }
             try db.execute(sql: "UPDATE main.\(quoted(entry.index.table)) SET \(quoted(entry.index.name)) = NULL")
-            try BlindIndexRegistry.remove(entry.index, in: db)
+            try BlindIndexRegistry.remove(entry.index, keyring: keyring, in: db)
         }
     }
 
@@ -197,8 +198,8 @@ public enum BlindIndexRebuild {
     /// Adds `index` and fills it inside the caller's write transaction, all
     /// rows at once: for a database being made (`strongroom import --index`).
     public static func addInPlace(_ index: BlindIndex, keyring: FieldKeyring, in db: Connection) throws {
-        try BlindIndex.validate([index], of: try SealedColumnRegistry.columns(in: db))
-        if try BlindIndexRegistry.entry(index.name, of: index.table, in: db) != nil {
+        try BlindIndex.validate([index], of: try SealedColumnRegistry.columns(in: db, keyring: keyring))
+        if try BlindIndexRegistry.entry(index.name, of: index.table, in: db, keyring: keyring) != nil {
             throw FieldError(.misuse, "\(index.table) has a blind index \(index.name) already.", table: index.table)
         }
         try refuseAColumnOfOtherData(index, in: db)
@@ -206,14 +207,15 @@ public enum BlindIndexRebuild {
         try BlindIndexRegistry.record(index, state: .building, keyring: keyring, in: db)
         _ = try rebuildBatch(index, after: nil, limit: .max, keyring: keyring, in: db)
         try finishSQLIndex(index, in: db)
-        try BlindIndexRegistry.advance(index, to: nil, in: db)
+        try BlindIndexRegistry.advance(index, to: nil, keyring: keyring, in: db)
     }
 
     /// Computes the values of up to `limit` rows after rowid `after`:
     /// how many, and the last rowid done.
     private static func rebuildBatch(_ index: BlindIndex, after: Int64?, limit: Int, keyring: FieldKeyring, in db: Connection) throws -> (Int, Int64?) {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
-        let inputs = try BlindIndexInputs(index, cipher: cipher, sealedColumns: try SealedColumnRegistry.columns(in: db), in: db)
+        // Verified in every batch: each is a transaction of its own.
+        let inputs = try BlindIndexInputs(index, cipher: cipher, sealedColumns: try SealedColumnRegistry.columns(in: db, keyring: keyring), in: db)
         var computed: [(Int64, DatabaseValue)] = []
         try inputs.forEach(after: after, limit: limit, in: db) { row in
             computed.append((row.rowid, try cipher.blindIndex(of: row.values, for: index, row: FieldCipher.row(row.rowKey))))
@@ -243,7 +245,7 @@ public enum BlindIndexRebuild {
                 // The last batch makes a unique index UNIQUE and marks it ready, in the same transaction.
                 if !index.isColumnIndex {
                     if count < batchSize { try finishSQLIndex(index, in: db) }
-                    try BlindIndexRegistry.advance(index, to: count < batchSize ? nil : reached, in: db)
+                    try BlindIndexRegistry.advance(index, to: count < batchSize ? nil : reached, keyring: keyring, in: db)
                 }
                 cursor = reached
                 return count

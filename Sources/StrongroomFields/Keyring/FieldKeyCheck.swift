@@ -83,8 +83,11 @@ public enum FieldKeyCheck {
     }
 
     /// ``recordActiveKey(of:in:)`` with the active key's check value known
-    /// (an insert path asks on every row: one lookup when it is recorded).
-    static func recordActiveKey(of keyring: FieldKeyring, check: [UInt8], in db: Connection) throws {
+    /// (an insert path asks on every row: one lookup when it is recorded),
+    /// and the application's own sealed columns (`declared`, with their
+    /// pinned row keys), whose values must open before a check is recorded.
+    static func recordActiveKey(of keyring: FieldKeyring, check: [UInt8], declared: [SealedColumn] = [], rowKeys: [FoldedName: [String]] = [:],
+                                in db: Connection) throws {
         if try isActiveKeyRecorded(of: keyring, check: check, in: db) { return }
         let id = keyring.activeKeyID
         let recorded = try recorded(in: db)
@@ -93,7 +96,7 @@ public enum FieldKeyCheck {
             guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
             return
         }
-        try refuseIfAValueUnderTheKeyDoesNotOpen(id, keyring: keyring, in: db)
+        try refuseIfAValueDoesNotOpen(keyring: keyring, declared: declared, rowKeys: rowKeys, in: db)
         try db.execute(sql: createTableSQL)
         try db.execute(sql: "INSERT INTO main.\(table)(key_id, check_value) VALUES (?, ?)", arguments: [DatabaseValue.integer(Int64(id)), DatabaseValue.blob(check)])
     }
@@ -133,26 +136,60 @@ public enum FieldKeyCheck {
         }
     }
 
-    /// A value sealed under `keyID` in a recorded sealed column must open
-    /// under `keyring`'s key of that id (a database sealed before checks were
-    /// recorded, or whose record was deleted).
-    static func refuseIfAValueUnderTheKeyDoesNotOpen(_ keyID: UInt32, keyring: FieldKeyring, in db: Connection) throws {
+    /// Before a key's check is recorded: in each sealed column, declared
+    /// by the application (`declared`, with its pinned row keys) or
+    /// recorded in the registry, one value must open under `keyring`,
+    /// whatever key id its header names. A database sealed before checks
+    /// were recorded, or whose checks someone holding the database key
+    /// deleted (with the registry, or after rewriting the envelopes' key
+    /// ids), is then taken only with the keyring its values were sealed
+    /// with: a value under a key id the keyring lacks is refused, not
+    /// skipped, and so is one whose bytes were made TEXT.
+    ///
+    /// Not covered: a database whose sealed values were all taken out (set
+    /// to NULL, or to bytes of no envelope's shape) with the checks looks
+    /// like a new one; what another keyring seals then is refused to the
+    /// right keyring once the values are put back (`wrongFieldKeyring`,
+    /// naming the key), and no value opens under the other.
+    static func refuseIfAValueDoesNotOpen(keyring: FieldKeyring, declared: [SealedColumn] = [], rowKeys: [FoldedName: [String]] = [:],
+                                          in db: Connection) throws {
         let cipher = FieldCipher(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
-        var header: [UInt8] = []
-        FieldEnvelope.appendBigEndian(keyID, to: &header)
-        for column in try SealedColumnRegistry.columns(in: db) {
-            let key = column.mode == .deterministic ? [] : try PrimaryKeyColumns.read(column.table, in: db).map(\.name)
-            // An envelope's shape (version 1, a known algorithm, longer than a
-            // blind index) under `keyID`: a column being sealed may hold plain BLOBs.
-            let envelope = "typeof(strongroom_value) = 'blob' AND substr(strongroom_value, 1, 1) = x'01' AND substr(strongroom_value, 2, 1) IN (x'01', x'02') AND length(strongroom_value) > 22 AND substr(strongroom_value, 3, 4) = ?"
-            guard let row = (try? StoredValues.rows(of: column.table, column: column.column, key: key, where: envelope,
-                                                   arguments: [DatabaseValue.blob(header)], limit: 1, in: db))?.first else { continue }
+        var columns = declared
+        for column in try SealedColumnRegistry.columns(in: db) where !columns.contains(where: { $0.names(sameColumnAs: column) }) {
+            columns.append(column)
+        }
+        // An envelope's shape (version 1, a known algorithm, longer than a
+        // blind index), in a BLOB or in TEXT (whoever holds the database key
+        // can make text of the bytes, to hide them from a look at BLOBs): a
+        // column being sealed may hold plain values.
+        let asBlob = "CAST(strongroom_value AS BLOB)"
+        let envelope = "typeof(strongroom_value) IN ('blob', 'text') AND substr(\(asBlob), 1, 1) = x'01' AND substr(\(asBlob), 2, 1) IN (x'01', x'02') AND length(\(asBlob)) > 22"
+        let boundToRow = envelope + " AND substr(\(asBlob), 2, 1) = x'01'"
+        for column in columns where try hasColumn(column.column, of: column.table, in: db) {
+            // The algorithm byte says whether the value is bound to its row
+            // (the registry's mode is not trusted here).
+            let randomized = try !StoredValues.rows(of: column.table, column: column.column, key: [], where: boundToRow, asBytes: true, limit: 1, in: db).isEmpty
+            let key = randomized ? try rowKeys[column.table.sqliteFolded] ?? PrimaryKeyColumns.read(column.table, in: db).map(\.name) : []
+            guard let row = try StoredValues.rows(of: column.table, column: column.column, key: key, where: randomized ? boundToRow : envelope,
+                                                  asBytes: true, limit: 1, in: db).first,
+                  case .blob(let bytes) = row.stored else { continue }
+            let keyID = bytes[2..<6].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            guard keyring.key(keyID) != nil else {
+                throw StrongroomError(.wrongFieldKeyring, "\(column.table).\(column.column) holds values sealed under field key \(keyID), which this keyring does not hold (it holds \(keyring.keyIDs.map(String.init).joined(separator: ", "))): it is not the keyring \(db.path) was sealed with, or someone rewrote the values' headers. Nothing was recorded or sealed. Use the keyring the database was sealed with.", path: db.path)
+            }
             do {
-                _ = try cipher.open(row.stored, table: column.table, column: column.column, rowKey: row.rowKey, mode: column.mode)
+                _ = try cipher.open(row.stored, table: column.table, column: column.column, rowKey: row.rowKey, mode: randomized ? .randomized : .deterministic)
             } catch {
                 throw wrongKeyring(keyID, db)
             }
         }
+    }
+
+    /// Whether `table` of main has a column `column` (names as SQLite folds them).
+    private static func hasColumn(_ column: String, of table: String, in db: Connection) throws(StrongroomError) -> Bool {
+        guard try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [table]) == 1 else { return false }
+        return try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))")
+            .contains { (try? $0.decode(String.self, column: "name"))?.sqliteFolded == column.sqliteFolded }
     }
 
     static func wrongKeyring(_ keyID: UInt32, _ db: Connection) -> StrongroomError {

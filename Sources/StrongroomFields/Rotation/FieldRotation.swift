@@ -68,6 +68,9 @@ public enum FieldRotation {
     public static func rotate(_ queue: DatabaseQueue, columns: [SealedColumn], keyring: FieldKeyring, batchSize: Int = 1000,
                               progress: ((Int) -> Void)? = nil) throws -> Report {
         let cipher = try queue.read { db in try FieldCipher(keyring: keyring, contextRecordedIn: db) }
+        // The registry names the blind indexes rebuilt below: refused if
+        // someone without the keyring changed it.
+        try queue.read { db in try RegistrySignature.verify(keyring, in: db) }
         try queue.write { db in try FieldKeyCheck.recordActiveKey(of: keyring, in: db) }
         let active = keyring.activeKeyID
         let activeBytes: [UInt8] = [UInt8(active >> 24 & 0xFF), UInt8(active >> 16 & 0xFF), UInt8(active >> 8 & 0xFF), UInt8(active & 0xFF)]
@@ -144,6 +147,9 @@ public enum FieldRotation {
             batches += report.batches
             resealed["\(entry.index.table).\(entry.index.name)", default: 0] += report.rows
         }
+        // The registry's signature moves to the active key too, so that the
+        // old key can be retired.
+        try queue.write { db in try RegistrySignature.update(keyring, in: db) {} }
         return Report(resealed: resealed, batches: batches)
     }
 
@@ -183,16 +189,18 @@ public enum FieldRotation {
         }
         let staying = try keyring.removingKey(keyID)
         let unopened = try envelopesThatDoNotOpen(under: staying, findings: findings, in: db)
-        defer {
-            // The retired id may be given to a new key (FieldKeyring.addingKey):
-            // its check value goes with it, or the database would refuse that key.
-            if unopened.isEmpty, (try? FieldKeyCheck.recorded(in: db)[keyID]) != nil {
-                try? db.execute(sql: "DELETE FROM main.\(FieldKeyCheck.table) WHERE key_id = ?", arguments: [DatabaseValue.integer(Int64(keyID))])
-            }
-        }
         guard unopened.isEmpty else {
             let places = unopened.map { "\($0.key): \($0.value.count) (row \($0.value.first!))" }.sorted().joined(separator: "; ")
             throw FieldError(.keyring, "Sealed values do not open under the keys that would stay (\(places)): their headers may have been rewritten to name another key, or they were sealed with another keyring. Nothing was retired: key \(keyID) may be the one they need. Check them with `strongroom verify --field-keys`, and restore them from a backup if they were changed.")
+        }
+        // The registry's signature would not verify without the key.
+        if let signer = try RegistrySignature.signingKeyID(in: db), signer == keyID {
+            throw FieldError(.keyring, "Key \(keyID) signs the registry of \(db.path) (RegistrySignature); nothing was retired. `strongroom fields rotate` signs it again under the active key.")
+        }
+        // The retired id may be given to a new key (FieldKeyring.addingKey):
+        // its check value goes with it, or the database would refuse that key.
+        if (try? FieldKeyCheck.recorded(in: db)[keyID]) != nil {
+            try? db.execute(sql: "DELETE FROM main.\(FieldKeyCheck.table) WHERE key_id = ?", arguments: [DatabaseValue.integer(Int64(keyID))])
         }
         return staying
     }

@@ -149,7 +149,13 @@ public enum SealedValueSearch {
     /// mode read from them), so that status and rotation miss none. (A
     /// column the registry forgot that also holds other values is not taken:
     /// ``FieldRotation/retire(_:from:in:)`` still finds its envelopes.)
-    public static func sealedColumns(in db: Connection) throws(StrongroomError) -> [SealedColumn] {
+    ///
+    /// With a `keyring`, the registry must verify under it first
+    /// (``RegistrySignature``): what a tool that re-seals acts on. The
+    /// columns found by their envelopes alone take the mode the envelopes
+    /// show (which no one can forge without the keyring) and no index.
+    public static func sealedColumns(in db: Connection, keyring: FieldKeyring? = nil) throws(StrongroomError) -> [SealedColumn] {
+        if let keyring { try RegistrySignature.verify(keyring, in: db) }
         let recorded = try SealedColumnRegistry.columns(in: db)
         var columns = recorded
         for finding in try findings(in: db) {

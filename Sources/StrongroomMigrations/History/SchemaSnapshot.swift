@@ -15,7 +15,7 @@ public struct SchemaSnapshot: Sendable, Equatable {
             SELECT type, name, sql FROM main.sqlite_master
             WHERE sql IS NOT NULL AND \(SQLScript.isUserObjectName()) AND name <> '\(MigrationHistory.table)'
               -- The field keys Strongroom records as it seals (FieldKeyCheck): no migration makes it.
-              AND NOT (type = 'table' AND name = 'strongroom_field_keys')
+              AND NOT (type = 'table' AND name IN ('strongroom_field_keys', '\(RegistrySignature.table)'))
             """)
         // Any storage class: a row written with writable_schema may hold a BLOB.
         let names = Set(rows.map { SQLScript.schemaText($0[1]).sqliteFolded })

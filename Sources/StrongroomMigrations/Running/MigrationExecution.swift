@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Strongroom
+import StrongroomFields
 
 /// Runs one migration: foreign keys off outside the transaction (unless it
 /// asked for immediate checks), its statements and its history row in one
@@ -10,6 +11,8 @@ struct MigrationExecution {
     let db: Connection
     let logger: Logger
     let progress: (@Sendable (MigrationEvent) -> Void)?
+    /// Keeps the registry's signature (``Migrator/fieldKeyring``).
+    var fieldKeyring: FieldKeyring? = nil
 
     func run() throws(MigrationError) -> AppliedMigration {
         let start = ContinuousClock.now
@@ -105,6 +108,12 @@ struct MigrationExecution {
         do throws(MigrationError) {
             let rowKeys: SealedRowKeyCheck
             do { rowKeys = try SealedRowKeyCheck.noting(db) } catch { throw failure("cannot note its sealed values' row keys: \(error.message)", statement: nil, underlying: error) }
+            // Whether the registry is signed as it stands, read in this
+            // transaction: only then is what the migration makes of it signed.
+            var signsRegistry = false
+            do throws(StrongroomError) { if let fieldKeyring { signsRegistry = try RegistrySignature.verifies(fieldKeyring, in: db) } } catch {
+                throw failure("cannot read the registry of sealed columns: \(error.message)", statement: nil, underlying: error)
+            }
             // The body may not end the runner's transaction: a COMMIT is
             // turned into a rollback (nothing of it is committed), and a
             // ROLLBACK (then perhaps BEGIN again) is noticed.
@@ -123,6 +132,11 @@ struct MigrationExecution {
             do { moved = try rowKeys.moved(in: db) } catch { throw failure("cannot check its sealed values' row keys: \(error.message)", statement: nil, underlying: error) }
             if let moved { throw failure(moved + ".", statement: nil, underlying: nil) }
             if checkForeignKeys { try checkForeignKeyViolations() }
+            if signsRegistry, let fieldKeyring {
+                do { try RegistrySignature.confirm(fieldKeyring, in: db) } catch {
+                    throw failure("cannot sign the registry of sealed columns: \(error.message)", statement: nil, underlying: error)
+                }
+            }
             let entry = try historyEntry(start: start)
             do {
                 try MigrationHistory.create(db)

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import Strongroom
+public import StrongroomFields
 
 /// Upgrades a database's schema with numbered migrations, each atomic, with a
 /// history, checksums, a lock between runners, and table rebuilds SQLite's
@@ -49,6 +50,16 @@ public struct Migrator: Sendable {
     /// downgraded and whose newer migrations only add what an older version
     /// can ignore. Nothing is migrated then. Default `false`.
     public var allowsNewerDatabase = false
+    /// The field keyring, to keep the registry's signature
+    /// (`RegistrySignature`) as migrations change the sealed columns and
+    /// blind indexes they record: the migrations are the operator's own
+    /// declarations. Inside each migration's transaction, a registry that
+    /// verified before it is signed again after it; one that did not (a
+    /// row changed without the keyring) is left for the operator to check
+    /// (`strongroom fields confirm`). `strongroom migrate --field-keys`
+    /// sets it. Default nil: migrations that change the registry leave it
+    /// unsigned, and the tools that act on it refuse it until confirmed.
+    public var fieldKeyring: FieldKeyring?
     /// Where the runner logs each migration (never bound values or keys).
     public var logger: Logger = Logger(label: "strongroom.migrations", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -224,7 +235,7 @@ public struct Migrator: Sendable {
             progress?(.migrationStarted(version: migration.version, description: migration.description, index: index + 1, count: queue.count))
             let entry: AppliedMigration
             do {
-                entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress).run()
+                entry = try MigrationExecution(migration: migration, db: db, logger: logger, progress: progress, fieldKeyring: fieldKeyring).run()
             } catch {
                 var error = error
                 error.appliedBeforeFailure = applied.map(\.version)

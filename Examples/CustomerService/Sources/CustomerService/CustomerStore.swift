@@ -61,11 +61,13 @@ final class CustomerStore: Sendable {
             var migrator = try Migrator(migrations: settings.migrations)
             migrator.logger = logger
             migrator.lockTimeout = settings.lockTimeout
+            // The registry rows its migrations write carry the keyring's signature.
+            migrator.fieldKeyring = settings.keyring
             let report = try await migrator.asyncMigrate(pool)
             logger.info("migrated", metadata: ["from": "\(report.fromVersion)", "to": "\(report.toVersion)", "applied": "\(report.applied.count)"])
             try await pool.asyncWrite { [keyring = settings.keyring] db in
                 if try SealedColumnRegistry.columns(in: db).count < Customer.schema.sealedColumns.count {
-                    try SealedColumnRegistry.record(Customer.schema.sealedColumns, in: db)
+                    try SealedColumnRegistry.record(Customer.schema.sealedColumns, keyring: keyring, in: db)
                 }
                 // A key just activated (`strongroom fields activate`) is known to
                 // the database from now on, before an UPDATE seals under it.

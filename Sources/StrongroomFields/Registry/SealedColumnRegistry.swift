@@ -4,9 +4,13 @@ public import Strongroom
 /// `strongroom_sealed_columns`), so that every tool finds them with the
 /// keyring alone: `strongroom verify --field-keys`, `fields rotate`, `export`.
 ///
+/// Record them with the field keyring, so that the rows carry its
+/// signature (``RegistrySignature``): the tools refuse a registry that
+/// someone holding only the database key changed.
+///
 /// ```swift
-/// try queue.write { db in try SealedColumnRegistry.record(columns, in: db) }
-/// let columns = try queue.read { db in try SealedColumnRegistry.columns(in: db) }
+/// try queue.write { db in try SealedColumnRegistry.record(columns, keyring: keyring, in: db) }
+/// let columns = try queue.read { db in try SealedColumnRegistry.columns(in: db, keyring: keyring) }   // verified
 /// ```
 public enum SealedColumnRegistry {
     package static let table = "strongroom_sealed_columns"
@@ -17,8 +21,22 @@ public enum SealedColumnRegistry {
         """
 
     /// Records `columns` (replacing what was recorded for the same table
-    /// and column). Call it inside the write transaction that seals them.
+    /// and column) and signs the registry with `keyring`
+    /// (``RegistrySignature``) when it verified before. Call it inside the
+    /// write transaction that seals them.
+    public static func record(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
+        try RegistrySignature.update(keyring, in: db) { try recordUnsigned(columns, in: db) }
+    }
+
+    /// Records `columns` without signing them: the tools refuse the
+    /// registry until the operator confirms it (`strongroom fields
+    /// confirm`). Prefer ``record(_:keyring:in:)``.
+    @available(*, deprecated, message: "Record with the field keyring, record(_:keyring:in:), so that the tools can verify the registry.")
     public static func record(_ columns: [SealedColumn], in db: Connection) throws(StrongroomError) {
+        try recordUnsigned(columns, in: db)
+    }
+
+    static func recordUnsigned(_ columns: [SealedColumn], in db: Connection) throws(StrongroomError) {
         try db.execute(sql: createTableSQL)
         for column in columns {
             try db.execute(sql: "INSERT OR REPLACE INTO main.\(table)(table_name, column_name, mode, index_column) VALUES (?, ?, ?, ?)",
@@ -39,7 +57,17 @@ public enum SealedColumnRegistry {
     ///
     /// - Throws: `StrongroomError.Code.misuse` when another context is
     ///   recorded already (its values are bound to that one).
+    public static func record(context: FieldContext, keyring: FieldKeyring, in db: Connection) throws {
+        try RegistrySignature.update(keyring, in: db) { try recordUnsigned(context: context, in: db) }
+    }
+
+    /// Records the context without signing it (see ``record(_:in:)``).
+    @available(*, deprecated, message: "Record with the field keyring, record(context:keyring:in:), so that the tools can verify the registry.")
     public static func record(context: FieldContext, in db: Connection) throws(StrongroomError) {
+        try recordUnsigned(context: context, in: db)
+    }
+
+    static func recordUnsigned(context: FieldContext, in db: Connection) throws(StrongroomError) {
         if let recorded = try self.context(in: db) {
             guard recorded == context else {
                 throw StrongroomError(.misuse, "\(db.path) records the field context \(recorded), and its sealed values are bound to it; it cannot be recorded as \(context).", path: db.path)
@@ -67,8 +95,20 @@ public enum SealedColumnRegistry {
         try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
     }
 
+    /// The recorded sealed columns, once the registry verifies under
+    /// `keyring` (``RegistrySignature/verify(_:in:)``): what a tool that
+    /// seals, re-seals or writes index values acts on.
+    ///
+    /// - Throws: `StrongroomError.Code.untrustedRegistry` naming a row
+    ///   changed, added or deleted without the keyring.
+    public static func columns(in db: Connection, keyring: FieldKeyring) throws(StrongroomError) -> [SealedColumn] {
+        try RegistrySignature.verify(keyring, in: db)
+        return try columns(in: db)
+    }
+
     /// The recorded sealed columns, by table and column; none when the
-    /// database records none.
+    /// database records none. Not verified: whoever holds the database key
+    /// can write them (see ``columns(in:keyring:)``).
     public static func columns(in db: Connection) throws(StrongroomError) -> [SealedColumn] {
         guard try exists(in: db) else { return [] }
         var columns: [SealedColumn] = []

@@ -41,18 +41,26 @@ public enum BlindIndexRegistry {
         public let state: State
         /// While building: the largest rowid whose value is rebuilt (nil: none yet).
         public let rebuiltThrough: Int64?
-        /// Whether the check matches under the keyring given (always true
-        /// for an indexed column's own index; false without a keyring, or
-        /// without a check).
+        /// Whether the definition is the one signed under the keyring given:
+        /// its check matches (for an indexed column's own index, the
+        /// registry's signature covers its row); false without a keyring,
+        /// or without a check.
         public let verified: Bool
         /// The key the check was made under; nil without one.
         public let checkKeyID: UInt32?
     }
 
     /// The recorded indexes, the indexed columns' own first, by table and name.
+    ///
+    /// With a `keyring`, the registry must verify first
+    /// (``RegistrySignature/verify(_:in:)``: `StrongroomError.Code.untrustedRegistry`
+    /// names a row changed, added or deleted without it), and each entry
+    /// says whether its definition's check matches. Without one, nothing is
+    /// verified: every entry's ``Entry/verified`` is false.
     public static func entries(in db: Connection, keyring: FieldKeyring? = nil) throws -> [Entry] {
+        if let keyring { try RegistrySignature.verify(keyring, in: db) }
         var entries = try SealedColumnRegistry.columns(in: db).compactMap(\.columnIndex)
-            .map { Entry(index: $0, state: .ready, rebuiltThrough: nil, verified: true, checkKeyID: nil) }
+            .map { Entry(index: $0, state: .ready, rebuiltThrough: nil, verified: keyring != nil, checkKeyID: nil) }
         guard try exists(in: db) else { return entries }
         let cipher = try keyring.map { try FieldCipher(keyring: $0, contextRecordedIn: db) }
         for row in try db.fetchAll(sql: "SELECT table_name, name, definition, state, rebuilt_through, \"check\" FROM main.\(table) ORDER BY table_name, name") {
@@ -71,8 +79,9 @@ public enum BlindIndexRegistry {
                 throw FieldError(.misuse, "\(table) records blind index \(tableName).\(name) in an unknown state '\(stateName)'.", table: tableName)
             }
             let check = try row.decode([UInt8]?.self, column: "check")
-            var verified = false
-            if let cipher, let check { verified = try Self.check(check, matches: index, cipher: cipher) }
+            // The registry's signature (verified above) covers the row; the
+            // definition's own check is the older format's, kept for its key id.
+            let verified = cipher != nil
             let checkKeyID = check.flatMap { $0.count == 20 ? UInt32($0[0]) << 24 | UInt32($0[1]) << 16 | UInt32($0[2]) << 8 | UInt32($0[3]) : nil }
             entries.append(Entry(index: index, state: state, rebuiltThrough: try row.decode(Int64?.self, column: "rebuilt_through"), verified: verified, checkKeyID: checkKeyID))
         }
@@ -112,10 +121,12 @@ public enum BlindIndexRegistry {
     static func record(_ index: BlindIndex, state: State, rebuiltThrough: Int64? = nil, cipher: FieldCipher, in db: Connection) throws {
         try index.validate()
         let keyring = cipher.keyring
-        try db.execute(sql: createTableSQL)
-        let definition = definitionJSON(index)
-        try db.execute(sql: "INSERT OR REPLACE INTO main.\(table)(table_name, name, definition, state, rebuilt_through, \"check\") VALUES (?, ?, ?, ?, ?, ?)",
-                       arguments: [index.table, index.name, definition, state.rawValue, rebuiltThrough, try check(of: index, cipher: cipher, keyID: keyring.activeKeyID)])
+        try RegistrySignature.update(keyring, in: db) {
+            try db.execute(sql: createTableSQL)
+            let definition = definitionJSON(index)
+            try db.execute(sql: "INSERT OR REPLACE INTO main.\(table)(table_name, name, definition, state, rebuilt_through, \"check\") VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [index.table, index.name, definition, state.rawValue, rebuiltThrough, try check(of: index, cipher: cipher, keyID: keyring.activeKeyID)])
+        }
     }
 
     /// The definition as recorded: JSON with sorted keys.
@@ -127,21 +138,28 @@ public enum BlindIndexRegistry {
     }
 
     /// Moves a recorded index's rebuild on to `rowid`, or marks it ready (nil).
-    static func advance(_ index: BlindIndex, to rowid: Int64?, in db: Connection) throws(StrongroomError) {
-        try db.execute(sql: "UPDATE main.\(table) SET state = ?, rebuilt_through = ? WHERE table_name = ? AND name = ?",
-                       arguments: [rowid == nil ? State.ready.rawValue : State.building.rawValue, rowid, index.table, index.name])
+    /// (The registry's signature follows each change: ``RegistrySignature/update(_:in:_:)``.)
+    static func advance(_ index: BlindIndex, to rowid: Int64?, keyring: FieldKeyring, in db: Connection) throws {
+        try RegistrySignature.update(keyring, in: db) {
+            try db.execute(sql: "UPDATE main.\(table) SET state = ?, rebuilt_through = ? WHERE table_name = ? AND name = ?",
+                           arguments: [rowid == nil ? State.ready.rawValue : State.building.rawValue, rowid, index.table, index.name])
+        }
     }
 
     /// Marks a recorded index as being rebuilt from its first row.
-    static func markBuilding(_ index: BlindIndex, in db: Connection) throws(StrongroomError) {
-        try db.execute(sql: "UPDATE main.\(table) SET state = ?, rebuilt_through = NULL WHERE table_name = ? AND name = ?",
-                       arguments: [State.building.rawValue, index.table, index.name])
+    static func markBuilding(_ index: BlindIndex, keyring: FieldKeyring, in db: Connection) throws {
+        try RegistrySignature.update(keyring, in: db) {
+            try db.execute(sql: "UPDATE main.\(table) SET state = ?, rebuilt_through = NULL WHERE table_name = ? AND name = ?",
+                           arguments: [State.building.rawValue, index.table, index.name])
+        }
     }
 
     /// Forgets a recorded index (not an indexed column's own).
-    static func remove(_ index: BlindIndex, in db: Connection) throws(StrongroomError) {
+    static func remove(_ index: BlindIndex, keyring: FieldKeyring, in db: Connection) throws {
         guard try exists(in: db) else { return }
-        try db.execute(sql: "DELETE FROM main.\(table) WHERE table_name = ? AND name = ?", arguments: [index.table, index.name])
+        try RegistrySignature.update(keyring, in: db) {
+            try db.execute(sql: "DELETE FROM main.\(table) WHERE table_name = ? AND name = ?", arguments: [index.table, index.name])
+        }
     }
 
     private static func exists(in db: Connection) throws(StrongroomError) -> Bool {
@@ -156,12 +174,5 @@ public enum BlindIndexRegistry {
         var out = [UInt8]()
         FieldEnvelope.appendBigEndian(keyID, to: &out)
         return out + mac.authenticationCode(for: checkLabel).prefix(16)
-    }
-
-    private static func check(_ stored: [UInt8], matches index: BlindIndex, cipher: FieldCipher) throws(FieldError) -> Bool {
-        guard stored.count == 20 else { return false }
-        let keyID = UInt32(stored[0]) << 24 | UInt32(stored[1]) << 16 | UInt32(stored[2]) << 8 | UInt32(stored[3])
-        guard cipher.keyring.key(keyID) != nil else { return false }
-        return ConstantTime.equal(try check(of: index, cipher: cipher, keyID: keyID), stored)
     }
 }

@@ -1,0 +1,299 @@
+import Foundation
+import Strongroom
+import StrongroomFields
+import StrongroomMigrations
+import StrongroomTestSupport
+import Testing
+
+/// Issue 50, item 4: what the operator's tools read from the database is
+/// authenticated under the field keyring, or refused. The adversary holds
+/// the database key (a bare connection here: what the stock `sqlcipher`
+/// shell gives) and rewrites the registry and the keyring's check rows.
+@Suite("Sealed columns: the registry's signature and the keyring check")
+struct RegistrySignatureTests {
+    let dir = TemporaryDirectory()
+    let databaseKey = DatabaseKey.generate()
+    let right = FieldKeyring.generate()
+    let wrong = FieldKeyring.generate()
+
+    struct Customer: Codable, Equatable {
+        var id: Int64?
+        var email: String
+        var phone: String?
+    }
+
+    static let columns: [SealedColumn] = [.indexed("email", in: "customer", indexColumn: "email_index"), .randomized("phone", in: "customer")]
+
+    func queue(_ path: String, keyring: FieldKeyring) throws -> DatabaseQueue {
+        var config = Configuration(key: databaseKey)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
+        return try DatabaseQueue(path: path, configuration: config)
+    }
+
+    func bare(_ path: String) throws -> Connection {
+        try Connection(path: path, configuration: Configuration(key: databaseKey))
+    }
+
+    /// Three customers sealed under `right`, the registry recorded with it.
+    func database(_ name: String) throws -> String {
+        let path = dir.file(name)
+        try queue(path, keyring: right).write { db in
+            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB, phone BLOB)")
+            try SealedColumnRegistry.record(Self.columns, keyring: right, in: db)
+            for (id, email) in [(1, "ada@example.com"), (2, "bob@example.com"), (3, "cy@example.com")] {
+                try db.insert(Customer(id: Int64(id), email: email, phone: "+44 20 7946 000\(id)"), into: "customer")
+            }
+        }
+        return path
+    }
+
+    func expectUntrusted(_ names: [String], sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+        let error = #expect(throws: StrongroomError.self, sourceLocation: sourceLocation) { try body() }
+        #expect(error?.code == .untrustedRegistry, "\(String(describing: error))", sourceLocation: sourceLocation)
+        for name in names {
+            #expect(error?.message.contains(name) == true, "names \(name): \(error?.message ?? "")", sourceLocation: sourceLocation)
+        }
+    }
+
+    // MARK: The issue's first attack
+
+    /// A randomized column rewritten in the registry as `indexed`, with a
+    /// companion column of the adversary's: rotation and an index rebuild
+    /// would write an exact 128-bit index of every value. Both are refused,
+    /// naming the row, and the column stays empty.
+    @Test func aRandomizedColumnRewrittenAsIndexedGetsNoIndex() throws {
+        let path = try database("attack1.db")
+        let adversary = try bare(path)
+        try adversary.execute(sql: """
+            ALTER TABLE customer ADD COLUMN leak BLOB;
+            UPDATE strongroom_sealed_columns SET mode = 'indexed', index_column = 'leak' WHERE column_name = 'phone';
+            """)
+        let (grown, id) = right.addingKey()
+        let rotated = try grown.activating(id)
+        let queue = try queue(path, keyring: rotated)
+        let registry = "strongroom_sealed_columns (customer, phone)"
+        expectUntrusted([registry, "changed"]) {
+            let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db, keyring: rotated) }
+            _ = try FieldRotation.rotate(queue, columns: columns, keyring: rotated)
+        }
+        // Given the columns by a caller that read the registry unverified: refused all the same.
+        expectUntrusted([registry]) {
+            let columns = try queue.read { db in try SealedColumnRegistry.columns(in: db) }
+            _ = try FieldRotation.rotate(queue, columns: columns, keyring: rotated)
+        }
+        expectUntrusted([registry]) { _ = try BlindIndexRebuild.rebuild("leak", of: "customer", in: queue, keyring: rotated) }
+        #expect(try adversary.fetchOne(Int.self, sql: "SELECT count(leak) FROM customer") == 0)
+        // Every value is still under key 1: nothing was re-sealed either.
+        #expect(try adversary.fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE substr(phone, 3, 4) = x'00000001'") == 3)
+
+        // Put back as it was signed, the registry verifies again.
+        try adversary.execute(sql: "UPDATE strongroom_sealed_columns SET mode = 'randomized', index_column = NULL WHERE column_name = 'phone'")
+        let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db, keyring: rotated) }
+        let report = try FieldRotation.rotate(queue, columns: columns, keyring: rotated)
+        #expect(report.resealed["customer.phone"] == 3, "\(report)")
+        #expect(try adversary.fetchOne(Int.self, sql: "SELECT count(leak) FROM customer") == 0)
+    }
+
+    /// Every way of changing the registry without the keyring is named:
+    /// a row changed, added or deleted, a blind index's state or
+    /// definition, the signature itself; and a change made by the library
+    /// with the keyring after one of these does not sign it over.
+    @Test func everyChangeWithoutTheKeyringIsNamed() throws {
+        let path = try database("changes.db")
+        let adversary = try bare(path)
+        try queue(path, keyring: right).write { db in
+            try BlindIndexRebuild.addInPlace(BlindIndex("email_folded", on: "email", in: "customer", bits: 8, transformations: [.normalizedCaseFolded]), keyring: right, in: db)
+        }
+        let verify = { try RegistrySignature.verify(right, in: bare(path)) }
+        try verify()
+        let cases: [(sql: String, undo: String, names: [String])] = [
+            ("UPDATE strongroom_sealed_columns SET mode = 'deterministic' WHERE column_name = 'phone'",
+             "UPDATE strongroom_sealed_columns SET mode = 'randomized' WHERE column_name = 'phone'", ["(customer, phone) was changed"]),
+            ("DELETE FROM strongroom_sealed_columns WHERE column_name = 'phone'",
+             "INSERT INTO strongroom_sealed_columns VALUES ('customer', 'phone', 'randomized', NULL)", ["(customer, phone) was deleted"]),
+            ("INSERT INTO strongroom_sealed_columns VALUES ('customer', 'id', 'deterministic', NULL)",
+             "DELETE FROM strongroom_sealed_columns WHERE column_name = 'id'", ["(customer, id)", "added without the keyring"]),
+            ("UPDATE strongroom_sealed_columns SET mode = CAST('randomized' AS BLOB) WHERE column_name = 'phone'",
+             "UPDATE strongroom_sealed_columns SET mode = 'randomized' WHERE column_name = 'phone'", ["(customer, phone) was changed"]),
+            ("UPDATE strongroom_blind_indexes SET state = 'building', rebuilt_through = 1",
+             "UPDATE strongroom_blind_indexes SET state = 'ready', rebuilt_through = NULL", ["strongroom_blind_indexes (customer, email_folded) was changed"]),
+            ("UPDATE strongroom_blind_indexes SET definition = replace(definition, '\"bits\":8', '\"bits\":128')",
+             "UPDATE strongroom_blind_indexes SET definition = replace(definition, '\"bits\":128', '\"bits\":8')", ["(customer, email_folded) was changed"]),
+            ("UPDATE strongroom_registry_signature SET signed = replace(signed, 'randomized', 'deterministic')",
+             "UPDATE strongroom_registry_signature SET signed = replace(signed, 'deterministic', 'randomized')", ["does not verify"]),
+            ("DELETE FROM strongroom_registry_signature", "", ["No signature", "(customer, phone)"]),
+        ]
+        let saved = try adversary.fetchAll(sql: "SELECT key_id, signed, mac FROM strongroom_registry_signature")
+        for change in cases {
+            try adversary.execute(sql: change.sql)
+            expectUntrusted(change.names) { try verify() }
+            // The library's own write with the keyring leaves it unsigned.
+            try queue(path, keyring: right).write { db in try SealedColumnRegistry.record([.randomized("note", in: "customer")], keyring: right, in: db) }
+            expectUntrusted(change.names) { try verify() }
+            try adversary.execute(sql: "DELETE FROM strongroom_sealed_columns WHERE column_name = 'note'")
+            if change.undo.isEmpty {
+                try adversary.execute(sql: "INSERT INTO strongroom_registry_signature VALUES (?, ?, ?)", arguments: StatementArguments(saved[0].values))
+            } else {
+                try adversary.execute(sql: change.undo)
+            }
+            try verify()
+        }
+        // Another keyring's signature is refused as well.
+        try RegistrySignature.confirm(wrong, in: bare(path))
+        expectUntrusted(["does not verify"]) { try verify() }
+    }
+
+    /// With the keyring, the library keeps the signature through every
+    /// write of the registry: a column recorded, an index added, rebuilt and
+    /// dropped, a rotation (which moves it to the active key, so that the
+    /// old key can be retired).
+    @Test func theLibraryKeepsTheSignatureThroughItsOwnWrites() throws {
+        let path = try database("writes.db")
+        let queue = try queue(path, keyring: right)
+        let verify = { try queue.read { db in try RegistrySignature.verify(right, in: db) } }
+        let index = BlindIndex("email_folded", on: "email", in: "customer", bits: 8, transformations: [.normalizedCaseFolded])
+        try BlindIndexRebuild.add(index, in: queue, keyring: right, batchSize: 2)
+        try verify()
+        try BlindIndexRebuild.rebuild("email_folded", of: "customer", in: queue, keyring: right, batchSize: 1)
+        try verify()
+        let (grown, id) = right.addingKey()
+        let rotated = try grown.activating(id)
+        let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db, keyring: rotated) }
+        _ = try FieldRotation.rotate(queue, columns: columns, keyring: rotated)
+        #expect(try bare(path).fetchOne(Int.self, sql: "SELECT key_id FROM strongroom_registry_signature") == Int(id))
+        // Signed under key 1 again (by the old keyring): no value uses key 1,
+        // but the signature does, so it is not retired; a rotation signs anew.
+        try queue.write { db in try RegistrySignature.confirm(right, in: db) }
+        let early = #expect(throws: FieldError.self) { _ = try queue.write { db in try FieldRotation.retire(1, from: rotated, in: db) } }
+        #expect(early?.message.contains("signs the registry") == true, "\(String(describing: early))")
+        _ = try FieldRotation.rotate(queue, columns: columns, keyring: rotated)
+        #expect(try bare(path).fetchOne(Int.self, sql: "SELECT key_id FROM strongroom_registry_signature") == Int(id))
+        let retired = try queue.write { db in try FieldRotation.retire(1, from: rotated, in: db) }
+        try queue.read { db in try RegistrySignature.verify(retired, in: db) }
+        try BlindIndexRebuild.drop("email_folded", of: "customer", in: queue, keyring: retired)
+        try queue.read { db in try RegistrySignature.verify(retired, in: db) }
+    }
+
+    /// Rows a migration writes are signed when the runner has the keyring
+    /// and the registry verified before; without it, the tools refuse them
+    /// until the operator confirms.
+    @Test func migrationsSignTheRowsTheyWriteOnlyWithTheKeyring() throws {
+        let path = dir.file("migrated.db")
+        let migrations = [
+            Migration(version: 1, description: "customer", sql: """
+                CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB, phone BLOB);
+                CREATE TABLE IF NOT EXISTS strongroom_sealed_columns (table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT, PRIMARY KEY (table_name, column_name));
+                INSERT INTO strongroom_sealed_columns VALUES ('customer', 'email', 'indexed', 'email_index');
+                """),
+            Migration(version: 2, description: "phone", sql: "INSERT INTO strongroom_sealed_columns VALUES ('customer', 'phone', 'randomized', NULL);"),
+        ]
+        var migrator = try Migrator(migrations: migrations)
+        migrator.fieldKeyring = right
+        try migrator.migrate(try bare(path), to: 1)
+        try RegistrySignature.verify(right, in: bare(path))
+        // Changed between two runs: the next migration does not sign over it.
+        try bare(path).execute(sql: "UPDATE strongroom_sealed_columns SET mode = 'deterministic' WHERE column_name = 'email'")
+        try migrator.migrate(try bare(path))
+        expectUntrusted(["(customer, email) was changed", "(customer, phone) was added"]) { try RegistrySignature.verify(right, in: bare(path)) }
+
+        // Without the keyring, a migration's rows are unsigned until confirmed.
+        let other = dir.file("unsigned.db")
+        try Migrator(migrations: migrations).migrate(try bare(other))
+        expectUntrusted(["No signature", "(customer, email)", "(customer, phone)"]) { try RegistrySignature.verify(right, in: bare(other)) }
+        try RegistrySignature.confirm(right, in: bare(other))
+        #expect(try SealedColumnRegistry.columns(in: bare(other), keyring: right).map(\.column) == ["email", "phone"])
+    }
+
+    // MARK: The issue's second attack
+
+    /// The check rows and the registry deleted (with its signature): a
+    /// service started with another keyring that also has a key 1 must not
+    /// seal under it, nor record its check. The application's own
+    /// declarations say which columns hold values, and one of each must
+    /// open first.
+    @Test func aKeyringCheckDeletedWithTheRegistryTakesNoOtherKeyring() throws {
+        let path = try database("attack2.db")
+        let adversary = try bare(path)
+        try adversary.execute(sql: "DELETE FROM strongroom_field_keys; DELETE FROM strongroom_sealed_columns; DROP TABLE strongroom_registry_signature")
+        let before = try adversary.fetchAll(sql: "SELECT * FROM customer").map { "\($0)" }
+        let error = #expect(throws: StrongroomError.self) {
+            try queue(path, keyring: wrong).write { db in try db.insert(Customer(id: 4, email: "eve@example.com", phone: nil), into: "customer") }
+        }
+        #expect(error?.code == .wrongFieldKeyring, "\(String(describing: error))")
+        #expect(error?.message.contains("key 1") == true, "\(error?.message ?? "")")
+        #expect(try adversary.fetchAll(sql: "SELECT * FROM customer").map { "\($0)" } == before)
+        #expect(try adversary.fetchOne(Int.self, sql: "SELECT count(*) FROM strongroom_field_keys") == 0)
+        // The right keyring is still taken, and records its check.
+        try queue(path, keyring: right).write { db in try db.insert(Customer(id: 4, email: "dee@example.com", phone: nil), into: "customer") }
+        #expect(try adversary.fetchOne(Int.self, sql: "SELECT count(*) FROM strongroom_field_keys") == 1)
+    }
+
+    /// The same with the envelopes' key ids rewritten to one the other
+    /// keyring lacks (to be put back once it had sealed and recorded its
+    /// check): a value under a key id the keyring lacks is refused, not
+    /// skipped, even stored as TEXT (SQLite's `||` makes text of the bytes:
+    /// the e-mails here); put back, the right keyring reads every row.
+    @Test func rewrittenKeyIDsAreRefusedNotSkipped() throws {
+        let path = try database("attack2b.db")
+        let adversary = try bare(path)
+        try adversary.execute(sql: """
+            DELETE FROM strongroom_field_keys; DELETE FROM strongroom_sealed_columns; DROP TABLE strongroom_registry_signature;
+            UPDATE customer SET email = substr(email, 1, 2) || x'00000009' || substr(email, 7), phone = CAST(substr(phone, 1, 2) || x'00000009' || substr(phone, 7) AS BLOB);
+            """)
+        let error = #expect(throws: StrongroomError.self) {
+            try queue(path, keyring: wrong).write { db in try db.insert(Customer(id: 4, email: "eve@example.com", phone: "+1"), into: "customer") }
+        }
+        #expect(error?.code == .wrongFieldKeyring, "\(String(describing: error))")
+        #expect(error?.message.contains("key 9") == true, "\(error?.message ?? "")")
+        #expect(try adversary.fetchOne(Int.self, sql: "SELECT count(*) FROM customer") == 3)
+        #expect(try adversary.fetchOne(Int.self, sql: "SELECT count(*) FROM strongroom_field_keys") == 0)
+        try adversary.execute(sql: "UPDATE customer SET email = CAST(substr(CAST(email AS BLOB), 1, 2) || x'00000001' || substr(CAST(email AS BLOB), 7) AS BLOB), phone = CAST(substr(phone, 1, 2) || x'00000001' || substr(phone, 7) AS BLOB)")
+        let read = try queue(path, keyring: right).read { db in try db.fetchAll(Customer.self, sql: "SELECT id, email, phone FROM customer ORDER BY id") }
+        #expect(read.map(\.email) == ["ada@example.com", "bob@example.com", "cy@example.com"])
+    }
+
+    // MARK: The format page
+
+    /// "The registry's signature" on SealedValueFormat.md: Strongroom signs
+    /// the page's registry to the page's bytes, and Python's standard
+    /// library with `cryptography`'s HKDF, from the page's text alone,
+    /// computes the same MAC.
+    @Test func thePagesSignatureExampleIsWhatStrongroomSignsAndPythonChecks() throws {
+        let page = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/StrongroomFields/StrongroomFields.docc/SealedValueFormat.md").standardized.path, encoding: .utf8)
+        func field(_ name: String) throws -> String {
+            // The names are padded to 9 characters: "mac key  …", "mac      …".
+            let prefix = name.padding(toLength: 9, withPad: " ", startingAt: 0)
+            let line = try #require(page.split(separator: "\n").first { $0.hasPrefix(prefix) }, "the page has a line \(name)")
+            return String(line.dropFirst(prefix.count))
+        }
+        let signed = try field("signed"), macKey = try field("mac key"), mac = try field("mac")
+        let keyringPath = dir.file("demo.keyring")
+        let demo = "strongroom field keyring 1\nactive 1\nkey 1 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
+        #expect(FileManager.default.createFile(atPath: keyringPath, contents: Data(demo.utf8), attributes: [.posixPermissions: 0o600]))
+        let keyring = try FieldKeyring.load(from: keyringPath)
+        let db = try bare(dir.file("page.db"))
+        try db.execute(sql: """
+            CREATE TABLE strongroom_sealed_columns (table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT, PRIMARY KEY (table_name, column_name));
+            INSERT INTO strongroom_sealed_columns VALUES ('customer', 'phone', 'randomized', NULL), ('customer', 'email', 'indexed', 'email_index');
+            """)
+        try RegistrySignature.confirm(keyring, in: db)
+        let stored = try #require(try db.fetchOne(sql: "SELECT key_id, signed, hex(mac) AS mac FROM strongroom_registry_signature"))
+        #expect(try stored.decode(Int.self, column: "key_id") == 1)
+        #expect(try stored.decode(String.self, column: "signed") == signed)
+        #expect(try stored.decode(String.self, column: "mac").lowercased() == mac)
+
+        let python = try #require(ProcessRunner.which("python3"))
+        let script = """
+            import hmac, hashlib, sys
+            from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+            from cryptography.hazmat.primitives import hashes
+            key = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"strongroom.field.v1",
+                       info=b"registry-signature\\x00" + (1).to_bytes(4, "big")).derive(bytes(range(32)))
+            print(key.hex(), hmac.new(key, sys.stdin.buffer.read(), hashlib.sha256).hexdigest())
+            """
+        let result = try ProcessRunner.run(python, ["-c", script], input: signed)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(macKey) \(mac)")
+    }
+}
