@@ -84,4 +84,22 @@ struct RegistryAttackCLITests {
         let owner = try DatabaseQueue(path: dir.file("c.db"), configuration: rightConfig)
         #expect(try owner.read { db in try db.fetchOne(String.self, sql: "SELECT Email, CustomerId FROM Customer WHERE CustomerId = 1") } == "luisg@embraer.com.br")
     }
+
+    /// `verify --field-keys` lists a registry that does not verify as one
+    /// finding among the others (review of item 4: it stopped at it, exit
+    /// 65, and listed nothing else).
+    @Test func verifyListsAnUnsignedRegistryBesideTheOtherFindings() throws {
+        try importSealed()
+        let adversary = try bare()
+        try adversary.execute(sql: """
+            UPDATE strongroom_sealed_columns SET mode = 'deterministic' WHERE column_name = 'Phone';
+            UPDATE Customer SET Email = (SELECT Email FROM Customer WHERE CustomerId = 2) WHERE CustomerId = 1;
+            """)
+        adversary.close()
+        try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
+        let verify = try run(["verify"] + key + ["--migrations", dir.file("Migrations"), "--field-keys", "fields.keyring"])
+        #expect(verify.status == 1, "\(verify.status) \(verify.stdout) \(verify.stderr)")
+        #expect(verify.stdout.contains("[sealed_untrusted_registry]") && verify.stdout.contains("strongroom_sealed_columns (Customer, Phone) was changed"), "\(verify.stdout)")
+        #expect(verify.stdout.contains("[sealed_tampered] Customer.Email, row 1"), "\(verify.stdout)")
+    }
 }

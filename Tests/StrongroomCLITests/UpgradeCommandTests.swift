@@ -49,7 +49,13 @@ struct UpgradeCommandTests {
         let report = json(upgrade)
         #expect(report["from"] as? Int == 3 && report["to"] as? Int == 4 && report["verified"] as? Bool == true, "\(upgrade.stdout)")
         #expect((report["tables"] as? [[String: Any]])?.count == Fixtures.legacyRowCounts.count, "\(upgrade.stdout)")
-        // The migration history and the sealed values came along.
+        // The migration history and the sealed values came along. The
+        // release signed no registry (issue 50): verify names it, and the
+        // operator confirms it once.
+        let unsigned = try run(["verify", "--migrations", Fixtures.repositoryRoot + "/Migrations", "--field-keys", "legacy-fields.keyring"] + key)
+        #expect(unsigned.status == 1 && unsigned.stdout.contains("[sealed_untrusted_registry] No signature"), "\(unsigned.stdout) \(unsigned.stderr)")
+        let confirm = try run(["fields", "confirm", "--field-keys", "legacy-fields.keyring"] + key)
+        #expect(confirm.status == 0 && confirm.stdout.contains("strongroom_sealed_columns (Customer, Email): mode \"randomized\", index_column NULL"), "\(confirm.stdout) \(confirm.stderr)")
         let verify = try run(["verify", "--migrations", Fixtures.repositoryRoot + "/Migrations", "--field-keys", "legacy-fields.keyring"] + key)
         #expect(verify.status == 0 && verify.stdout.contains("version 5") && verify.stdout.contains("Every sealed value opens"), "\(verify.stdout) \(verify.stderr)")
         let after = try run(["status"] + key)

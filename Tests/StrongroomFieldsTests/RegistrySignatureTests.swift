@@ -119,8 +119,9 @@ struct RegistrySignatureTests {
              "UPDATE strongroom_blind_indexes SET state = 'ready', rebuilt_through = NULL", ["strongroom_blind_indexes (customer, email_folded) was changed"]),
             ("UPDATE strongroom_blind_indexes SET definition = replace(definition, '\"bits\":8', '\"bits\":128')",
              "UPDATE strongroom_blind_indexes SET definition = replace(definition, '\"bits\":128', '\"bits\":8')", ["(customer, email_folded) was changed"]),
-            ("UPDATE strongroom_registry_signature SET signed = replace(signed, 'randomized', 'deterministic')",
-             "UPDATE strongroom_registry_signature SET signed = replace(signed, 'deterministic', 'randomized')", ["does not verify"]),
+            // The signed text holds `randomized` in hex.
+            ("UPDATE strongroom_registry_signature SET signed = replace(signed, '72616E646F6D697A6564', '64657465726D696E6973746963')",
+             "UPDATE strongroom_registry_signature SET signed = replace(signed, '64657465726D696E6973746963', '72616E646F6D697A6564')", ["does not verify"]),
             ("DELETE FROM strongroom_registry_signature", "", ["No signature", "(customer, phone)"]),
         ]
         let saved = try adversary.fetchAll(sql: "SELECT key_id, signed, mac FROM strongroom_registry_signature")
@@ -250,6 +251,153 @@ struct RegistrySignatureTests {
         try adversary.execute(sql: "UPDATE customer SET email = CAST(substr(CAST(email AS BLOB), 1, 2) || x'00000001' || substr(CAST(email AS BLOB), 7) AS BLOB), phone = CAST(substr(phone, 1, 2) || x'00000001' || substr(phone, 7) AS BLOB)")
         let read = try queue(path, keyring: right).read { db in try db.fetchAll(Customer.self, sql: "SELECT id, email, phone FROM customer ORDER BY id") }
         #expect(read.map(\.email) == ["ada@example.com", "bob@example.com", "cy@example.com"])
+    }
+
+    // MARK: Review of item 4 (a helper acting as the database-key holder)
+
+    /// A trigger the adversary plants on the registry fires inside the
+    /// library's own write of it, which then signed the adversary's row too:
+    /// an honest `fields index add` marked the randomized phone `indexed`
+    /// into `leak`, signed. A write of the registry from a trigger is
+    /// refused, and nothing is signed.
+    @Test func aTriggerOnTheRegistryGetsNothingSigned() throws {
+        let path = try database("trigger.db")
+        let adversary = try bare(path)
+        try adversary.execute(sql: """
+            ALTER TABLE customer ADD COLUMN leak BLOB;
+            \(BlindIndexRegistry.createTableSQL.replacingOccurrences(of: "IF NOT EXISTS main.", with: ""));
+            CREATE TRIGGER strongroom_x AFTER INSERT ON strongroom_blind_indexes BEGIN
+              UPDATE strongroom_sealed_columns SET mode = 'indexed', index_column = 'leak' WHERE column_name = 'phone';
+            END;
+            """)
+        try RegistrySignature.verify(right, in: adversary)
+        let queue = try queue(path, keyring: right)
+        let error = #expect(throws: StrongroomError.self) {
+            try BlindIndexRebuild.add(BlindIndex("phone_last", on: "phone", in: "customer", bits: 8, transformations: [.digitsOnly, .suffix(4)]), in: queue, keyring: right)
+        }
+        #expect(error?.code == .untrustedSchema && error?.message.contains("strongroom_x") == true, "\(String(describing: error))")
+        #expect(try adversary.fetchOne(String.self, sql: "SELECT mode FROM strongroom_sealed_columns WHERE column_name = 'phone'") == "randomized")
+        try adversary.execute(sql: "DROP TRIGGER strongroom_x; UPDATE strongroom_sealed_columns SET mode = 'indexed', index_column = 'leak' WHERE column_name = 'phone'")
+        expectUntrusted(["(customer, phone) was changed"]) { try RegistrySignature.verify(right, in: adversary) }
+    }
+
+    /// The same through a migration run with the keyring: a trigger on the
+    /// table the migration updates writes the registry, and the runner
+    /// signed the result. The migration now fails, and so does one through
+    /// a foreign key action on a registry table rebuilt with a foreign key.
+    @Test func aMigrationSignsNoRegistryWriteItDidNotMake() throws {
+        let path = try database("migration-trigger.db")
+        let adversary = try bare(path)
+        try adversary.execute(sql: """
+            ALTER TABLE customer ADD COLUMN note TEXT; ALTER TABLE customer ADD COLUMN leak BLOB;
+            CREATE TRIGGER customer_audit AFTER UPDATE OF note ON customer BEGIN
+              UPDATE strongroom_sealed_columns SET mode = 'indexed', index_column = 'leak' WHERE column_name = 'phone';
+            END;
+            """)
+        var migrator = try Migrator(migrations: [Migration(version: 1, description: "notes", sql: "UPDATE customer SET note = 'n';")])
+        migrator.fieldKeyring = right
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(try bare(path)) }
+        #expect(error?.message.contains("customer_audit") == true, "\(String(describing: error))")
+        try RegistrySignature.verify(right, in: adversary)
+        #expect(try adversary.fetchOne(String.self, sql: "SELECT mode FROM strongroom_sealed_columns WHERE column_name = 'phone'") == "randomized")
+
+        // A foreign key action instead of a trigger.
+        try adversary.execute(sql: """
+            DROP TRIGGER customer_audit;
+            CREATE TABLE flag(mode TEXT PRIMARY KEY); INSERT INTO flag VALUES ('randomized'), ('indexed');
+            CREATE TABLE registry_copy AS SELECT * FROM strongroom_sealed_columns;
+            DROP TABLE strongroom_sealed_columns;
+            CREATE TABLE strongroom_sealed_columns (table_name TEXT NOT NULL, column_name TEXT NOT NULL,
+              mode TEXT NOT NULL REFERENCES flag(mode) ON UPDATE CASCADE, index_column TEXT, PRIMARY KEY (table_name, column_name));
+            INSERT INTO strongroom_sealed_columns SELECT * FROM registry_copy; DROP TABLE registry_copy;
+            """)
+        // The rows are as signed, but the table's foreign key is a way around every write the library checks.
+        expectUntrusted(["has a foreign key (to flag)"]) { try RegistrySignature.verify(right, in: adversary) }
+        var cascading = try Migrator(migrations: [Migration(version: 1, description: "flags", sql: "-- strongroom: immediate-foreign-keys\nUPDATE flag SET mode = 'deterministic' WHERE mode = 'randomized';")])
+        cascading.fieldKeyring = right
+        try cascading.migrate(try bare(path))
+        #expect(try adversary.fetchOne(String.self, sql: "SELECT mode FROM strongroom_sealed_columns WHERE column_name = 'phone'") == "deterministic")
+        // The cascade's change is not signed: the signature still holds the rows as they were.
+        try adversary.execute(sql: "PRAGMA foreign_keys = OFF; UPDATE strongroom_sealed_columns SET mode = 'randomized' WHERE column_name = 'phone'")
+        try adversary.execute(sql: """
+            CREATE TABLE registry_copy AS SELECT * FROM strongroom_sealed_columns; DROP TABLE strongroom_sealed_columns;
+            CREATE TABLE strongroom_sealed_columns (table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL, index_column TEXT, PRIMARY KEY (table_name, column_name));
+            INSERT INTO strongroom_sealed_columns SELECT * FROM registry_copy; DROP TABLE registry_copy;
+            """)
+        try RegistrySignature.verify(right, in: adversary)
+    }
+
+    /// `fields rotate` with another keyring after the checks, the registry
+    /// and its signature were deleted: it recorded its own check (its
+    /// columns, found by their envelopes, were not among those checked).
+    @Test func aRotationWithAnotherKeyringRecordsNoCheck() throws {
+        let path = try database("rotate-other.db")
+        let adversary = try bare(path)
+        try adversary.execute(sql: "DROP TABLE strongroom_field_keys; DROP TABLE strongroom_sealed_columns; DROP TABLE strongroom_registry_signature")
+        let queue = try DatabaseQueue(path: path, configuration: Configuration(key: databaseKey))
+        let error = #expect(throws: StrongroomError.self) {
+            let columns = try queue.read { db in try SealedValueSearch.sealedColumns(in: db, keyring: wrong) }
+            _ = try FieldRotation.rotate(queue, columns: columns, keyring: wrong)
+        }
+        #expect(error?.code == .wrongFieldKeyring, "\(String(describing: error))")
+        #expect(try adversary.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'strongroom_field_keys'") == 0)
+        // Sealing in place with another keyring is refused the same way.
+        let sealing = #expect(throws: StrongroomError.self) {
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS memo(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO memo VALUES (1, 'x')")
+                try ColumnSealing.sealInPlace([.randomized("body", in: "memo")], keyring: wrong, in: db)
+            }
+        }
+        #expect(sealing?.code == .wrongFieldKeyring, "\(String(describing: sealing))")
+    }
+
+    /// A change that `quote()` does not show (text cut at a NUL byte) or
+    /// that Swift's `==` does not (a KELVIN SIGN for K, NFD for NFC) is
+    /// named like any other: the signature covers the bytes.
+    @Test func theSignatureCoversEveryByte() throws {
+        let path = try database("bytes.db")
+        let adversary = try bare(path)
+        for (change, undo) in [
+            ("UPDATE strongroom_sealed_columns SET index_column = 'email_index' || char(0) || 'zzz' WHERE column_name = 'email'",
+             "UPDATE strongroom_sealed_columns SET index_column = 'email_index' WHERE column_name = 'email'"),
+            ("UPDATE strongroom_sealed_columns SET table_name = 'customer' || char(0) WHERE column_name = 'phone'",
+             "UPDATE strongroom_sealed_columns SET table_name = 'customer' WHERE column_name = 'phone'"),
+        ] {
+            try adversary.execute(sql: change)
+            expectUntrusted(["strongroom_sealed_columns"]) { try RegistrySignature.verify(right, in: adversary) }
+            try adversary.execute(sql: undo)
+            try RegistrySignature.verify(right, in: adversary)
+        }
+        // Names Swift's == takes as one: K and KELVIN SIGN, é precomposed and decomposed.
+        for (signed, planted) in [("Kunde", "\u{212A}unde"), ("caf\u{E9}", "cafe\u{301}")] {
+            let other = dir.file("names-\(signed.unicodeScalars.count).db")
+            let db = try bare(other)
+            try db.execute(sql: "CREATE TABLE \"\(signed)\"(id INTEGER PRIMARY KEY, v BLOB)")
+            try SealedColumnRegistry.record([.randomized("v", in: signed)], keyring: right, in: db)
+            try db.execute(sql: "UPDATE strongroom_sealed_columns SET table_name = ?", arguments: [planted])
+            expectUntrusted(["strongroom_sealed_columns"]) { try RegistrySignature.verify(right, in: db) }
+        }
+    }
+
+    /// A database bound to a `FieldContext` that it does not record (the
+    /// application passes it to `seal`): the check of a newly activated
+    /// key opened the old values without the context and refused the right
+    /// keyring.
+    @Test func aNewKeyIsRecordedUnderTheApplicationsContext() throws {
+        let path = dir.file("context.db")
+        let context = try FieldContext("tenant-7")
+        func app(_ keyring: FieldKeyring) throws -> DatabaseQueue {
+            var config = Configuration(key: databaseKey)
+            config.seal(Self.columns, keyring: keyring, context: context, rowKeys: ["customer": ["id"]])
+            return try DatabaseQueue(path: path, configuration: config)
+        }
+        try app(right).write { db in
+            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB, phone BLOB)")
+            try db.insert(Customer(id: 1, email: "ada@example.com", phone: "+1"), into: "customer")
+        }
+        let (grown, id) = right.addingKey()
+        try app(try grown.activating(id)).write { db in try db.insert(Customer(id: 2, email: "bob@example.com", phone: "+2"), into: "customer") }
+        #expect(try bare(path).fetchAll(Int.self, sql: "SELECT key_id FROM strongroom_field_keys ORDER BY 1") == [1, Int(id)])
     }
 
     // MARK: The format page

@@ -11,11 +11,15 @@ internal import CSQLCipher
 ///   expressions, which SQLite compiles without asking the authorizer.
 /// - **Key changes and plaintext copies** refused, for SQL someone typed
 ///   (`refuseKeyChangesAndPlaintextCopies`).
+/// - **Writes from triggers** to tables a layer above keeps signed
+///   (`refuseWritesFromTriggers(to:)`).
 final class AuthorizerPolicy {
     /// Direct-only function names in ASCII lower case (SQLite's own folding
     /// of function names), each with its bit.
     var directOnlyFunctions: [String: UInt64] = [:]
     var refusesKeyChanges = false
+    /// Tables (folded names) no trigger may write.
+    var tablesTriggersMayNotWrite: Set<FoldedName> = []
     let state: ConnectionState
 
     init(state: ConnectionState) { self.state = state }
@@ -61,6 +65,15 @@ final class AuthorizerPolicy {
             }
             state.referencedDirectOnlyFunctions |= bit
             return SQLITE_OK
+        case SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE:
+            // The table is the first argument; the innermost trigger (or
+            // view, for an INSTEAD OF trigger) the last, NULL for the
+            // statement's own text.
+            guard let innermost, let first, !tablesTriggersMayNotWrite.isEmpty,
+                  tablesTriggersMayNotWrite.contains(String(cString: first).sqliteFolded) else { return SQLITE_OK }
+            let object = String(cString: innermost), table = String(cString: first)
+            state.refusal = (.untrustedSchema, "The trigger \"\(object)\" in the database's schema writes \(table), which Strongroom keeps signed: it is SQL the application did not write, and what it wrote would have been signed as the application's. Nothing was run; remove \"\(object)\" (DROP TRIGGER) and find out who added it.")
+            return SQLITE_DENY
         case SQLITE_ATTACH:
             return refusesKeyChanges ? refuse("ATTACH, which could open another file without encryption or with a key in the SQL") : SQLITE_OK
         case SQLITE_PRAGMA:
@@ -122,6 +135,20 @@ extension Connection {
         }, Unmanaged.passUnretained(policy).toOpaque())
         clearStatementCaches()
         return policy
+    }
+
+    /// Refuses, at prepare time, any statement through which a trigger of
+    /// the schema would insert into, update or delete from one of `tables`
+    /// (`StrongroomError.Code.untrustedSchema`, naming the trigger): for a
+    /// layer above that signs what those tables hold after its own writes,
+    /// so that a trigger someone planted cannot add to what it signs. Kept
+    /// for the connection's life; statements cached before are prepared
+    /// again.
+    package func refuseWritesFromTriggers(to tables: [String]) {
+        let folded = Set(tables.map(\.sqliteFolded))
+        guard !folded.isSubset(of: authorizer.tablesTriggersMayNotWrite) else { return }
+        authorizer.tablesTriggersMayNotWrite.formUnion(folded)
+        clearStatementCaches()
     }
 
     /// For a connection that runs SQL someone typed (`strongroom sql`):

@@ -166,14 +166,14 @@ extension Fields {
         func run() throws {
             try CommandFailure.reporting(json: output.json) {
                 let (queue, fieldKeys) = try Fields.openForIndexes(database, key: key, keyring: keyring)
-                let (columns, indexes): ([SealedColumn], [BlindIndexRegistry.Entry]) = try queue.write { db in
+                // Every row exactly as the signature covers it, in the transaction that signs it.
+                let lines: [String] = try queue.write { db in
                     // The keyring must be the database's before it signs anything.
                     try FieldKeyCheck.verify(fieldKeys, in: db)
+                    let lines = try RegistrySignature.describeRows(in: db)
                     try RegistrySignature.confirm(fieldKeys, in: db)
-                    return (try SealedColumnRegistry.columns(in: db), try BlindIndexRegistry.entries(in: db, keyring: fieldKeys))
+                    return lines
                 }
-                let lines = columns.map { "sealed column \($0.table).\($0.column) (\($0.mode.rawValue)\($0.indexColumn.map { ", index in \($0)" } ?? ""))" }
-                    + indexes.filter { !$0.index.isIndexedColumnsOwn }.map { "blind index \($0.index) (\($0.state.rawValue))" }
                 if output.json {
                     Output.json(["database": database, "signed_under_key_id": "\(fieldKeys.activeKeyID)", "rows": lines.joined(separator: "\n")])
                 } else {

@@ -15,7 +15,8 @@ public enum ColumnSealing {
     /// ```
     public static func sealInPlace(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
-        try FieldKeyCheck.recordActiveKey(of: keyring, in: db)
+        // Values already sealed (whatever the registry says) must open first.
+        try FieldKeyCheck.recordActiveKey(of: keyring, sealing: try SealedValueSearch.sealedColumns(in: db), in: db)
         for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
         let recorded = try SealedColumnRegistry.columns(in: db, keyring: keyring)
         for (index, column) in columns.enumerated() where columns[..<index].contains(where: { $0.names(sameColumnAs: column) }) {
@@ -91,18 +92,25 @@ public enum ColumnSealing {
             try db.execute(sql: "UPDATE \(table) SET \(name) = strongroom_open(\(name), ?1, ?2\(rowKey)) WHERE \(name) IS NOT NULL",
                            arguments: [column.table, column.column])
         }
-        try db.execute(sql: "DROP TABLE IF EXISTS \(SealedColumnRegistry.table)")
+        try db.execute(sql: "DROP TABLE IF EXISTS main.\(SealedColumnRegistry.table)")
         try db.execute(sql: "DROP TABLE IF EXISTS main.\(FieldKeyCheck.table)")
         try db.execute(sql: "DROP TABLE IF EXISTS main.\(RegistrySignature.table)")
         return columns
     }
 
     /// Opens every value of every recorded sealed column and reports each
-    /// one that fails, by table, column and row (for `strongroom verify`).
+    /// one that fails, by table, column and row (for `strongroom verify`);
+    /// a registry that does not verify under `keyring` is reported first
+    /// (``FieldError/Code/untrustedRegistry``).
     public static func failures(keyring: FieldKeyring, in db: Connection, limit: Int = 100) throws -> [FieldError] {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         var failures: [FieldError] = []
-        for column in try SealedColumnRegistry.columns(in: db, keyring: keyring) {
+        // A registry that does not verify is a finding; its columns are
+        // still opened, which writes nothing.
+        if let problem = try RegistrySignature.problem(with: keyring, in: db) {
+            failures.append(FieldError(.untrustedRegistry, problem.message))
+        }
+        for column in try SealedColumnRegistry.columns(in: db) {
             let present = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(column.table)))")
                 .contains { row in (try? row.decode(String.self, column: "name"))?.sqliteFolded == column.column.sqliteFolded }
             guard present else {

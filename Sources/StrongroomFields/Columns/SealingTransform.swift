@@ -190,7 +190,7 @@ final class SealingTransform: ColumnTransform {
         // learns the key the row is about to be sealed under, or refuses a
         // keyring it does not know.
         if !recordedJustNow, let check = try activeCheck() {
-            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, declared: declaredColumns, rowKeys: rowKeys, in: connection)
+            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, context: cipher.context, declared: declaredColumns, rowKeys: rowKeys, in: connection)
         }
         // Recorded now, for this row (strongroom_seal on this connection still
         // refuses a key the database did not know at open: a rollback takes

@@ -29,6 +29,10 @@ public struct FieldError: Error, Sendable, Hashable, CustomStringConvertible {
         case untransformable = "untransformable"
         /// The API was used in a way it does not support.
         case misuse = "misuse"
+        /// The registry of sealed columns and blind indexes does not match
+        /// its signature under the field keyring (``RegistrySignature``): a
+        /// finding of ``ColumnSealing/failures(keyring:in:limit:)``.
+        case untrustedRegistry = "untrusted_registry"
     }
 
     /// What kind of failure, to match on.

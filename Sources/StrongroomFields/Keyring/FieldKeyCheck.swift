@@ -78,16 +78,22 @@ public enum FieldKeyCheck {
     /// sealed under that key id must open with it first. Call it inside the
     /// write transaction that seals under the key.
     public static func recordActiveKey(of keyring: FieldKeyring, in db: Connection) throws {
+        try recordActiveKey(of: keyring, sealing: [], in: db)
+    }
+
+    /// ``recordActiveKey(of:in:)`` for a tool that acts on `columns`
+    /// (found by their envelopes too): one value of each must open first.
+    static func recordActiveKey(of keyring: FieldKeyring, sealing columns: [SealedColumn], in db: Connection) throws {
         guard let check = try value(of: keyring.activeKeyID, in: keyring) else { return }
-        try recordActiveKey(of: keyring, check: check, in: db)
+        try recordActiveKey(of: keyring, check: check, declared: columns, in: db)
     }
 
     /// ``recordActiveKey(of:in:)`` with the active key's check value known
     /// (an insert path asks on every row: one lookup when it is recorded),
     /// and the application's own sealed columns (`declared`, with their
     /// pinned row keys), whose values must open before a check is recorded.
-    static func recordActiveKey(of keyring: FieldKeyring, check: [UInt8], declared: [SealedColumn] = [], rowKeys: [FoldedName: [String]] = [:],
-                                in db: Connection) throws {
+    static func recordActiveKey(of keyring: FieldKeyring, check: [UInt8], context: FieldContext? = nil, declared: [SealedColumn] = [],
+                                rowKeys: [FoldedName: [String]] = [:], in db: Connection) throws {
         if try isActiveKeyRecorded(of: keyring, check: check, in: db) { return }
         let id = keyring.activeKeyID
         let recorded = try recorded(in: db)
@@ -96,7 +102,7 @@ public enum FieldKeyCheck {
             guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
             return
         }
-        try refuseIfAValueDoesNotOpen(keyring: keyring, declared: declared, rowKeys: rowKeys, in: db)
+        try refuseIfAValueDoesNotOpen(keyring: keyring, context: context ?? SealedColumnRegistry.context(in: db), declared: declared, rowKeys: rowKeys, in: db)
         try db.execute(sql: createTableSQL)
         try db.execute(sql: "INSERT INTO main.\(table)(key_id, check_value) VALUES (?, ?)", arguments: [DatabaseValue.integer(Int64(id)), DatabaseValue.blob(check)])
     }
@@ -151,9 +157,15 @@ public enum FieldKeyCheck {
     /// like a new one; what another keyring seals then is refused to the
     /// right keyring once the values are put back (`wrongFieldKeyring`,
     /// naming the key), and no value opens under the other.
-    static func refuseIfAValueDoesNotOpen(keyring: FieldKeyring, declared: [SealedColumn] = [], rowKeys: [FoldedName: [String]] = [:],
+    ///
+    /// The columns are the caller's (the application's declarations; for
+    /// the tools, the columns they act on, which include those whose values
+    /// are all envelopes, ``SealedValueSearch/sealedColumns(in:keyring:)``)
+    /// and the registry's. Values open bound to `context` (the
+    /// application's, which the database need not record).
+    static func refuseIfAValueDoesNotOpen(keyring: FieldKeyring, context: FieldContext?, declared: [SealedColumn] = [], rowKeys: [FoldedName: [String]] = [:],
                                           in db: Connection) throws {
-        let cipher = FieldCipher(keyring: keyring, context: try SealedColumnRegistry.context(in: db))
+        let cipher = FieldCipher(keyring: keyring, context: context)
         var columns = declared
         for column in try SealedColumnRegistry.columns(in: db) where !columns.contains(where: { $0.names(sameColumnAs: column) }) {
             columns.append(column)

@@ -41,9 +41,17 @@ public enum RegistrySignature {
     static let createTableSQL = "CREATE TABLE IF NOT EXISTS main.\(table) (key_id INTEGER NOT NULL, signed TEXT NOT NULL, mac BLOB NOT NULL)"
     static let info = Array("registry-signature".utf8)
 
-    /// One row of a registry table, each column as SQLite's `quote()`
-    /// writes it (so that a BLOB or a number planted where text was is a
-    /// change too): the table's name first.
+    /// The tables the signature covers, and the signature's own: no
+    /// trigger may write them while the library signs
+    /// (`Connection.refuseWritesFromTriggers(to:)`).
+    package static var protectedTables: [String] { [SealedColumnRegistry.table, BlindIndexRegistry.table, table, FieldKeyCheck.table] }
+
+    /// One row of a registry table: the table's name, then each column as
+    /// `typeof(column) ':' hex(column)` (every byte, and the storage class:
+    /// a BLOB or a number planted where text was is a change too; `quote()`
+    /// would stop at a NUL byte). All ASCII: compared and sorted byte for
+    /// byte, where Swift's `==` would take two normalizations of a name,
+    /// two names to SQLite, for one.
     struct Row: Hashable, Comparable, Codable {
         let fields: [String]
 
@@ -52,17 +60,27 @@ public enum RegistrySignature {
 
         /// How a message names it: `strongroom_sealed_columns (customer, phone)`.
         var name: String {
-            let key = fields.dropFirst().prefix(2).map(Self.unquoted)
+            let key = fields.dropFirst().prefix(2).map(Self.text)
             if fields.first == SealedColumnRegistry.table, key == ["", ""] { return "\(SealedColumnRegistry.table) (the field context)" }
-            return "\(fields.first ?? "?") (\(key.joined(separator: ", ")))"
+            return "\(fields.first ?? "?") (\(key.map { $0.debugDescription.dropFirst().dropLast() }.joined(separator: ", ")))"
         }
 
-        static func < (a: Row, b: Row) -> Bool { a.fields.lexicographicallyPrecedes(b.fields) }
+        static func < (a: Row, b: Row) -> Bool { a.fields.lexicographicallyPrecedes(b.fields) { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) } }
 
-        /// A `quote()`d text as its text; anything else as written.
-        static func unquoted(_ literal: String) -> String {
-            guard literal.count >= 2, literal.hasPrefix("'"), literal.hasSuffix("'") else { return literal }
-            return String(literal.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'")
+        /// A field as text for a message: its bytes as UTF-8 (a NUL or any
+        /// other control character escaped where it is shown).
+        static func text(_ field: String) -> String {
+            guard let colon = field.firstIndex(of: ":") else { return field }
+            let hex = Array(field[field.index(after: colon)...].utf8)
+            guard field[..<colon] != "null" else { return "NULL" }
+            var bytes: [UInt8] = []
+            var i = 0
+            while i + 1 < hex.count {
+                guard let byte = UInt8(String(decoding: hex[i...(i + 1)], as: UTF8.self), radix: 16) else { break }
+                bytes.append(byte)
+                i += 2
+            }
+            return String(decoding: bytes, as: UTF8.self)
         }
     }
 
@@ -74,7 +92,7 @@ public enum RegistrySignature {
             (BlindIndexRegistry.table, ["table_name", "name", "definition", "state", "rebuilt_through", "\"check\""]),
         ]
         for (table, columns) in tables where try exists(table, in: db) {
-            let selected = columns.map { "quote(\($0))" }.joined(separator: ", ")
+            let selected = columns.map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: ", ")
             for row in try db.fetchAll(sql: "SELECT \(selected) FROM main.\(table)") {
                 rows.append(Row(fields: [table] + (0..<columns.count).map { (try? row.decode(String.self, at: $0)) ?? "NULL" }))
             }
@@ -84,6 +102,19 @@ public enum RegistrySignature {
 
     static func exists(_ table: String, in db: Connection) throws(StrongroomError) -> Bool {
         try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
+    }
+
+    /// Each row of the registry as the signature covers it, for the
+    /// operator to read before confirming: its name, then every column.
+    package static func describeRows(in db: Connection) throws(StrongroomError) -> [String] {
+        let columns = [SealedColumnRegistry.table: ["mode", "index_column"], BlindIndexRegistry.table: ["definition", "state", "rebuilt_through", "check"]]
+        return try liveRows(in: db).map { row in
+            let names = columns[row.fields.first ?? ""] ?? []
+            let values = zip(names, row.fields.dropFirst(3)).map { name, field in
+                "\(name) \(field.hasPrefix("text:") ? Row.text(field).debugDescription : field.hasPrefix("null:") ? "NULL" : field)"
+            }
+            return "\(row.name): " + values.joined(separator: ", ")
+        }
     }
 
     /// The MAC key of `keyID`: HKDF-SHA256(master key, salt
@@ -99,6 +130,21 @@ public enum RegistrySignature {
         }
     }
 
+    /// Refuses a registry table with a foreign key: a write to another table
+    /// (its parent's, `ON UPDATE CASCADE`) would change it behind the
+    /// library's own write, and SQLite codes such actions as triggers of
+    /// no name, which the authorizer cannot tell from the statement's own.
+    static func foreignKeyProblem(in db: Connection) throws(StrongroomError) -> StrongroomError? {
+        for table in [SealedColumnRegistry.table, BlindIndexRegistry.table, Self.table] where try exists(table, in: db) {
+            let keys = try db.fetchAll(sql: "PRAGMA main.foreign_key_list(\(table))")
+            if !keys.isEmpty {
+                let parents = Set(keys.compactMap { try? $0.decode(String.self, column: "table") }).sorted().joined(separator: ", ")
+                return StrongroomError(.untrustedRegistry, "\(table) has a foreign key (to \(parents)): a write to another table could change it, which Strongroom never creates. Nothing was written. Rebuild it as Strongroom creates it (see SealedValueFormat), and find out who changed it.", path: db.path)
+            }
+        }
+        return nil
+    }
+
     /// The signed text of `rows`: a JSON array of each row's fields.
     static func signedText(_ rows: [Row]) -> String {
         let encoder = JSONEncoder()
@@ -112,6 +158,8 @@ public enum RegistrySignature {
     /// the rows first (`strongroom fields status`): whatever they say is
     /// what the tools will act on. Call it inside a write transaction.
     public static func confirm(_ keyring: FieldKeyring, in db: Connection) throws(StrongroomError) {
+        if let problem = try foreignKeyProblem(in: db) { throw problem }
+        db.refuseWritesFromTriggers(to: protectedTables)
         let rows = try liveRows(in: db)
         let text = signedText(rows)
         let keyID = keyring.activeKeyID
@@ -144,16 +192,24 @@ public enum RegistrySignature {
     /// Runs `change` (a write of the registry with the keyring), then signs
     /// the result, if the registry verified before it: a change made
     /// without the keyring stays unsigned, so that the tools still name it.
+    ///
+    /// No trigger may write the registry meanwhile (it would add the
+    /// writer's rows to what is signed): a statement through which one would
+    /// is refused, naming it.
     static func update<T>(_ keyring: FieldKeyring, in db: Connection, _ change: () throws -> T) throws -> T {
+        db.refuseWritesFromTriggers(to: protectedTables)
         let verified = try verifies(keyring, in: db)
         let result = try change()
         if verified { try confirm(keyring, in: db) }
         return result
     }
 
-    private static func problem(with keyring: FieldKeyring, in db: Connection) throws(StrongroomError) -> StrongroomError? {
+    /// What ``verify(_:in:)`` would throw (`untrustedRegistry`), or nil;
+    /// another keyring is thrown (`wrongFieldKeyring`).
+    static func problem(with keyring: FieldKeyring, in db: Connection) throws(StrongroomError) -> StrongroomError? {
         // Another keyring is named as such first (its key 1 makes another MAC too).
         try FieldKeyCheck.verify(keyring, in: db)
+        if let problem = try foreignKeyProblem(in: db) { return problem }
         let live = try liveRows(in: db)
         let stored = try exists(table, in: db) ? try db.fetchAll(sql: "SELECT key_id, signed, mac FROM main.\(table)") : []
         let advice = "Nothing was written. Check the registry (strongroom fields status, or SELECT * FROM \(SealedColumnRegistry.table) and \(BlindIndexRegistry.table)); if every row is what you recorded, confirm it with `strongroom fields confirm` (RegistrySignature.confirm); otherwise find out who changed it."

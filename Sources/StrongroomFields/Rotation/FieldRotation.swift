@@ -71,7 +71,9 @@ public enum FieldRotation {
         // The registry names the blind indexes rebuilt below: refused if
         // someone without the keyring changed it.
         try queue.read { db in try RegistrySignature.verify(keyring, in: db) }
-        try queue.write { db in try FieldKeyCheck.recordActiveKey(of: keyring, in: db) }
+        // The columns it re-seals are checked too (found by their envelopes
+        // where the registry forgot them): one value of each must open first.
+        try queue.write { db in try FieldKeyCheck.recordActiveKey(of: keyring, sealing: columns, in: db) }
         let active = keyring.activeKeyID
         let activeBytes: [UInt8] = [UInt8(active >> 24 & 0xFF), UInt8(active >> 16 & 0xFF), UInt8(active >> 8 & 0xFF), UInt8(active & 0xFF)]
         var resealed: [String: Int] = [:]

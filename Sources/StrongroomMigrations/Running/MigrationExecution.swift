@@ -111,7 +111,13 @@ struct MigrationExecution {
             // Whether the registry is signed as it stands, read in this
             // transaction: only then is what the migration makes of it signed.
             var signsRegistry = false
-            do throws(StrongroomError) { if let fieldKeyring { signsRegistry = try RegistrySignature.verifies(fieldKeyring, in: db) } } catch {
+            do throws(StrongroomError) {
+                if let fieldKeyring {
+                    signsRegistry = try RegistrySignature.verifies(fieldKeyring, in: db)
+                    // What a trigger would write into the registry is not the migration's: refused.
+                    if signsRegistry { db.refuseWritesFromTriggers(to: RegistrySignature.protectedTables) }
+                }
+            } catch {
                 throw failure("cannot read the registry of sealed columns: \(error.message)", statement: nil, underlying: error)
             }
             // The body may not end the runner's transaction: a COMMIT is
