@@ -114,7 +114,17 @@ sed 's/^/  /' demo/lookup.out
 "$strongroom" sql --write --database "$sealed" --key-file "$key" "DROP VIEW Customer; ALTER TABLE Customer_rows RENAME TO Customer;"
 echo "  view removed, table back:"
 "$lookup" "$sealed" "$key" "$fields" luisg@embraer.com.br | head -n 1 | sed 's/^/    /'
-step "18. No readable key beside the data: the key wrapped under a passphrase a password manager prints"
+step "18. Whoever holds the database key rewrites the registry, so that the next rotation would write an exact index of every phone: the tools refuse"
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "ALTER TABLE Customer ADD COLUMN Leak BLOB;
+  UPDATE strongroom_sealed_columns SET mode = 'indexed', index_column = 'Leak' WHERE table_name = 'Customer' AND column_name = 'Phone';"
+if "$strongroom" fields rotate --database "$sealed" --key-file "$key" --field-keys "$fields" > demo/rotate.out 2>&1; then
+  echo "FAIL: a rotation acted on a registry someone without the field keyring changed" >&2; exit 1
+fi
+sed -e 's/\(Nothing was written\.\).*/\1/' -e 's/^/  /' demo/rotate.out
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "UPDATE strongroom_sealed_columns SET mode = 'randomized', index_column = NULL WHERE table_name = 'Customer' AND column_name = 'Phone';"
+echo "  put back as it was signed:"
+"$strongroom" fields rotate --database "$sealed" --key-file "$key" --field-keys "$fields" | sed 's/^/    /'
+step "19. No readable key beside the data: the key wrapped under a passphrase a password manager prints"
 # demo/vault.pass stands in for a password manager (pass, secret-tool, a vault CLI).
 rm -f demo/app.key.wrapped demo/app.key.wrapped.lock demo/vault.pass
 (umask 077; head -c 24 /dev/urandom | base64 > demo/vault.pass)
