@@ -7,12 +7,14 @@ import StrongroomCrypto
 /// `fields plan --index`, `fields index rebuild`, `fields rotate`.
 ///
 /// Each row holds the definition (as JSON), its state (`ready`, or
-/// `building` with the rowid the rebuild has reached) and a check: a MAC of
-/// the definition under the index's own key. A database-key holder who
-/// rewrites a definition (a 16-bit index made 128 bits, so that a rebuild
-/// would reveal which rows share a value) cannot make the check match, and
-/// the tools that write index values refuse it. A definition recorded by a
-/// migration has no check until `fields index add` confirms it.
+/// `building` with the rowid the rebuild has reached) and a check (a MAC of
+/// the definition under the index's own key, the older format's). The
+/// registry's signature (``RegistrySignature``) covers every column of every
+/// row: a database-key holder who rewrites a definition (a 16-bit index
+/// made 128 bits, so that a rebuild would reveal which rows share a value)
+/// or its state makes the tools that read it with the keyring refuse it,
+/// naming the index. A definition a migration recorded without the keyring
+/// is refused until `strongroom fields confirm` (or `migrate --field-keys`).
 ///
 /// Each ``SealingMode/indexed`` column's own index is listed too, from
 /// `strongroom_sealed_columns`: it needs no row here.
@@ -41,10 +43,8 @@ public enum BlindIndexRegistry {
         public let state: State
         /// While building: the largest rowid whose value is rebuilt (nil: none yet).
         public let rebuiltThrough: Int64?
-        /// Whether the definition is the one signed under the keyring given:
-        /// its check matches (for an indexed column's own index, the
-        /// registry's signature covers its row); false without a keyring,
-        /// or without a check.
+        /// Whether the registry's signature, verified under the keyring
+        /// given, covers the entry; false when read without a keyring.
         public let verified: Bool
         /// The key the check was made under; nil without one.
         public let checkKeyID: UInt32?
@@ -54,9 +54,9 @@ public enum BlindIndexRegistry {
     ///
     /// With a `keyring`, the registry must verify first
     /// (``RegistrySignature/verify(_:in:)``: `StrongroomError.Code.untrustedRegistry`
-    /// names a row changed, added or deleted without it), and each entry
-    /// says whether its definition's check matches. Without one, nothing is
-    /// verified: every entry's ``Entry/verified`` is false.
+    /// names a row changed, added or deleted without it), and every entry
+    /// is ``Entry/verified``. Without one, nothing is verified: every
+    /// entry's ``Entry/verified`` is false.
     public static func entries(in db: Connection, keyring: FieldKeyring? = nil) throws -> [Entry] {
         if let keyring { try RegistrySignature.verify(keyring, in: db) }
         var entries = try SealedColumnRegistry.columns(in: db).compactMap(\.columnIndex)
