@@ -312,7 +312,7 @@ struct RegistrySignatureTests {
             INSERT INTO strongroom_sealed_columns SELECT * FROM registry_copy; DROP TABLE registry_copy;
             """)
         // The rows are as signed, but the table's foreign key is a way around every write the library checks.
-        expectUntrusted(["has a foreign key (to flag)"]) { try RegistrySignature.verify(right, in: adversary) }
+        expectUntrusted(["strongroom_sealed_columns", "not the table Strongroom creates"]) { try RegistrySignature.verify(right, in: adversary) }
         var cascading = try Migrator(migrations: [Migration(version: 1, description: "flags", sql: "-- strongroom: immediate-foreign-keys\nUPDATE flag SET mode = 'deterministic' WHERE mode = 'randomized';")])
         cascading.fieldKeyring = right
         try cascading.migrate(try bare(path))
@@ -398,6 +398,63 @@ struct RegistrySignatureTests {
         let (grown, id) = right.addingKey()
         try app(try grown.activating(id)).write { db in try db.insert(Customer(id: 2, email: "bob@example.com", phone: "+2"), into: "customer") }
         #expect(try bare(path).fetchAll(Int.self, sql: "SELECT key_id FROM strongroom_field_keys ORDER BY 1") == [1, Int(id)])
+    }
+
+    // MARK: Second review of item 4
+
+    /// The registry's tables must be the tables Strongroom creates: a view
+    /// given `type = 'table'` with `writable_schema` (whose rows changed
+    /// between the library's check and its signature, once a trigger on
+    /// another table fired), a UNIQUE index that makes the library's own
+    /// `INSERT OR REPLACE` delete another row, or a column that takes a
+    /// default on conflict, would all get rows the adversary chose signed.
+    @Test func onlyTheTablesStrongroomCreatesAreSigned() throws {
+        let index = BlindIndex("phone_last", on: "phone", in: "customer", bits: 8, transformations: [.digitsOnly, .suffix(4)])
+        // A UNIQUE index the adversary adds on the blind index registry.
+        let uniquePath = try database("unique.db")
+        try queue(uniquePath, keyring: right).write { db in try BlindIndexRebuild.addInPlace(index, keyring: right, in: db) }
+        let adversary = try bare(uniquePath)
+        try adversary.execute(sql: "CREATE UNIQUE INDEX evil ON strongroom_blind_indexes(table_name)")
+        expectUntrusted(["strongroom_blind_indexes", "evil"]) { try RegistrySignature.verify(right, in: adversary) }
+        let refused = #expect(throws: StrongroomError.self) {
+            try BlindIndexRebuild.add(BlindIndex("email_domain", on: "email", in: "customer", bits: 8, transformations: [.normalizedCaseFolded]),
+                                      in: try queue(uniquePath, keyring: right), keyring: right)
+        }
+        #expect(refused?.code == .untrustedRegistry, "\(String(describing: refused))")
+        #expect(try adversary.fetchAll(String.self, sql: "SELECT name FROM strongroom_blind_indexes") == ["phone_last"])
+        try adversary.execute(sql: "DROP INDEX evil")
+        try RegistrySignature.verify(right, in: adversary)
+
+        // A column that takes the adversary's value on conflict.
+        let conflictPath = try database("conflict.db")
+        let other = try bare(conflictPath)
+        try other.execute(sql: """
+            CREATE TABLE copy AS SELECT * FROM strongroom_sealed_columns; DROP TABLE strongroom_sealed_columns;
+            CREATE TABLE strongroom_sealed_columns (table_name TEXT NOT NULL, column_name TEXT NOT NULL, mode TEXT NOT NULL,
+              index_column TEXT NOT NULL ON CONFLICT REPLACE DEFAULT 'leak', PRIMARY KEY (table_name, column_name));
+            INSERT INTO strongroom_sealed_columns SELECT table_name, column_name, mode, coalesce(index_column, '') FROM copy WHERE 0;
+            DROP TABLE copy;
+            """)
+        expectUntrusted(["strongroom_sealed_columns", "not the table Strongroom creates"]) { try RegistrySignature.verify(right, in: other) }
+
+        // A view given the type of a table.
+        let viewPath = try database("view.db")
+        let planter = try bare(viewPath)
+        try planter.execute(sql: """
+            CREATE TABLE sc_real AS SELECT * FROM strongroom_sealed_columns; CREATE TABLE flag(x);
+            DROP TABLE strongroom_sealed_columns;
+            CREATE VIEW strongroom_sealed_columns AS SELECT table_name, column_name,
+              CASE WHEN column_name = 'phone' AND EXISTS (SELECT 1 FROM flag) THEN 'indexed' ELSE mode END AS mode,
+              CASE WHEN column_name = 'phone' AND EXISTS (SELECT 1 FROM flag) THEN 'leak' ELSE index_column END AS index_column FROM sc_real;
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET type = 'table' WHERE name = 'strongroom_sealed_columns';
+            PRAGMA writable_schema = OFF;
+            """)
+        // SQLite 3.46 may refuse the planted schema outright; either way nothing verifies.
+        let error = #expect(throws: (any Error).self) { try RegistrySignature.verify(right, in: bare(viewPath)) }
+        if let error = error as? StrongroomError, error.code == .untrustedRegistry {
+            #expect(error.message.contains("not the table Strongroom creates"), "\(error.message)")
+        }
     }
 
     // MARK: The format page

@@ -145,6 +145,47 @@ public enum RegistrySignature {
         return nil
     }
 
+    /// The definition each registry table must have: the text from its
+    /// first `(`, whitespace removed and ASCII letters lower-cased.
+    static let definitions: [String: String] = [
+        SealedColumnRegistry.table: definitionKey(SealedColumnRegistry.createTableSQL),
+        BlindIndexRegistry.table: definitionKey(BlindIndexRegistry.createTableSQL),
+        table: definitionKey(createTableSQL),
+    ]
+
+    static func definitionKey(_ sql: String) -> String {
+        guard let open = sql.firstIndex(of: "(") else { return "" }
+        return String(decoding: sql[open...].utf8.filter { ![0x20, 0x09, 0x0A, 0x0C, 0x0D].contains($0) }
+            .map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Refuses a registry table that is not the table Strongroom creates: a
+    /// view loaded from a row that says `table` (its rows can change between
+    /// the library's check and its signature), another definition (a
+    /// column that takes a default on conflict), or an index other than
+    /// its primary key's (a UNIQUE index makes the library's own
+    /// `INSERT OR REPLACE` delete another row). Each would get rows the
+    /// writer did not choose signed.
+    static func schemaProblem(in db: Connection) throws(StrongroomError) -> StrongroomError? {
+        for (name, definition) in definitions.sorted(by: { $0.key < $1.key }) {
+            let objects = try db.fetchAll(sql: "SELECT type, name, sql FROM main.sqlite_master WHERE name = ? COLLATE NOCASE", arguments: [name])
+            guard !objects.isEmpty else { continue }
+            let sql = (try? objects[0].decode(String.self, column: "sql")) ?? ""
+            let isTable = objects.count == 1 && (try? objects[0].decode(String.self, column: "type")) == "table"
+                && sql.uppercased().hasPrefix("CREATE TABLE") && definitionKey(sql) == definition
+            var extra: [String] = []
+            if isTable {
+                for index in try db.fetchAll(sql: "PRAGMA main.index_list(\(name))") where (try? index.decode(String.self, column: "origin")) != "pk" {
+                    extra.append("index \((try? index.decode(String.self, column: "name")) ?? "?")")
+                }
+            }
+            guard !isTable || !extra.isEmpty else { continue }
+            let what = isTable ? "it has \(extra.joined(separator: ", "))" : "the schema holds \(objects.count == 1 ? "another object or definition" : "\(objects.count) objects") under its name"
+            return StrongroomError(.untrustedRegistry, "\(name) is not the table Strongroom creates (\(what)): what the library writes into it could land otherwise than written, and be signed. Nothing was written. Rebuild it as Strongroom creates it (see SealedValueFormat), and find out who changed it.", path: db.path)
+        }
+        return try foreignKeyProblem(in: db)
+    }
+
     /// The signed text of `rows`: a JSON array of each row's fields.
     static func signedText(_ rows: [Row]) -> String {
         let encoder = JSONEncoder()
@@ -158,7 +199,7 @@ public enum RegistrySignature {
     /// the rows first (`strongroom fields status`): whatever they say is
     /// what the tools will act on. Call it inside a write transaction.
     public static func confirm(_ keyring: FieldKeyring, in db: Connection) throws(StrongroomError) {
-        if let problem = try foreignKeyProblem(in: db) { throw problem }
+        if let problem = try schemaProblem(in: db) { throw problem }
         db.refuseWritesFromTriggers(to: protectedTables)
         let rows = try liveRows(in: db)
         let text = signedText(rows)
@@ -209,7 +250,7 @@ public enum RegistrySignature {
     static func problem(with keyring: FieldKeyring, in db: Connection) throws(StrongroomError) -> StrongroomError? {
         // Another keyring is named as such first (its key 1 makes another MAC too).
         try FieldKeyCheck.verify(keyring, in: db)
-        if let problem = try foreignKeyProblem(in: db) { return problem }
+        if let problem = try schemaProblem(in: db) { return problem }
         let live = try liveRows(in: db)
         let stored = try exists(table, in: db) ? try db.fetchAll(sql: "SELECT key_id, signed, mac FROM main.\(table)") : []
         let advice = "Nothing was written. Check the registry (strongroom fields status, or SELECT * FROM \(SealedColumnRegistry.table) and \(BlindIndexRegistry.table)); if every row is what you recorded, confirm it with `strongroom fields confirm` (RegistrySignature.confirm); otherwise find out who changed it."
