@@ -142,7 +142,7 @@ private struct Planner {
         guard !gone.isEmpty || !changed.isEmpty else { return }
         add(BlindIndexRegistry.createTableSQL)
         for index in gone {
-            add("DELETE FROM \(BlindIndexRegistry.table) WHERE table_name = \(DatabaseSchema.literal(index.table)) AND name = \(DatabaseSchema.literal(index.name))")
+            add("DELETE FROM main.\(BlindIndexRegistry.table) WHERE table_name = \(DatabaseSchema.literal(index.table)) AND name = \(DatabaseSchema.literal(index.name))")
         }
         for index in changed { add(DatabaseSchema.recordingSQL(index, state: "building")) }
     }
@@ -376,10 +376,10 @@ private struct Planner {
         guard !recorded.isEmpty || !forgotten.isEmpty else { return }
         add(SealedColumnRegistry.createTableSQL)
         for (table, column) in forgotten {
-            add("DELETE FROM \(SealedColumnRegistry.table) WHERE table_name = \(DatabaseSchema.literal(table)) AND column_name = \(DatabaseSchema.literal(column))")
+            add("DELETE FROM main.\(SealedColumnRegistry.table) WHERE table_name = \(DatabaseSchema.literal(table)) AND column_name = \(DatabaseSchema.literal(column))")
         }
         for column in recorded {
-            add("INSERT OR REPLACE INTO \(SealedColumnRegistry.table) (table_name, column_name, mode, index_column) VALUES (\(DatabaseSchema.literal(column.table)), \(DatabaseSchema.literal(column.column)), '\(column.mode.rawValue)', \(column.indexColumn.map(DatabaseSchema.literal) ?? "NULL"))")
+            add("INSERT OR REPLACE INTO main.\(SealedColumnRegistry.table) (table_name, column_name, mode, index_column) VALUES (\(DatabaseSchema.literal(column.table)), \(DatabaseSchema.literal(column.column)), '\(column.mode.rawValue)', \(column.indexColumn.map(DatabaseSchema.literal) ?? "NULL"))")
         }
     }
 }

@@ -163,7 +163,7 @@ extension DatabaseSchema {
             out += SealedColumnRegistry.createTableSQL + ";\n"
             for column in sealed {
                 let index = column.indexColumn.map(Self.literal) ?? "NULL"
-                out += "INSERT INTO \(SealedColumnRegistry.table) (table_name, column_name, mode, index_column) VALUES (\(Self.literal(column.table)), \(Self.literal(column.column)), \(Self.literal(column.mode.rawValue)), \(index));\n"
+                out += "INSERT INTO main.\(SealedColumnRegistry.table) (table_name, column_name, mode, index_column) VALUES (\(Self.literal(column.table)), \(Self.literal(column.column)), \(Self.literal(column.mode.rawValue)), \(index));\n"
             }
         }
         let indexes = tables.flatMap(\.blindIndexes)
@@ -178,7 +178,7 @@ extension DatabaseSchema {
     /// Records `index` in the blind index registry, without a check (a
     /// migration has no keyring: `fields index add` confirms the definition).
     static func recordingSQL(_ index: BlindIndex, state: String) -> String {
-        "INSERT OR REPLACE INTO \(BlindIndexRegistry.table) (table_name, name, definition, state, rebuilt_through, \"check\") VALUES (\(literal(index.table)), \(literal(index.name)), \(literal(BlindIndexRegistry.definitionJSON(index))), '\(state)', NULL, NULL)"
+        "INSERT OR REPLACE INTO main.\(BlindIndexRegistry.table) (table_name, name, definition, state, rebuilt_through, \"check\") VALUES (\(literal(index.table)), \(literal(index.name)), \(literal(BlindIndexRegistry.definitionJSON(index))), '\(state)', NULL, NULL)"
     }
 
     static func literal(_ text: String) -> String {
