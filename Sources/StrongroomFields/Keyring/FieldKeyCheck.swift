@@ -176,21 +176,19 @@ public enum FieldKeyCheck {
         // column being sealed may hold plain values.
         let asBlob = "CAST(strongroom_value AS BLOB)"
         let envelope = "typeof(strongroom_value) IN ('blob', 'text') AND substr(\(asBlob), 1, 1) = x'01' AND substr(\(asBlob), 2, 1) IN (x'01', x'02') AND length(\(asBlob)) > 22"
-        let boundToRow = envelope + " AND substr(\(asBlob), 2, 1) = x'01'"
         for column in columns where try hasColumn(column.column, of: column.table, in: db) {
-            // The algorithm byte says whether the value is bound to its row
-            // (the registry's mode is not trusted here).
-            let randomized = try !StoredValues.rows(of: column.table, column: column.column, key: [], where: boundToRow, asBytes: true, limit: 1, in: db).isEmpty
-            let key = randomized ? try rowKeys[column.table.sqliteFolded] ?? PrimaryKeyColumns.read(column.table, in: db).map(\.name) : []
-            guard let row = try StoredValues.rows(of: column.table, column: column.column, key: key, where: randomized ? boundToRow : envelope,
-                                                  asBytes: true, limit: 1, in: db).first,
+            // Read with the row key; the algorithm byte then says whether the
+            // value is bound to it (the registry's mode is not trusted here).
+            let key = try rowKeys[column.table.sqliteFolded] ?? PrimaryKeyColumns.read(column.table, in: db).map(\.name)
+            guard let row = try StoredValues.rows(of: column.table, column: column.column, key: key, where: envelope, asBytes: true, limit: 1, in: db).first,
                   case .blob(let bytes) = row.stored else { continue }
+            let randomized = bytes[1] == FieldEnvelope.Algorithm.aes256GCM.rawValue
             let keyID = bytes[2..<6].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             guard keyring.key(keyID) != nil else {
                 throw StrongroomError(.wrongFieldKeyring, "\(column.table).\(column.column) holds values sealed under field key \(keyID), which this keyring does not hold (it holds \(keyring.keyIDs.map(String.init).joined(separator: ", "))): it is not the keyring \(db.path) was sealed with, or someone rewrote the values' headers. Nothing was recorded or sealed. Use the keyring the database was sealed with.", path: db.path)
             }
             do {
-                _ = try cipher.open(row.stored, table: column.table, column: column.column, rowKey: row.rowKey, mode: randomized ? .randomized : .deterministic)
+                _ = try cipher.open(row.stored, table: column.table, column: column.column, rowKey: randomized ? row.rowKey : [], mode: randomized ? .randomized : .deterministic)
             } catch {
                 throw wrongKeyring(keyID, db)
             }

@@ -163,7 +163,7 @@ public enum BlindIndexRegistry {
     }
 
     private static func exists(in db: Connection) throws(StrongroomError) -> Bool {
-        try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
+        try RegistrySignature.exists(table, in: db)
     }
 
     private static let checkLabel = Array("strongroom blind index definition check".utf8)

@@ -100,6 +100,8 @@ public enum RegistrySignature {
         return rows.sorted()
     }
 
+    /// Whether main holds a table of that name (the registry's readers and
+    /// writers all ask here).
     static func exists(_ table: String, in db: Connection) throws(StrongroomError) -> Bool {
         try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
     }
@@ -130,21 +132,6 @@ public enum RegistrySignature {
         }
     }
 
-    /// Refuses a registry table with a foreign key: a write to another table
-    /// (its parent's, `ON UPDATE CASCADE`) would change it behind the
-    /// library's own write, and SQLite codes such actions as triggers of
-    /// no name, which the authorizer cannot tell from the statement's own.
-    static func foreignKeyProblem(in db: Connection) throws(StrongroomError) -> StrongroomError? {
-        for table in [SealedColumnRegistry.table, BlindIndexRegistry.table, Self.table] where try exists(table, in: db) {
-            let keys = try db.fetchAll(sql: "PRAGMA main.foreign_key_list(\(table))")
-            if !keys.isEmpty {
-                let parents = Set(keys.compactMap { try? $0.decode(String.self, column: "table") }).sorted().joined(separator: ", ")
-                return StrongroomError(.untrustedRegistry, "\(table) has a foreign key (to \(parents)): a write to another table could change it, which Strongroom never creates. Nothing was written. Rebuild it as Strongroom creates it (see SealedValueFormat), and find out who changed it.", path: db.path)
-            }
-        }
-        return nil
-    }
-
     /// The definition each registry table must have: the text from its
     /// first `(`, whitespace removed and ASCII letters lower-cased.
     static let definitions: [String: String] = [
@@ -164,7 +151,10 @@ public enum RegistrySignature {
     /// the library's check and its signature), another definition (a
     /// column that takes a default on conflict), or an index other than
     /// its primary key's (a UNIQUE index makes the library's own
-    /// `INSERT OR REPLACE` delete another row). Each would get rows the
+    /// `INSERT OR REPLACE` delete another row), and with it a foreign key
+    /// (a write to its parent, `ON UPDATE CASCADE`, would change it: SQLite
+    /// codes such actions as triggers of no name, which the authorizer
+    /// cannot tell from the statement's own). Each would get rows the
     /// writer did not choose signed.
     static func schemaProblem(in db: Connection) throws(StrongroomError) -> StrongroomError? {
         for (name, definition) in definitions.sorted(by: { $0.key < $1.key }) {
@@ -183,7 +173,7 @@ public enum RegistrySignature {
             let what = isTable ? "it has \(extra.joined(separator: ", "))" : "the schema holds \(objects.count == 1 ? "another object or definition" : "\(objects.count) objects") under its name"
             return StrongroomError(.untrustedRegistry, "\(name) is not the table Strongroom creates (\(what)): what the library writes into it could land otherwise than written, and be signed. Nothing was written. Rebuild it as Strongroom creates it (see SealedValueFormat), and find out who changed it.", path: db.path)
         }
-        return try foreignKeyProblem(in: db)
+        return nil
     }
 
     /// The signed text of `rows`: a JSON array of each row's fields.

@@ -92,7 +92,7 @@ public enum SealedColumnRegistry {
     }
 
     private static func exists(in db: Connection) throws(StrongroomError) -> Bool {
-        try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) == 1
+        try RegistrySignature.exists(table, in: db)
     }
 
     /// The recorded sealed columns, once the registry verifies under
