@@ -178,7 +178,7 @@ enum ReliabilityChild {
                     : try DatabaseKey.load(keyFile: source, unwrappingWith: passphrase)
             }
             var configuration = Configuration(key: try key(keyFile))
-            configuration.seal([.randomized("email", in: "customer")], keyring: try FieldKeyring.load(from: keyring, unwrappingWith: passphrase))
+            configuration.seal([.randomized("email", in: "customer")], keyring: try FieldKeyring.load(from: keyring, unwrappingWith: passphrase), rowKeys: ["customer": ["id"]])
             let pool = try DatabasePool(path: database, configuration: configuration)
             try pool.write { db in
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS customer(id INTEGER PRIMARY KEY, email BLOB)")

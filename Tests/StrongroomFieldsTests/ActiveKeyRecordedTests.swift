@@ -19,11 +19,14 @@ struct ActiveKeyRecordedTests {
     let keyring = FieldKeyring.generate()
     static let columns: [SealedColumn] = [.indexed("email", in: "customer", indexColumn: "email_index")]
 
-    struct Customer: Codable { var id: Int64?; var email: String }
+    struct Customer: Codable, SealedRecord {
+        var id: Int64?; var email: String
+        static let sealedProperties = [SealedProperty("email", of: "customer")]
+    }
 
     func queue(_ path: String, keyring: FieldKeyring) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         return try DatabaseQueue(path: path, configuration: config)
     }
 
@@ -46,7 +49,7 @@ struct ActiveKeyRecordedTests {
         let queue = try queue(path, keyring: rotated)
         try queue.write { db in try db.insert(Customer(id: 2, email: "bo@example.com"), into: "customer") }
         try queue.write { db in try db.execute(sql: Self.update) }
-        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1") } == "ada.l@example.com")
+        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1", opening: SealedProperty("email", of: "customer")) } == "ada.l@example.com")
     }
 
     @Test func anUpdateSealsOnceTheKeyIsRecordedOnTheConnection() throws {
@@ -56,7 +59,7 @@ struct ActiveKeyRecordedTests {
             try FieldKeyCheck.recordActiveKey(of: rotated, in: db)
             try db.execute(sql: Self.update)
         }
-        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1") } == "ada.l@example.com")
+        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1", opening: SealedProperty("email", of: "customer")) } == "ada.l@example.com")
     }
 
     @Test func aRolledBackRecordSealsNothingAfterwards() throws {
@@ -68,6 +71,6 @@ struct ActiveKeyRecordedTests {
             throw Undo()
         }
         #expect(throws: (any Error).self) { try queue.write { db in try db.execute(sql: Self.update) } }
-        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1") } == "ada@example.com")
+        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1", opening: SealedProperty("email", of: "customer")) } == "ada@example.com")
     }
 }

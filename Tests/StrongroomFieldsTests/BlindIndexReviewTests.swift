@@ -32,7 +32,7 @@ struct BlindIndexReviewTests {
 
     func queue(_ name: String, indexes: [BlindIndex], keyring: FieldKeyring, key: DatabaseKey = .generate(), schema: String = schema) throws -> DatabaseQueue {
         var config = Configuration(key: key)
-        config.seal(Self.columns, indexes: indexes, keyring: keyring)
+        config.seal(Self.columns, indexes: indexes, keyring: keyring, rowKeys: ["item": ["id"]])
         let queue = try DatabaseQueue(path: dir.file(name), configuration: config)
         try queue.write { db in
             try db.execute(sql: schema)
@@ -88,13 +88,13 @@ struct BlindIndexReviewTests {
         let key = DatabaseKey.generate()
         try DatabaseQueue(path: dir.file("p2.db"), configuration: Configuration(key: key)).write { db in try db.execute(sql: Self.schema) }
         var config = Configuration(key: key)
-        config.seal(Self.columns, indexes: [phoneIndex], keyring: keyring)
+        config.seal(Self.columns, indexes: [phoneIndex], keyring: keyring, rowKeys: ["item": ["id"]])
         #expect(throws: StrongroomError.self) { _ = try DatabaseQueue(path: dir.file("p2.db"), configuration: config) }
         let tools = try queue("q.db", indexes: [], keyring: keyring)
         try tools.write { db in try db.execute(sql: "INSERT INTO item(id, email, phone) VALUES (1, x'00', '+44 20 7946 0018')") }
         let error = #expect(throws: FieldError.self) { try BlindIndexRebuild.add(BlindIndex("phone", on: "email", in: "item", bits: 16), in: tools, keyring: keyring) }
         #expect(error?.message.contains("phone") == true)
-        #expect(try tools.read { try $0.fetchOne(String.self, sql: "SELECT phone FROM item") } == "+44 20 7946 0018")
+        #expect(try tools.read { try $0.fetchOne(String.self, sql: "SELECT phone FROM item") } == "+44 20 7946 0018", "a plain column")
     }
 
     /// 3. The SQL index of `a.b_c` and of `a_b.c` would have one name: the
@@ -125,7 +125,7 @@ struct BlindIndexReviewTests {
         try first.close()
         let (two, second) = k1.addingKey()
         var config = Configuration(key: key)
-        config.seal(Self.columns, indexes: [index], keyring: try two.activating(second))
+        config.seal(Self.columns, indexes: [index], keyring: try two.activating(second), rowKeys: ["item": ["id"]])
         let queue = try DatabaseQueue(path: dir.file("u.db"), configuration: config)
         let error = #expect(throws: StrongroomError.self) { try queue.write { db in try db.insert(Item(id: 3, email: "a@x.org", rank: 1, phone: nil)) } }
         #expect(error?.code == .uniqueConstraint, "\(String(describing: error))")
@@ -155,7 +155,7 @@ struct BlindIndexReviewTests {
         let index = BlindIndex("e16", on: "email", in: "item", bits: 16)
         func open(_ keyring: FieldKeyring) throws -> DatabaseQueue {
             var config = Configuration(key: key)
-            config.seal(Self.columns, indexes: [index], keyring: keyring)
+            config.seal(Self.columns, indexes: [index], keyring: keyring, rowKeys: ["item": ["id"]])
             return try DatabaseQueue(path: dir.file("rot.db"), configuration: config)
         }
         let first = try queue("rot.db", indexes: [index], keyring: k1, key: key)
@@ -179,7 +179,7 @@ struct BlindIndexReviewTests {
         let key = DatabaseKey.generate()
         let queue = try queue("x.db", indexes: [], keyring: keyring, key: key, schema: "CREATE TABLE item(id INTEGER PRIMARY KEY, email BLOB NOT NULL, rank INTEGER, phone TEXT)")
         var config = Configuration(key: key)
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["item": ["id"]])
         let app = try DatabaseQueue(path: dir.file("x.db"), configuration: config)
         try app.write { db in for i in 1...40 { try db.insert(Item(id: Int64(i), email: "user\(i)@x.org", rank: nil, phone: nil)) } }
         // 1 bit: old values collide.

@@ -66,7 +66,7 @@ struct BlindIndexTests {
 
     func queue(indexes: [BlindIndex] = indexes) throws -> DatabaseQueue {
         var config = Configuration(key: DatabaseKey.generate())
-        config.seal(Self.columns, indexes: indexes, keyring: keyring)
+        config.seal(Self.columns, indexes: indexes, keyring: keyring, rowKeys: ["person": ["id"]])
         let queue = try DatabaseQueue(path: dir.file("people.db"), configuration: config)
         try queue.write { db in try db.execute(sql: Self.schema) }
         return queue

@@ -59,13 +59,14 @@ struct BlindIndexToolsTests {
         #expect(statistics.rows == Self.rows && statistics.largestGroup >= 10 && statistics.distinctValues <= 101)
         // The SQL index exists, and a sealing connection finds rows through it.
         var config = Configuration(key: databaseKey)
-        config.seal([.randomized("email", in: "customer")], indexes: [Self.folded], keyring: keyring)
+        config.seal([.randomized("email", in: "customer")], indexes: [Self.folded], keyring: keyring, rowKeys: ["customer": ["id"]])
         let app = try DatabaseQueue(path: dir.file("tools.db"), configuration: config)
         struct Customer: TableRecord {
             var id: Int64
             var email: String
             static let databaseTableName = "customer"
             static let databaseColumnNames = ["id", "email"]
+            static let databaseSealedColumns = ["email"]
             init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); email = try row.decode(at: 1) }
             func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(email, at: 1) }
         }

@@ -23,7 +23,7 @@ struct FieldContextTests {
             try SealedColumnRegistry.record(context: context, keyring: keyring, in: setup)
         }
         var config = Configuration(key: databaseKey)
-        config.seal([.indexed("email", in: "customer", indexColumn: "email_index")], keyring: keyring, context: context)
+        config.seal([.indexed("email", in: "customer", indexColumn: "email_index")], keyring: keyring, context: context, rowKeys: ["customer": ["id"]])
         let queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB)")

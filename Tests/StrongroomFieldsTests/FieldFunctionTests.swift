@@ -75,7 +75,7 @@ struct FieldFunctionTests {
         #expect(try db.fetchOne(String.self, sql: "SELECT strongroom_open(?, 't', 'c')", arguments: [deterministic]) == "x")
         // Declared randomized on the configuration: refused even without a row key.
         var sealing = Configuration.plaintext
-        sealing.seal([.randomized("c", in: "t")], keyring: keyring)
+        sealing.seal([.randomized("c", in: "t")], keyring: keyring, rowKeys: ["t": ["id"]])
         let declared = try Connection.inMemory(configuration: sealing)
         #expect(throws: StrongroomError.self) {
             try declared.fetchOne(String.self, sql: "SELECT strongroom_open(?, 't', 'c')", arguments: [deterministic])

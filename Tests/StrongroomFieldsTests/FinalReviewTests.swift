@@ -95,7 +95,7 @@ struct FinalReviewTests {
 
     func queue(_ path: String, _ keyring: FieldKeyring) throws -> DatabaseQueue {
         var config = Configuration(key: f.databaseKey)
-        config.seal(PlantedSQLFixture.columns, keyring: keyring)
+        config.seal(PlantedSQLFixture.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         return try DatabaseQueue(path: path, configuration: config)
     }
 

@@ -17,9 +17,10 @@ struct KeyringCheckTests {
     let right = FieldKeyring.generate()
     let wrong = FieldKeyring.generate()
 
-    struct Customer: Codable, Equatable {
+    struct Customer: Codable, Equatable, SealedRecord {
         var id: Int64?
         var email: String
+        static let sealedProperties = [SealedProperty("email", of: "customer")]
     }
 
     static let columns: [SealedColumn] = [.indexed("email", in: "customer", indexColumn: "email_index")]
@@ -27,7 +28,7 @@ struct KeyringCheckTests {
     func queue(_ path: String, keyring: FieldKeyring, readOnly: Bool = false) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
         config.readOnly = readOnly
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         return try DatabaseQueue(path: path, configuration: config)
     }
 
@@ -55,7 +56,7 @@ struct KeyringCheckTests {
         expectWrongKeyring(1) { _ = try queue(path, keyring: wrong, readOnly: true) }
         expectWrongKeyring(1) {
             var config = Configuration(key: databaseKey)
-            config.seal(Self.columns, keyring: wrong)
+            config.seal(Self.columns, keyring: wrong, rowKeys: ["customer": ["id"]])
             _ = try DatabasePool(path: path, configuration: config)
         }
         // Nothing changed, and the right keyring still reads Ada.
@@ -108,6 +109,6 @@ struct KeyringCheckTests {
         try queue(path, keyring: rotated).write { db in try db.insert(Customer(id: 2, email: "bob@example.com"), into: "customer") }
         #expect(try Connection(path: path, configuration: Configuration(key: databaseKey)).fetchAll(Int.self, sql: "SELECT key_id FROM strongroom_field_keys ORDER BY 1") == [1, Int(id)])
         // The old keyring still opens what it knows (key 1), and is not refused.
-        #expect(try queue(path, keyring: right).read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1") } == "ada@example.com")
+        #expect(try queue(path, keyring: right).read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1", opening: SealedProperty("email", of: "customer")) } == "ada@example.com")
     }
 }

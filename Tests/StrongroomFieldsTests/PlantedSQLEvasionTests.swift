@@ -83,7 +83,7 @@ struct PlantedSQLEvasionTests {
                                   guess DEFAULT (strongroom_seal('UK', 'customer', 'country', 'deterministic')));
             """)
         var config = Configuration(key: f.databaseKey)
-        config.seal(PlantedSQLFixture.columns, keyring: f.keyring)
+        config.seal(PlantedSQLFixture.columns, keyring: f.keyring, rowKeys: ["customer": ["id"]])
         let db = try Connection(path: path, configuration: config)
         var thrown: (any Error)?
         do {
@@ -127,7 +127,7 @@ struct PlantedSQLEvasionTests {
     @Test func schemaVersionCacheSkipsAScanAfterARollback() throws {
         let path = try f.database("cache.db")
         var config = Configuration(key: f.databaseKey)
-        config.seal(PlantedSQLFixture.columns, keyring: f.keyring)
+        config.seal(PlantedSQLFixture.columns, keyring: f.keyring, rowKeys: ["customer": ["id"]])
         let db = try Connection(path: path, configuration: config)
         try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         try f.adversary(path).execute(sql: """

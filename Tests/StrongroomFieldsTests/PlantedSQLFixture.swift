@@ -21,14 +21,14 @@ final class PlantedSQLFixture {
     /// The application's queue: it holds the keyring.
     func app(_ path: String) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         return try DatabaseQueue(path: path, configuration: config)
     }
 
     /// The application's connection.
     func appConnection(_ path: String) throws -> Connection {
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         return try Connection(path: path, configuration: config)
     }
 

@@ -16,10 +16,11 @@ struct RegistrySignatureTests {
     let right = FieldKeyring.generate()
     let wrong = FieldKeyring.generate()
 
-    struct Customer: Codable, Equatable {
+    struct Customer: Codable, Equatable, SealedRecord {
         var id: Int64?
         var email: String
         var phone: String?
+        static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("phone", of: "customer")]
     }
 
     static let columns: [SealedColumn] = [.indexed("email", in: "customer", indexColumn: "email_index"), .randomized("phone", in: "customer")]

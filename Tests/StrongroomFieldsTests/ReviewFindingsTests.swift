@@ -12,9 +12,9 @@ struct ReviewFindingsTests {
     let databaseKey = DatabaseKey.generate()
     let keyring = FieldKeyring.generate()
 
-    func connection(_ name: String, sealing columns: [SealedColumn] = []) throws -> Connection {
+    func connection(_ name: String, sealing columns: [SealedColumn] = [], key: [String] = ["id"]) throws -> Connection {
         var config = Configuration(key: databaseKey)
-        if columns.isEmpty { config.addFieldFunctions(keyring: keyring) } else { config.seal(columns, keyring: keyring) }
+        if columns.isEmpty { config.addFieldFunctions(keyring: keyring) } else { config.seal(columns, keyring: keyring, rowKeys: Dictionary(columns.map { ($0.table, key) }, uniquingKeysWith: { a, _ in a })) }
         return try Connection(path: dir.file(name), configuration: config)
     }
 
@@ -85,23 +85,22 @@ struct ReviewFindingsTests {
         let db = try connection("pk.db")
         try db.execute(sql: "CREATE TABLE p(code TEXT PRIMARY KEY, name TEXT); INSERT INTO p VALUES ('A1', 'x')")
         #expect(throws: FieldError.self) { try ColumnSealing.sealInPlace([.randomized("code", in: "p")], keyring: keyring, in: db) }
-        let sealing = try connection("pk2.db", sealing: [.randomized("code", in: "p")])
-        try sealing.execute(sql: "CREATE TABLE p(code TEXT PRIMARY KEY, name TEXT)")
-        struct P: Codable { let code: String; let name: String }
-        #expect(throws: StrongroomError.self) { try sealing.insert(P(code: "A1", name: "x"), into: "p") }
+        // Declared as the row key and sealed: refused when the connection opens.
+        let error = #expect(throws: StrongroomError.self) { try connection("pk2.db", sealing: [.randomized("code", in: "p")], key: ["code"]) }
+        #expect(error?.message.contains("row key") == true, "\(error?.message ?? "")")
     }
 
     /// A key value SQLite would store converted (an integer into a TEXT key)
     /// is refused at insert, instead of sealing values no read could open.
     @Test func aKeyOfTheWrongTypeIsRefusedAtInsert() throws {
-        let db = try connection("types.db", sealing: [.randomized("secret", in: "k")])
+        let db = try connection("types.db", sealing: [.randomized("secret", in: "k")], key: ["code"])
         try db.execute(sql: "CREATE TABLE k(code TEXT PRIMARY KEY, secret BLOB)")
         struct K: Codable { let code: Int; let secret: String }
         let error = #expect(throws: StrongroomError.self) { try db.insert(K(code: 5, secret: "s"), into: "k") }
         #expect(error?.message.contains("code") == true)
         struct Good: Codable { let code: String; let secret: String }
         try db.insert(Good(code: "5", secret: "s"), into: "k")
-        #expect(try db.fetchOne(String.self, sql: "SELECT secret, code FROM k") == "s")
+        #expect(try db.fetchOne(String.self, sql: "SELECT secret, code FROM k", opening: SealedProperty("secret", of: "k")) == "s")
     }
 
     /// AUTOINCREMENT never hands out an id again, whatever the spelling of the table name.
@@ -120,7 +119,7 @@ struct ReviewFindingsTests {
         let db = try connection("mode.db", sealing: [.randomized("secret", in: "t")])
         try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, secret BLOB)")
         try db.execute(sql: "INSERT INTO t VALUES (1, strongroom_seal('planted', 't', 'secret', 'deterministic'))")
-        let error = #expect(throws: StrongroomError.self) { try db.fetchOne(String.self, sql: "SELECT secret, id FROM t") }
+        let error = #expect(throws: StrongroomError.self) { try db.fetchOne(String.self, sql: "SELECT secret, id FROM t", opening: SealedProperty("secret", of: "t")) }
         #expect(error?.code == .sealedValue)
     }
 

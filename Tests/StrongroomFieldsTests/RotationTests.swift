@@ -11,11 +11,13 @@ struct RotationTests {
     let dir = TemporaryDirectory()
     let databaseKey = DatabaseKey.generate()
 
-    struct Customer: Codable, Equatable {
+    struct Customer: Codable, Equatable, SealedRecord {
         var id: Int64?
         var email: String
         var phone: String?
         var country: String
+        static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("phone", of: "customer"),
+                                       SealedProperty("country", of: "customer")]
     }
 
     static let columns: [SealedColumn] = [
@@ -31,7 +33,7 @@ struct RotationTests {
     /// A database of `count` customers sealed under `keyring`, its columns recorded.
     func makeDatabase(_ path: String, keyring: FieldKeyring, count: Int) throws {
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         let queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, email_index BLOB, phone BLOB, country BLOB)")
@@ -42,7 +44,7 @@ struct RotationTests {
 
     func read(_ path: String, keyring: FieldKeyring) throws -> [Customer] {
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         let db = try Connection(path: path, configuration: config)
         return try db.fetchAll(Customer.self, sql: "SELECT id, email, phone, country FROM customer ORDER BY id")
     }
@@ -72,7 +74,7 @@ struct RotationTests {
         #expect(retired.keyIDs == [2])
         #expect(try read(path, keyring: retired).map(\.email) == Self.people(250).map(\.email))
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: retired)
+        config.seal(Self.columns, keyring: retired, rowKeys: ["customer": ["id"]])
         let db = try Connection(path: path, configuration: config)
         #expect(try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')", arguments: ["person7@example.com"]) == 8)
         #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE country = strongroom_seal('FR', 'customer', 'country', 'deterministic')") == 84)

@@ -12,12 +12,14 @@ struct SealedColumnTests {
     let databaseKey = DatabaseKey.generate()
     let keyring = FieldKeyring.generate()
 
-    struct Customer: Codable, Equatable {
+    struct Customer: Codable, Equatable, SealedRecord {
         var id: Int64?
         var email: String
         var phone: String?
         var country: String
         var score: Double
+        static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("phone", of: "customer"),
+                                       SealedProperty("country", of: "customer")]
     }
 
     static let schema = """
@@ -34,7 +36,7 @@ struct SealedColumnTests {
 
     func configuration(_ encryption: Configuration.Encryption? = nil) -> Configuration {
         var config = Configuration(encryption: encryption ?? .encrypted(databaseKey))
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         return config
     }
 
@@ -56,10 +58,18 @@ struct SealedColumnTests {
         #expect(read.map(\.id) == [1, 2, 10, 11], "ids SQLite would have assigned, AUTOINCREMENT included")
         #expect(read.map { Customer(id: nil, email: $0.email, phone: $0.phone, country: $0.country, score: $0.score) }
                 == Self.people.map { Customer(id: nil, email: $0.email, phone: $0.phone, country: $0.country, score: $0.score) })
-        // Rows and single values open too.
-        let row = try #require(try queue.read { try $0.fetchOne(sql: "SELECT id, phone FROM customer WHERE id = 1") })
+        // Rows and single values open when the read names the binding.
+        let row = try #require(try queue.read { try $0.fetchOne(sql: "SELECT id, phone FROM customer WHERE id = 1", opening: [SealedProperty("phone", of: "customer")]) })
         #expect(try row.decode(String.self, column: "phone") == "+44 20 7946 0000")
-        #expect(try queue.read { try $0.fetchOne(String.self, sql: "SELECT country FROM customer WHERE id = 2") } == "FR")
+        #expect(try queue.read { try $0.fetchOne(String.self, sql: "SELECT country FROM customer WHERE id = 2", opening: SealedProperty("country", of: "customer")) } == "FR")
+        // Without a declaration, they hold the envelope, and reading it as
+        // text fails, saying why.
+        let stored = try #require(try queue.read { try $0.fetchOne(sql: "SELECT id, phone FROM customer WHERE id = 1") })
+        #expect(stored["phone"]?.looksLikeEnvelope == true)
+        let undeclared = #expect(throws: StrongroomError.self) { try stored.decode(String.self, column: "phone") }
+        #expect(undeclared?.code == .conversion && undeclared?.message.contains("sealed value") == true, "\(String(describing: undeclared))")
+        struct Undeclared: Decodable { var id: Int64; var phone: String? }
+        #expect(throws: StrongroomError.self) { try queue.read { try $0.fetchAll(Undeclared.self, sql: "SELECT id, phone FROM customer") } }
 
         // The same file with the database key but without the keyring: only envelopes.
         let bare = try Connection(path: path, configuration: Configuration(key: databaseKey))
@@ -96,11 +106,13 @@ struct SealedColumnTests {
             try db.execute(sql: Self.schema)
             try db.insert(Self.people[0], into: "customer")
         }
-        let error = #expect(throws: StrongroomError.self) { try queue.read { try $0.fetchAll(String.self, sql: "SELECT phone FROM customer") } }
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.read { try $0.fetchAll(String.self, sql: "SELECT phone FROM customer", opening: SealedProperty("phone", of: "customer")) }
+        }
         #expect(error?.code == .misuse)
-        #expect(error?.message.contains("customer.id") == true)
+        #expect(error?.message.contains("without id") == true, "\(String(describing: error))")
         // Deterministic columns are bound to no row: they read alone.
-        #expect(try queue.read { try $0.fetchAll(String.self, sql: "SELECT country FROM customer") } == ["UK"])
+        #expect(try queue.read { try $0.fetchAll(String.self, sql: "SELECT country FROM customer", opening: SealedProperty("country", of: "customer")) } == ["UK"])
     }
 
     @Test func aTamperedValueIsATypedErrorNamingTheRow() throws {
@@ -270,7 +282,7 @@ extension SealedColumnTests {
     /// that column, while a plain BLOB beside it is read in place.
     @Test func aSealedBlobReadsAsItsOpenedBytesNeverTheEnvelope() throws {
         var config = Configuration(key: databaseKey)
-        config.seal([.randomized("body", in: "document")], keyring: keyring)
+        config.seal([.randomized("body", in: "document")], keyring: keyring, rowKeys: ["document": ["id"]])
         let db = try Connection(path: dir.file("documents.db"), configuration: config)
         try db.execute(sql: "CREATE TABLE document(id INTEGER PRIMARY KEY, body BLOB NOT NULL, note BLOB)")
         let documents = [Document(id: 1, body: Data("contract".utf8), note: Data([0, 1, 2])), Document(id: 2, body: Data(), note: nil)]
@@ -301,7 +313,7 @@ extension SealedColumnTests {
     func normalizationDatabase(_ file: String, sealed: SealedColumn, extra: String = "",
                                inserts: [any Encodable]) throws -> (DatabaseQueue, Connection) {
         var config = Configuration(encryption: .encrypted(databaseKey))
-        config.seal([sealed], keyring: keyring)
+        config.seal([sealed], keyring: keyring, rowKeys: ["t": ["id"]])
         let path = dir.file(file)
         let queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
@@ -352,7 +364,7 @@ extension SealedColumnTests {
     /// `==` (U+212A decomposes to K). It holds text of the adversary's.
     func accountsWithAPlantedLookalikeColumn(_ file: String) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
-        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)], keyring: keyring)
+        config.seal([.randomized("apiKey", in: "account")], indexes: [BlindIndex("key32", on: "apiKey", in: "account", bits: 32)], keyring: keyring, rowKeys: ["account": ["id"]])
         let path = dir.file(file)
         let app = try DatabaseQueue(path: path, configuration: config)
         try app.write { db in
@@ -379,10 +391,13 @@ extension SealedColumnTests {
         let expected = [Account(id: 1, apiKey: "alpha"), Account(id: 2, apiKey: "beta")]
         #expect(try app.read { try $0.fetchAll(Account.self, sql: "SELECT * FROM account ORDER BY id") } == expected)
         #expect(try app.read { try $0.fetchAll(Account.self) }.sorted { $0.id < $1.id } == expected)
-        let row = try app.read { try $0.fetchOne(sql: "SELECT * FROM account WHERE id = 1") }
+        let row = try app.read { try $0.fetchOne(sql: "SELECT * FROM account WHERE id = 1", opening: [SealedProperty("apiKey", of: "account")]) }
         #expect(try row?.decode(String.self, column: "apiKey") == "alpha")
         // A Decodable finds its keys' columns the same way.
-        struct Decoded: Decodable, Equatable { var id: Int64; var apiKey: String }
+        struct Decoded: Decodable, Equatable, SealedRecord {
+            var id: Int64; var apiKey: String
+            static let sealedProperties = [SealedProperty("apiKey", of: "account")]
+        }
         #expect(try app.read { try $0.fetchAll(Decoded.self, sql: "SELECT * FROM account ORDER BY id") } == [Decoded(id: 1, apiKey: "alpha"), Decoded(id: 2, apiKey: "beta")])
     }
 
@@ -400,20 +415,18 @@ extension SealedColumnTests {
         var holder: String
     }
 
-    /// A sealed column of the primary key is refused on every insert, not
-    /// only the first (the insert's shape is cached only once it is valid),
-    /// and nothing is written.
+    /// A sealed column of the row key is refused: with the row key declared
+    /// on the configuration, before any insert (every connection's opening
+    /// fails), and nothing is written.
     @Test func aSealedKeyColumnIsRefusedOnEveryInsert() throws {
         var config = Configuration(encryption: .encrypted(databaseKey))
-        config.seal([.randomized("code", in: "voucher"), .randomized("holder", in: "voucher")], keyring: keyring)
-        let db = try Connection(path: dir.file("voucher.db"), configuration: config)
-        try db.execute(sql: "CREATE TABLE voucher(code TEXT PRIMARY KEY, holder BLOB)")
+        config.seal([.randomized("code", in: "voucher"), .randomized("holder", in: "voucher")], keyring: keyring, rowKeys: ["voucher": ["code"]])
         for attempt in 1...3 {
-            let error = #expect(throws: StrongroomError.self, "attempt \(attempt)") { try db.insert(Voucher(code: "A-\(attempt)", holder: "ada"), into: "voucher") }
-            // The insert hands the field layer's refusal on as a sealed-value error.
-            #expect(error?.code == .sealedValue)
-            #expect(error?.message.contains("primary key") == true)
+            let error = #expect(throws: StrongroomError.self, "attempt \(attempt)") { try Connection(path: dir.file("voucher.db"), configuration: config) }
+            #expect(error?.code == .misuse)
+            #expect(error?.message.contains("row key") == true)
         }
-        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM voucher") == 0)
+        let db = try Connection(path: dir.file("voucher.db"), configuration: Configuration(encryption: .encrypted(databaseKey)))
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master") == 0)
     }
 }

@@ -33,14 +33,17 @@ struct SealedInsertFailureAtomicityTests {
     static let table = "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, note BLOB, email_index BLOB UNIQUE)"
     static let quota = "CREATE TRIGGER customer_quota AFTER INSERT ON customer WHEN (SELECT count(*) FROM customer) > 1 BEGIN SELECT RAISE(FAIL, 'one customer only'); END"
 
-    struct Customer: Codable { var id: Int64?; var email: String; var note: String? }
+    struct Customer: Codable, SealedRecord {
+        var id: Int64?; var email: String; var note: String?
+        static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("note", of: "customer")]
+    }
 
     /// A queue on a new database with `table`, its sealed columns and the
     /// active key recorded (so inserts inside a transaction take the path
     /// without a savepoint), then `schema` run.
     func queue(table: String = SealedInsertFailureAtomicityTests.table, schema: String) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         let queue = try DatabaseQueue(path: dir.file("customers.db"), configuration: config)
         try queue.write { db in
             try db.execute(sql: table)

@@ -18,13 +18,16 @@ struct SealedInsertTransactionTests {
     let keyring = FieldKeyring.generate()
     static let columns: [SealedColumn] = [.indexed("email", in: "customer", indexColumn: "email_index"), .randomized("note", in: "customer")]
 
-    struct Customer: Codable { var id: Int64?; var email: String; var note: String? }
+    struct Customer: Codable, SealedRecord {
+        var id: Int64?; var email: String; var note: String?
+        static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("note", of: "customer")]
+    }
 
     /// A queue on a new database with the `customer` table and its sealed
     /// columns recorded; `recordKey`: the active key recorded too.
     func queue(recordKey: Bool) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
-        config.seal(Self.columns, keyring: keyring)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         let queue = try DatabaseQueue(path: dir.file("customers.db"), configuration: config)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, note BLOB, email_index BLOB UNIQUE)")

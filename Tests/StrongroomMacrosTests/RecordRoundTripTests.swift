@@ -337,8 +337,8 @@ extension DatabaseValue {
 final class ToggledNoteSealing: ColumnTransform {
     var seals = false
     func transformsInserts(into table: String) -> Bool { seals && table == "memo" }
-    var transformedTables: [String] { seals ? ["memo"] : [] }
-    func contextColumns(forReading column: String, of table: String) -> [String]? { seals && table == "memo" && column == "note" ? [] : nil }
+    func bindsToRowKey(_ column: String, of table: String) -> Bool? { seals && table == "memo" && column == "note" ? false : nil }
+    func declaredRowKey(of table: String) -> [String]? { nil }
     func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
         guard case .blob(let bytes) = stored else { return stored }
         return .text(String(decoding: bytes.reversed(), as: UTF8.self))

@@ -253,13 +253,27 @@ struct StatementTests {
     /// Opens `person.email` (as it is stored: the test looks at readers,
     /// not at sealing), so that rows are read through an opening reader.
     final class EmailOpening: ColumnTransform {
-        func contextColumns(forReading column: String, of table: String) -> [String]? {
-            table == "person" && column == "email" ? [] : nil
+        func bindsToRowKey(_ column: String, of table: String) -> Bool? {
+            table == "person" && column == "email" ? false : nil
         }
+        func declaredRowKey(of table: String) -> [String]? { nil }
         func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue { stored }
         func transformsInserts(into table: String) -> Bool { false }
-        var transformedTables: [String] { ["person"] }
         func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws {}
+    }
+
+    /// A ``ReaderProbe`` that declares `person.email` sealed: its reads go
+    /// through an opening reader.
+    struct SealedReaderProbe: Decodable, SealedRecord {
+        var name: String
+        weak var reader: AnyObject?
+        enum CodingKeys: String, CodingKey { case name }
+        static let sealedProperties = [SealedProperty("email", of: "person")]
+
+        init(from decoder: any Decoder) throws {
+            name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+            reader = Mirror(reflecting: decoder).descendant("source") as AnyObject?
+        }
     }
 
     /// Review of issue 28: a statement re-prepared after a schema change
@@ -271,11 +285,11 @@ struct StatementTests {
         db.columnTransform = EmailOpening()
         try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Ada', 'a@x', 1)")
         let select = try db.prepare(sql: "SELECT * FROM person")
-        let before = try select.fetchAll(ReaderProbe.self)
+        let before = try select.fetchAll(SealedReaderProbe.self)
         #expect(before.first?.reader.map { String(describing: type(of: $0)) } == "OpeningColumnReader")
         // Another column: the statement is prepared again, with a new plan.
         try db.execute(sql: "ALTER TABLE person ADD COLUMN extra TEXT")
-        let after = try select.fetchAll(ReaderProbe.self)
+        let after = try select.fetchAll(SealedReaderProbe.self)
         #expect(after.map(\.name) == ["Ada"])
         #expect(after.first?.reader.map { String(describing: type(of: $0)) } == "OpeningColumnReader")
         #expect(before.first?.reader == nil, "the replaced opening reader is still alive")
@@ -387,7 +401,7 @@ struct StatementTests {
         db.columnTransform = EmailOpening()
         try db.execute(sql: "INSERT INTO person(id, name, email, score) VALUES (1, 'Ada', 'a@x', 1)")
         let select = try db.prepare(sql: "SELECT * FROM person")
-        let before = try select.fetchAll(ReaderProbe.self)
+        let before = try select.fetchAll(SealedReaderProbe.self)
         #expect(before.first?.reader.map { String(describing: type(of: $0)) } == "OpeningColumnReader")
         // SQLite 3.15 (SQLCipher 3) has no RENAME COLUMN: a column added at
         // the front of a new table of the same name does as well here.

@@ -140,9 +140,9 @@ final class RowColumnReader: ColumnReader {
     override func columnName(at index: Int32) -> String { row.layout.columnNames[Int(index)] }
 }
 
-/// A statement whose row has columns a ``ColumnTransform`` opens: those are
-/// opened once per row (`load`), every other column is read straight from
-/// SQLite.
+/// A statement whose row has columns a read's declaration opens (an
+/// ``OpeningPlan``): those are opened once per row (`load`), every other
+/// column is read straight from SQLite.
 final class OpeningColumnReader: ColumnReader {
     let base: StatementColumnReader
     let plan: OpeningPlan
@@ -188,9 +188,6 @@ final class OpeningColumnReader: ColumnReader {
                     context = indexes.map { statement.databaseValue(at: Int32($0)) }
                 }
                 lastIndexes = indexes
-            }
-            if !column.keyCopies.isEmpty {
-                try plan.checkKeyCopies(column, context: context, statement: statement) { statement.databaseValue(at: Int32($0)) }
             }
             opened[column.index] = try plan.open(column, context: context, statement: statement)
         }

@@ -93,10 +93,9 @@ extension Statement {
     @inline(__always)
     func decodeRow<T: Decodable>(_ type: T.Type, direct: (any DatabaseValueConvertible.Type)?) throws(StrongroomError) -> T {
         decodingKeys.beginRecord()
-        // Sealed (transformed) columns: the row is read, opened, and decoded
-        // from memory; every other statement reads straight from SQLite.
-        let columns = try rowReader()
-        if decodableChecked != ObjectIdentifier(T.self) { try checkDecodable(T.self) }
+        // A type that declares sealed properties: they are opened, and the
+        // row decoded from memory; every other read is straight from SQLite.
+        let columns = try rowReader(direct == nil ? try openingPlan(forDecoding: T.self) : nil)
         do {
             if let direct {
                 return try RowDecoder.decodeConvertible(direct, at: 0, source: columns, key: nil) as! T
@@ -126,9 +125,13 @@ extension Statement {
 extension Row {
     /// Decodes this row into `T`, matching properties to columns by name.
     public func decode<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
-        // A record with sealed columns takes them only as its query opened them.
-        if let record = T.self as? any TableRecord.Type, !record.databaseSealedColumns.isEmpty {
-            try OpeningRules.checkSealedProperties(of: record, layout: layout, path: nil, sql: nil, everyColumn: true, isTable: nil)
+        // A type with sealed properties takes them only as the row's read
+        // opened them, under the same declaration.
+        if let declared = declaredSealedProperties(of: T.self), !declared.isEmpty {
+            let selected = declared.filter { layout.index(of: $0.name) != nil }
+            guard Set(selected).isSubset(of: Set(layout.opened)) else {
+                throw StrongroomError(.misuse, "\(T.self) declares sealed properties (\(declared.map(\.description).joined(separator: "; "))), and this row holds \(layout.opened.isEmpty ? "none of them opened" : "others opened (\(layout.opened.map(\.description).joined(separator: "; ")))"): read \(T.self) from the query itself (fetchAll(\(T.self).self, sql: …)), or fetch the rows with opening: \(T.self).sealedProperties. Nothing was read.")
+            }
         }
         // The reader caches its keyed container, which points back at it:
         // break that cycle, or the reader and the row's values stay alive.

@@ -1,6 +1,7 @@
 /// Reading rows, values and records, and inserting records.
 extension Connection {
-    /// Every row of a query.
+    /// Every row of a query, as stored: a sealed column holds its envelope
+    /// (``fetchAll(sql:arguments:opening:)`` opens declared ones).
     ///
     /// ```swift
     /// let rows = try db.fetchAll(sql: "SELECT name FROM person WHERE score > ?", arguments: [10])
@@ -9,9 +10,57 @@ extension Connection {
         try cachedStatement(sql: sql).fetchAll(arguments: arguments)
     }
 
-    /// The first row of a query, or nil.
+    /// Every row of a query, the sealed columns `properties` declares
+    /// opened: each with the binding it names (table, column, and the
+    /// result columns that hold the row key), never one read from the
+    /// database.
+    ///
+    /// ```swift
+    /// let rows = try db.fetchAll(sql: "SELECT id, phone FROM customer WHERE country = ?", arguments: [country],
+    ///                            opening: [SealedProperty("phone", of: "customer")])
+    /// let phone: String? = try rows[0].decode(column: "phone")
+    /// ```
+    ///
+    /// See ``Statement/fetchAll(arguments:opening:)`` for the errors.
+    public func fetchAll(sql: String, arguments: StatementArguments = .none, opening properties: [SealedProperty]) throws(StrongroomError) -> [Row] {
+        try cachedStatement(sql: sql).fetchAll(arguments: arguments, opening: properties)
+    }
+
+    /// The values of the sealed property `property` in every row of a
+    /// query, opened with its declared binding (its row key read from the
+    /// columns the declaration names, which the query must select).
+    ///
+    /// ```swift
+    /// let phones = try db.fetchAll(String?.self, sql: "SELECT id, phone FROM customer ORDER BY id",
+    ///                              opening: SealedProperty("phone", of: "customer"))
+    /// ```
+    public func fetchAll<T: DatabaseValueConvertible>(_ type: T.Type, sql: String, arguments: StatementArguments = .none,
+                                                      opening property: SealedProperty) throws(StrongroomError) -> [T] {
+        var values: [T] = []
+        for row in try fetchAll(sql: sql, arguments: arguments, opening: [property]) {
+            values.append(try row.decode(T.self, column: property.name))
+        }
+        return values
+    }
+
+    /// The value of the sealed property `property` in the first row of a
+    /// query, opened as ``fetchAll(_:sql:arguments:opening:)`` does; nil
+    /// when there is no row or the value is NULL.
+    public func fetchOne<T: DatabaseValueConvertible>(_ type: T.Type, sql: String, arguments: StatementArguments = .none,
+                                                      opening property: SealedProperty) throws(StrongroomError) -> T? {
+        guard let row = try fetchOne(sql: sql, arguments: arguments, opening: [property]) else { return nil }
+        return try row.decode(T?.self, column: property.name)
+    }
+
+    /// The first row of a query, or nil; as stored.
     public func fetchOne(sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> Row? {
         try cachedStatement(sql: sql).fetchOne(arguments: arguments)
+    }
+
+    /// The first row of a query, or nil, the sealed columns `properties`
+    /// declares opened (see ``fetchAll(sql:arguments:opening:)``).
+    public func fetchOne(sql: String, arguments: StatementArguments = .none, opening properties: [SealedProperty]) throws(StrongroomError) -> Row? {
+        try cachedStatement(sql: sql).fetchOne(arguments: arguments, opening: properties)
     }
 
     /// Every row of a query decoded into `T`.

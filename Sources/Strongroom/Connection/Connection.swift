@@ -84,19 +84,8 @@ public final class Connection {
     /// the statements that should see it, usually in
     /// ``Configuration/prepareConnection(_:)``.
     public var columnTransform: (any ColumnTransform)? {
-        didSet {
-            clearStatementCaches()
-            declaredViewNames = Set(columnTransform?.declaredViews.compactMap { ViewDefinition($0)?.name } ?? [])
-            readNamesOfTransform = ((columnTransform?.transformedTables ?? []) + declaredViewNames.map(\.text))
-                .map { Array(AuthorizerPolicy.asciiLowercased($0).utf8) }
-        }
+        didSet { clearStatementCaches() }
     }
-    /// The names of the transform's tables and declared views, in ASCII
-    /// lower case: a statement whose text mentions one is checked for
-    /// stand-ins (`OpeningRules.refuseStandIns`).
-    private(set) var readNamesOfTransform: [[UInt8]] = []
-    /// The transform's declared views' names, folded.
-    private(set) var declaredViewNames: Set<ExactText> = []
 
     /// Opens (or creates) the database at `path`.
     ///

@@ -85,7 +85,7 @@ extension Connection {
         let transformed = columnTransform?.transformsInserts(into: table) ?? false
         // Every column the record seals must be one the connection seals
         // (opens on reading), or it would be written as plaintext.
-        let unsealed = T.databaseSealedColumns.filter { columnTransform?.contextColumns(forReading: $0, of: table) == nil || !transformed }
+        let unsealed = T.databaseSealedColumns.filter { columnTransform?.bindsToRowKey($0, of: table) == nil || !transformed }
         if !unsealed.isEmpty {
             throw StrongroomError(.misuse, "\(T.self) has sealed columns (\(unsealed.joined(separator: ", "))) that this connection does not seal in \(table): configure it with configuration.seal(…, keyring:) for them, or they would be written as plaintext.", path: path)
         }

@@ -87,8 +87,6 @@ extension Statement {
             }
             columns.append(Int32(index))
         }
-        // Sealed properties are read only from the columns opened.
-        if !T.databaseSealedColumns.isEmpty { try checkSealedProperties(of: T.self) }
         let inOrder = columns.enumerated().allSatisfy { Int($1) == $0 }
         let result = inOrder ? nil : columns
         recordColumns = (id, result)

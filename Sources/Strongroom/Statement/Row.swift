@@ -10,11 +10,11 @@ package final class RowLayout: Sendable {
     let indexByFoldedName: [FoldedName: Int]
     /// The names more than one column answers to, as SQLite matches names.
     let sharedNames: Set<FoldedName>
-    /// The columns the connection's ``ColumnTransform`` opened in these
-    /// rows; nil when the connection has none (it opens nothing).
-    let opened: [OpenedColumn]?
+    /// The declared sealed properties opened in these rows (see
+    /// ``Connection/fetchAll(sql:arguments:opening:)``); empty for rows as stored.
+    let opened: [SealedProperty]
 
-    init(columnNames: [String], opened: [OpenedColumn]? = nil) {
+    init(columnNames: [String], opened: [SealedProperty] = []) {
         self.columnNames = columnNames
         self.opened = opened
         var exact: [ExactText: Int] = [:]
@@ -131,6 +131,14 @@ extension DatabaseValue {
     /// How to read a value of this storage class as `type` instead: a CAST
     /// in the query, or the Swift type that reads it as stored. Never
     /// quotes the value.
+    /// True for a BLOB shaped like a Strongroom envelope (format version 1,
+    /// a known algorithm, longer than a blind index): a sealed value read
+    /// where nothing declared it.
+    var looksSealed: Bool {
+        guard case .blob(let bytes) = self, bytes.count > 22 else { return false }
+        return bytes[0] == 0x01 && (bytes[1] == 0x01 || bytes[1] == 0x02)
+    }
+
     func conversionAdvice(column: String, to type: Any.Type, policy: ValueConversion) -> String {
         if isNull {
             return "Column \(column) is NULL; read it as an optional (\(type)?) to accept NULL."
@@ -141,6 +149,9 @@ extension DatabaseValue {
         case "Double", "Float": sqlType = "REAL"
         case "String": sqlType = "TEXT"
         default: sqlType = nil
+        }
+        if looksSealed {
+            return "Column \(column) holds a sealed value (a Strongroom envelope), which does not convert to \(type): a read opens a sealed value only into a property the application declares sealed (SealedRecord's sealedProperties, a TableRecord's databaseSealedColumns), or with opening: SealedProperty(\"\(column)\", of: \"<its table>\"), and hands out the envelope's bytes everywhere else. Declare it, or read it as Data. Nothing was opened."
         }
         let cast = sqlType.map { "convert it in the query (CAST(\(column) AS \($0))), or " } ?? ""
         var advice = "Column \(column) holds \(typeName), which does not convert to \(type) (Strongroom does not convert between storage classes silently): \(cast)read it as \(naturalSwiftType) and convert in Swift."

@@ -24,8 +24,8 @@ public import Foundation
 /// Values convert under the connection's ``ValueConversion`` policy, as
 /// ``Row/decode(_:at:)`` does; `Int`, `Int64`, `Double`, `Bool`, `String`,
 /// `Data` and their optionals read straight from SQLite when stored in the
-/// class they read directly. Columns sealed through a ``ColumnTransform``
-/// are opened once per row.
+/// class they read directly. A sealed column holds its envelope, unless the
+/// row is a record's whose declaration opens it (once per row).
 public struct RowView {
     let statement: Statement
     /// The statement's handle and column count, read once per run.
@@ -74,7 +74,7 @@ public struct RowView {
         var values: [DatabaseValue] = []
         values.reserveCapacity(count)
         for i in 0..<Int32(count) { values.append(value(at: i)) }
-        return Row(layout: statement.rowLayout, values: values, conversion: statement.connection.configuration.valueConversion)
+        return Row(layout: opened?.plan.layout ?? statement.rowLayout, values: values, conversion: statement.connection.configuration.valueConversion)
     }
 
     // MARK: Reading by position
@@ -323,13 +323,15 @@ extension Statement {
     /// `columnOfProperty` maps a record's properties to the statement's
     /// columns, when they differ.
     /// Call ``RowView/loadOpenedColumns()`` on each row before reading it.
-    func rowView(columnOfProperty: [Int32]? = nil) throws(StrongroomError) -> RowView {
-        RowView(statement: self, opened: try openingColumnReader(), columnOfProperty: columnOfProperty)
+    func rowView(columnOfProperty: [Int32]? = nil, plan: OpeningPlan? = nil) -> RowView {
+        RowView(statement: self, opened: openingColumnReader(plan), columnOfProperty: columnOfProperty)
     }
 
-    /// The view a ``TableRecord`` of type `T` reads the rows through.
+    /// The view a ``TableRecord`` of type `T` reads the rows through: its
+    /// declared sealed properties opened.
     @usableFromInline
     func recordRowView<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> RowView {
-        try rowView(columnOfProperty: columnOfProperty(for: T.self))
+        let columns = try columnOfProperty(for: T.self)
+        return rowView(columnOfProperty: columns, plan: try openingPlan(forDecoding: T.self))
     }
 }

@@ -74,31 +74,26 @@ public final class Statement {
         return made
     }
     let encodingKeys = KeyIndexCache()
-    /// The connection's ``ColumnTransform`` plan for this statement's
-    /// columns: unknown until the first row, `.some(nil)` for none.
-    private var openingPlanState: OpeningPlan??
+    /// The last plan worked out for this statement's rows (a type's
+    /// declared sealed properties, or an explicit list): nil when none was.
+    private var lastOpeningPlan: (request: OpeningRequest, plan: OpeningPlan?)?
     /// How many times SQLite compiled the statement again (a schema change,
     /// or an expiry) that its columns showed: for tests.
     package private(set) var timesPreparedAgain = 0
     private var openingReader: OpeningColumnReader?
     /// The reader a decoder uses for the current row: straight from SQLite,
-    /// or, when the connection's ``ColumnTransform`` opens some columns,
-    /// one that opens them first.
+    /// or, when `plan` opens some of its columns, one that opens them first.
     @inline(__always)
-    func rowReader() throws(StrongroomError) -> ColumnReader {
-        guard let reader = try openingColumnReader() else { return columnReader }
+    func rowReader(_ plan: OpeningPlan?) throws(StrongroomError) -> ColumnReader {
+        guard let reader = openingColumnReader(plan) else { return columnReader }
         try reader.load()
         return reader
     }
-    /// The reader that opens this statement's transformed columns (not yet
-    /// loaded with the current row), or nil when it has none.
+    /// The reader that opens `plan`'s columns (not yet loaded with the
+    /// current row), or nil for no plan.
     @inline(__always)
-    func openingColumnReader() throws(StrongroomError) -> OpeningColumnReader? {
-        guard let plan = try openingPlan() else {
-            // (A re-prepare drops it already; this is every row's path.)
-            if openingReader != nil { dropOpeningReader() }
-            return nil
-        }
+    func openingColumnReader(_ plan: OpeningPlan?) -> OpeningColumnReader? {
+        guard let plan else { return nil }
         if openingReader?.plan !== plan {
             // The old reader may be kept by a container: cut it off (and
             // break its cycle, or it stays in memory with its opened values).
@@ -107,6 +102,36 @@ public final class Statement {
         }
         return openingReader
     }
+
+    /// The plan for `request`, worked out once per statement (the last one
+    /// is kept): `properties` gives the declaration, `owner` names it.
+    func openingPlan(_ request: OpeningRequest, owner: @autoclosure () -> String,
+                     properties: () -> [SealedProperty]?) throws(StrongroomError) -> OpeningPlan? {
+        if let last = lastOpeningPlan, last.request == request { return last.plan }
+        let plan: OpeningPlan?
+        if let declared = properties(), columnCount > 0 {
+            plan = try makeOpeningPlan(request, properties: declared, owner: owner())
+        } else {
+            plan = nil
+        }
+        lastOpeningPlan = (request, plan)
+        return plan
+    }
+
+    /// The plan that opens the sealed properties `T` declares (a
+    /// ``SealedRecord``, or a ``TableRecord`` with sealed columns); nil for
+    /// any other type.
+    @inline(__always)
+    func openingPlan<T>(forDecoding type: T.Type) throws(StrongroomError) -> OpeningPlan? {
+        if let last = lastOpeningPlan, case .type(let id) = last.request, id == ObjectIdentifier(T.self) { return last.plan }
+        return try openingPlan(.type(ObjectIdentifier(T.self)), owner: "\(T.self)") { declaredSealedProperties(of: T.self) }
+    }
+
+    /// The plan that opens `properties`, for an explicit read of rows.
+    func openingPlan(opening properties: [SealedProperty]) throws(StrongroomError) -> OpeningPlan? {
+        try openingPlan(.properties(properties), owner: "The read") { properties }
+    }
+
     /// The direct-only functions (``DatabaseFunction/isDirectOnly``) this
     /// statement's own text calls, as bits: the only ones that may run
     /// while it steps.
@@ -124,8 +149,6 @@ public final class Statement {
     /// For ``TableRecord`` reads: the record type last read, and where each
     /// of its properties is among the columns (nil: in order).
     var recordColumns: (type: ObjectIdentifier, columnOfProperty: [Int32]?)?
-    /// The `Decodable` type last checked by ``checkDecodable(_:)``.
-    var decodableChecked: ObjectIdentifier?
 
     convenience init(connection: Connection, sql: String) throws(StrongroomError) {
         let (handle, tail, directOnlyFunctions) = try Self.prepareHandle(connection: connection, sql: sql)
@@ -170,11 +193,10 @@ public final class Statement {
         columnNames = (0..<Int32(count)).map { String(cString: sqlite3_column_name(handle, $0)) }
         rowLayout = RowLayout(columnNames: columnNames)
         decodingKeys.forget()
-        openingPlanState = nil
+        lastOpeningPlan = nil
         // Its plan is gone, whichever path reads the next row.
         dropOpeningReader()
         recordColumns = nil
-        decodableChecked = nil
     }
 
     /// Cuts off and forgets the opening reader (a container may keep it):
@@ -183,94 +205,6 @@ public final class Statement {
     private func dropOpeningReader() {
         openingReader?.detach()
         openingReader = nil
-    }
-
-    /// Which result columns the connection's ``ColumnTransform`` opens, with
-    /// the indexes of the columns each needs; nil when none. Worked out once.
-    func openingPlan() throws(StrongroomError) -> OpeningPlan? {
-        if let state = openingPlanState { return state }
-        guard let transform = connection.columnTransform, columnCount > 0 else {
-            openingPlanState = .some(nil)
-            return nil
-        }
-        // With SQLITE_ENABLE_COLUMN_METADATA (Debian's SQLCipher has it): the
-        // table and column a result column reads, nil for an expression.
-        // Names that are not valid UTF-8 are kept aside, not repaired:
-        // `String(cString:)` would make "id\xFF" and "id\u{FFFD}" one name,
-        // which are two columns to SQLite (one may be a planted row key).
-        var invalidName: String?
-        func name(_ text: UnsafePointer<CChar>) -> String? {
-            if let valid = String(validatingCString: text) { return valid }
-            invalidName = invalidName ?? String(cString: text)
-            return nil
-        }
-        let origins: [(table: String, column: String, inMain: Bool)?] = (0..<Int32(columnCount)).map { i in
-            _ = sqlite3_column_name(handle, i).map(name)
-            guard let table = sqlite3_column_table_name(handle, i).flatMap(name), let column = sqlite3_column_origin_name(handle, i).flatMap(name) else { return nil }
-            let schema = sqlite3_column_database_name(handle, i).map { String(cString: $0) } ?? "main"
-            return (table, column, AuthorizerPolicy.asciiLowercased(schema) == "main")
-        }
-        func sameName(_ a: String, _ b: String) -> Bool { a.sqliteFolded == b.sqliteFolded }
-        var columns: [OpeningPlan.Column] = []
-        for (index, origin) in origins.enumerated() {
-            guard let origin, let needed = transform.contextColumns(forReading: origin.column, of: origin.table) else { continue }
-            var contextIndexes: [Int] = []
-            var keyIndexes: [[Int]] = []
-            for name in needed {
-                // `rowid, *` or a self-join: more than one column from the key's
-                // origin, each checked against the key in every row.
-                // Only main's table holds the key (an attached table of the
-                // same name is another table).
-                let keyColumns = origins.indices.filter { i in origins[i].map { $0.inMain && sameName($0.table, origin.table) && sameName($0.column, name) } ?? false }
-                guard let found = keyColumns.first else {
-                    throw StrongroomError(.misuse, "The query reads \(origin.table).\(origin.column), which is sealed, without \(needed.map { "\(origin.table).\($0)" }.joined(separator: ", ")) (the row's primary key, to which each value is bound): add \(needed.count == 1 ? "it" : "them") to the SELECT list.", path: connection.path, sql: sql)
-                }
-                contextIndexes.append(found)
-                keyIndexes.append(keyColumns)
-            }
-            columns.append(OpeningPlan.Column(OpenedColumn(index: index, table: origin.table, column: origin.column, contextNames: needed, contextIndexes: contextIndexes,
-                                                           keyIndexes: keyIndexes,
-                                                           rowKeyIsPinned: transform.rowKeyIsPinned(for: origin.table)),
-                                              blobOpener: transform.blobOpener(forReading: origin.column, of: origin.table)))
-        }
-        if !columns.isEmpty, let invalidName {
-            throw StrongroomError(.untrustedSchema, "The query reads \(columns.map { "\($0.table).\($0.column)" }.joined(separator: ", ")), which \(columns.count == 1 ? "is" : "are") sealed, beside a column or table whose name is not valid UTF-8 (\(invalidName.debugDescription)): it could not be told from another (a planted row key, say). Nothing was opened; find out who renamed it.",
-                                  path: connection.path, sql: sql)
-        }
-        // What the statement reads, when it opens a column or names a sealed
-        // table or a declared view: it finds the tables there, and hands
-        // values out only under names the application's own SQL chose.
-        if !columns.isEmpty || OpeningRules.mayRead(sql, anyOf: connection.readNamesOfTransform) {
-            let (reads, program) = try OpeningRules.compile(self, program: !columns.isEmpty)
-            try OpeningRules.refuseStandIns(self, reads: reads, tables: transform.transformedTables, views: connection.declaredViewNames)
-            try OpeningRules.check(self, opening: columns, reads: reads, transform: transform)
-            if !columns.isEmpty { try OpeningRules.refuseSecondReads(self, opening: columns, program: program) }
-        }
-        let plan = columns.isEmpty ? nil : OpeningPlan(transform: transform, columns: columns)
-        // Rows (and records read from them) say which columns were opened.
-        rowLayout = RowLayout(columnNames: columnNames, opened: columns.map(\.opened))
-        openingPlanState = .some(plan)
-        return plan
-    }
-
-    /// ``OpeningRules/checkSealedProperties(of:layout:path:sql:isTable:)``
-    /// for this statement's rows (the opening plan first: the layout then
-    /// says which columns were opened).
-    func checkSealedProperties<T: TableRecord>(of type: T.Type, everyColumn: Bool = false) throws(StrongroomError) {
-        _ = try openingPlan()
-        try OpeningRules.checkSealedProperties(of: T.self, layout: rowLayout, path: connection.path, sql: sql, everyColumn: everyColumn,
-                                               isTable: { [connection] in connection.hasTable($0) })
-    }
-
-    /// A `Decodable` read checks the type once per statement: a
-    /// ``TableRecord`` with sealed columns as
-    /// ``checkSealedProperties(of:)`` does, any other type not at all.
-    @inline(never)
-    func checkDecodable<T: Decodable>(_ type: T.Type) throws(StrongroomError) {
-        if let record = T.self as? any TableRecord.Type, !record.databaseSealedColumns.isEmpty {
-            try checkSealedProperties(of: record, everyColumn: true)
-        }
-        decodableChecked = ObjectIdentifier(T.self)
     }
 
     deinit {
@@ -542,25 +476,56 @@ public final class Statement {
 
     // MARK: Reading
 
-    /// Runs the statement and returns every row.
+    /// Runs the statement and returns every row, as stored: a sealed
+    /// column holds its envelope (see ``fetchAll(arguments:opening:)``).
     public func fetchAll(arguments: StatementArguments = .none) throws(StrongroomError) -> [Row] {
+        try fetchAll(arguments: arguments, opening: [])
+    }
+
+    /// Runs the statement and returns every row, the columns of
+    /// `properties` opened: each is the sealed column that
+    /// ``SealedProperty`` names, opened with the row key held in the
+    /// columns its `rowKey` names (or the configuration's row key for the
+    /// table). Every other column holds its value as stored.
+    ///
+    /// ```swift
+    /// let select = try db.prepare(sql: "SELECT id, email FROM customer WHERE id = ?")
+    /// let rows = try select.fetchAll(arguments: [1], opening: [SealedProperty("email", of: "customer")])
+    /// let email: String = try rows[0].decode(column: "email")
+    /// ```
+    ///
+    /// - Throws: ``StrongroomError/Code/sealedValue`` when a value does not
+    ///   open under its declaration (another row's, or another column's);
+    ///   ``StrongroomError/Code/misuse`` when the result holds a declared
+    ///   column twice, lacks a row-key column of a selected one, or the
+    ///   connection does not seal it.
+    public func fetchAll(arguments: StatementArguments = .none, opening properties: [SealedProperty]) throws(StrongroomError) -> [Row] {
         reset()
         defer { reset() }
         try bind(arguments: arguments)
         var rows: [Row] = []
-        while try step() {
-            rows.append(try currentRow())
-        }
+        guard try step() else { return rows }
+        let plan = properties.isEmpty ? nil : try openingPlan(opening: properties)
+        repeat {
+            rows.append(try currentRow(plan))
+        } while try step()
         return rows
     }
 
-    /// Runs the statement and returns the first row, or nil.
+    /// Runs the statement and returns the first row, or nil; as stored
+    /// (see ``fetchOne(arguments:opening:)``).
     public func fetchOne(arguments: StatementArguments = .none) throws(StrongroomError) -> Row? {
+        try fetchOne(arguments: arguments, opening: [])
+    }
+
+    /// Runs the statement and returns the first row, or nil, the columns of
+    /// `properties` opened, as ``fetchAll(arguments:opening:)`` does.
+    public func fetchOne(arguments: StatementArguments = .none, opening properties: [SealedProperty]) throws(StrongroomError) -> Row? {
         reset()
         defer { reset() }
         try bind(arguments: arguments)
         guard try step() else { return nil }
-        return try currentRow()
+        return try currentRow(properties.isEmpty ? nil : try openingPlan(opening: properties))
     }
 
     /// Runs the statement and calls `body` with each row as it is read, in
@@ -580,21 +545,22 @@ public final class Statement {
         guard try step() else { return }
         // One view for every row: the statement's columns cannot change
         // between rows of one run (a re-prepare happens at the first step).
-        let row = try rowView()
+        let row = rowView()
         repeat {
-            try row.loadOpenedColumns()
             try body(row)
         } while try step()
     }
 
-    func currentRow() throws(StrongroomError) -> Row {
+    /// The current row, the columns of `plan` opened.
+    func currentRow(_ plan: OpeningPlan? = nil) throws(StrongroomError) -> Row {
         var values: [DatabaseValue] = []
         values.reserveCapacity(columnCount)
         for i in 0..<Int32(columnCount) {
             values.append(databaseValue(at: i))
         }
-        try openingPlan()?.open(&values, statement: self)
-        return Row(layout: rowLayout, values: values, conversion: connection.configuration.valueConversion)
+        guard let plan else { return Row(layout: rowLayout, values: values, conversion: connection.configuration.valueConversion) }
+        try plan.open(&values, statement: self)
+        return Row(layout: plan.layout, values: values, conversion: connection.configuration.valueConversion)
     }
 
     @inline(__always)

@@ -13,7 +13,7 @@
 /// | `Double` | REAL; INTEGER a `Double` holds exactly | TEXT that is exactly a decimal `Double` prints back (`'2.5'`) or an integer |
 /// | `Float` | REAL, INTEGER, rounded to `Float`, within its range (never to infinity or zero) | as `Double` |
 /// | `Bool` | INTEGER, REAL (0 is false) | TEXT `'0'`, `'1'`, … as integers |
-/// | `String` | TEXT that is valid UTF-8 (other TEXT reads as a BLOB of its bytes, never repaired) | INTEGER (`"42"`), REAL (`"2.5"`, as Swift prints it), BLOB that is valid UTF-8 |
+/// | `String` | TEXT that is valid UTF-8 (other TEXT reads as a BLOB of its bytes, never repaired) | INTEGER (`"42"`), REAL (`"2.5"`, as Swift prints it), BLOB that is valid UTF-8 and not shaped like a sealed value's envelope |
 /// | `Data`, `[UInt8]` | BLOB; TEXT as its UTF-8 bytes | |
 /// | `Date`, `UUID` | see their ``DatabaseValueConvertible`` conformances | |
 ///
@@ -81,7 +81,8 @@ extension DatabaseValue {
             if let d = Double(s), d.isFinite, "\(d)" == s { return [.real(d)] }
             return []
         case .blob(let bytes):
-            guard let s = String(validating: bytes, as: UTF8.self) else { return [] }
+            // A sealed value's envelope is never text, whatever its bytes.
+            guard !looksSealed, let s = String(validating: bytes, as: UTF8.self) else { return [] }
             return [.text(s)]
         }
     }

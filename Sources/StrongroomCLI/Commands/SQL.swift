@@ -121,13 +121,24 @@ struct SQL: ParsableCommand {
         if let keyring = try fieldKeys.load(key: key) {
             // The blind indexes the database records, for strongroom_index(…),
             // once the registry verifies under the keyring.
-            let (sealed, indexes) = try {
+            let (sealed, indexes, rowKeys) = try {
                 let db = try Connection(path: database, configuration: configuration)
                 defer { db.close() }
-                return (try SealedColumnRegistry.columns(in: db, keyring: keyring),
-                        try BlindIndexRegistry.entries(in: db, keyring: keyring).map(\.index).filter { !$0.isIndexedColumnsOwn })
+                let sealed = try SealedColumnRegistry.columns(in: db, keyring: keyring)
+                // The tables' primary keys, for strongroom_seal and inserts
+                // on this connection (the operator's own; its reads open
+                // only through strongroom_open).
+                var rowKeys: [String: [String]] = [:]
+                for table in Set(sealed.filter { $0.mode != .deterministic }.map(\.table)) {
+                    let key = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))")
+                        .filter { try $0.decode(Int.self, column: "pk") > 0 }
+                        .sorted { try $0.decode(Int.self, column: "pk") < $1.decode(Int.self, column: "pk") }
+                        .map { try $0.decode(String.self, column: "name") }
+                    if !key.isEmpty { rowKeys[table] = key }
+                }
+                return (sealed, try BlindIndexRegistry.entries(in: db, keyring: keyring).map(\.index).filter { !$0.isIndexedColumnsOwn }, rowKeys)
             }()
-            configuration.seal(sealed, indexes: indexes, keyring: keyring)
+            configuration.seal(sealed, indexes: indexes, keyring: keyring, rowKeys: rowKeys)
         }
         let db = try Connection(path: database, configuration: configuration)
         db.refuseKeyChangesAndPlaintextCopies()

@@ -5,43 +5,44 @@ extension Configuration {
     /// configuration: the app then writes and reads plain values.
     ///
     /// - `Connection/insert(_:into:)` seals the declared columns of the
-    ///   row (after assigning an `INTEGER PRIMARY KEY` SQLite would have
-    ///   assigned, so that values can be bound to it), and fills the blind
-    ///   index of each indexed column.
-    /// - Every read (rows, `Decodable` records, single values) opens the
-    ///   sealed columns it selects. A query that selects a randomized sealed
-    ///   column must also select its table's primary key.
+    ///   row, bound to its row key (`rowKeys`; after assigning an
+    ///   `INTEGER PRIMARY KEY` SQLite would have assigned), and fills the
+    ///   blind index of each indexed column.
+    /// - A read opens a sealed value only into a property the application
+    ///   declares sealed: a `SealedRecord`'s ``Strongroom/SealedProperty``
+    ///   list, a `TableRecord`'s `databaseSealedColumns` (`@Table` writes
+    ///   them), or a `Row` fetched with `fetchAll(sql:arguments:opening:)`.
+    ///   The value opens with the row key the record itself holds. Any
+    ///   other read (a plain `Codable`, a `Row`, a single value) gets the
+    ///   stored envelope bytes: decoding them as a `String` fails.
     /// - The SQL functions of ``addFieldFunctions(keyring:context:)`` are there too,
     ///   for updates and lookups in SQL.
     ///
     /// ```swift
+    /// struct Customer: Codable, SealedRecord {
+    ///     var id: Int64?
+    ///     var email: String
+    ///     var phone: String?
+    ///     static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("phone", of: "customer")]
+    /// }
+    ///
     /// var config = Configuration(key: databaseKey)
     /// config.seal([.indexed("email", in: "customer", indexColumn: "email_index"),
     ///              .randomized("phone", in: "customer")],
-    ///             keyring: try FieldKeyring.load(from: "Keys/fields.keyring"))
+    ///             keyring: try FieldKeyring.load(from: "Keys/fields.keyring"),
+    ///             rowKeys: ["customer": ["id"]])
     /// let queue = try DatabaseQueue(path: "app.db", configuration: config)
     /// try queue.write { db in try db.insert(Customer(id: nil, email: "ada@example.com", phone: "+44 1"), into: "customer") }
-    /// let ada = try queue.read { db in
-    ///     try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')",
-    ///                     arguments: ["ada@example.com"])
-    /// }
+    /// let ada = try queue.read { db in try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE id = ?", arguments: [1]) }
     /// ```
     ///
-    /// Writes through SQL (`UPDATE`) do not pass through here: seal in the
-    /// statement with `strongroom_seal(…)`.
-    ///
-    /// Reads open sealed columns only under the names the application's own
-    /// SQL gives them: read straight from their table, or through one of
-    /// `views`, the `CREATE VIEW` statements the application's migrations
-    /// run (compared as SQL with what the database stores, and with what
-    /// the connection loaded). A query through any other view, a rewritten
-    /// one, or a temporary one fails with
-    /// `StrongroomError.Code.untrustedSchema` and opens nothing:
-    ///
-    /// ```swift
-    /// config.seal(columns, keyring: keyring,
-    ///             views: ["CREATE VIEW customer_card AS SELECT id, name, email FROM customer"])
-    /// ```
+    /// `rowKeys` declares each table's row key: the columns its randomized
+    /// and indexed values are bound to (its primary key, as the
+    /// application's schema declares it; `@Table`'s
+    /// `tableDefinition.primaryKey`). It is required for every table with
+    /// such a column, and never read from the database, where whoever holds
+    /// the database key could make another column the key: a value opens
+    /// only with the declared columns' values, as the record holds them.
     ///
     /// With a `context` (a tenant or database identifier, see
     /// ``FieldContext``), values are bound to it too; a database that
@@ -55,28 +56,12 @@ extension Configuration {
     /// Each index covers at least one of `columns`; a definition that is not
     /// one (see ``BlindIndex/validate()``) fails every connection's opening
     /// with its ``FieldError``.
-    ///
-    /// `rowKeys` pins each table's row key: the columns its randomized
-    /// values are bound to (its primary key, as the application declares
-    /// it; `@Table`'s `tableDefinition.primaryKey`). Without a pin, the key
-    /// is read from the database, where whoever holds the database key can
-    /// make another column the primary key and put a plain `id` holding
-    /// other rows' numbers beside it: a value would then open under the key
-    /// that was moved, and the app would take it for another row's. With
-    /// one, values open only with the pinned columns' values (a moved key
-    /// fails to authenticate, on every read path), and an insert into a
-    /// table whose primary key is not the pinned one fails with
-    /// `StrongroomError.Code.untrustedSchema`:
-    ///
-    /// ```swift
-    /// config.seal(Customer.tableDefinition.sealedColumns, keyring: keyring,
-    ///             rowKeys: ["customer": Customer.tableDefinition.primaryKey])
-    /// ```
-    public mutating func seal(_ columns: [SealedColumn], indexes: [BlindIndex] = [], keyring: FieldKeyring, context: FieldContext? = nil, views: [String] = [],
+    public mutating func seal(_ columns: [SealedColumn], indexes: [BlindIndex] = [], keyring: FieldKeyring, context: FieldContext? = nil,
                               rowKeys: [String: [String]] = [:]) {
         prepareConnection { db throws(StrongroomError) in
             do throws(FieldError) {
                 try BlindIndex.validate(indexes, of: columns)
+                try Self.validateRowKeys(rowKeys, of: columns)
             } catch {
                 throw StrongroomError(.misuse, error.message, path: db.path)
             }
@@ -87,7 +72,41 @@ extension Configuration {
             for function in FieldFunctions.functions(cipher: cipher, declared: columns, indexes: indexes) {
                 try db.add(function: function)
             }
-            db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, views: views, rowKeys: rowKeys)
+            db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, rowKeys: rowKeys)
+        }
+    }
+
+    /// The same; `views` is no longer needed and is ignored: a record read
+    /// through a view declares the table each sealed property's value was
+    /// sealed in (``Strongroom/SealedProperty``), and nothing about the view
+    /// decides what opens.
+    @available(*, deprecated, message: "Views need no declaration: a record read through one declares each sealed property's table with SealedProperty. Drop views:.")
+    public mutating func seal(_ columns: [SealedColumn], indexes: [BlindIndex] = [], keyring: FieldKeyring, context: FieldContext? = nil, views: [String],
+                              rowKeys: [String: [String]] = [:]) {
+        seal(columns, indexes: indexes, keyring: keyring, context: context, rowKeys: rowKeys)
+    }
+
+    /// Every table with a column bound to its row has a declared row key,
+    /// of distinct columns, none of them sealed.
+    static func validateRowKeys(_ rowKeys: [String: [String]], of columns: [SealedColumn]) throws(FieldError) {
+        var folded: [FoldedName: [String]] = [:]
+        for (table, key) in rowKeys {
+            if folded[table.sqliteFolded] != nil {
+                throw FieldError(.misuse, "rowKeys names \(table) twice (names are compared without case, as SQLite compares them); give each table once.", table: table)
+            }
+            if key.isEmpty || Set(key.map(\.sqliteFolded)).count != key.count {
+                throw FieldError(.misuse, "rowKeys gives \(table) the row key (\(key.joined(separator: ", "))): give its primary key's columns, each once, in order.", table: table)
+            }
+            folded[table.sqliteFolded] = key
+        }
+        for column in columns where column.mode != .deterministic {
+            guard let key = folded[column.table.sqliteFolded] else {
+                throw FieldError(.misuse, "\(column.table).\(column.column) is sealed \(column.mode.rawValue), bound to its row's key, and rowKeys declares no row key for \(column.table): declare it, seal(…, rowKeys: [\"\(column.table)\": [\"id\"]]) (the primary key your schema declares; never read from the database, where whoever holds the database key could move it).",
+                                 table: column.table, column: column.column)
+            }
+            if key.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) {
+                throw FieldError(.misuse, "\(column.table).\(column.column) is part of the row key declared for \(column.table), which sealed values are bound to: it cannot be sealed itself.", table: column.table, column: column.column)
+            }
         }
     }
 }

@@ -55,15 +55,13 @@ final class SealingTransform: ColumnTransform {
         }
     }
 
-    /// The views sealed columns may be read through, as declared.
-    let declaredViews: [String]
-
     /// Blind indexes by folded table name: each `indexed` column's own, then
     /// the declared ones.
     let indexes: [FoldedName: [BlindIndex]]
-    /// The row keys the application pinned (``Configuration/seal(_:indexes:keyring:context:views:rowKeys:)``),
-    /// by folded table name: values open with these columns, whatever the
-    /// database says its primary key is.
+    /// The row keys the application declared (``Configuration/seal(_:indexes:keyring:context:rowKeys:)``),
+    /// by folded table name: what inserts bind values to, and what a
+    /// declared property without its own row key opens with. Never read
+    /// from the database.
     let rowKeys: [FoldedName: [String]]
     /// Lookups made SQL (``BlindIndexQuery``), by their shape.
     var lookups: [BlindIndexQuery.Shape: BlindIndexQuery.Compiled] = [:]
@@ -74,9 +72,8 @@ final class SealingTransform: ColumnTransform {
     /// then the others (rows not yet rotated).
     let probeKeyIDs: [UInt32]
 
-    init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection, views: [String] = [],
+    init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection,
          rowKeys: [String: [String]] = [:]) {
-        self.declaredViews = views
         self.rowKeys = Dictionary(rowKeys.map { ($0.key.sqliteFolded, $0.value) }, uniquingKeysWith: { first, _ in first })
         var byTable: [FoldedName: [FoldedName: SealedColumn]] = [:]
         for column in columns {
@@ -109,37 +106,41 @@ final class SealingTransform: ColumnTransform {
     /// Whether `table.column` is one of the sealed columns.
     func isSealed(_ column: String, of table: String) -> Bool { sealed(column, of: table) != nil }
 
+    /// `table`'s row key for an insert: the declared columns (the
+    /// configuration's `rowKeys`), with the types the table gives them, so
+    /// that a value is bound to what SQLite will store.
     func primaryKey(of table: String) throws(StrongroomError) -> PrimaryKey {
         if let known = primaryKeys[table.sqliteFolded] { return known }
         let quoted = SQLScript.quotedIdentifier(table)
-        let keyed = try PrimaryKeyColumns.read(table, in: connection)
+        // The types the table declares (a type steers only SQLite's
+        // conversion of a key value, and whether the rowid is the key; never
+        // which columns are the key).
+        var types: [FoldedName: (type: String, pk: Int)] = [:]
+        for row in try connection.fetchAll(sql: "PRAGMA main.table_info(\(quoted))") {
+            types[try row.decode(String.self, column: "name").sqliteFolded] = (try row.decode(String?.self, column: "type") ?? "", try row.decode(Int.self, column: "pk"))
+        }
         // The spelling sqlite_sequence uses, and whether the table has a rowid
         // (a WITHOUT ROWID table's INTEGER PRIMARY KEY is an ordinary column).
         let spelled = try connection.fetchOne(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
                                               arguments: [table]) ?? table
         let hasRowid = (try? connection.prepare(sql: "SELECT rowid FROM main.\(quoted) LIMIT 0")) != nil
-        if let pinned = rowKeys[table.sqliteFolded], pinned.map(\.sqliteFolded) != keyed.map(\.name.sqliteFolded) {
-            throw StrongroomError(.untrustedSchema, "\(table)'s primary key is (\(keyed.map(\.name).joined(separator: ", "))) in the database, and the configuration pins its row key (\(pinned.joined(separator: ", "))): whoever holds the database key can rebuild the table with another column as its key, so that values would be bound to it. Nothing was written; find out who changed \"\(table)\" (strongroom verify compares the schema with the migrations).",
-                                  path: connection.path)
-        }
-        let key = PrimaryKey(table: spelled, columns: keyed.map(\.name), affinities: keyed.map { Affinity(declaredType: $0.type) },
-                             isRowid: hasRowid && keyed.count == 1 && keyed[0].type.uppercased() == "INTEGER")
+        let declared = rowKeys[table.sqliteFolded] ?? []
+        let affinities = declared.map { Affinity(declaredType: types[$0.sqliteFolded]?.type ?? "") }
+        let single = declared.count == 1 ? types[declared[0].sqliteFolded] : nil
+        let key = PrimaryKey(table: spelled, columns: declared, affinities: affinities,
+                             isRowid: hasRowid && single?.pk == 1 && single?.type.uppercased() == "INTEGER")
         primaryKeys[table.sqliteFolded] = key
         return key
     }
 
     // MARK: ColumnTransform
 
-    func contextColumns(forReading column: String, of table: String) -> [String]? {
-        guard let sealed = sealed(column, of: table) else { return nil }
-        if sealed.mode == .deterministic { return [] }
-        // A pinned key is the key, whatever the database says.
-        if let pinned = rowKeys[table.sqliteFolded] { return pinned }
-        return (try? primaryKey(of: table))?.columns ?? []
+    func bindsToRowKey(_ column: String, of table: String) -> Bool? {
+        sealed(column, of: table).map { $0.mode != .deterministic }
     }
 
-    func rowKeyIsPinned(for table: String) -> Bool {
-        rowKeys[table.sqliteFolded] != nil
+    func declaredRowKey(of table: String) -> [String]? {
+        rowKeys[table.sqliteFolded]
     }
 
     func open(_ stored: DatabaseValue, column: String, table: String, context: [DatabaseValue]) throws -> DatabaseValue {
@@ -204,7 +205,7 @@ final class SealingTransform: ColumnTransform {
         var appendedSealed: [SealedColumn?] = []
         if shape.needsRowKey {
             guard !key.columns.isEmpty else {
-                throw FieldError(.misuse, "\(table) has sealed columns bound to their row, but no declared PRIMARY KEY to bind them to; declare one.", table: table)
+                throw FieldError(.misuse, "\(table) has sealed columns bound to their row, and the configuration declares no row key for it: declare it, configuration.seal(…, rowKeys: [\"\(table)\": [\"id\"]]) (its primary key, as your schema declares it).", table: table)
             }
             for (position, column) in key.columns.enumerated() {
                 let index = shape.keyPositions[position]

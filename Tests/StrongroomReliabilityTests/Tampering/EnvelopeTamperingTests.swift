@@ -31,7 +31,7 @@ struct EnvelopeTamperingTests {
         try KeyFile.write(key, to: dir.file("db.key"))
         let path = dir.file("sealed.db")
         var configuration = Configuration(key: key)
-        configuration.seal([.randomized("email", in: "customer"), .randomized("phone", in: "customer")], keyring: keyring)
+        configuration.seal([.randomized("email", in: "customer"), .randomized("phone", in: "customer")], keyring: keyring, rowKeys: ["customer": ["id"]])
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB NOT NULL, phone BLOB NOT NULL)")

@@ -1,0 +1,152 @@
+internal import CSQLCipher
+
+/// What a plan opens is asked for by: a type's declaration, or the
+/// ``SealedProperty`` list of an explicit ``Row`` read.
+enum OpeningRequest: Equatable {
+    case type(ObjectIdentifier)
+    case properties([SealedProperty])
+}
+
+/// Which result columns of a statement a read opens, and where their
+/// row-key values are: worked out once per statement and declaration, from
+/// the declaration and the result's column names only.
+final class OpeningPlan {
+    /// A class: each row's loop over the columns shares it, rather than
+    /// copying (retaining) its names, indexes and opener.
+    final class Column {
+        /// The declared property.
+        let property: SealedProperty
+        /// Where the property's value is among the result columns.
+        let index: Int
+        /// Where each of its row key's properties is (empty: bound to no row).
+        let contextIndexes: [Int]
+        /// The transform's opener for this column's BLOBs, if it has one.
+        let blobOpener: BlobOpener?
+
+        var table: String { property.table }
+        var column: String { property.column }
+
+        init(property: SealedProperty, index: Int, contextIndexes: [Int], blobOpener: BlobOpener?) {
+            self.property = property
+            self.index = index
+            self.contextIndexes = contextIndexes
+            self.blobOpener = blobOpener
+        }
+    }
+
+    let request: OpeningRequest
+    let transform: any ColumnTransform
+    let columns: [Column]
+    /// The rows' layout: the statement's column names, and the properties
+    /// opened (a ``Row`` decodes a record only when they are the record's).
+    let layout: RowLayout
+
+    init(request: OpeningRequest, transform: any ColumnTransform, columns: [Column], layout: RowLayout) {
+        self.request = request
+        self.transform = transform
+        self.columns = columns
+        self.layout = layout
+    }
+
+    /// `values` (one row, as stored) as the app sees them.
+    func open(_ values: inout [DatabaseValue], statement: Statement) throws(StrongroomError) {
+        let stored = values
+        for column in columns {
+            let context = column.contextIndexes.map { stored[$0] }
+            // A BLOB through the column's opener, worked out with the plan:
+            // not looked up by name for every value.
+            if let opener = column.blobOpener, case .blob(let bytes) = stored[column.index] {
+                do {
+                    values[column.index] = try bytes.withUnsafeBytes { try opener($0, context) }
+                } catch let error as StrongroomError {
+                    throw error
+                } catch {
+                    throw StrongroomError(.sealedValue, "\(error)", path: statement.connection.path, sql: statement.sql)
+                }
+                continue
+            }
+            values[column.index] = try open(column, stored: stored[column.index], context: context, statement: statement)
+        }
+    }
+
+    /// The current row's value of `column`, as the app sees it: a BLOB is
+    /// handed over as SQLite's bytes, without a copy.
+    func open(_ column: Column, context: [DatabaseValue], statement: Statement) throws(StrongroomError) -> DatabaseValue {
+        let index = Int32(column.index)
+        guard let opener = column.blobOpener, statement.columnType(at: index) == SQLITE_BLOB else {
+            return try open(column, stored: statement.databaseValue(at: index), context: context, statement: statement)
+        }
+        do {
+            return try statement.withBlobBytes(at: index) { bytes in try opener(bytes, context) }
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.sealedValue, "\(error)", path: statement.connection.path, sql: statement.sql)
+        }
+    }
+
+    /// One stored value of `column`, as the app sees it.
+    func open(_ column: Column, stored: DatabaseValue, context: [DatabaseValue], statement: Statement) throws(StrongroomError) -> DatabaseValue {
+        do {
+            return try transform.open(stored, column: column.column, table: column.table, context: context)
+        } catch let error as StrongroomError {
+            throw error
+        } catch {
+            throw StrongroomError(.sealedValue, "\(error)", path: statement.connection.path, sql: statement.sql)
+        }
+    }
+}
+
+extension Statement {
+    /// The plan that opens `properties` (declared by `owner`, for messages)
+    /// in this statement's rows: nil when none of them is selected.
+    ///
+    /// Each declared property is looked up by name among the result
+    /// columns, as the decoder finds it; its row key's properties likewise,
+    /// so the key a value opens with is the one the record holds. A declared
+    /// name the result holds twice is refused, as is a row-key property the
+    /// result lacks, or a column the connection does not seal.
+    func makeOpeningPlan(_ request: OpeningRequest, properties: [SealedProperty], owner: String) throws(StrongroomError) -> OpeningPlan? {
+        func refuse(_ message: String) -> StrongroomError {
+            StrongroomError(.misuse, message + " Nothing was read.", path: connection.path, sql: sql)
+        }
+        guard !properties.isEmpty else { return nil }
+        guard let transform = connection.columnTransform else {
+            throw refuse("\(owner) declares sealed properties (\(properties.map(\.description).joined(separator: "; "))) and this connection opens none: configure it with configuration.seal(…, keyring:) for them. A connection without the field keyring reads no record with sealed properties (read the stored values as Data instead).")
+        }
+        let layout = rowLayout
+        var columns: [OpeningPlan.Column] = []
+        for (position, property) in properties.enumerated() {
+            if properties[..<position].contains(where: { $0.name.sqliteFolded == property.name.sqliteFolded }) {
+                throw refuse("\(owner) declares the sealed property \(property.name) twice; declare each property once.")
+            }
+            guard let bindsToRowKey = transform.bindsToRowKey(property.column, of: property.table) else {
+                throw refuse("\(owner) declares \(property.name) sealed as \(property.table).\(property.column), which this connection does not seal: add it to the columns of configuration.seal(…), or correct the declaration.")
+            }
+            // A property the query does not select: a record reading it fails
+            // as it decodes (an optional one is nil).
+            guard let index = layout.index(of: property.name) else { continue }
+            if layout.isAmbiguous(property.name) {
+                let spellings = layout.columnNames.enumerated().filter { $0.element.sqliteFolded == property.name.sqliteFolded }
+                throw refuse("The query's result holds \(spellings.count) columns named \(property.name) (columns \(spellings.map { String($0.offset + 1) }.joined(separator: ", "))), and \(owner) declares \(property.name) sealed: which one holds the sealed value cannot be told (whoever holds the database key can add a plain column of that name to a joined table). Select it once, by name, rather than * over a join.")
+            }
+            var contextIndexes: [Int] = []
+            if bindsToRowKey {
+                guard let keyNames = property.rowKey ?? transform.declaredRowKey(of: property.table), !keyNames.isEmpty else {
+                    throw refuse("\(owner)'s sealed \(property.name) (\(property.table).\(property.column)) is bound to its row's key, and neither the declaration nor the configuration names it: declare the row key, in configuration.seal(…, rowKeys: [\"\(property.table)\": [\"id\"]]) or in SealedProperty(…, rowKey:).")
+                }
+                for key in keyNames {
+                    guard let keyIndex = layout.index(of: key) else {
+                        throw refuse("The query selects \(property.name), which \(owner) declares sealed in \(property.table).\(property.column), without \(key), which holds the row key it is bound to: add \(key) to the SELECT list.")
+                    }
+                    contextIndexes.append(keyIndex)
+                }
+            }
+            columns.append(OpeningPlan.Column(property: property, index: index, contextIndexes: contextIndexes,
+                                              blobOpener: transform.blobOpener(forReading: property.column, of: property.table)))
+        }
+        guard !columns.isEmpty else { return nil }
+        return OpeningPlan(request: request, transform: transform, columns: columns,
+                           layout: RowLayout(columnNames: layout.columnNames, opened: columns.map(\.property)))
+    }
+}
