@@ -112,7 +112,7 @@ struct PlantedSQLEvasionTests {
             END;
             """)
         let queue = try f.app(path)
-        f.expectTheAppsReadsThroughTheStandInRefused(queue)
+        f.expectTheAppsReadsThroughTheStandInForgeNothing(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
         #expect(findings.contains { $0.table == "sqlite_customer" && $0.column == "email" }, "\(findings)")
         let error = f.expectRetireRefused(queue)

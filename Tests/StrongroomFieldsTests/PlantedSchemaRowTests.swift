@@ -58,7 +58,7 @@ struct PlantedSchemaRowTests {
             return
         }
         let queue = try f.app(path)
-        f.expectTheAppsReadsThroughTheStandInRefused(queue)
+        f.expectTheAppsReadsThroughTheStandInForgeNothing(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
         #expect(findings.contains { $0.table == "hidden_customer" && $0.column == "email" }, "\(findings)")
         f.expectRetireRefused(queue)
@@ -78,7 +78,7 @@ struct PlantedSchemaRowTests {
             return
         }
         let queue = try f.app(path)
-        f.expectTheAppsReadsThroughTheStandInRefused(queue)
+        f.expectTheAppsReadsThroughTheStandInForgeNothing(queue)
         let findings = try queue.read { db in try SealedValueSearch.findings(in: db) }
         #expect(findings.contains { $0.column == "email" && $0.table.lowercased().contains("customer") }, "\(findings)")
     }
@@ -97,7 +97,7 @@ struct PlantedSchemaRowTests {
             CREATE VIEW customer AS SELECT c_id AS id, c_email AS email, c_country AS country FROM strongroom_sealed_columns WHERE c_id IS NOT NULL;
             """)
         let queue = try f.app(path)
-        f.expectTheAppsReadsThroughTheStandInRefused(queue)
+        f.expectTheAppsReadsThroughTheStandInForgeNothing(queue)
         f.expectRetireRefused(queue)
     }
     /// Odd spellings of CREATE TEMP that SQLite's loader still takes are

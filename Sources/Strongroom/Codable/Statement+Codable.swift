@@ -128,7 +128,9 @@ extension Row {
         // A type with sealed properties takes them only as the row's read
         // opened them, under the same declaration.
         if let declared = declaredSealedProperties(of: T.self), !declared.isEmpty {
-            let selected = declared.filter { layout.index(of: $0.name) != nil }
+            // A TableRecord's declared columns, all of them: its coding keys
+            // may name other columns (see `declaresByColumn`).
+            let selected = declaresByColumn(T.self) ? declared : declared.filter { layout.index(of: $0.name) != nil }
             guard Set(selected).isSubset(of: Set(layout.opened)) else {
                 throw StrongroomError(.misuse, "\(T.self) declares sealed properties (\(declared.map(\.description).joined(separator: "; "))), and this row holds \(layout.opened.isEmpty ? "none of them opened" : "others opened (\(layout.opened.map(\.description).joined(separator: "; ")))"): read \(T.self) from the query itself (fetchAll(\(T.self).self, sql: …)), or fetch the rows with opening: \(T.self).sealedProperties. Nothing was read.")
             }

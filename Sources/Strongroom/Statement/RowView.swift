@@ -332,6 +332,6 @@ extension Statement {
     @usableFromInline
     func recordRowView<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> RowView {
         let columns = try columnOfProperty(for: T.self)
-        return rowView(columnOfProperty: columns, plan: try openingPlan(forDecoding: T.self))
+        return rowView(columnOfProperty: columns, plan: try openingPlan(forRecord: T.self))
     }
 }

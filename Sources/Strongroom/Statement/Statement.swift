@@ -105,12 +105,12 @@ public final class Statement {
 
     /// The plan for `request`, worked out once per statement (the last one
     /// is kept): `properties` gives the declaration, `owner` names it.
-    func openingPlan(_ request: OpeningRequest, owner: @autoclosure () -> String,
+    func openingPlan(_ request: OpeningRequest, owner: @autoclosure () -> String, everyProperty: Bool = false,
                      properties: () -> [SealedProperty]?) throws(StrongroomError) -> OpeningPlan? {
         if let last = lastOpeningPlan, last.request == request { return last.plan }
         let plan: OpeningPlan?
         if let declared = properties(), columnCount > 0 {
-            plan = try makeOpeningPlan(request, properties: declared, owner: owner())
+            plan = try makeOpeningPlan(request, properties: declared, owner: owner(), everyProperty: everyProperty)
         } else {
             plan = nil
         }
@@ -124,7 +124,14 @@ public final class Statement {
     @inline(__always)
     func openingPlan<T>(forDecoding type: T.Type) throws(StrongroomError) -> OpeningPlan? {
         if let last = lastOpeningPlan, case .type(let id) = last.request, id == ObjectIdentifier(T.self) { return last.plan }
-        return try openingPlan(.type(ObjectIdentifier(T.self)), owner: "\(T.self)") { declaredSealedProperties(of: T.self) }
+        return try openingPlan(.type(ObjectIdentifier(T.self)), owner: "\(T.self)", everyProperty: declaresByColumn(T.self)) { declaredSealedProperties(of: T.self) }
+    }
+
+    /// The plan a ``TableRecord`` read by position opens (its properties
+    /// found by column, so one the query leaves out fails as it decodes).
+    func openingPlan<T: TableRecord>(forRecord type: T.Type) throws(StrongroomError) -> OpeningPlan? {
+        if let last = lastOpeningPlan, case .record(let id) = last.request, id == ObjectIdentifier(T.self) { return last.plan }
+        return try openingPlan(.record(ObjectIdentifier(T.self)), owner: "\(T.self)") { T.declaredSealedProperties }
     }
 
     /// The plan that opens `properties`, for an explicit read of rows.

@@ -3,7 +3,10 @@ internal import CSQLCipher
 /// What a plan opens is asked for by: a type's declaration, or the
 /// ``SealedProperty`` list of an explicit ``Row`` read.
 enum OpeningRequest: Equatable {
+    /// A `Decodable` type's declaration (its properties found by coding key).
     case type(ObjectIdentifier)
+    /// A ``TableRecord``'s, read by position.
+    case record(ObjectIdentifier)
     case properties([SealedProperty])
 }
 
@@ -106,26 +109,36 @@ extension Statement {
     /// so the key a value opens with is the one the record holds. A declared
     /// name the result holds twice is refused, as is a row-key property the
     /// result lacks, or a column the connection does not seal.
-    func makeOpeningPlan(_ request: OpeningRequest, properties: [SealedProperty], owner: String) throws(StrongroomError) -> OpeningPlan? {
+    func makeOpeningPlan(_ request: OpeningRequest, properties: [SealedProperty], owner: String, everyProperty: Bool = false) throws(StrongroomError) -> OpeningPlan? {
+        // At the start of a sentence.
+        let Owner = owner.prefix(1).uppercased() + owner.dropFirst()
         func refuse(_ message: String) -> StrongroomError {
             StrongroomError(.misuse, message + " Nothing was read.", path: connection.path, sql: sql)
         }
         guard !properties.isEmpty else { return nil }
         guard let transform = connection.columnTransform else {
-            throw refuse("\(owner) declares sealed properties (\(properties.map(\.description).joined(separator: "; "))) and this connection opens none: configure it with configuration.seal(…, keyring:) for them. A connection without the field keyring reads no record with sealed properties (read the stored values as Data instead).")
+            throw refuse("\(Owner) declares sealed properties (\(properties.map(\.description).joined(separator: "; "))) and this connection opens none: configure it with configuration.seal(…, keyring:) for them. A connection without the field keyring reads no record with sealed properties (read the stored values as Data instead).")
         }
         let layout = rowLayout
         var columns: [OpeningPlan.Column] = []
         for (position, property) in properties.enumerated() {
             if properties[..<position].contains(where: { $0.name.sqliteFolded == property.name.sqliteFolded }) {
-                throw refuse("\(owner) declares the sealed property \(property.name) twice; declare each property once.")
+                throw refuse("\(Owner) declares the sealed property \(property.name) twice; declare each property once.")
             }
             guard let bindsToRowKey = transform.bindsToRowKey(property.column, of: property.table) else {
-                throw refuse("\(owner) declares \(property.name) sealed as \(property.table).\(property.column), which this connection does not seal: add it to the columns of configuration.seal(…), or correct the declaration.")
+                throw refuse("\(Owner) declares \(property.name) sealed as \(property.table).\(property.column), which this connection does not seal: add it to the columns of configuration.seal(…), or correct the declaration.")
             }
             // A property the query does not select: a record reading it fails
-            // as it decodes (an optional one is nil).
-            guard let index = layout.index(of: property.name) else { continue }
+            // as it decodes (an optional one is nil). But a `Decodable` read
+            // of a TableRecord finds its properties by their coding keys,
+            // which may name another column than the declared one
+            // (`api_key AS apiKey`): there every declared column is selected.
+            guard let index = layout.index(of: property.name) else {
+                if everyProperty {
+                    throw refuse("The query selects no column \(property.name), which \(owner) declares sealed (\(property.table).\(property.column)): a Decodable read finds its properties by their coding keys, and whatever column those name would not be opened. Select \(property.name) under its own name, or read \(owner) as a TableRecord (by position).")
+                }
+                continue
+            }
             if layout.isAmbiguous(property.name) {
                 let spellings = layout.columnNames.enumerated().filter { $0.element.sqliteFolded == property.name.sqliteFolded }
                 throw refuse("The query's result holds \(spellings.count) columns named \(property.name) (columns \(spellings.map { String($0.offset + 1) }.joined(separator: ", "))), and \(owner) declares \(property.name) sealed: which one holds the sealed value cannot be told (whoever holds the database key can add a plain column of that name to a joined table). Select it once, by name, rather than * over a join.")
@@ -133,7 +146,7 @@ extension Statement {
             var contextIndexes: [Int] = []
             if bindsToRowKey {
                 guard let keyNames = property.rowKey ?? transform.declaredRowKey(of: property.table), !keyNames.isEmpty else {
-                    throw refuse("\(owner)'s sealed \(property.name) (\(property.table).\(property.column)) is bound to its row's key, and neither the declaration nor the configuration names it: declare the row key, in configuration.seal(…, rowKeys: [\"\(property.table)\": [\"id\"]]) or in SealedProperty(…, rowKey:).")
+                    throw refuse("\(Owner)'s sealed \(property.name) (\(property.table).\(property.column)) is bound to its row's key, and neither the declaration nor the configuration names it: declare the row key, in configuration.seal(…, rowKeys: [\"\(property.table)\": [\"id\"]]) or in SealedProperty(…, rowKey:).")
                 }
                 for key in keyNames {
                     guard let keyIndex = layout.index(of: key) else {
