@@ -51,11 +51,11 @@ struct AdversaryReviewTests {
 }
 
 /// Both engines (the TEMP variant: SQLite 3.15 only).
-/// The declared view's expected columns are found by compiling the
+/// The declared view's expected columns were found by compiling the
 /// declaration on the application's connection, against the schema it
 /// loaded: whatever the declaration names (an inner view, or on SQLite 3.15
-/// a TEMP object over a table's name) is the adversary's too, and is checked
-/// only when the application's statement reads it.
+/// a TEMP object over a table's name) was the adversary's too. Since issue
+/// 50 views are not declared, the record is: these stay as regressions.
 @Suite("Adversary review: declared views compared with what they were compiled against")
 struct AdversaryDeclaredViewTests {
     let f = PlantedSQLFixture()
@@ -65,10 +65,11 @@ struct AdversaryDeclaredViewTests {
     static let swapped = "SELECT id, email AS name, name AS email FROM customer"
     static let secret = PlantedSQLFixture.secret
 
-    struct Card: Codable, Equatable {
+    struct Card: Codable, Equatable, SealedRecord {
         var id: Int64
         var name: String?
         var email: String?
+        static let sealedProperties = [SealedProperty("email", of: "customer")]
     }
 
     func app(_ path: String) throws -> DatabaseQueue { try f.app(path, views: [Self.card, Self.cardList]) }
@@ -113,7 +114,9 @@ struct AdversaryDeclaredViewTests {
         var refusal: (any Error)?
         do { cards = try queue.read { db in try db.fetchAll(Card.self, sql: "SELECT * FROM card_list") } } catch { refusal = error }
         #expect(!cards.contains { $0.name == Self.secret }, "the opened e-mail left as name: \(cards)")
-        #expect((refusal as? StrongroomError)?.code == .untrustedSchema, "\(String(describing: refusal))")
+        // Under declared bindings: the envelope under `name` is no text, and
+        // the name under `email` no envelope (refused, whichever comes first).
+        #expect([.conversion, .sealedValue].contains((refusal as? StrongroomError)?.code), "\(String(describing: refusal))")
     }
 
     /// SQLite 3.15: the same with one view. customer_card is raced to the
@@ -139,7 +142,9 @@ struct AdversaryDeclaredViewTests {
         var refusal: (any Error)?
         do { cards = try queue.read { db in try db.fetchAll(Card.self, sql: "SELECT * FROM customer_card") } } catch { refusal = error }
         #expect(!cards.contains { $0.name == Self.secret }, "the opened e-mail left as name: \(cards)")
-        #expect((refusal as? StrongroomError)?.code == .untrustedSchema, "\(String(describing: refusal))")
+        // Under declared bindings: the envelope under `name` is no text, and
+        // the name under `email` no envelope (refused, whichever comes first).
+        #expect([.conversion, .sealedValue].contains((refusal as? StrongroomError)?.code), "\(String(describing: refusal))")
     }
 }
 

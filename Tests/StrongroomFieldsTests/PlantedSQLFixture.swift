@@ -111,10 +111,18 @@ final class PlantedSQLFixture {
     /// only when it authenticates under the read's own declaration, with
     /// the row key the record holds: the planted-schema attacks pass by
     /// construction, and these checks keep them as regressions.
-    static func expectNothingForged<T>(sourceLocation: SourceLocation = #_sourceLocation, genuine: (T) -> Bool = { _ in true }, _ read: () throws -> T) {
+    ///
+    /// `declaresNothing`: the read declares nothing sealed, so what it gets
+    /// is the database's plain values (planted text included, as any plain
+    /// column can hold); `genuine` then checks that no sealed value's
+    /// plaintext is among them.
+    static func expectNothingForged<T>(sourceLocation: SourceLocation = #_sourceLocation, declaresNothing: Bool = false, genuine: (T) -> Bool = { _ in true },
+                                       _ read: () throws -> T) {
         do {
             let got = try read()
-            #expect(!"\(got)".contains("PLANTED"), "the application got planted text: \(got)", sourceLocation: sourceLocation)
+            if !declaresNothing {
+                #expect(!"\(got)".contains("PLANTED"), "the application got planted text: \(got)", sourceLocation: sourceLocation)
+            }
             #expect(genuine(got), "the application got a forged or moved value: \(got)", sourceLocation: sourceLocation)
         } catch {
             #expect(!"\(error)".contains("PLANTED"), "\(error)", sourceLocation: sourceLocation)
