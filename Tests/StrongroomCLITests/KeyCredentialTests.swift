@@ -149,7 +149,7 @@ struct KeyCredentialTests {
         }
 
         let keys = ["--key-credential", "app-db-key", "--field-keys-credential", "app-fields"]
-        let row = try strongroom(["sql", "--database", database, "--csv"] + keys + ["SELECT id, email FROM customer ORDER BY id"], credentials: credentials)
+        let row = try strongroom(["sql", "--database", database, "--csv"] + keys + ["SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"], credentials: credentials)
         #expect(row.status == 0 && row.stdout == Self.opened, "\(row.stdout) \(row.stderr)")
         // Without the keyring the column is sealed: the credential did the opening.
         let sealed = try strongroom(["sql", "--database", database, "--csv", "--key-credential", "app-db-key", "SELECT typeof(email) FROM customer"],
@@ -177,7 +177,7 @@ struct KeyCredentialTests {
         #expect(wrapped.status == 0, "\(wrapped.stderr)")
         let credentials = try credentialsDirectory("app-fields", Fixtures.bytes(of: dir.file("fields.wrapped")))
         let keys = ["--key-file", "db.key", "--field-keys-credential", "app-fields"]
-        let query = ["SELECT id, email FROM customer ORDER BY id"]
+        let query = ["SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"]
         let byCommand = try strongroom(["sql", "--database", database, "--csv"] + keys + ["--field-keys-passphrase-command", "echo field-pass"] + query,
                                        credentials: credentials)
         #expect(byCommand.status == 0 && byCommand.stdout == Self.opened, "\(byCommand.stdout) \(byCommand.stderr)")

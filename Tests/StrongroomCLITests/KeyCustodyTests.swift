@@ -67,7 +67,7 @@ struct KeyCustodyTests {
         let migrated = try run(["migrate", "--database", "app.db"] + key + keyring, input: fieldPass + "\n")
         #expect(migrated.status == 0, "\(migrated.stderr)")
 
-        let opened = try run(["sql", "--database", "app.db", "--csv"] + key + keyring + ["SELECT id, name, email, tier FROM customer ORDER BY id"],
+        let opened = try run(["sql", "--database", "app.db", "--csv"] + key + keyring + ["SELECT id, name, strongroom_open(email, 'customer', 'email', id) AS email, tier FROM customer ORDER BY id"],
                              input: fieldPass + "\n")
         #expect(opened.stdout == "id,name,email,tier\n1,Ada,ada@example.com,basic\n2,Grace,grace@example.com,basic\n", "\(opened.stdout) \(opened.stderr)")
         let status = try run(["status", "--database", "app.db"] + key)
@@ -93,7 +93,7 @@ struct KeyCustodyTests {
                                 "--key-command", "cat vault/db.key", "--field-keys-command", "cat vault/fields.keyring"])
         #expect(imported.status == 0, "\(imported.stderr)")
         let opened = try run(["sql", "--database", "app.db", "--csv", "--key-command", "cat vault/db.key", "--field-keys-command", "cat vault/fields.keyring",
-                              "SELECT id, email FROM customer ORDER BY id"])
+                              "SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"])
         #expect(opened.stdout == "id,email\n1,ada@example.com\n2,grace@example.com\n", "\(opened.stdout) \(opened.stderr)")
         let status = try run(["status", "--database", "app.db", "--key-command", "cat vault/db.key"])
         #expect(status.stdout.contains("key source    key command"), "\(status.stdout)")
@@ -157,7 +157,7 @@ struct KeyCustodyTests {
         #expect(rotated.status == 0 && rotated.stdout.contains("Re-sealed 2 values"), "\(rotated.stdout) \(rotated.stderr)")
         let resealed = Array(try run(["sql", "--database", "app.db", "--csv"] + newKey + ["SELECT hex(email) FROM customer ORDER BY id"]).stdout.utf8)
         #expect(resealed != sealedBefore && resealed.count == sealedBefore.count)
-        let opened = try run(["sql", "--database", "app.db", "--csv"] + newKey + keyring + ["SELECT id, email FROM customer ORDER BY id"])
+        let opened = try run(["sql", "--database", "app.db", "--csv"] + newKey + keyring + ["SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"])
         #expect(opened.stdout == "id,email\n1,ada@example.com\n2,grace@example.com\n", "\(opened.stderr)")
     }
 

@@ -64,7 +64,7 @@ struct RegistryAttackCLITests {
         try adversary.execute(sql: "DELETE FROM strongroom_field_keys; DELETE FROM strongroom_sealed_columns")
         adversary.close()
         var config = Configuration(key: try KeyFile.read(at: dir.file("db.key")))
-        config.seal([.indexed("Email", in: "Customer", indexColumn: "Email_blind_index"), .randomized("Phone", in: "Customer")], keyring: FieldKeyring.generate())
+        config.seal([.indexed("Email", in: "Customer", indexColumn: "Email_blind_index"), .randomized("Phone", in: "Customer")], keyring: FieldKeyring.generate(), rowKeys: ["Customer": ["CustomerId"]])
         let app = try DatabaseQueue(path: dir.file("c.db"), configuration: config)
         let error = #expect(throws: StrongroomError.self) {
             try app.write { db in
@@ -80,9 +80,11 @@ struct RegistryAttackCLITests {
         // The right keyring is still the database's.
         var rightConfig = Configuration(key: try KeyFile.read(at: dir.file("db.key")))
         rightConfig.seal([.indexed("Email", in: "Customer", indexColumn: "Email_blind_index"), .randomized("Phone", in: "Customer")],
-                         keyring: try FieldKeyring.load(from: dir.file("fields.keyring")))
+                         keyring: try FieldKeyring.load(from: dir.file("fields.keyring")), rowKeys: ["Customer": ["CustomerId"]])
         let owner = try DatabaseQueue(path: dir.file("c.db"), configuration: rightConfig)
-        #expect(try owner.read { db in try db.fetchOne(String.self, sql: "SELECT Email, CustomerId FROM Customer WHERE CustomerId = 1") } == "luisg@embraer.com.br")
+        #expect(try owner.read { db in
+            try db.fetchOne(String.self, sql: "SELECT Email, CustomerId FROM Customer WHERE CustomerId = 1", opening: SealedProperty("Email", of: "Customer"))
+        } == "luisg@embraer.com.br")
     }
 
     /// `verify --field-keys` lists a registry that does not verify as one

@@ -99,12 +99,18 @@ struct SQLCommandTests {
                                 "--field-keys", "fields.keyring", "--seal", "Customer.Email:indexed", "--seal", "Customer.Phone"])
         #expect(imported.status == 0, "\(imported.stderr)")
         let query = "SELECT CustomerId, Email, Phone FROM Customer WHERE CustomerId = 1"
-        let opened = try run(sql + ["--field-keys", "fields.keyring", "--csv", query])
+        // The operator names each value's binding in the SQL: nothing the
+        // database says decides what opens.
+        let opening = "SELECT CustomerId, strongroom_open(Email, 'Customer', 'Email', CustomerId) AS Email, strongroom_open(Phone, 'Customer', 'Phone', CustomerId) AS Phone FROM Customer WHERE CustomerId = 1"
+        let opened = try run(sql + ["--field-keys", "fields.keyring", "--csv", opening])
         #expect(opened.status == 0, "\(opened.stderr)")
         #expect(opened.stdout == "CustomerId,Email,Phone\n1,luisg@embraer.com.br,+55 (12) 3923-5555\n", "\(opened.stdout)")
         let sealed = try run(sql + ["--csv", query])
         #expect(sealed.status == 0, "\(sealed.stderr)")
         #expect(!sealed.stdout.contains("embraer") && sealed.stdout.contains("x'01"), "\(sealed.stdout)")
+        // With the keyring but no strongroom_open, the values stay envelopes.
+        let asStored = try run(sql + ["--field-keys", "fields.keyring", "--csv", query])
+        #expect(asStored.status == 0 && !asStored.stdout.contains("embraer") && asStored.stdout.contains("x'01"), "\(asStored.stdout)")
     }
 
     /// `strongroom backup` (issue 9, item 5).

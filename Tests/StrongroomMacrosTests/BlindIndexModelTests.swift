@@ -48,7 +48,7 @@ struct BlindIndexModelTests {
     @Test func theModelsIndexesAreMadeFilledFoundAndValidated() throws {
         let keyring = FieldKeyring.generate()
         var config = Configuration(key: DatabaseKey.generate())
-        config.seal(Member.tableDefinition.sealedColumns, indexes: Member.tableDefinition.blindIndexes, keyring: keyring)
+        config.seal(DatabaseSchema(Member.self), keyring: keyring)
         let queue = try DatabaseQueue(path: dir.file("members.db"), configuration: config)
         let members = (1...60).map { Member(id: Int64($0), email: $0 % 2 == 0 ? "M\($0)@Example.com" : "m\($0)@example.com", lastName: ["Lovelace", "HOPPER"][$0 % 2], born: "19\(40 + $0 % 3)-01-02") }
         try queue.write { db in
@@ -71,7 +71,7 @@ struct BlindIndexModelTests {
         let keyring = FieldKeyring.generate()
         let key = DatabaseKey.generate()
         var before = Configuration(key: key)
-        before.seal(MemberBefore.tableDefinition.sealedColumns, keyring: keyring)
+        before.seal(MemberBefore.tableDefinition.sealedColumns, keyring: keyring, rowKeys: MemberBefore.tableDefinition.rowKeys)
         let path = dir.file("members.db")
         let old = try DatabaseQueue(path: path, configuration: before)
         try old.write { db in
@@ -102,7 +102,7 @@ struct BlindIndexModelTests {
         for index in MemberAfter.tableDefinition.blindIndexes { try BlindIndexRebuild.add(index, in: tools, keyring: keyring) }
         try tools.close()
         var after = Configuration(key: key)
-        after.seal(MemberAfter.tableDefinition.sealedColumns, indexes: MemberAfter.tableDefinition.blindIndexes, keyring: keyring)
+        after.seal(DatabaseSchema(MemberAfter.self), keyring: keyring)
         let app = try DatabaseQueue(path: path, configuration: after)
         try app.read { db in
             #expect(try db.fetchOne(MemberAfter.self, where: .index("email_folded", equals: "M7@example.COM"))?.id == 7)

@@ -43,7 +43,7 @@ struct SchemaDiffTests {
 
     func open(sealing model: DatabaseSchema? = nil) throws -> Connection {
         var configuration = Configuration(key: f.key)
-        if let model { configuration.seal(model.sealedColumns, keyring: keyring) } else { configuration.addFieldFunctions(keyring: keyring) }
+        if let model { configuration.seal(model, keyring: keyring) } else { configuration.addFieldFunctions(keyring: keyring) }
         return try Connection(path: f.databasePath, configuration: configuration)
     }
 
@@ -145,9 +145,9 @@ struct SchemaDiffTests {
 
         // The sealed values open to what was written, and lookups by blind index work.
         let db = try open(sealing: model)
-        #expect(try db.fetchAll(sql: "SELECT id, composer FROM track ORDER BY id").map { try $0.decode(String?.self, at: 1) } == Self.composers)
+        #expect(try db.fetchAll(sql: "SELECT id, composer FROM track ORDER BY id", opening: [SealedProperty("composer", of: "track")]).map { try $0.decode(String?.self, at: 1) } == Self.composers)
         #expect(try db.fetchOne(Int.self, sql: "SELECT id FROM artist WHERE name_index = strongroom_blind_index('Artist 2', 'artist', 'name')") == 2)
-        #expect(try db.fetchAll(sql: "SELECT id, name FROM artist ORDER BY id").map { try $0.decode(String.self, at: 1) } == ["Artist 1", "Artist 2", "Artist 3"])
+        #expect(try db.fetchAll(sql: "SELECT id, name FROM artist ORDER BY id", opening: [SealedProperty("name", of: "artist")]).map { try $0.decode(String.self, at: 1) } == ["Artist 1", "Artist 2", "Artist 3"])
         try replayOnNewerSQLite(model)
         #expect(try db.fetchAll(String.self, sql: "SELECT name FROM track ORDER BY id") == (1...50).map { "Track \($0)" })
     }

@@ -334,7 +334,8 @@ struct StatementTests {
 
     /// Keeps the keyed container it was decoded with, and reads a column
     /// only a later version of the table has.
-    struct ExtraKeeper: Decodable {
+    struct ExtraKeeper: Decodable, SealedRecord {
+        static let sealedProperties = [SealedProperty("email", of: "person")]
         nonisolated(unsafe) static var kept: KeyedDecodingContainer<CodingKeys>?
         var name: String
         enum CodingKeys: String, CodingKey { case name, email, extra }
@@ -366,7 +367,8 @@ struct StatementTests {
 
     /// Keeps its container, as `ExtraKeeper` does, for another test: tests
     /// run in parallel, and two sharing one keeper could take each other's.
-    struct EmailKeeper: Decodable {
+    struct EmailKeeper: Decodable, SealedRecord {
+        static let sealedProperties = [SealedProperty("email", of: "person")]
         nonisolated(unsafe) static var kept: KeyedDecodingContainer<CodingKeys>?
         nonisolated(unsafe) static var keptAfterReset: KeyedDecodingContainer<CodingKeys>?
         var name: String
@@ -493,19 +495,33 @@ struct StatementTests {
         let select = try db.prepare(sql: "SELECT * FROM person ORDER BY id")
         var emails: [String?] = [], changed = false
         let error = #expect(throws: StrongroomError.self) {
-            try select.forEachRow { row in
+            // A record that declares email sealed reads its rows through an
+            // opening reader, which the filter sees.
+            try select.forEach(SealedPerson.self, filter: { row in
                 if !changed {
                     changed = true
                     _ = try select.fetchAll()
                     try db.execute(sql: "ALTER TABLE person ADD COLUMN extra TEXT")
                     _ = try select.fetchAll()
-                    return
+                    return false
                 }
                 emails.append(try row.decode(String?.self, at: 2))
-            }
+                return false
+            }) { _ in true }
         }
         #expect(emails.isEmpty, "read as \(emails)")
         #expect(error?.code == .misuse)
+    }
+
+    /// A person whose e-mail the ``EmailOpening`` transform opens.
+    struct SealedPerson: TableRecord {
+        var id: Int64
+        var email: String?
+        static let databaseTableName = "person"
+        static let databaseColumnNames = ["id", "email"]
+        static let databaseSealedColumns = ["email"]
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); email = try row.decode(at: 1) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(email, at: 1) }
     }
 
     /// Third review of issue 28: reflecting a decoder kept past its

@@ -44,8 +44,17 @@ public struct DatabaseSchema: Sendable, Hashable {
         tables.first { $0.name.sqliteFolded == name.sqliteFolded }
     }
 
-    /// Every sealed column, as `Configuration.seal(_:keyring:)` takes them.
+    /// Every sealed column, as `Configuration.seal(_:keyring:rowKeys:)` takes them.
     public var sealedColumns: [SealedColumn] { tables.flatMap(\.sealedColumns) }
+
+    /// The row key of each table with sealed columns (its declared primary
+    /// key), as `Configuration.seal(_:keyring:rowKeys:)` takes them.
+    public var rowKeys: [String: [String]] {
+        tables.reduce(into: [:]) { keys, table in keys.merge(table.rowKeys) { first, _ in first } }
+    }
+
+    /// Every blind index beyond the indexed columns' own.
+    public var blindIndexes: [BlindIndex] { tables.flatMap(\.blindIndexes) }
 }
 
 extension DatabaseSchema {

@@ -75,8 +75,14 @@ public struct TableDefinition: Sendable, Hashable {
     /// NOT NULL as SQLite enforces it.
     func enforcesNotNull(_ column: ColumnDefinition) -> Bool { column.notNull || isRowid(column) }
 
+    /// The row key of its sealed columns, as the field-encryption layer
+    /// takes it (`rowKeys:`): its primary key, when it has sealed columns.
+    public var rowKeys: [String: [String]] {
+        sealedColumns.isEmpty || primaryKey.isEmpty ? [:] : [name: primaryKey]
+    }
+
     /// The sealed columns, as the field-encryption layer takes them
-    /// (`configuration.seal(table.sealedColumns, keyring: keyring)`).
+    /// (`configuration.seal(table.sealedColumns, keyring: keyring, rowKeys: table.rowKeys)`).
     public var sealedColumns: [SealedColumn] {
         columns.compactMap { column in
             column.sealing.map { SealedColumn(table: name, column: column.name, mode: $0, indexColumn: column.sealedIndexColumn) }

@@ -16,10 +16,11 @@ struct EnvelopeTamperingTests {
     let dir = TemporaryDirectory()
     static let rows = 40
 
-    struct Customer: Codable, Equatable {
+    struct Customer: Codable, Equatable, SealedRecord {
         var id: Int
         var email: String
         var phone: String
+        static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("phone", of: "customer")]
     }
 
     static func expected(_ id: Int) -> Customer {
