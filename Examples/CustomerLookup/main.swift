@@ -6,7 +6,7 @@ import Foundation
 import Strongroom
 import StrongroomFields
 
-struct Customer: Codable {
+struct Customer: Codable, SealedRecord {
     let CustomerId: Int64
     let FirstName: String
     let LastName: String
@@ -15,6 +15,10 @@ struct Customer: Codable {
     let Address: String?
     let City: String?
     let Country: String?
+    // The sealed properties, each opened as its column of Customer, bound to
+    // the row key CustomerId the record holds (declared below).
+    static let sealedProperties = [SealedProperty("Email", of: "Customer"), SealedProperty("Phone", of: "Customer"),
+                                   SealedProperty("Address", of: "Customer")]
 }
 
 let arguments = CommandLine.arguments
@@ -34,7 +38,7 @@ do {
         .indexed("Email", in: "Customer", indexColumn: "Email_blind_index"),
         .randomized("Phone", in: "Customer"),
         .randomized("Address", in: "Customer"),
-    ], keyring: keyring)
+    ], keyring: keyring, rowKeys: ["Customer": ["CustomerId"]])
     let queue = try DatabaseQueue(path: arguments[1], configuration: configuration)
     let email = arguments[4]
     let found = try queue.read { db in

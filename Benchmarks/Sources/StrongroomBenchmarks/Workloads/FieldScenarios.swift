@@ -97,12 +97,17 @@ enum FieldScenarios {
     }
 
     struct Person: Codable { let id: Int64; let email: String; let phone: String; let score: Double }
+    /// The same person, its e-mail and phone declared sealed (opened on a read).
+    struct SealedPerson: Codable, SealedRecord {
+        let id: Int64; let email: String; let phone: String; let score: Double
+        static let sealedProperties = [SealedProperty("email", of: "person"), SealedProperty("phone", of: "person")]
+    }
 
     /// A queue on a new file of `rows` people, their e-mail and phone sealed
     /// (randomized) when `keyring` is given.
     static func people(path: String, rows: Int, keyring: FieldKeyring?) throws -> DatabaseQueue {
         var config = Configuration(key: .generate())
-        if let keyring { config.seal([.randomized("email", in: "person"), .randomized("phone", in: "person")], keyring: keyring) }
+        if let keyring { config.seal([.randomized("email", in: "person"), .randomized("phone", in: "person")], keyring: keyring, rowKeys: ["person": ["id"]]) }
         let queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, email, phone, score REAL)")
@@ -113,10 +118,12 @@ enum FieldScenarios {
         return queue
     }
 
-    static func readPeople(_ queue: DatabaseQueue, rows: Int) throws -> Double {
+    /// Reads every person: as a ``SealedPerson`` from a `sealed` file.
+    static func readPeople(_ queue: DatabaseQueue, rows: Int, sealed: Bool) throws -> Double {
         var count = 0
+        let sql = "SELECT id, email, phone, score FROM person"
         let elapsed = try seconds {
-            count = try queue.read { try $0.fetchAll(Person.self, sql: "SELECT id, email, phone, score FROM person") }.count
+            count = try queue.read { db in sealed ? try db.fetchAll(SealedPerson.self, sql: sql).count : try db.fetchAll(Person.self, sql: sql).count }
         }
         guard count == rows else { throw BenchmarkError("read \(count) people, expected \(rows)") }
         return elapsed
@@ -173,13 +180,15 @@ enum FieldScenarios {
     /// `reads` first reads of a sealed row: each statement prepared anew
     /// (not cached), so each works out which columns it opens, and checks
     /// how it reads them, again; returns the seconds.
-    static func firstReads(_ queue: DatabaseQueue, rows: Int, reads: Int) throws -> Double {
+    static func firstReads(_ queue: DatabaseQueue, rows: Int, reads: Int, sealed: Bool) throws -> Double {
         var found = 0
         let elapsed = try seconds {
             try queue.read { db in
                 for i in 0..<reads {
                     let statement = try db.prepare(sql: "SELECT id, email, phone, score FROM person WHERE id = ?")
-                    if try statement.fetchOne(arguments: [DatabaseValue.integer(Int64(i % rows + 1))]) != nil { found += 1 }
+                    let arguments: StatementArguments = [DatabaseValue.integer(Int64(i % rows + 1))]
+                    let row = sealed ? try statement.fetchOne(SealedPerson.self, arguments: arguments) != nil : try statement.fetchOne(Person.self, arguments: arguments) != nil
+                    if row { found += 1 }
                 }
             }
         }
@@ -235,6 +244,11 @@ enum FieldScenarios {
     }
 
     struct Customer: Codable { let id: Int64; let email: String; let phone: String }
+    /// The same customer, its sealed columns declared: e-mail and phone.
+    struct SealedCustomer: Codable, SealedRecord {
+        let id: Int64; let email: String; let phone: String
+        static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("phone", of: "customer")]
+    }
 
     /// A queue on a new file of `rows` customers whose e-mail is stored as
     /// `lookup` needs it (the phone is sealed randomized in both sealed forms).
@@ -242,8 +256,8 @@ enum FieldScenarios {
         var config = Configuration(key: .generate())
         switch lookup {
         case .plaintext: break
-        case .deterministic: config.seal([.deterministic("email", in: "customer"), .randomized("phone", in: "customer")], keyring: keyring)
-        case .blindIndex: config.seal([.indexed("email", in: "customer", indexColumn: "email_index"), .randomized("phone", in: "customer")], keyring: keyring)
+        case .deterministic: config.seal([.deterministic("email", in: "customer"), .randomized("phone", in: "customer")], keyring: keyring, rowKeys: ["customer": ["id"]])
+        case .blindIndex: config.seal([.indexed("email", in: "customer", indexColumn: "email_index"), .randomized("phone", in: "customer")], keyring: keyring, rowKeys: ["customer": ["id"]])
         }
         let queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
@@ -264,8 +278,11 @@ enum FieldScenarios {
         var found = 0
         let elapsed = try seconds {
             for email in emails {
-                let customer = try queue.read { try $0.fetchOne(Customer.self, sql: lookup.sql, arguments: [email]) }
-                if customer?.email == email { found += 1 }
+                let found1 = try queue.read { db in
+                    lookup == .plaintext ? try db.fetchOne(Customer.self, sql: lookup.sql, arguments: [email])?.email
+                        : try db.fetchOne(SealedCustomer.self, sql: lookup.sql, arguments: [email])?.email
+                }
+                if found1 == email { found += 1 }
             }
         }
         guard found == lookups else { throw BenchmarkError("\(lookup) lookups found \(found) of \(lookups) customers") }

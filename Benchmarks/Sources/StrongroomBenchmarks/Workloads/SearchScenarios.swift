@@ -95,9 +95,9 @@ enum SearchScenarios {
         var config = Configuration(key: key)
         switch storage {
         case .plaintext, .plaintextTwoIndexes, .plaintextNoIndex: break
-        case .sealedIndexed, .sealedIndexValuesOnly: config.seal(columns, indexes: [exact, folded], keyring: keyring)
-        case .sealedExactIndex: config.seal(columns, indexes: [exact], keyring: keyring)
-        case .sealedOnly: config.seal(columns, keyring: keyring)
+        case .sealedIndexed, .sealedIndexValuesOnly: config.seal(columns, indexes: [exact, folded], keyring: keyring, rowKeys: ["customer": ["id"]])
+        case .sealedExactIndex: config.seal(columns, indexes: [exact], keyring: keyring, rowKeys: ["customer": ["id"]])
+        case .sealedOnly: config.seal(columns, keyring: keyring, rowKeys: ["customer": ["id"]])
         }
         return config
     }

@@ -55,7 +55,7 @@ final class CustomerStore: Sendable {
         configuration.maximumWaiters = settings.maximumWaiters
         configuration.maximumWait = settings.maximumWait
         configuration.logger = logger
-        configuration.seal(Customer.schema.sealedColumns, keyring: settings.keyring)
+        configuration.seal(Customer.schema, keyring: settings.keyring)
         let pool = try DatabasePool(path: settings.path, configuration: configuration)
         do {
             var migrator = try Migrator(migrations: settings.migrations)

@@ -54,7 +54,8 @@ final class ServiceFixture: @unchecked Sendable {
     func openPool() throws -> DatabasePool {
         var configuration = Configuration(key: key)
         configuration.createIfMissing = false
-        configuration.seal([.indexed("email", in: "customer", indexColumn: "email_index"), .randomized("note", in: "customer")], keyring: keyring)
+        configuration.seal([.indexed("email", in: "customer", indexColumn: "email_index"), .randomized("note", in: "customer")], keyring: keyring,
+                           rowKeys: ["customer": ["id"]])
         return try DatabasePool(path: database, configuration: configuration)
     }
 }
@@ -180,7 +181,8 @@ func runCommand(_ executable: String, _ arguments: [String], environment: [Strin
 }
 
 /// A row of `customer` as the tests read it from the file, sealed fields opened.
-struct StoredCustomer: Decodable, Equatable {
+struct StoredCustomer: Decodable, Equatable, SealedRecord {
+    static let sealedProperties = [SealedProperty("email", of: "customer"), SealedProperty("note", of: "customer")]
     let id: Int64
     let name: String
     let email: String
