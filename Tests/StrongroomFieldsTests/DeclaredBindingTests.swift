@@ -219,3 +219,99 @@ struct DeclaredBindingTests {
         #expect(error?.code == .misuse && error?.message.contains("DeclaredCustomer") == true, "\(String(describing: error))")
     }
 }
+
+/// The review of item 1 (helper-3): each finding reproduced, then fixed.
+extension DeclaredBindingTests {
+    /// A row key declared in another ASCII case than the property that
+    /// holds it: honest reads find one column both ways; the adversary adds
+    /// a column of the declared spelling to the joined table, and the value
+    /// opened under its planted key while the record held another.
+    @Test func aRowKeyNameHeldTwiceIsRefused() throws {
+        let (path, app) = try database("key-twice.db")
+        struct Line: Codable, SealedRecord {
+            var customer_id: Int64
+            var action: String
+            var email: String
+            static let sealedProperties = [SealedProperty("email", of: "customer", rowKey: ["Customer_ID"])]
+        }
+        let sql = "SELECT * FROM audit JOIN customer ON customer.id = audit.customer_id ORDER BY audit.id"
+        #expect(try app.read { try $0.fetchAll(Line.self, sql: sql) }.map(\.email) == ["ada@example.com", "bob@example.com"])
+        try f.bare(path).execute(sql: """
+            ALTER TABLE customer ADD COLUMN Customer_ID INTEGER; UPDATE customer SET Customer_ID = id;
+            UPDATE customer SET id = -id; UPDATE customer SET id = 3 + id;
+            """)
+        var lines: [Line] = []
+        let error = #expect(throws: StrongroomError.self) { lines = try app.read { try $0.fetchAll(Line.self, sql: sql) } }
+        #expect(lines.allSatisfy { Self.emails[$0.customer_id] == $0.email }, "\(lines)")
+        #expect(error?.code == .misuse && error?.message.contains("Customer_ID") == true, "\(String(describing: error))")
+    }
+
+    /// A `TableRecord` that is also `Decodable`, whose coding key (`apiKey`)
+    /// is not its sealed column's name (`api_key`): read as a `Decodable`
+    /// (generic code, a cursor), it decoded `apiKey` from whatever column of
+    /// that name the result held, never opened: the adversary's.
+    struct Vault: TableRecord, Decodable, Equatable {
+        var id: Int64
+        var apiKey: String?
+        static let databaseTableName = "vault"
+        static let databaseColumnNames = ["id", "api_key"]
+        static let databaseSealedColumns = ["api_key"]
+        static let databaseRowKey = ["id"]
+        init(id: Int64, apiKey: String?) { self.id = id; self.apiKey = apiKey }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1) }
+    }
+
+    static func decodeAll<T: Decodable>(_: T.Type, _ db: Connection, sql: String) throws -> [T] { try db.fetchAll(T.self, sql: sql) }
+    static func firstDecoded<T: Decodable>(_: T.Type, _ db: Connection, sql: String) throws -> T? { try db.makeCursor(sql: sql).next(T.self) }
+
+    @Test func aTableRecordReadAsDecodableTakesNoValueUnderItsCodingKey() throws {
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("api_key", in: "vault")], keyring: f.keyring, rowKeys: ["vault": ["id"]])
+        let path = f.dir.file("vault-coding-key.db")
+        let app = try DatabaseQueue(path: path, configuration: config)
+        try app.write { db in
+            try db.execute(sql: "CREATE TABLE vault(id INTEGER PRIMARY KEY, api_key BLOB)")
+            try db.insert(Vault(id: 1, apiKey: "real"))
+        }
+        try f.bare(path).execute(sql: "ALTER TABLE vault ADD COLUMN apiKey TEXT; UPDATE vault SET apiKey = 'PLANTED'")
+        let sql = "SELECT * FROM vault"
+        #expect(try app.read { try Self.decodeAll(Vault.self, $0, sql: sql) } == [Vault(id: 1, apiKey: "real")])
+        #expect(try app.read { try Self.firstDecoded(Vault.self, $0, sql: sql) } == Vault(id: 1, apiKey: "real"))
+        // A Row decodes by coding key: refused for such a record.
+        let error = #expect(throws: StrongroomError.self) {
+            try app.read { try $0.fetchAll(sql: sql, opening: [SealedProperty("api_key", of: "vault", rowKey: ["id"])]).map { try $0.decode(Vault.self) } }
+        }
+        #expect(error?.code == .misuse && error?.message.contains("Vault") == true, "\(String(describing: error))")
+    }
+
+    /// Two coding keys that differ only in Unicode normalization are two
+    /// columns to SQLite: the statement's key cache took them for one, and
+    /// a record declaring the NFD column sealed was handed the plain NFC
+    /// column the first type had read.
+    @Test func aCodingKeyInAnotherNormalizationFindsItsOwnColumn() throws {
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized(nfd, in: "t")], keyring: f.keyring, rowKeys: ["t": ["id"]])
+        let db = try Connection(path: f.dir.file("nfd-keys.db"), configuration: config)
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, \"\(nfc)\" TEXT, \"\(nfd)\" BLOB)")
+        struct Secret: Encodable {
+            var id: Int64; var note: String
+            enum CodingKeys: String, CodingKey { case id; case note = "cafe\u{301}" }
+        }
+        try db.insert(Secret(id: 1, note: "top secret"), into: "t")
+        try db.execute(sql: "UPDATE t SET \"\(nfc)\" = 'PLANTED'")
+        struct PlainNFC: Decodable {
+            var id: Int64; var note: String?
+            enum CodingKeys: String, CodingKey { case id; case note = "caf\u{E9}" }
+        }
+        struct SealedNFD: Decodable, SealedRecord {
+            var id: Int64; var note: String?
+            enum CodingKeys: String, CodingKey { case id; case note = "cafe\u{301}" }
+            static let sealedProperties = [SealedProperty("cafe\u{301}", of: "t")]
+        }
+        let select = try db.cachedStatement(sql: "SELECT * FROM t")
+        #expect(try select.fetchAll(PlainNFC.self).map(\.note) == ["PLANTED"])
+        #expect(try select.fetchAll(SealedNFD.self).map(\.note) == ["top secret"])
+    }
+}

@@ -31,8 +31,11 @@
 /// `init(row:)` reads property number *n* (in ``databaseColumnNames``
 /// order) with `row.decode(at: n)`: when a query selects the columns in
 /// another order, or more of them, the statement works out once where each
-/// one is. Columns sealed through a ``ColumnTransform`` are opened on the
-/// way out and sealed on the way in, as for every other read and insert.
+/// one is. Its ``databaseSealedColumns`` are sealed on the way in (through
+/// the connection's ``ColumnTransform``) and opened on the way out, each
+/// as that column of ``databaseTableName`` bound to the row key the record
+/// holds (a record over a view or a join names each value's table as a
+/// ``SealedRecord``).
 public protocol TableRecord {
     /// The table's name.
     static var databaseTableName: String { get }
@@ -47,19 +50,21 @@ public protocol TableRecord {
     func encode(to binder: inout RecordBinder) throws(StrongroomError)
     /// The columns the record's table keeps sealed (field encryption): an
     /// insert through a connection that does not seal them is refused
-    /// rather than written as plaintext, and a read hands each such
-    /// property only the value of the sealed column, opened. A query whose
-    /// column of that name is anything else (an expression, another
-    /// table's column, a view that stands where the table was), or holds
-    /// two columns of that name, or a connection without the field keyring,
-    /// fails the read. None by default.
+    /// rather than written as plaintext, and a read opens each such
+    /// property as that column of ``databaseTableName``, with the row key
+    /// the record itself holds (``databaseRowKey``). Whatever the query's
+    /// column of that name holds must authenticate as that value, or the
+    /// read fails: an expression, another table's or row's value, text of
+    /// whoever holds the database key. A result that holds two columns of
+    /// that name, or a connection without the field keyring, fails the
+    /// read too. None by default.
     static var databaseSealedColumns: [String] { get }
     /// The primary key's columns, as the application declares them: the
-    /// row key each sealed value is bound to. A read refuses a table whose
-    /// live primary key is another (whoever holds the database key can
-    /// rebuild the table with another column as its key, and a plain `id`
-    /// beside it). `@Table` writes it; none by default, and then only a
-    /// live key that is no property of the record is refused.
+    /// row key each sealed value is bound to, read from the record's
+    /// properties of these names (never from the database, whose key
+    /// whoever holds the database key can move). `@Table` writes it; none
+    /// by default, and then the connection's declared row key for the
+    /// table (`Configuration.seal(…, rowKeys:)`) is used.
     static var databaseRowKey: [String] { get }
 }
 

@@ -180,9 +180,10 @@ public struct RowView {
     /// ```
     ///
     /// A TEXT value gives the bytes SQLite holds, which SQLite does not
-    /// check to be UTF-8 (decoding a `String` does). A sealed column gives
-    /// its opened value, never the envelope. Any other value (and an opened
-    /// value) is read as a `String?` under the connection's
+    /// check to be UTF-8 (decoding a `String` does). A column the row's
+    /// record declares sealed gives its opened value, never the envelope;
+    /// any other column gives what is stored. Any other value (and an
+    /// opened value) is read as a `String?` under the connection's
     /// ``ValueConversion`` policy first, then given as its UTF-8.
     ///
     /// - Throws: ``StrongroomError/Code/conversion`` when the value does not

@@ -48,6 +48,8 @@ public struct SealedProperty: Sendable, Hashable, CustomStringConvertible {
         self.rowKey = rowKey
     }
 
+    /// `email (customer.email, row key id)`: the property, and the binding it
+    /// declares.
     public var description: String {
         "\(name) (\(table).\(column)\(rowKey.map { ", row key \($0.joined(separator: ", "))" } ?? ""))"
     }

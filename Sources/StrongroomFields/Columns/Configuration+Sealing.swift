@@ -9,7 +9,7 @@ extension Configuration {
     ///   `INTEGER PRIMARY KEY` SQLite would have assigned), and fills the
     ///   blind index of each indexed column.
     /// - A read opens a sealed value only into a property the application
-    ///   declares sealed: a `SealedRecord`'s ``Strongroom/SealedProperty``
+    ///   declares sealed: a `SealedRecord`'s `SealedProperty`
     ///   list, a `TableRecord`'s `databaseSealedColumns` (`@Table` writes
     ///   them), or a `Row` fetched with `fetchAll(sql:arguments:opening:)`.
     ///   The value opens with the row key the record itself holds. Any
@@ -78,7 +78,7 @@ extension Configuration {
 
     /// The same; `views` is no longer needed and is ignored: a record read
     /// through a view declares the table each sealed property's value was
-    /// sealed in (``Strongroom/SealedProperty``), and nothing about the view
+    /// sealed in (`SealedProperty`), and nothing about the view
     /// decides what opens.
     @available(*, deprecated, message: "Views need no declaration: a record read through one declares each sealed property's table with SealedProperty. Drop views:.")
     public mutating func seal(_ columns: [SealedColumn], indexes: [BlindIndex] = [], keyring: FieldKeyring, context: FieldContext? = nil, views: [String],

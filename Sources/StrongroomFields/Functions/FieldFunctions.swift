@@ -6,7 +6,7 @@ import Foundation
 /// | function | returns |
 /// |---|---|
 /// | `strongroom_seal(value, table, column, mode, key...)` | the envelope of `value` (`mode`: `'randomized'`, `'deterministic'` or `'indexed'`; `key...`: the row's primary key columns, in order) |
-/// | `strongroom_open(envelope, table, column, key...)` | the value; an envelope of the other mode than the column's (declared with ``Configuration/seal(_:indexes:keyring:context:views:rowKeys:)``, else told by the call: key columns for randomized, none for deterministic) is refused |
+/// | `strongroom_open(envelope, table, column, key...)` | the value; an envelope of the other mode than the column's (declared with ``Configuration/seal(_:indexes:keyring:context:rowKeys:)``, else told by the call: key columns for randomized, none for deterministic) is refused |
 /// | `strongroom_blind_index(value, table, column [, key_id])` | the blind index under the active key (or `key_id`) |
 /// | `strongroom_key_id(envelope)` | the id of the key an envelope was sealed under, or NULL |
 /// | `strongroom_index(table, index, value...)` | the value of a blind index (``BlindIndex``) declared on the connection, under the active key, for the values of its columns |
@@ -42,7 +42,7 @@ extension Configuration {
     /// config.addFieldFunctions(keyring: try FieldKeyring.load(from: "Keys/fields.keyring"))
     /// ```
     ///
-    /// `context`: as for ``Configuration/seal(_:indexes:keyring:context:views:rowKeys:)``.
+    /// `context`: as for ``Configuration/seal(_:indexes:keyring:context:rowKeys:)``.
     public mutating func addFieldFunctions(keyring: FieldKeyring, context: FieldContext? = nil) {
         prepareConnection { db throws(StrongroomError) in
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))

@@ -7,7 +7,7 @@ import StrongroomCrypto
 ///
 /// A wrong database key is refused when the database opens; a wrong field
 /// keyring is refused the same way. Every connection given a keyring
-/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:views:rowKeys:)``,
+/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:)``,
 /// ``Strongroom/Configuration/addFieldFunctions(keyring:context:)``, and the
 /// tools) compares the check of each key id the keyring and the database both
 /// hold, and fails with `StrongroomError.Code.wrongFieldKeyring` naming the
@@ -91,7 +91,7 @@ public enum FieldKeyCheck {
     /// ``recordActiveKey(of:in:)`` with the active key's check value known
     /// (an insert path asks on every row: one lookup when it is recorded),
     /// and the application's own sealed columns (`declared`, with their
-    /// pinned row keys), whose values must open before a check is recorded.
+    /// declared row keys), whose values must open before a check is recorded.
     static func recordActiveKey(of keyring: FieldKeyring, check: [UInt8], context: FieldContext? = nil, declared: [SealedColumn] = [],
                                 rowKeys: [FoldedName: [String]] = [:], in db: Connection) throws {
         if try isActiveKeyRecorded(of: keyring, check: check, in: db) { return }
@@ -143,7 +143,7 @@ public enum FieldKeyCheck {
     }
 
     /// Before a key's check is recorded: in each sealed column, declared
-    /// by the application (`declared`, with its pinned row keys) or
+    /// by the application (`declared`, with its declared row keys) or
     /// recorded in the registry, one value must open under `keyring`,
     /// whatever key id its header names. A database sealed before checks
     /// were recorded, or whose checks someone holding the database key
