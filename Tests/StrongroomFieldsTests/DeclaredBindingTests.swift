@@ -243,7 +243,7 @@ extension DeclaredBindingTests {
         var lines: [Line] = []
         let error = #expect(throws: StrongroomError.self) { lines = try app.read { try $0.fetchAll(Line.self, sql: sql) } }
         #expect(lines.allSatisfy { Self.emails[$0.customer_id] == $0.email }, "\(lines)")
-        #expect(error?.code == .misuse && error?.message.contains("Customer_ID") == true, "\(String(describing: error))")
+        #expect(error?.code == .misuse && error?.message.contains("two values") == true, "\(String(describing: error))")
     }
 
     /// A `TableRecord` that is also `Decodable`, whose coding key (`apiKey`)

@@ -189,6 +189,9 @@ final class OpeningColumnReader: ColumnReader {
                 }
                 lastIndexes = indexes
             }
+            if !column.keyCopies.isEmpty {
+                try plan.checkKeyCopies(column, context: context, statement: statement) { statement.databaseValue(at: Int32($0)) }
+            }
             opened[column.index] = try plan.open(column, context: context, statement: statement)
         }
     }

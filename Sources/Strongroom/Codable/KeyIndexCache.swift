@@ -53,12 +53,14 @@ final class KeyIndexCache {
     @inline(__always)
     func index(for key: String, resolve: (String) -> Int32?) -> Int32? {
         let position = state.pointee.position
-        if position < state.pointee.entries.count && state.pointee.entries[position].name == key {
+        // Names compared byte for byte, as SQLite compares them: Swift's ==
+        // takes an NFC and an NFD spelling (two columns) for one key.
+        if position < state.pointee.entries.count && state.pointee.entries[position].name.utf8.elementsEqual(key.utf8) {
             state.pointee.position = position + 1
             return found(state.pointee.entries[position].index)
         }
         // The same key asked again (contains, then decodeNil, then decode).
-        if position > 0 && state.pointee.entries[position - 1].name == key {
+        if position > 0 && state.pointee.entries[position - 1].name.utf8.elementsEqual(key.utf8) {
             let index = state.pointee.entries[position - 1].index
             return index < 0 ? nil : index
         }

@@ -92,6 +92,11 @@ extension Statement {
 
     @inline(__always)
     func decodeRow<T: Decodable>(_ type: T.Type, direct: (any DatabaseValueConvertible.Type)?) throws(StrongroomError) -> T {
+        // A TableRecord read where only `Decodable` is known (generic code,
+        // a cursor) is read by position, as its own overloads read it: its
+        // sealed properties are declared by column, and its coding keys may
+        // name other columns (`apiKey` for `api_key`), which nothing opens.
+        if direct == nil, readsByPosition(T.self) { return try decodeAsRecord(T.self) }
         decodingKeys.beginRecord()
         // A type that declares sealed properties: they are opened, and the
         // row decoded from memory; every other read is straight from SQLite.
@@ -106,6 +111,28 @@ extension Statement {
         } catch {
             throw StrongroomError(.conversion, "Cannot decode \(T.self) from a row: \(Self.describe(error))", path: connection.path, sql: sql)
         }
+    }
+
+    /// Whether `T` is a ``TableRecord`` (asked once per statement and type:
+    /// the dynamic cast costs hundreds of instructions).
+    @inline(__always)
+    func readsByPosition<T>(_ type: T.Type) -> Bool {
+        let id = ObjectIdentifier(T.self)
+        if let kind = decodableKind, kind.type == id { return kind.isRecord }
+        let isRecord = T.self is any TableRecord.Type
+        decodableKind = (id, isRecord)
+        return isRecord
+    }
+
+    /// The current row as `T`, a ``TableRecord``, read by position.
+    @inline(never)
+    func decodeAsRecord<T>(_ type: T.Type) throws(StrongroomError) -> T {
+        let record = T.self as! any TableRecord.Type
+        return try decodeOpenedRecord(record) as! T
+    }
+
+    private func decodeOpenedRecord<R: TableRecord>(_ type: R.Type) throws(StrongroomError) -> R {
+        try decodeRecord(R.self)
     }
 
     /// A decoding error's explanation, without any value from the row.
@@ -125,12 +152,16 @@ extension Statement {
 extension Row {
     /// Decodes this row into `T`, matching properties to columns by name.
     public func decode<T: Decodable>(_ type: T.Type) throws(StrongroomError) -> T {
+        // A TableRecord declares its sealed properties by column, and a Row
+        // decodes by coding key, which may name another column: read it from
+        // its query, by position.
+        if let record = T.self as? any TableRecord.Type, !(T.self is any SealedRecord.Type), !record.databaseSealedColumns.isEmpty {
+            throw StrongroomError(.misuse, "\(T.self) is a TableRecord with sealed columns (\(record.databaseSealedColumns.joined(separator: ", "))), which a Row decodes by coding key, and its coding keys may name other columns than the sealed ones: read it from its query (fetchAll(\(T.self).self, sql: …)), by position. Nothing was read.")
+        }
         // A type with sealed properties takes them only as the row's read
         // opened them, under the same declaration.
         if let declared = declaredSealedProperties(of: T.self), !declared.isEmpty {
-            // A TableRecord's declared columns, all of them: its coding keys
-            // may name other columns (see `declaresByColumn`).
-            let selected = declaresByColumn(T.self) ? declared : declared.filter { layout.index(of: $0.name) != nil }
+            let selected = declared.filter { layout.index(of: $0.name) != nil }
             guard Set(selected).isSubset(of: Set(layout.opened)) else {
                 throw StrongroomError(.misuse, "\(T.self) declares sealed properties (\(declared.map(\.description).joined(separator: "; "))), and this row holds \(layout.opened.isEmpty ? "none of them opened" : "others opened (\(layout.opened.map(\.description).joined(separator: "; ")))"): read \(T.self) from the query itself (fetchAll(\(T.self).self, sql: …)), or fetch the rows with opening: \(T.self).sealedProperties. Nothing was read.")
             }

@@ -74,6 +74,9 @@ public final class Statement {
         return made
     }
     let encodingKeys = KeyIndexCache()
+    /// The `Decodable` type last read, and whether it is a ``TableRecord``
+    /// (read by position).
+    var decodableKind: (type: ObjectIdentifier, isRecord: Bool)?
     /// The last plan worked out for this statement's rows (a type's
     /// declared sealed properties, or an explicit list): nil when none was.
     private var lastOpeningPlan: (request: OpeningRequest, plan: OpeningPlan?)?
@@ -105,12 +108,12 @@ public final class Statement {
 
     /// The plan for `request`, worked out once per statement (the last one
     /// is kept): `properties` gives the declaration, `owner` names it.
-    func openingPlan(_ request: OpeningRequest, owner: @autoclosure () -> String, everyProperty: Bool = false,
+    func openingPlan(_ request: OpeningRequest, owner: @autoclosure () -> String,
                      properties: () -> [SealedProperty]?) throws(StrongroomError) -> OpeningPlan? {
         if let last = lastOpeningPlan, last.request == request { return last.plan }
         let plan: OpeningPlan?
         if let declared = properties(), columnCount > 0 {
-            plan = try makeOpeningPlan(request, properties: declared, owner: owner(), everyProperty: everyProperty)
+            plan = try makeOpeningPlan(request, properties: declared, owner: owner())
         } else {
             plan = nil
         }
@@ -124,7 +127,7 @@ public final class Statement {
     @inline(__always)
     func openingPlan<T>(forDecoding type: T.Type) throws(StrongroomError) -> OpeningPlan? {
         if let last = lastOpeningPlan, case .type(let id) = last.request, id == ObjectIdentifier(T.self) { return last.plan }
-        return try openingPlan(.type(ObjectIdentifier(T.self)), owner: "\(T.self)", everyProperty: declaresByColumn(T.self)) { declaredSealedProperties(of: T.self) }
+        return try openingPlan(.type(ObjectIdentifier(T.self)), owner: "\(T.self)") { declaredSealedProperties(of: T.self) }
     }
 
     /// The plan a ``TableRecord`` read by position opens (its properties
@@ -136,7 +139,7 @@ public final class Statement {
 
     /// The plan that opens `properties`, for an explicit read of rows.
     func openingPlan(opening properties: [SealedProperty]) throws(StrongroomError) -> OpeningPlan? {
-        try openingPlan(.properties(properties), owner: "The read") { properties }
+        try openingPlan(.properties(properties), owner: "the read") { properties }
     }
 
     /// The direct-only functions (``DatabaseFunction/isDirectOnly``) this

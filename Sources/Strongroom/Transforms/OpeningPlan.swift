@@ -23,17 +23,36 @@ final class OpeningPlan {
         let index: Int
         /// Where each of its row key's properties is (empty: bound to no row).
         let contextIndexes: [Int]
+        /// Other result columns of a row key property's name (`rowid, *`
+        /// names the key twice): (position in the context, column). Each
+        /// must hold the key's value in every row, or which key the record
+        /// holds cannot be told. Empty for almost every query.
+        let keyCopies: [(key: Int, index: Int)]
         /// The transform's opener for this column's BLOBs, if it has one.
         let blobOpener: BlobOpener?
 
         var table: String { property.table }
         var column: String { property.column }
 
-        init(property: SealedProperty, index: Int, contextIndexes: [Int], blobOpener: BlobOpener?) {
+        init(property: SealedProperty, index: Int, contextIndexes: [Int], keyCopies: [(key: Int, index: Int)], blobOpener: BlobOpener?) {
             self.property = property
             self.index = index
             self.contextIndexes = contextIndexes
+            self.keyCopies = keyCopies
             self.blobOpener = blobOpener
+        }
+    }
+
+    /// Refuses a row in which a row key property's name holds two values
+    /// (a joined table's column of that name, in another case or spelling
+    /// SQLite takes for the same name): the record could hold one key while
+    /// the value opens under the other.
+    func checkKeyCopies(_ column: Column, context: [DatabaseValue], statement: Statement, value: (Int) -> DatabaseValue) throws(StrongroomError) {
+        for copy in column.keyCopies where value(copy.index) != context[copy.key] {
+            let key = column.property.rowKey ?? []
+            let name = copy.key < key.count ? key[copy.key] : statement.columnNames[column.contextIndexes[copy.key]]
+            throw StrongroomError(.misuse, "The query's result holds columns \(column.contextIndexes[copy.key] + 1) and \(copy.index + 1) under the name \(name), which holds the row key of the sealed \(column.property.name), and this row holds two values there: which one the record holds cannot be told. Nothing was opened; select the key once, by name.",
+                                  path: statement.connection.path, sql: statement.sql)
         }
     }
 
@@ -56,6 +75,7 @@ final class OpeningPlan {
         let stored = values
         for column in columns {
             let context = column.contextIndexes.map { stored[$0] }
+            if !column.keyCopies.isEmpty { try checkKeyCopies(column, context: context, statement: statement) { stored[$0] } }
             // A BLOB through the column's opener, worked out with the plan:
             // not looked up by name for every value.
             if let opener = column.blobOpener, case .blob(let bytes) = stored[column.index] {
@@ -109,7 +129,7 @@ extension Statement {
     /// so the key a value opens with is the one the record holds. A declared
     /// name the result holds twice is refused, as is a row-key property the
     /// result lacks, or a column the connection does not seal.
-    func makeOpeningPlan(_ request: OpeningRequest, properties: [SealedProperty], owner: String, everyProperty: Bool = false) throws(StrongroomError) -> OpeningPlan? {
+    func makeOpeningPlan(_ request: OpeningRequest, properties: [SealedProperty], owner: String) throws(StrongroomError) -> OpeningPlan? {
         // At the start of a sentence.
         let Owner = owner.prefix(1).uppercased() + owner.dropFirst()
         func refuse(_ message: String) -> StrongroomError {
@@ -129,21 +149,14 @@ extension Statement {
                 throw refuse("\(Owner) declares \(property.name) sealed as \(property.table).\(property.column), which this connection does not seal: add it to the columns of configuration.seal(…), or correct the declaration.")
             }
             // A property the query does not select: a record reading it fails
-            // as it decodes (an optional one is nil). But a `Decodable` read
-            // of a TableRecord finds its properties by their coding keys,
-            // which may name another column than the declared one
-            // (`api_key AS apiKey`): there every declared column is selected.
-            guard let index = layout.index(of: property.name) else {
-                if everyProperty {
-                    throw refuse("The query selects no column \(property.name), which \(owner) declares sealed (\(property.table).\(property.column)): a Decodable read finds its properties by their coding keys, and whatever column those name would not be opened. Select \(property.name) under its own name, or read \(owner) as a TableRecord (by position).")
-                }
-                continue
-            }
+            // as it decodes (an optional one is nil).
+            guard let index = layout.index(of: property.name) else { continue }
             if layout.isAmbiguous(property.name) {
                 let spellings = layout.columnNames.enumerated().filter { $0.element.sqliteFolded == property.name.sqliteFolded }
                 throw refuse("The query's result holds \(spellings.count) columns named \(property.name) (columns \(spellings.map { String($0.offset + 1) }.joined(separator: ", "))), and \(owner) declares \(property.name) sealed: which one holds the sealed value cannot be told (whoever holds the database key can add a plain column of that name to a joined table). Select it once, by name, rather than * over a join.")
             }
             var contextIndexes: [Int] = []
+            var keyCopies: [(key: Int, index: Int)] = []
             if bindsToRowKey {
                 guard let keyNames = property.rowKey ?? transform.declaredRowKey(of: property.table), !keyNames.isEmpty else {
                     throw refuse("\(Owner)'s sealed \(property.name) (\(property.table).\(property.column)) is bound to its row's key, and neither the declaration nor the configuration names it: declare the row key, in configuration.seal(…, rowKeys: [\"\(property.table)\": [\"id\"]]) or in SealedProperty(…, rowKey:).")
@@ -152,10 +165,18 @@ extension Statement {
                     guard let keyIndex = layout.index(of: key) else {
                         throw refuse("The query selects \(property.name), which \(owner) declares sealed in \(property.table).\(property.column), without \(key), which holds the row key it is bound to: add \(key) to the SELECT list.")
                     }
+                    // Held twice (`rowid, *`, or a joined table's column in
+                    // another ASCII case, which the record's own spelling may
+                    // find instead): every copy must hold the same value.
+                    if layout.isAmbiguous(key) {
+                        for other in layout.columnNames.indices where other != keyIndex && layout.columnNames[other].sqliteFolded == key.sqliteFolded {
+                            keyCopies.append((key: contextIndexes.count, index: other))
+                        }
+                    }
                     contextIndexes.append(keyIndex)
                 }
             }
-            columns.append(OpeningPlan.Column(property: property, index: index, contextIndexes: contextIndexes,
+            columns.append(OpeningPlan.Column(property: property, index: index, contextIndexes: contextIndexes, keyCopies: keyCopies,
                                               blobOpener: transform.blobOpener(forReading: property.column, of: property.table)))
         }
         guard !columns.isEmpty else { return nil }

@@ -106,14 +106,6 @@ extension TableRecord {
     }
 }
 
-/// True when `T`'s sealed properties are named by column rather than by
-/// coding key: a ``TableRecord`` that does not declare them as a
-/// ``SealedRecord``. Read as a `Decodable`, its coding keys may name other
-/// columns than the declared ones.
-func declaresByColumn<T>(_ type: T.Type) -> Bool {
-    T.self is any TableRecord.Type && !(T.self is any SealedRecord.Type)
-}
-
 /// The sealed properties a `Decodable` type declares: nil for none.
 func declaredSealedProperties<T>(of type: T.Type) -> [SealedProperty]? {
     if let declared = T.self as? any SealedRecord.Type { return declared.sealedProperties }
