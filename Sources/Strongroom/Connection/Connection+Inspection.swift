@@ -1,13 +1,6 @@
 internal import CSQLCipher
 
 extension Connection {
-    /// True when `name` is a table (not a view) in `schema`, or, with no
-    /// schema, as a query resolves the bare name (TEMP first, then `main`,
-    /// then attached databases).
-    func hasTable(_ name: String, in schema: String? = nil) -> Bool {
-        sqlite3_table_column_metadata(handle, schema, name, nil, nil, nil, nil, nil, nil) == SQLITE_OK
-    }
-
     /// Compiles `sql` only to look at it (never to run it): `body` reads
     /// the compiled statement, and the reads the authorizer saw are returned
     /// with its result. Meanwhile the authorizer allows everything, so that
