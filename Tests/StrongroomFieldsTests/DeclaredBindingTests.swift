@@ -315,3 +315,35 @@ extension DeclaredBindingTests {
         #expect(try select.fetchAll(SealedNFD.self).map(\.note) == ["top secret"])
     }
 }
+
+extension DeclaredBindingTests {
+    /// Two declarations whose names differ only in Unicode normalization
+    /// name two columns: a statement's plan for one is not the other's, and
+    /// a row opened under one does not decode a record declaring the other.
+    @Test func declarationsInTwoNormalizationsAreTwoBindings() throws {
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        #expect(SealedProperty(nfc, of: "t") != SealedProperty(nfd, of: "t"))
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized(nfd, in: "t")], keyring: f.keyring, rowKeys: ["t": ["id"]])
+        let db = try Connection(path: f.dir.file("nfd-declarations.db"), configuration: config)
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, \"\(nfc)\" TEXT, \"\(nfd)\" BLOB)")
+        struct Secret: Encodable {
+            var id: Int64; var note: String
+            enum CodingKeys: String, CodingKey { case id; case note = "cafe\u{301}" }
+        }
+        try db.insert(Secret(id: 1, note: "top secret"), into: "t")
+        try db.execute(sql: "UPDATE t SET \"\(nfc)\" = 'PLANTED'")
+        let sql = "SELECT * FROM t"
+        #expect(try db.fetchAll(sql: sql, opening: [SealedProperty(nfd, of: "t")]).map { try $0.decode(String.self, column: nfd) } == ["top secret"])
+        // Declared NFC (a column the connection does not seal): refused, not the NFD plan.
+        #expect(throws: StrongroomError.self) { try db.fetchAll(sql: sql, opening: [SealedProperty(nfc, of: "t")]) }
+        struct NFCRecord: Decodable, SealedRecord {
+            var id: Int64; var note: String?
+            enum CodingKeys: String, CodingKey { case id; case note = "caf\u{E9}" }
+            static let sealedProperties = [SealedProperty("caf\u{E9}", of: "t", column: "cafe\u{301}")]
+        }
+        let opened = try db.fetchAll(sql: sql, opening: [SealedProperty(nfd, of: "t")])
+        let error = #expect(throws: StrongroomError.self) { try opened.map { try $0.decode(NFCRecord.self) } }
+        #expect(error?.code == .misuse, "\(String(describing: error))")
+    }
+}
