@@ -48,6 +48,24 @@ public struct SealedProperty: Sendable, Hashable, CustomStringConvertible {
         self.rowKey = rowKey
     }
 
+    /// Equal when every name is the same, byte for byte (as SQLite compares
+    /// names: Swift's `==` takes an NFC and an NFD spelling, two columns to
+    /// SQLite, for one string).
+    public static func == (a: SealedProperty, b: SealedProperty) -> Bool {
+        func same(_ x: String, _ y: String) -> Bool { x.utf8.elementsEqual(y.utf8) }
+        guard same(a.name, b.name), same(a.table, b.table), same(a.column, b.column) else { return false }
+        switch (a.rowKey, b.rowKey) {
+        case (nil, nil): return true
+        case (let x?, let y?): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for part in [name, table, column] + (rowKey ?? []) { hasher.combine(Array(part.utf8)) }
+        hasher.combine(rowKey?.count ?? -1)
+    }
+
     /// `email (customer.email, row key id)`: the property, and the binding it
     /// declares.
     public var description: String {
