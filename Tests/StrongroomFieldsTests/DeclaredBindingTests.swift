@@ -347,3 +347,94 @@ extension DeclaredBindingTests {
         #expect(error?.code == .misuse, "\(String(describing: error))")
     }
 }
+
+/// The second review of item 1 (helper-4): the fixes above reproduced
+/// further, then fixed.
+extension DeclaredBindingTests {
+    /// Copies of a row key name compared as Swift strings: an NFC and an
+    /// NFD key value (two keys to SQLite, and to the envelope) passed as one.
+    @Test func rowKeyCopiesAreComparedByteForByte() throws {
+        let nfc = "\u{E9}", nfd = "e\u{301}"
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("email", in: "customer")], keyring: f.keyring, rowKeys: ["customer": ["id"]])
+        let path = f.dir.file("key-values.db")
+        let app = try DatabaseQueue(path: path, configuration: config)
+        struct Text: Codable { var id: String; var email: String }
+        try app.write { db in
+            try db.execute(sql: "CREATE TABLE customer(id TEXT PRIMARY KEY, email BLOB); CREATE TABLE audit(id INTEGER PRIMARY KEY, customer_id TEXT, action TEXT)")
+            try db.insert(Text(id: nfc, email: "ada@example.com"), into: "customer")
+            try db.insert(Text(id: nfd, email: "bob@example.com"), into: "customer")
+            try db.execute(sql: "INSERT INTO audit(customer_id, action) VALUES (?, 'a'), (?, 'b')", arguments: [nfc, nfd])
+        }
+        struct Line: Codable, SealedRecord {
+            var customer_id: String; var action: String; var email: String
+            static let sealedProperties = [SealedProperty("email", of: "customer", rowKey: ["Customer_ID"])]
+        }
+        let sql = "SELECT * FROM audit JOIN customer ON customer.id = audit.customer_id ORDER BY audit.id"
+        // Not a Dictionary: Swift takes the two spellings for one key.
+        let owners: [(key: String, value: String)] = [(nfc, "ada@example.com"), (nfd, "bob@example.com")]
+        #expect(try app.read { try $0.fetchAll(Line.self, sql: sql) }.map(\.email) == ["ada@example.com", "bob@example.com"])
+        try f.bare(path).execute(sql: """
+            ALTER TABLE customer ADD COLUMN Customer_ID TEXT; UPDATE customer SET Customer_ID = id;
+            UPDATE customer SET id = 'tmp' WHERE id = '\(nfc)'; UPDATE customer SET id = '\(nfc)' WHERE id = '\(nfd)'; UPDATE customer SET id = '\(nfd)' WHERE id = 'tmp';
+            """)
+        var lines: [Line] = []
+        let error = #expect(throws: StrongroomError.self) { lines = try app.read { try $0.fetchAll(Line.self, sql: sql) } }
+        #expect(lines.allSatisfy { line in owners.first { $0.key.utf8.elementsEqual(line.customer_id.utf8) }?.value == line.email }, "\(lines)")
+        #expect(error?.code == .misuse && error?.message.contains("two values") == true, "\(String(describing: error))")
+    }
+
+    /// A `TableRecord` that is also a `SealedRecord` names columns in its
+    /// declaration (its `init(row:)` reads by column), while a `Row`
+    /// decodes it by coding key: refused there too.
+    @Test func aRowRefusesEveryTableRecordWithSealedColumns() throws {
+        struct Vault2: TableRecord, SealedRecord, Decodable {
+            var id: Int64
+            var apiKey: String?
+            static let databaseTableName = "vault"
+            static let databaseColumnNames = ["id", "api_key"]
+            static let databaseSealedColumns = ["api_key"]
+            static let sealedProperties = [SealedProperty("api_key", of: "vault", rowKey: ["id"])]
+            init(id: Int64, apiKey: String?) { self.id = id; self.apiKey = apiKey }
+            init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); apiKey = try row.decode(at: 1) }
+            func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(apiKey, at: 1) }
+        }
+        var config = Configuration(key: f.databaseKey)
+        config.seal([.randomized("api_key", in: "vault")], keyring: f.keyring, rowKeys: ["vault": ["id"]])
+        let path = f.dir.file("vault2.db")
+        let app = try DatabaseQueue(path: path, configuration: config)
+        try app.write { db in
+            try db.execute(sql: "CREATE TABLE vault(id INTEGER PRIMARY KEY, api_key BLOB)")
+            try db.insert(Vault2(id: 1, apiKey: "real"))
+        }
+        try f.bare(path).execute(sql: "ALTER TABLE vault ADD COLUMN apiKey TEXT; UPDATE vault SET apiKey = 'PLANTED'")
+        var got: [String?] = []
+        let error = #expect(throws: StrongroomError.self) {
+            got = try app.read { try $0.fetchAll(sql: "SELECT * FROM vault", opening: Vault2.sealedProperties).map { try $0.decode(Vault2.self).apiKey } }
+        }
+        #expect(!got.contains("PLANTED"))
+        #expect(error?.code == .misuse, "\(String(describing: error))")
+        #expect(try app.read { try $0.fetchAll(Vault2.self, sql: "SELECT * FROM vault") }.map(\.apiKey) == ["real"])
+    }
+
+    /// An honest join whose two tables each have an `id` (byte for byte
+    /// the declared key's name): the record and the plan find the same
+    /// column, and the rows read whatever the other table's ids hold.
+    @Test func anHonestJoinWithTwoIdsReads() throws {
+        let (_, app) = try database("two-ids.db")
+        struct Card: TableRecord {
+            var id: Int64
+            var email: String
+            static let databaseTableName = "customer"
+            static let databaseColumnNames = ["id", "email"]
+            static let databaseSealedColumns = ["email"]
+            static let databaseRowKey = ["id"]
+            init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); email = try row.decode(at: 1) }
+            func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(email, at: 1) }
+        }
+        let sql = "SELECT * FROM customer JOIN audit ON audit.customer_id = customer.id ORDER BY customer.id"
+        #expect(try app.read { try $0.fetchAll(Card.self, sql: sql) }.map(\.email) == ["ada@example.com", "bob@example.com"])
+        #expect(try app.read { try $0.fetchAll(DeclaredCustomer.self, sql: "SELECT customer.*, audit.* FROM customer JOIN audit ON audit.customer_id = customer.id ORDER BY customer.id") }.map(\.email)
+                == ["ada@example.com", "bob@example.com"])
+    }
+}
