@@ -155,8 +155,8 @@ extension Row {
         // A TableRecord declares its sealed properties by column, and a Row
         // decodes by coding key, which may name another column: read it from
         // its query, by position.
-        if let record = T.self as? any TableRecord.Type, !(T.self is any SealedRecord.Type), !record.databaseSealedColumns.isEmpty {
-            throw StrongroomError(.misuse, "\(T.self) is a TableRecord with sealed columns (\(record.databaseSealedColumns.joined(separator: ", "))), which a Row decodes by coding key, and its coding keys may name other columns than the sealed ones: read it from its query (fetchAll(\(T.self).self, sql: …)), by position. Nothing was read.")
+        if let record = T.self as? any TableRecord.Type, !record.declaredSealedProperties.isEmpty {
+            throw StrongroomError(.misuse, "\(T.self) is a TableRecord with sealed columns (\(record.declaredSealedProperties.map(\.name).joined(separator: ", "))), which a Row decodes by coding key, and its coding keys may name other columns than the sealed ones: read it from its query (fetchAll(\(T.self).self, sql: …)), by position. Nothing was read.")
         }
         // A type with sealed properties takes them only as the row's read
         // opened them, under the same declaration.

@@ -51,3 +51,20 @@ extension DatabaseValue {
         }
     }
 }
+
+extension DatabaseValue {
+    /// Whether `self` and `other` are the same stored value, as SQLite and
+    /// a sealed value's row key see them: the same storage class, text
+    /// byte for byte (Swift's `==` takes an NFC and an NFD spelling, two
+    /// keys, for one), a REAL bit for bit.
+    func isStored(as other: DatabaseValue) -> Bool {
+        switch (self, other) {
+        case (.null, .null): true
+        case (.integer(let a), .integer(let b)): a == b
+        case (.real(let a), .real(let b)): a.bitPattern == b.bitPattern
+        case (.text(let a), .text(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.blob(let a), .blob(let b)): a == b
+        default: false
+        }
+    }
+}

@@ -48,7 +48,7 @@ final class OpeningPlan {
     /// SQLite takes for the same name): the record could hold one key while
     /// the value opens under the other.
     func checkKeyCopies(_ column: Column, context: [DatabaseValue], statement: Statement, value: (Int) -> DatabaseValue) throws(StrongroomError) {
-        for copy in column.keyCopies where value(copy.index) != context[copy.key] {
+        for copy in column.keyCopies where !value(copy.index).isStored(as: context[copy.key]) {
             let key = column.property.rowKey ?? []
             let name = copy.key < key.count ? key[copy.key] : statement.columnNames[column.contextIndexes[copy.key]]
             throw StrongroomError(.misuse, "The query's result holds columns \(column.contextIndexes[copy.key] + 1) and \(copy.index + 1) under the name \(name), which holds the row key of the sealed \(column.property.name), and this row holds two values there: which one the record holds cannot be told. Nothing was opened; select the key once, by name.",
@@ -165,11 +165,16 @@ extension Statement {
                     guard let keyIndex = layout.index(of: key) else {
                         throw refuse("The query selects \(property.name), which \(owner) declares sealed in \(property.table).\(property.column), without \(key), which holds the row key it is bound to: add \(key) to the SELECT list.")
                     }
-                    // Held twice (`rowid, *`, or a joined table's column in
-                    // another ASCII case, which the record's own spelling may
-                    // find instead): every copy must hold the same value.
+                    // Another column of the name in another ASCII case (a
+                    // joined table's `ID` beside `id`, or `Customer_ID`
+                    // beside `customer_id`): the record's own spelling of
+                    // the key may find it instead, so it must hold the same
+                    // value in every row. Columns spelled as the declaration
+                    // spells the key (a join's two `id`s) are found the same
+                    // way by both: the leftmost.
                     if layout.isAmbiguous(key) {
-                        for other in layout.columnNames.indices where other != keyIndex && layout.columnNames[other].sqliteFolded == key.sqliteFolded {
+                        for other in layout.columnNames.indices where other != keyIndex && layout.columnNames[other].sqliteFolded == key.sqliteFolded
+                            && !layout.columnNames[other].utf8.elementsEqual(key.utf8) {
                             keyCopies.append((key: contextIndexes.count, index: other))
                         }
                     }
