@@ -101,7 +101,7 @@ demo: build
 ## Benchmarks/baseline-sqlcipher4.json for SQLCipher 4.6.1; BASELINE=1: write both baselines from this run;
 ## PUBLISH=1: copy the report to Benchmarks/results/ (committed) and rewrite the
 ## README's performance section from it; OUT=DIR: the report elsewhere (relative to Benchmarks/); ARGS: more options (--help lists them)
-## First the reads and the engine-sensitive groups (core, encryption, open, pool, service) on SQLCipher 4.6.1 (Scripts/sqlcipher4.sh;
+## First the reads and the engine-sensitive groups (core, encryption, open, pool, fields, service) on SQLCipher 4.6.1 (Scripts/sqlcipher4.sh;
 ## its own build in Benchmarks/.build-sqlcipher4, report in Benchmarks/report-sqlcipher4/), then every workload on the
 ## system's SQLCipher, whose report shows both engines side by side (--engine-report).
 ## The service group (make bench-service) builds Examples/CustomerService for each engine and Benchmarks/GRDBService,
@@ -124,7 +124,7 @@ bench: setup
 	source .build/sqlcipher4/env && $(if $(filter 1,$(SERVICE)),$(SERVICE_BUILD_4) &&) cd Benchmarks \
 	  && swift build -c release --scratch-path .build-sqlcipher4 $$SQLCIPHER4_SWIFT_FLAGS \
 	  && ! ldd .build-sqlcipher4/release/StrongroomBenchmarks | grep -q 'libsqlcipher\.so\.0' \
-	  && .build-sqlcipher4/release/StrongroomBenchmarks --only core encryption open pool $(if $(filter 1,$(SERVICE)),service) --out $(or $(OUT),report)-sqlcipher4 \
+	  && .build-sqlcipher4/release/StrongroomBenchmarks --only core encryption open pool fields $(if $(filter 1,$(SERVICE)),service) --out $(or $(OUT),report)-sqlcipher4 \
 	  --grdb-peer GRDBPeer/.build/release/GRDBPeer $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(SERVICE)),$(call SERVICE_OPTIONS,.build-sqlcipher4)) \
 	  $(if $(filter 1,$(CHECK)),--check --baseline baseline-sqlcipher4.json) $(if $(filter 1,$(BASELINE)),--write-baseline --baseline baseline-sqlcipher4.json)
 	cd Benchmarks && swift run -c release StrongroomBenchmarks --out $(or $(OUT),report) \

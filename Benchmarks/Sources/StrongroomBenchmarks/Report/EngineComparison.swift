@@ -1,7 +1,7 @@
 import Foundation
 
 /// The same workloads measured on two SQLCipher engines, side by side: `make
-/// bench` runs the engine-sensitive groups (encryption, open, pool) on SQLCipher
+/// bench` runs the engine-sensitive groups (core, encryption, open, pool, fields) on SQLCipher
 /// 4.6.1 first (`report-sqlcipher4/`), then everything on the system's
 /// SQLCipher, and the second run reads the first's report.json
 /// (`--engine-report`). Each engine's figures come from its own run, so the
