@@ -55,16 +55,27 @@ final class KeyIndexCache {
         let position = state.pointee.position
         // Names compared byte for byte, as SQLite compares them: Swift's ==
         // takes an NFC and an NFD spelling (two columns) for one key.
-        if position < state.pointee.entries.count && state.pointee.entries[position].name.utf8.elementsEqual(key.utf8) {
+        if position < state.pointee.entries.count && Self.sameName(state.pointee.entries[position].name, key) {
             state.pointee.position = position + 1
             return found(state.pointee.entries[position].index)
         }
         // The same key asked again (contains, then decodeNil, then decode).
-        if position > 0 && state.pointee.entries[position - 1].name.utf8.elementsEqual(key.utf8) {
+        if position > 0 && Self.sameName(state.pointee.entries[position - 1].name, key) {
             let index = state.pointee.entries[position - 1].index
             return index < 0 ? nil : index
         }
         return resolveMiss(key, at: position, resolve: resolve)
+    }
+
+    /// The same name byte for byte. A key the same record type passes again
+    /// is the same string, its representation bit for bit (a small string
+    /// inline, or the same storage): two loads, no bytes read. Anything else
+    /// is compared by its bytes.
+    @inline(__always)
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        let x = unsafeBitCast(a, to: (UInt64, UInt64).self), y = unsafeBitCast(b, to: (UInt64, UInt64).self)
+        if x == y { return true }
+        return ExactText(a) == ExactText(b)
     }
 
     @inline(__always)

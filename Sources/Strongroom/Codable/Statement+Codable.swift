@@ -96,11 +96,16 @@ extension Statement {
         // a cursor) is read by position, as its own overloads read it: its
         // sealed properties are declared by column, and its coding keys may
         // name other columns (`apiKey` for `api_key`), which nothing opens.
-        if direct == nil, readsByPosition(T.self) { return try decodeAsRecord(T.self) }
+        var plan: OpeningPlan?
+        if direct == nil {
+            let kind = try decodableKind(T.self)
+            if kind.isRecord { return try decodeAsRecord(T.self) }
+            plan = kind.plan
+        }
         decodingKeys.beginRecord()
         // A type that declares sealed properties: they are opened, and the
         // row decoded from memory; every other read is straight from SQLite.
-        let columns = try rowReader(direct == nil ? try openingPlan(forDecoding: T.self) : nil)
+        let columns = try rowReader(plan)
         do {
             if let direct {
                 return try RowDecoder.decodeConvertible(direct, at: 0, source: columns, key: nil) as! T
@@ -113,15 +118,23 @@ extension Statement {
         }
     }
 
-    /// Whether `T` is a ``TableRecord`` (asked once per statement and type:
-    /// the dynamic cast costs hundreds of instructions).
+    /// Whether `T` is a ``TableRecord`` (read by position), and else the
+    /// plan that opens what it declares: worked out once per statement and
+    /// type (the dynamic cast costs hundreds of instructions), one compare
+    /// per row after that.
     @inline(__always)
-    func readsByPosition<T>(_ type: T.Type) -> Bool {
+    func decodableKind<T>(_ type: T.Type) throws(StrongroomError) -> (isRecord: Bool, plan: OpeningPlan?) {
         let id = ObjectIdentifier(T.self)
-        if let kind = decodableKind, kind.type == id { return kind.isRecord }
+        if let kind = decodableState, kind.type == id { return (kind.isRecord, kind.plan) }
+        return try makeDecodableKind(T.self)
+    }
+
+    @inline(never)
+    private func makeDecodableKind<T>(_ type: T.Type) throws(StrongroomError) -> (isRecord: Bool, plan: OpeningPlan?) {
         let isRecord = T.self is any TableRecord.Type
-        decodableKind = (id, isRecord)
-        return isRecord
+        let plan = isRecord ? nil : try openingPlan(forDecoding: T.self)
+        decodableState = (ObjectIdentifier(T.self), isRecord, plan)
+        return (isRecord, plan)
     }
 
     /// The current row as `T`, a ``TableRecord``, read by position.

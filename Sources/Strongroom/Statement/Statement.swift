@@ -74,9 +74,9 @@ public final class Statement {
         return made
     }
     let encodingKeys = KeyIndexCache()
-    /// The `Decodable` type last read, and whether it is a ``TableRecord``
-    /// (read by position).
-    var decodableKind: (type: ObjectIdentifier, isRecord: Bool)?
+    /// The `Decodable` type last read: whether it is a ``TableRecord`` (read
+    /// by position), and the plan that opens what it declares.
+    @exclusivity(unchecked) var decodableState: (type: ObjectIdentifier, isRecord: Bool, plan: OpeningPlan?)?
     /// The last plan worked out for this statement's rows (a type's
     /// declared sealed properties, or an explicit list): nil when none was.
     private var lastOpeningPlan: (request: OpeningRequest, plan: OpeningPlan?)?
@@ -204,6 +204,7 @@ public final class Statement {
         rowLayout = RowLayout(columnNames: columnNames)
         decodingKeys.forget()
         lastOpeningPlan = nil
+        decodableState = nil
         // Its plan is gone, whichever path reads the next row.
         dropOpeningReader()
         recordColumns = nil
