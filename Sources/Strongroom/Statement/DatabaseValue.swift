@@ -62,7 +62,7 @@ extension DatabaseValue {
         case (.null, .null): true
         case (.integer(let a), .integer(let b)): a == b
         case (.real(let a), .real(let b)): a.bitPattern == b.bitPattern
-        case (.text(let a), .text(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.text(let a), .text(let b)): ExactText(a) == ExactText(b)
         case (.blob(let a), .blob(let b)): a == b
         default: false
         }

@@ -126,15 +126,13 @@ public final class Statement {
     /// any other type.
     @inline(__always)
     func openingPlan<T>(forDecoding type: T.Type) throws(StrongroomError) -> OpeningPlan? {
-        if let last = lastOpeningPlan, case .type(let id) = last.request, id == ObjectIdentifier(T.self) { return last.plan }
-        return try openingPlan(.type(ObjectIdentifier(T.self)), owner: "\(T.self)") { declaredSealedProperties(of: T.self) }
+        try openingPlan(.type(ObjectIdentifier(T.self)), owner: "\(T.self)") { declaredSealedProperties(of: T.self) }
     }
 
     /// The plan a ``TableRecord`` read by position opens (its properties
     /// found by column, so one the query leaves out fails as it decodes).
     func openingPlan<T: TableRecord>(forRecord type: T.Type) throws(StrongroomError) -> OpeningPlan? {
-        if let last = lastOpeningPlan, case .record(let id) = last.request, id == ObjectIdentifier(T.self) { return last.plan }
-        return try openingPlan(.record(ObjectIdentifier(T.self)), owner: "\(T.self)") { T.declaredSealedProperties }
+        try openingPlan(.record(ObjectIdentifier(T.self)), owner: "\(T.self)") { T.declaredSealedProperties }
     }
 
     /// The plan that opens `properties`, for an explicit read of rows.

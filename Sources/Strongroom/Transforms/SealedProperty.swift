@@ -52,18 +52,15 @@ public struct SealedProperty: Sendable, Hashable, CustomStringConvertible {
     /// names: Swift's `==` takes an NFC and an NFD spelling, two columns to
     /// SQLite, for one string).
     public static func == (a: SealedProperty, b: SealedProperty) -> Bool {
-        func same(_ x: String, _ y: String) -> Bool { x.utf8.elementsEqual(y.utf8) }
-        guard same(a.name, b.name), same(a.table, b.table), same(a.column, b.column) else { return false }
-        switch (a.rowKey, b.rowKey) {
-        case (nil, nil): return true
-        case (let x?, let y?): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
-        default: return false
-        }
+        ExactText(a.name) == ExactText(b.name) && ExactText(a.table) == ExactText(b.table) && ExactText(a.column) == ExactText(b.column)
+            && a.rowKey?.map(ExactText.init) == b.rowKey?.map(ExactText.init)
     }
 
     public func hash(into hasher: inout Hasher) {
-        for part in [name, table, column] + (rowKey ?? []) { hasher.combine(Array(part.utf8)) }
-        hasher.combine(rowKey?.count ?? -1)
+        hasher.combine(ExactText(name))
+        hasher.combine(ExactText(table))
+        hasher.combine(ExactText(column))
+        hasher.combine(rowKey?.map(ExactText.init))
     }
 
     /// `email (customer.email, row key id)`: the property, and the binding it
