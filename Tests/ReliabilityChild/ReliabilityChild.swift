@@ -182,8 +182,8 @@ enum ReliabilityChild {
             let pool = try DatabasePool(path: database, configuration: configuration)
             try pool.write { db in
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS customer(id INTEGER PRIMARY KEY, email BLOB)")
-                try db.execute(sql: "INSERT INTO customer(id, email) VALUES (1, strongroom_seal(?, 'customer', 'email', 'randomized', 1))",
-                               arguments: [marker])
+                struct Customer: Encodable { var id: Int64; var email: String }
+                try db.insert(Customer(id: 1, email: marker), into: "customer")
             }
             let opened = try pool.read { db in try db.fetchAll(sql: "SELECT id, email FROM customer") }
             guard opened.count == 1 else { exit(70) }

@@ -76,7 +76,7 @@ struct SealedColumnCLITests {
     /// Every value sealed under the first key opens with `keyring`.
     func expectEverySealedValueOpens(keyring path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         var config = Configuration(key: try KeyFile.read(at: dir.file("db.key")))
-        config.addFieldFunctions(keyring: try FieldKeyring.load(from: dir.file(path)))
+        config.addFieldFunctionsForTools(keyring: try FieldKeyring.load(from: dir.file(path)))
         let db = try Connection(path: dir.file("c.db"), configuration: config)
         let opened = try db.fetchOne(Int.self, sql: """
             SELECT count(strongroom_open(Phone, 'Customer', 'Phone', CustomerId)) + count(strongroom_open(Email, 'Customer', 'Email', CustomerId))

@@ -25,7 +25,7 @@ struct SealedSchemaTests {
     /// A connection with the field functions.
     func connection() throws -> Connection {
         var config = Configuration(key: try KeyFile.read(at: dir.file("db.key")))
-        config.addFieldFunctions(keyring: try FieldKeyring.load(from: dir.file("fields.keyring")))
+        config.addFieldFunctionsForTools(keyring: try FieldKeyring.load(from: dir.file("fields.keyring")))
         return try Connection(path: dir.file("app.db"), configuration: config)
     }
 
@@ -129,7 +129,7 @@ struct SealedSchemaTests {
         write("0001_note.sql", "CREATE TABLE note(id INTEGER PRIMARY KEY, body BLOB);")
         #expect(try run(["migrate", "--database", "m.db", "--key-file", "db.key"]).status == 0)
         var config = Configuration(key: try KeyFile.read(at: dir.file("db.key")))
-        config.addFieldFunctions(keyring: try FieldKeyring.load(from: dir.file("fields.keyring")))
+        config.addFieldFunctionsForTools(keyring: try FieldKeyring.load(from: dir.file("fields.keyring")))
         let db = try Connection(path: dir.file("m.db"), configuration: config)
         try db.execute(sql: "INSERT INTO note VALUES (1, 'x')")
         try ColumnSealing.sealInPlace([.randomized("body", in: "note")], keyring: FieldKeyring.load(from: dir.file("fields.keyring")), in: db)

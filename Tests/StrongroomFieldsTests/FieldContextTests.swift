@@ -73,7 +73,7 @@ struct FieldContextTests {
     @Test func aConnectionWithAnotherContextThanTheRecordedOneIsRefused() throws {
         _ = try tenant("a", email: "ada@a.example", context: try FieldContext("tenant-a"))
         var config = Configuration(key: databaseKey)
-        config.addFieldFunctions(keyring: keyring, context: try FieldContext("tenant-b"))
+        config.addFieldFunctionsForTools(keyring: keyring, context: try FieldContext("tenant-b"))
         let error = #expect(throws: StrongroomError.self) { _ = try Connection(path: dir.file("a.db"), configuration: config) }
         #expect(error?.message.contains("tenant-a") == true && error?.message.contains("tenant-b") == true, "\(error?.message ?? "")")
         // Recording another context over the first is refused too.
@@ -94,7 +94,7 @@ struct FieldContextTests {
         #expect(try FieldRotation.rotate(plain, columns: [.indexed("email", in: "customer", indexColumn: "email_index")], keyring: rotated).resealed.values.reduce(0, +) == 1)
         #expect(try plain.read { db in try ColumnSealing.failures(keyring: rotated, in: db) }.isEmpty)
         var config = Configuration(key: databaseKey)
-        config.addFieldFunctions(keyring: rotated)
+        config.addFieldFunctionsForTools(keyring: rotated)
         let tool = try Connection(path: dir.file("a.db"), configuration: config)
         #expect(try tool.fetchOne(Int.self, sql: "SELECT id FROM customer WHERE email_index = strongroom_blind_index('ada@a.example', 'customer', 'email')") == 7)
     }

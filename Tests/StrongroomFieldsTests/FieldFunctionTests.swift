@@ -12,7 +12,7 @@ struct FieldFunctionTests {
 
     func database(keyring: FieldKeyring) throws -> Connection {
         var config = Configuration(key: .generate())
-        config.addFieldFunctions(keyring: keyring)
+        config.addFieldFunctionsForTools(keyring: keyring)
         let db = try Connection(path: dir.file("sql.db"), configuration: config)
         try db.execute(sql: """
             CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, email_index BLOB, phone TEXT, country TEXT);
@@ -65,7 +65,7 @@ struct FieldFunctionTests {
     @Test func openChecksTheColumnsMode() throws {
         let keyring = FieldKeyring.generate()
         var config = Configuration.plaintext
-        config.addFieldFunctions(keyring: keyring)
+        config.addFieldFunctionsForTools(keyring: keyring)
         let db = try Connection.inMemory(configuration: config)
         let deterministic = try #require(try db.fetchOne([UInt8].self, sql: "SELECT strongroom_seal('x', 't', 'c', 'deterministic')"))
         let error = #expect(throws: StrongroomError.self) {

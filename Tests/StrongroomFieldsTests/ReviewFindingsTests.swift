@@ -14,7 +14,7 @@ struct ReviewFindingsTests {
 
     func connection(_ name: String, sealing columns: [SealedColumn] = [], key: [String] = ["id"]) throws -> Connection {
         var config = Configuration(key: databaseKey)
-        if columns.isEmpty { config.addFieldFunctions(keyring: keyring) } else { config.seal(columns, keyring: keyring, rowKeys: Dictionary(columns.map { ($0.table, key) }, uniquingKeysWith: { a, _ in a })) }
+        if columns.isEmpty { config.addFieldFunctionsForTools(keyring: keyring) } else { config.seal(columns, keyring: keyring, rowKeys: Dictionary(columns.map { ($0.table, key) }, uniquingKeysWith: { a, _ in a })) }
         return try Connection(path: dir.file(name), configuration: config)
     }
 
@@ -55,7 +55,7 @@ struct ReviewFindingsTests {
         let failures = try queue.read { db in try ColumnSealing.failures(keyring: rotated, in: db) }
         #expect(failures.isEmpty, "\(failures.map(\.message))")
         var config = Configuration(key: databaseKey)
-        config.addFieldFunctions(keyring: rotated)
+        config.addFieldFunctionsForTools(keyring: rotated)
         let check = try Connection(path: dir.file("rowid.db"), configuration: config)
         #expect(try check.fetchAll(String.self, sql: "SELECT strongroom_open(v, 'r', 'v', pk) FROM r ORDER BY pk") == ["alpha", "bravo"])
     }

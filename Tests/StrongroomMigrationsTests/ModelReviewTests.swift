@@ -13,7 +13,7 @@ struct ModelReviewTests {
 
     func open() throws -> Connection {
         var configuration = Configuration(key: f.key)
-        configuration.addFieldFunctions(keyring: keyring)
+        configuration.addFieldFunctionsForTools(keyring: keyring)
         return try Connection(path: f.databasePath, configuration: configuration)
     }
 

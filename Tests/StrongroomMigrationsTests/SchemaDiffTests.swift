@@ -43,7 +43,7 @@ struct SchemaDiffTests {
 
     func open(sealing model: DatabaseSchema? = nil) throws -> Connection {
         var configuration = Configuration(key: f.key)
-        if let model { configuration.seal(model, keyring: keyring) } else { configuration.addFieldFunctions(keyring: keyring) }
+        if let model { configuration.seal(model, keyring: keyring) } else { configuration.addFieldFunctionsForTools(keyring: keyring) }
         return try Connection(path: f.databasePath, configuration: configuration)
     }
 
@@ -203,7 +203,7 @@ struct SchemaDiffTests {
             ], primaryKey: ["id"], indexes: [IndexDefinition("person_\(indexColumn)", columns: [indexColumn])])])
         }
         var configuration = Configuration.plaintext
-        configuration.addFieldFunctions(keyring: keyring)
+        configuration.addFieldFunctionsForTools(keyring: keyring)
         let db = try Connection.inMemory(configuration: configuration)
         try db.execute(sql: model("email_index").sql)
         try db.execute(sql: "INSERT INTO person VALUES (1, strongroom_seal('ada@example.com', 'person', 'email', 'indexed', 1), strongroom_blind_index('ada@example.com', 'person', 'email'))")

@@ -130,7 +130,7 @@ extension Connection {
     }
 
     /// Encodes `record` into `sink`; a failure is a conversion error.
-    private func encode<Record: Encodable>(_ record: Record, into sink: some RecordSink) throws(StrongroomError) {
+    func encode<Record: Encodable>(_ record: Record, into sink: some RecordSink) throws(StrongroomError) {
         do {
             try record.encode(to: RecordEncoder(sink: sink))
         } catch {

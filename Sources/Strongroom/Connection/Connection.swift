@@ -50,6 +50,8 @@ public final class Connection {
     /// of `Encodable` records that encode other keys than the first record
     /// of their type.
     var insertStatementsByColumns: [[ExactText]: Statement] = [:]
+    /// UPDATE statements by table, row key and column list (``update(_:)``).
+    var updateStatementsByColumns: [[ExactText]: Statement] = [:]
     /// INSERT statements of ``TableRecord`` types, by type.
     var recordInsertCache: [ObjectIdentifier: Statement] = [:]
     /// The entry of `recordInsertCache` used last while no transform is
@@ -471,6 +473,7 @@ public final class Connection {
         statementCache.removeAll()
         insertStatementCache.removeAll()
         insertStatementsByColumns.removeAll()
+        updateStatementsByColumns.removeAll()
         recordInsertCache.removeAll()
         schemaScanStatements.removeAll()
         transactionStatements.removeAll()

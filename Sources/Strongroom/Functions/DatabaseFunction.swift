@@ -174,9 +174,20 @@ extension Connection {
     }
 
     /// Removes a function added with ``add(function:)``.
+    ///
+    /// SQLite refuses while a statement of the connection is running; the
+    /// statements the connection caches are then released, and the removal
+    /// tried again.
     public func remove(function: DatabaseFunction) throws(StrongroomError) {
         try checkOpen()
-        let status = sqlite3_create_function_v2(handle, function.name, Int32(function.argumentCount ?? -1), SQLITE_UTF8, nil, nil, nil, nil, nil)
+        func unregister() -> Int32 {
+            sqlite3_create_function_v2(handle, function.name, Int32(function.argumentCount ?? -1), SQLITE_UTF8, nil, nil, nil, nil, nil)
+        }
+        var status = unregister()
+        if status == SQLITE_BUSY {
+            clearStatementCaches()
+            status = unregister()
+        }
         guard status == SQLITE_OK else { throw lastError(status, sql: nil) }
     }
 }

@@ -80,7 +80,7 @@ extension Connection {
 
     /// True when a record of type `T` goes through the column transform;
     /// throws when the record seals a column the connection does not seal.
-    private func insertsThroughTransform<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Bool {
+    func insertsThroughTransform<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> Bool {
         let table = T.databaseTableName
         let transformed = columnTransform?.transformsInserts(into: table) ?? false
         // Every column the record seals must be one the connection seals

@@ -9,7 +9,9 @@ internal import CSQLCipher
 /// ``Connection/columnTransform``. Then:
 ///
 /// - ``Connection/insert(_:into:)`` hands the row of each insert into a table
-///   the transform names to ``prepareInsert(into:columns:values:connection:)``.
+///   the transform names to ``prepareInsert(into:columns:values:connection:)``,
+///   and ``Connection/update(_:)`` the row of each update to
+///   ``prepareUpdate(of:columns:values:rowKey:connection:)``.
 /// - A read opens a value only where the application declared it: a
 ///   property of a ``SealedRecord`` or a ``TableRecord`` (its
 ///   ``SealedProperty`` list names the table, column and row-key properties
@@ -57,7 +59,17 @@ public protocol ColumnTransform: AnyObject {
     /// the insert's transaction, before anything of the row is written.
     func prepareInsert(into table: String, columns: inout [String], values: inout [DatabaseValue], connection: Connection) throws
 
-    /// Whether ``prepareInsert(into:columns:values:connection:)`` would
+    /// Turns the columns an update is about to write into what is stored
+    /// (``Connection/update(_:)``): `columns` and `values` are the row's,
+    /// `rowKey` the declared key columns among them, which the update's
+    /// WHERE names the row by (they are not written). May change values and
+    /// add columns (a blind index's). Runs inside the update's transaction,
+    /// before anything of the row is written. Default: refuses, so that a
+    /// transform that does not handle updates never lets one write a column
+    /// it stores in another form as it is.
+    func prepareUpdate(of table: String, columns: inout [String], values: inout [DatabaseValue], rowKey: [String], connection: Connection) throws
+
+    /// Whether ``prepareInsert(into:columns:values:connection:)`` (or ``prepareUpdate(of:columns:values:rowKey:connection:)``) would
     /// write to the database for the next insert into `table` (a record of
     /// its own, such as the field keyring's check value), asked just before
     /// it, inside the caller's transaction.
@@ -77,5 +89,8 @@ public typealias BlobOpener = (UnsafeRawBufferPointer, [DatabaseValue]) throws -
 extension ColumnTransform {
     public func blobOpener(forReading column: String, of table: String) -> BlobOpener? { nil }
     public func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool { true }
+    public func prepareUpdate(of table: String, columns: inout [String], values: inout [DatabaseValue], rowKey: [String], connection: Connection) throws {
+        throw StrongroomError(.misuse, "\(Self.self) stores columns of \(table) in another form and does not handle updates: update them through it, or insert a new row.", path: connection.path)
+    }
 }
 

@@ -65,7 +65,7 @@ struct Migrate: ParsableCommand {
             var configuration = self.key.existing(databaseKey, readOnly: dryRun)
             configuration.createIfMissing = creates
             configuration.keepsJournalMode = !creates
-            if let keyring { configuration.addFieldFunctions(keyring: keyring) }
+            if let keyring { configuration.addFieldFunctionsForTools(keyring: keyring) }
             if creates {
                 let directory = FileSystem.directory(of: database)
                 var isDirectory: ObjCBool = false
@@ -129,7 +129,7 @@ struct Migrate: ParsableCommand {
         }
         let results = MigrationFleet.migrate(paths, with: migrator, to: to, jobs: jobs) { _ in
             var configuration = self.key.existing(key)
-            if let keyring { configuration.addFieldFunctions(keyring: keyring) }
+            if let keyring { configuration.addFieldFunctionsForTools(keyring: keyring) }
             return configuration
         }
         let failed = results.filter { !$0.succeeded }

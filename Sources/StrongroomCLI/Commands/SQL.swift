@@ -139,6 +139,9 @@ struct SQL: ParsableCommand {
                 return (sealed, try BlindIndexRegistry.entries(in: db, keyring: keyring).map(\.index).filter { !$0.isIndexedColumnsOwn }, rowKeys)
             }()
             configuration.seal(sealed, indexes: indexes, keyring: keyring, rowKeys: rowKeys)
+            // The operator's SQL opens and looks up with the functions,
+            // which an app connection does not carry.
+            configuration.addFieldFunctionsForTools(keyring: keyring, columns: sealed, indexes: indexes)
         }
         let db = try Connection(path: database, configuration: configuration)
         db.refuseKeyChangesAndPlaintextCopies()

@@ -17,7 +17,10 @@ public enum ColumnSealing {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         // Values already sealed (whatever the registry says) must open first.
         try FieldKeyCheck.recordActiveKey(of: keyring, sealing: try SealedValueSearch.sealedColumns(in: db), in: db)
-        for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
+        try FieldFunctions.lending(cipher, to: db) { try seal(columns, cipher: cipher, keyring: keyring, in: db) }
+    }
+
+    private static func seal(_ columns: [SealedColumn], cipher: FieldCipher, keyring: FieldKeyring, in db: Connection) throws {
         let recorded = try SealedColumnRegistry.columns(in: db, keyring: keyring)
         for (index, column) in columns.enumerated() where columns[..<index].contains(where: { $0.names(sameColumnAs: column) }) {
             throw FieldError(.misuse, "\(column.table).\(column.column) is named twice (names are compared without case, as SQLite compares them); give each column once, with its mode.", table: column.table, column: column.column)
@@ -83,7 +86,10 @@ public enum ColumnSealing {
     @discardableResult
     public static func openInPlace(keyring: FieldKeyring, in db: Connection) throws -> [SealedColumn] {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
-        for function in FieldFunctions.functions(cipher: cipher) { try db.add(function: function) }
+        return try FieldFunctions.lending(cipher, to: db) { try open(keyring: keyring, in: db) }
+    }
+
+    private static func open(keyring: FieldKeyring, in db: Connection) throws -> [SealedColumn] {
         let columns = try SealedColumnRegistry.columns(in: db, keyring: keyring)
         for column in columns {
             let key = try FieldRotation.primaryKey(of: column.table, in: db)

@@ -15,8 +15,14 @@ extension Configuration {
     ///   The value opens with the row key the record itself holds. Any
     ///   other read (a plain `Codable`, a `Row`, a single value) gets the
     ///   stored envelope bytes: decoding them as a `String` fails.
-    /// - The SQL functions of ``addFieldFunctions(keyring:context:)`` are there too,
-    ///   for updates and lookups in SQL.
+    /// - ``Strongroom/Connection/update(_:)`` seals an updated record's
+    ///   columns the same way, and ``Strongroom/Connection/fetchAll(_:where:)``
+    ///   looks rows up by a blind index or a deterministic column, the probe
+    ///   computed in Swift under every key of the keyring.
+    /// - The connection has no key-bearing SQL function (`strongroom_seal`,
+    ///   `strongroom_open`, `strongroom_blind_index`, `strongroom_index`):
+    ///   SQL that seals or opens runs in a migration with the field keyring
+    ///   (`Migrator`'s `fieldKeyring`) or in `strongroom sql --field-keys`.
     ///
     /// ```swift
     /// struct Customer: Codable, SealedRecord {
@@ -69,7 +75,10 @@ extension Configuration {
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
             // The database must know this keyring: refused at open if not.
             try FieldKeyCheck.prepare(cipher, in: db)
-            for function in FieldFunctions.functions(cipher: cipher, declared: columns, indexes: indexes) {
+            // The keyless functions only: the connection seals, updates and
+            // looks up in Swift, and no SQL (the app's, or a view or trigger
+            // someone planted) has a function that sees a key.
+            for function in FieldFunctions.functions(cipher: cipher) where !FieldFunctions.keyBearing.contains(function.name) {
                 try db.add(function: function)
             }
             db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, rowKeys: rowKeys)

@@ -103,6 +103,9 @@ final class SealingTransform: ColumnTransform {
         spelled.value(table: table, column: column) { columns[table.sqliteFolded]?[column.sqliteFolded] }
     }
 
+    /// The sealed column `table.column`, as declared; nil: not sealed.
+    func sealedColumn(_ column: String, of table: String) -> SealedColumn? { sealed(column, of: table) }
+
     /// Whether `table.column` is one of the sealed columns.
     func isSealed(_ column: String, of table: String) -> Bool { sealed(column, of: table) != nil }
 
@@ -264,6 +267,82 @@ final class SealingTransform: ColumnTransform {
         }
     }
 
+    func prepareUpdate(of table: String, columns names: inout [String], values: inout [DatabaseValue], rowKey updateKey: [String], connection: Connection) throws {
+        let recordedJustNow = activeKeyJustFoundRecorded
+        activeKeyJustFoundRecorded = false
+        guard let shape = try insertShape(table: table, names: names) else { return }
+        // As for an insert: the database learns the active key first, or
+        // refuses a keyring it does not know.
+        if !recordedJustNow, let check = try activeCheck() {
+            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, context: cipher.context, declared: declaredColumns, rowKeys: rowKeys, in: connection)
+        }
+        let unknownActiveKey = cipher.unknownActiveKey
+        cipher.unknownActiveKey = nil
+        defer { cipher.unknownActiveKey = unknownActiveKey }
+        let key = shape.key
+        var rowKey: [DatabaseValue] = []
+        if shape.needsRowKey {
+            guard !key.columns.isEmpty else {
+                throw FieldError(.misuse, "\(table) has sealed columns bound to their row, and the configuration declares no row key for it: declare it, configuration.seal(…, rowKeys: [\"\(table)\": [\"id\"]]) (its primary key, as your schema declares it).", table: table)
+            }
+            for (position, column) in key.columns.enumerated() {
+                guard let index = shape.keyPositions[position], !values[index].isNull else {
+                    throw FieldError(.misuse, "Updating \(table): give \(column) a value; it names the row, and its sealed values are bound to it.", table: table, column: column)
+                }
+                // The WHERE would match 12 for '12', and the values be bound to text.
+                guard key.affinities[position].keeps(values[index]) else {
+                    throw FieldError(.misuse, "Updating \(table): \(column) is given as a value of another type than its column's, which SQLite would convert to find the row, and the sealed values bound to it would not open; give \(column) a value of that type.", table: table, column: column)
+                }
+                rowKey.append(values[index])
+            }
+        }
+        // The row itself, which a unique index's check under older keys leaves out.
+        let row = updateKey.compactMap { column in
+            names.firstIndex { $0.sqliteFolded == column.sqliteFolded }.map { (column: column, value: values[$0]) }
+        }
+        var appendedSealed: [SealedColumn?] = []
+        if !shape.steps.isEmpty {
+            try recordDeclaredIndexes(of: table, folded: shape.folded, connection: connection)
+            var computed: [(step: IndexStep, value: DatabaseValue)] = []
+            for step in shape.steps {
+                let index = step.index
+                let given = step.parts.map { $0 != nil }
+                if !given.contains(true) {
+                    // None of its columns changes: the index keeps its value.
+                    if step.target != nil {
+                        throw FieldError(.misuse, "Updating \(table) writes \(index.name), blind index \(index.name)'s column, and none of the columns it is computed from (\(index.parts.map(\.column).joined(separator: ", "))): leave it out; it is computed from them.", table: table, column: index.name)
+                    }
+                    continue
+                }
+                if given.contains(false) {
+                    let missing = zip(index.parts, given).filter { !$1 }.map { $0.0.column }
+                    throw FieldError(.misuse, "Updating \(table) gives some of the columns blind index \(index.name) is computed from and not \(missing.joined(separator: ", ")): give all of them (\(index.parts.map(\.column).joined(separator: ", "))), or none, so that the index is computed from the row's values.", table: table, column: missing[0])
+                }
+                let inputs = step.parts.map { values[$0!] }
+                var value = DatabaseValue.null
+                if let transformed = try index.transformed(inputs, row: FieldCipher.row(rowKey)) {
+                    value = try cipher.blindIndex(ofTransformed: transformed, for: index, keys: step.keys)
+                    try refuseDuplicateUnderAnotherKey(step, inputs: transformed, table: table, connection: connection, excluding: row)
+                }
+                computed.append((step, value))
+            }
+            for (step, value) in computed {
+                if let target = step.target {
+                    values[target] = value
+                } else {
+                    names.append(step.index.name)
+                    values.append(value)
+                    appendedSealed.append(step.sealedColumn)
+                }
+            }
+        }
+        for index in names.indices {
+            let sealed = index < shape.sealed.count ? shape.sealed[index] : appendedSealed[index - shape.sealed.count]
+            guard let sealed else { continue }
+            values[index] = try cipher.seal(values[index], table: table, column: sealed.column, rowKey: rowKey, mode: sealed.mode)
+        }
+    }
+
     /// What inserts of the same columns into a table share, worked out once
     /// (a record type inserts the same columns every time): its primary
     /// key, which of the insert's columns are sealed, where the key's
@@ -381,11 +460,17 @@ final class SealingTransform: ColumnTransform {
 
     /// For a unique index: no row may hold the value under another key of
     /// the keyring either (its SQL index compares key id and tag together).
-    private func refuseDuplicateUnderAnotherKey(_ step: IndexStep, inputs: [DatabaseValue], table: String, connection: Connection) throws {
+    /// `excluding`: the row an update writes (its key columns and values),
+    /// which may hold the value under an older key itself.
+    private func refuseDuplicateUnderAnotherKey(_ step: IndexStep, inputs: [DatabaseValue], table: String, connection: Connection,
+                                                excluding row: [(column: String, value: DatabaseValue)] = []) throws {
         guard step.index.unique, probeKeyIDs.count > 1 else { return }
+        let quoted = SQLScript.quotedIdentifier
+        let other = row.isEmpty ? "" : " AND NOT (" + row.enumerated().map { "\(quoted($1.column)) = ?\($0 + 2)" }.joined(separator: " AND ") + ")"
         for keyID in probeKeyIDs.dropFirst() {
-            let other = try cipher.blindIndex(ofTransformed: inputs, for: step.index, keys: step.keys, keyID: keyID)
-            let taken = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM main.\(SQLScript.quotedIdentifier(step.index.table)) WHERE \(SQLScript.quotedIdentifier(step.index.name)) = ? LIMIT 1)", arguments: [other])
+            let value = try cipher.blindIndex(ofTransformed: inputs, for: step.index, keys: step.keys, keyID: keyID)
+            let taken = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM main.\(quoted(step.index.table)) WHERE \(quoted(step.index.name)) = ?1\(other) LIMIT 1)",
+                                                arguments: StatementArguments([value as any DatabaseValueConvertible] + row.map { $0.value as any DatabaseValueConvertible }))
             if taken == 1 {
                 throw StrongroomError(.uniqueConstraint, "UNIQUE constraint failed: \(table).\(step.index.name): a row holds the same value, indexed under field key \(keyID) (not yet rotated).", path: connection.path)
             }

@@ -228,8 +228,18 @@ public final class FieldCipher {
             // 0x00 ‖ u32(0) for every NULL: two rows with NULL keys would be bound alike.
             throw FieldError(.misuse, "\(table).\(column): a row key with NULL cannot bind a sealed value to its row; declare the primary key NOT NULL.", table: table, column: column)
         }
+        return try seal(value, table: table, column: column, rowKey: rowKey, mode: mode, keyID: keyring.activeKeyID)
+    }
+
+    /// The deterministic envelope of `value` under key `keyID`: what a row
+    /// sealed under that key holds, to look it up by (NULL stays NULL).
+    func deterministicProbe(_ value: DatabaseValue, table: String, column: String, keyID: UInt32) throws(FieldError) -> DatabaseValue {
+        if case .null = value { return .null }
+        return try seal(value, table: table, column: column, rowKey: [], mode: .deterministic, keyID: keyID)
+    }
+
+    private func seal(_ value: DatabaseValue, table: String, column: String, rowKey: [DatabaseValue], mode: SealingMode, keyID: UInt32) throws(FieldError) -> DatabaseValue {
         let names = bound(table, column)
-        let keyID = keyring.activeKeyID
         let subkey = Subkey(keyID: keyID, column: names)
         let algorithm: FieldEnvelope.Algorithm = mode == .deterministic ? .aes256SIV : .aes256GCM
         let header: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (FieldEnvelope.version, algorithm.rawValue,

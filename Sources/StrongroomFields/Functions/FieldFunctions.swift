@@ -1,60 +1,91 @@
 public import Strongroom
 import Foundation
 
-/// The SQL functions of sealed columns, for migrations, the CLI and any SQL:
+/// The SQL functions of sealed columns, for the tools' connections only:
+/// the migration runner's (``Migrator``'s `fieldKeyring`, for its run),
+/// the CLI's (`strongroom sql --field-keys`, `migrate --field-keys`), and
+/// ``ColumnSealing`` (while it seals or opens in place). An app connection
+/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:)``)
+/// carries none of the key-bearing ones: it seals, updates and looks up in
+/// Swift (`insert`, `update`, `fetchAll(_:where:)`), so SQL (its own, or a
+/// view or trigger whoever holds the database key planted) has no function
+/// that sees a key.
 ///
 /// | function | returns |
 /// |---|---|
 /// | `strongroom_seal(value, table, column, mode, key...)` | the envelope of `value` (`mode`: `'randomized'`, `'deterministic'` or `'indexed'`; `key...`: the row's primary key columns, in order) |
-/// | `strongroom_open(envelope, table, column, key...)` | the value; an envelope of the other mode than the column's (declared with ``Configuration/seal(_:indexes:keyring:context:rowKeys:)``, else told by the call: key columns for randomized, none for deterministic) is refused |
+/// | `strongroom_open(envelope, table, column, key...)` | the value; an envelope of the other mode than the column's (as the tool's declarations say, else told by the call: key columns for randomized, none for deterministic) is refused |
 /// | `strongroom_blind_index(value, table, column [, key_id])` | the blind index under the active key (or `key_id`) |
-/// | `strongroom_key_id(envelope)` | the id of the key an envelope was sealed under, or NULL |
-/// | `strongroom_index(table, index, value...)` | the value of a blind index (``BlindIndex``) declared on the connection, under the active key, for the values of its columns |
-/// | `strongroom_transform(transformations, value)` | `value` after the ``BlindIndexTransformation``s named, comma-separated (`'trim,nfkc-casefold'`) |
+/// | `strongroom_index(table, index, value...)` | the value of a blind index (``BlindIndex``) the tool declares, under the active key, for the values of its columns |
+/// | `strongroom_key_id(envelope)` | the id of the key an envelope was sealed under, or NULL (keyless: on app connections too) |
+/// | `strongroom_transform(transformations, value)` | `value` after the ``BlindIndexTransformation``s named, comma-separated (`'trim,nfkc-casefold'`) (keyless: on app connections too) |
 ///
-/// A lookup through a truncated index in SQL drops the false positives
-/// itself, with the same transformations (what
-/// `Connection.fetchAll(_:where:)` does in Swift):
-///
-/// ```sql
-/// SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer
-///  WHERE email_folded = strongroom_index('customer', 'email_folded', :probe)
-///    AND strongroom_transform('trim,nfkc-casefold', strongroom_open(email, 'customer', 'email', id))
-///        = strongroom_transform('trim,nfkc-casefold', :probe)
-///  ORDER BY id LIMIT 10;
-/// ```
-///
-/// Encrypting an existing plaintext column in place, in a migration:
+/// Encrypting an existing plaintext column in place, in a migration run
+/// with the field keyring (`strongroom migrate --field-keys`, or
+/// ``Migrator``'s `fieldKeyring`):
 ///
 /// ```sql
 /// UPDATE customer SET email = strongroom_seal(email, 'customer', 'email', 'randomized', CustomerId);
 /// ```
 ///
-/// Each connection gets its own ``FieldCipher``. A function that fails
-/// (a tampered envelope, an unknown key id) fails its statement with the
+/// The key-bearing functions are direct-only: SQLite refuses them in a
+/// view, a trigger, a CHECK, a DEFAULT or an index (`SQLITE_DIRECTONLY`
+/// on SQLite 3.30 and later; on SQLCipher 3.4.1's SQLite 3.15.2, the
+/// connection's authorizer and schema scan). A function that fails (a
+/// tampered envelope, an unknown key id) fails its statement with the
 /// ``FieldError`` message, which names table, column and row.
 extension Configuration {
-    /// Adds the sealed-column SQL functions, with `keyring`, to every
-    /// connection opened with this configuration.
-    ///
-    /// ```swift
-    /// var config = Configuration(key: databaseKey)
-    /// config.addFieldFunctions(keyring: try FieldKeyring.load(from: "Keys/fields.keyring"))
-    /// ```
-    ///
-    /// `context`: as for ``Configuration/seal(_:indexes:keyring:context:rowKeys:)``.
+    /// No longer available: an app connection carries no key-bearing SQL
+    /// function. See "Moving to declared bindings".
+    @available(*, unavailable, message: "App connections carry no key-bearing SQL function: update records with Connection.update(_:), look rows up with fetchAll(_:where:) (.index or .column), and run SQL that seals or opens in a migration with Migrator.fieldKeyring, or with `strongroom sql --field-keys`.")
     public mutating func addFieldFunctions(keyring: FieldKeyring, context: FieldContext? = nil) {
+        fatalError("unavailable")
+    }
+
+    /// Adds the sealed-column SQL functions, with `keyring`, to every
+    /// connection opened with this configuration: for the CLI's own
+    /// connections, which run the operator's SQL. `columns` and `indexes`
+    /// are the tool's declarations (the modes `strongroom_open` checks, the
+    /// blind indexes `strongroom_index` computes).
+    package mutating func addFieldFunctionsForTools(keyring: FieldKeyring, context: FieldContext? = nil, columns: [SealedColumn] = [], indexes: [BlindIndex] = []) {
         prepareConnection { db throws(StrongroomError) in
             let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(context, in: db))
             try FieldKeyCheck.prepare(cipher, in: db)
-            for function in FieldFunctions.functions(cipher: cipher) {
+            for function in FieldFunctions.functions(cipher: cipher, declared: columns, indexes: indexes) {
                 try db.add(function: function)
             }
         }
     }
 }
 
-enum FieldFunctions {
+extension FieldFunctions {
+    /// Runs `body` with the functions, under `keyring`, on `db`, and removes
+    /// the key-bearing ones after it, whatever it throws: what the
+    /// migration runner and ``ColumnSealing`` lend a connection, which
+    /// may be an app's.
+    package static func lending<T>(_ keyring: FieldKeyring, to db: Connection, _ body: () throws -> T) throws -> T {
+        let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(nil, in: db))
+        try FieldKeyCheck.prepare(cipher, in: db)
+        return try lending(cipher, to: db, body)
+    }
+
+    /// The same, with `cipher`.
+    static func lending<T>(_ cipher: FieldCipher, to db: Connection, _ body: () throws -> T) throws -> T {
+        let functions = functions(cipher: cipher)
+        for function in functions { try db.add(function: function) }
+        defer {
+            // A removal SQLite refuses leaves the functions on the
+            // connection: close it rather than leave them there.
+            for function in functions where keyBearing.contains(function.name) && (try? db.remove(function: function)) == nil { db.close() }
+        }
+        return try body()
+    }
+}
+
+package enum FieldFunctions {
+    /// The functions that hold the keyring: on the tools' connections only.
+    static let keyBearing: Set<String> = ["strongroom_seal", "strongroom_open", "strongroom_blind_index", "strongroom_index"]
+
     /// The functions, with `cipher`; `declared` (the columns a
     /// configuration seals) gives `strongroom_open` each column's mode.
     static func functions(cipher: FieldCipher, declared: [SealedColumn] = [], indexes: [BlindIndex] = []) -> [DatabaseFunction] {

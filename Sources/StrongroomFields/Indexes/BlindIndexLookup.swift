@@ -7,6 +7,8 @@ public import Strongroom
 /// ```swift
 /// // One customer by sealed e-mail:
 /// let ada = try db.fetchOne(Customer.self, where: .index("email_index", equals: "ada@example.com"))
+/// // Every customer of a deterministic sealed column's value:
+/// let british = try db.fetchAll(Customer.self, where: .column("country", equals: "UK"))
 /// // A page of 20, in id order, after the last one shown (keyset pagination):
 /// let page = try db.fetchAll(Customer.self, where: .index("name_born", equals: "Lovelace", "1815-12-10")
 ///                                                   .ordered(by: "id").after(lastID).limit(20))
@@ -18,9 +20,16 @@ public import Strongroom
 /// values do not match (a truncated index's false positive) is dropped
 /// before `ORDER BY`'s order is used up and before `limit` counts it, so
 /// both hold after the filtering.
+///
+/// Every probe is computed in Swift and bound, once under each key of the
+/// keyring (rows not yet rotated keep the values of the key they were
+/// sealed under): no SQL function on the connection sees a key.
 public struct BlindIndexLookup: Sendable, Hashable {
-    /// The index's name.
+    /// The index's name; for ``column(_:equals:)``, the deterministic column's.
     public let index: String
+    /// True for a lookup by a deterministic sealed column's own value
+    /// (``column(_:equals:)``), false for one through a blind index.
+    public private(set) var isDeterministicColumn = false
     /// One value per part of the index, in its order, before transformation.
     public let values: [DatabaseValue]
     /// The columns the rows come in the order of (plain columns: a sealed
@@ -42,6 +51,16 @@ public struct BlindIndexLookup: Sendable, Hashable {
             for value in rest { values.append(value.databaseValue) }
         }
         return BlindIndexLookup(index: name, values: values)
+    }
+
+    /// Rows whose deterministic sealed column `name` holds `value`: its
+    /// envelope under each key of the keyring, compared as stored. (A
+    /// deterministic column shows which rows share a value to whoever holds
+    /// the database key; that is what makes it searchable.)
+    public static func column(_ name: String, equals value: any DatabaseValueConvertible) -> BlindIndexLookup {
+        var lookup = BlindIndexLookup(index: name, values: [value.databaseValue])
+        lookup.isDeterministicColumn = true
+        return lookup
     }
 
     /// The same, for values given as an array.
@@ -131,9 +150,10 @@ struct BlindIndexQuery {
     /// compared by their bytes, as SQLite compares them (Swift's `==` takes
     /// "é" and "e" + U+0301 for one string: two tables, for SQLite).
     struct Shape: Hashable {
-        let table: ExactText, index: ExactText, orderBy: [ExactText], descending: Bool, after: Bool
+        let table: ExactText, index: ExactText, orderBy: [ExactText], descending: Bool, after: Bool, isDeterministicColumn: Bool
 
         init(table: String, lookup: BlindIndexLookup) {
+            isDeterministicColumn = lookup.isDeterministicColumn
             self.table = ExactText(table)
             index = ExactText(lookup.index)
             orderBy = lookup.orderBy.map(ExactText.init)
@@ -147,6 +167,10 @@ struct BlindIndexQuery {
     final class Compiled {
         /// The shape's parts, read in place by ``matches(table:_:)``.
         private let table: ExactText, indexName: ExactText, orderBy: [ExactText], descending: Bool, after: Bool
+        /// The deterministic column a ``BlindIndexLookup/column(_:equals:)``
+        /// compares envelopes of (then `index` stands for it, and nothing is
+        /// transformed).
+        let deterministicColumn: SealedColumn?
         /// The number of the index's columns (a lookup gives one value each).
         let partCount: Int
         let index: BlindIndex
@@ -166,7 +190,8 @@ struct BlindIndexQuery {
         /// were found in (a statement prepared again may have others).
         private var positions: (layout: RowLayout, columns: [Int32?])?
 
-        init(shape: Shape, index: BlindIndex, keys: FieldCipher.IndexKeys, sql: String) {
+        init(shape: Shape, index: BlindIndex, keys: FieldCipher.IndexKeys, sql: String, deterministicColumn: SealedColumn? = nil) {
+            self.deterministicColumn = deterministicColumn
             table = shape.table
             indexName = shape.index
             orderBy = shape.orderBy
@@ -186,6 +211,7 @@ struct BlindIndexQuery {
         /// (the common lookup: no order, no page).
         func matches(table: String, _ lookup: BlindIndexLookup) -> Bool {
             guard descending == lookup.descending, after == (lookup.afterValues != nil), orderBy.count == lookup.orderBy.count,
+                  (deterministicColumn != nil) == lookup.isDeterministicColumn,
                   self.table == ExactText(table), indexName == ExactText(lookup.index) else { return false }
             for (a, b) in zip(orderBy, lookup.orderBy) where a != ExactText(b) { return false }
             return true
@@ -250,6 +276,8 @@ struct BlindIndexQuery {
             parameter += 1
             if probe.isEmpty {
                 try statement.bind(.null, at: parameter)
+            } else if let column = compiled.deterministicColumn {
+                try statement.bind(transform.cipher.deterministicProbe(probe[0], table: column.table, column: column.column, keyID: keyID), at: parameter)
             } else if compiled.isColumnIndex {
                 try statement.bind(transform.cipher.blindIndex(ofTransformed: probe, for: compiled.index, keys: compiled.keys, keyID: keyID), at: parameter)
             } else {
@@ -270,7 +298,13 @@ struct BlindIndexQuery {
     func arguments() throws -> [DatabaseValue] {
         var arguments: [DatabaseValue] = []
         for keyID in transform.probeKeyIDs {
-            arguments.append(probe.isEmpty ? .null : try transform.cipher.blindIndex(ofTransformed: probe, for: compiled.index, keys: compiled.keys, keyID: keyID))
+            if probe.isEmpty {
+                arguments.append(.null)
+            } else if let column = compiled.deterministicColumn {
+                arguments.append(try transform.cipher.deterministicProbe(probe[0], table: column.table, column: column.column, keyID: keyID))
+            } else {
+                arguments.append(try transform.cipher.blindIndex(ofTransformed: probe, for: compiled.index, keys: compiled.keys, keyID: keyID))
+            }
         }
         return arguments + (after ?? [])
     }
@@ -280,6 +314,8 @@ struct BlindIndexQuery {
     /// otherwise, or not at all, is a false positive (a truncated index's,
     /// or a planted index value).
     func keeps(_ row: RowView) -> Bool {
+        // An envelope equal to a probe, byte for byte (SQLite compared them): no false positive.
+        if compiled.deterministicColumn != nil { return true }
         let positions = compiled.positions(in: row.layout)
         if compiled.comparesStored {
             guard let probe = probe.first, let position = positions[0] else { return false }
@@ -294,7 +330,15 @@ struct BlindIndexQuery {
     private static func compile(_ shape: Shape, transform: SealingTransform, db: Connection) throws -> Compiled {
         let table = shape.table.text
         let indexes = transform.indexes[table.sqliteFolded] ?? []
-        guard let index = indexes.first(where: { $0.name.sqliteFolded == shape.index.text.sqliteFolded }) else {
+        var deterministic: SealedColumn?
+        if shape.isDeterministicColumn {
+            guard let column = transform.sealedColumn(shape.index.text, of: table), column.mode == .deterministic else {
+                throw FieldError(.misuse, "\(table).\(shape.index.text) is not a deterministic sealed column of this connection: only a deterministic column is looked up by its value (.column); look a randomized or indexed one up through a blind index (.index).", table: table, column: shape.index.text)
+            }
+            deterministic = column
+        }
+        guard let index = deterministic.map({ BlindIndex($0.column, on: $0.column, in: $0.table) })
+                ?? indexes.first(where: { $0.name.sqliteFolded == shape.index.text.sqliteFolded }) else {
             let known = indexes.map(\.name)
             throw FieldError(.misuse, "\(table) has no blind index \(shape.index.text) on this connection (it has \(known.isEmpty ? "none" : known.joined(separator: ", "))); declare it with Configuration.seal(_:indexes:keyring:).", table: table)
         }
@@ -330,6 +374,6 @@ struct BlindIndexQuery {
         if !orderBy.isEmpty {
             sql += " ORDER BY " + orderBy.map { quoted($0) + (shape.descending ? " DESC" : "") }.joined(separator: ", ")
         }
-        return Compiled(shape: shape, index: index, keys: transform.cipher.indexKeys(index), sql: sql)
+        return Compiled(shape: shape, index: index, keys: transform.cipher.indexKeys(index), sql: sql, deterministicColumn: deterministic)
     }
 }

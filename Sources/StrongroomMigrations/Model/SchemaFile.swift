@@ -71,7 +71,7 @@ extension Migrator {
     /// seals a column prepares there, and has no rows to seal.
     static func scratchDatabase() throws(StrongroomError) -> Connection {
         var configuration = Configuration.plaintext
-        configuration.addFieldFunctions(keyring: FieldKeyring.generate())
+        configuration.addFieldFunctionsForTools(keyring: FieldKeyring.generate())
         return try Connection.inMemory(configuration: configuration)
     }
 }

@@ -50,7 +50,11 @@ public struct Migrator: Sendable {
     /// downgraded and whose newer migrations only add what an older version
     /// can ignore. Nothing is migrated then. Default `false`.
     public var allowsNewerDatabase = false
-    /// The field keyring, to keep the registry's signature
+    /// The field keyring: SQL migrations may then call the sealed-column
+    /// functions (`strongroom_seal`, `strongroom_open`,
+    /// `strongroom_blind_index`, `strongroom_index`), which the runner adds
+    /// to the connection it migrates for its run only (an app connection
+    /// carries none), and it keeps the registry's signature
     /// (`RegistrySignature`) as migrations change the sealed columns and
     /// blind indexes they record: the migrations are the operator's own
     /// declarations. Inside each migration's transaction, a registry that
@@ -225,6 +229,20 @@ public struct Migrator: Sendable {
             try checkTarget(target, done: { _ in false })
             try erase(db)
         }
+        // The sealed-column SQL functions, for this run only: the connection
+        // may be the app's, which carries no key-bearing function.
+        if let fieldKeyring {
+            return try Self.typed {
+                try FieldFunctions.lending(fieldKeyring, to: db) { () throws -> MigrationReport in
+                    try migratePending(db, to: target, progress: progress)
+                }
+            }
+        }
+        return try migratePending(db, to: target, progress: progress)
+    }
+
+    /// Applies the pending migrations, once the lock is held.
+    private func migratePending(_ db: Connection, to target: Int?, progress: (@Sendable (MigrationEvent) -> Void)?) throws(MigrationError) -> MigrationReport {
         let from = try currentVersion(db)
         // Read the state only once the lock is held: another runner may just
         // have applied what was pending.

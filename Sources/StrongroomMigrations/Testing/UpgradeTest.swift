@@ -17,8 +17,9 @@ public import Strongroom
 /// ```
 ///
 /// The database is a real encrypted file in a temporary directory, removed
-/// afterwards. `configuration` adds what the migrations need (the field
-/// functions of a migration that seals a column: `addFieldFunctions(keyring:)`).
+/// afterwards. A migration that seals a column with `strongroom_seal` needs
+/// the migrator's field keyring (`migrator.fieldKeyring`), which lends it
+/// the sealed-column functions for the run.
 public struct UpgradeTest {
     /// The migrations, all of them.
     public let migrator: Migrator

@@ -91,7 +91,7 @@ struct SealedColumnCrashTests {
         let probe = dir.file("probe.db")
         try CrashTrials.copyCrashState(of: path, to: probe)
         var configuration = Configuration(key: key)
-        configuration.addFieldFunctions(keyring: try FieldKeyring.load(from: keyring))
+        configuration.addFieldFunctionsForTools(keyring: try FieldKeyring.load(from: keyring))
         let db = try Connection(path: probe, configuration: configuration)
         defer { db.close() }
         var picture = Picture()

@@ -1,0 +1,45 @@
+import Foundation
+import Strongroom
+import StrongroomFields
+import StrongroomMigrations
+import StrongroomTestSupport
+import Testing
+
+/// Issue 50, item 2: the sealed-column SQL functions stay on the tools'
+/// connections. The migration runner, given the field keyring, lends them
+/// to the connection it migrates for its run only.
+@Suite("Migrations with the field keyring")
+struct FieldKeyringMigrationTests {
+    let dir = TemporaryDirectory()
+    let databaseKey = DatabaseKey.generate()
+    let keyring = FieldKeyring.generate()
+
+    func configuration() -> Configuration {
+        var config = Configuration(key: databaseKey)
+        config.seal([.randomized("phone", in: "customer")], keyring: keyring, rowKeys: ["customer": ["id"]])
+        return config
+    }
+
+    /// The migration runner with the field keyring adds the functions to
+    /// the connection it migrates for the run only: a SQL migration seals a
+    /// plaintext column, and afterwards the app's connection has none.
+    @Test func theMigratorLendsTheFunctionsForItsRunOnly() throws {
+        let path = dir.file("migrate.db")
+        let queue = try DatabaseQueue(path: path, configuration: configuration())
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, phone BLOB, note TEXT); INSERT INTO customer(id, name, note) VALUES (7, 'Di', 'secret note')")
+        }
+        var migrator = try Migrator(migrations: [
+            Migration(version: 1, description: "seal notes",
+                      sql: "UPDATE customer SET note = strongroom_seal(note, 'customer', 'note', 'randomized', id)"),
+        ])
+        migrator.fieldKeyring = keyring
+        try migrator.migrate(queue)
+        let error = #expect(throws: StrongroomError.self) { try queue.read { db in _ = try db.fetchAll(sql: "SELECT strongroom_open(note, 'customer', 'note', id) FROM customer") } }
+        #expect(error?.message.contains("no such function") == true, "\(String(describing: error))")
+        let note = try queue.read { db in try db.fetchOne(sql: "SELECT note FROM customer WHERE id = 7") }?[0]
+        guard case .blob(let bytes)? = note else { Issue.record("note is \(String(describing: note))"); return }
+        let opened = try FieldCipher(keyring: keyring).open(.blob(bytes), table: "customer", column: "note", rowKey: [.integer(7)])
+        #expect(opened == .text("secret note"))
+    }
+}
