@@ -24,9 +24,13 @@ struct ActiveKeyRecordedTests {
         static let sealedProperties = [SealedProperty("email", of: "customer")]
     }
 
+    /// A tool's queue: the updates below are SQL calling strongroom_seal,
+    /// which only the tools' connections carry (an app updates with
+    /// `Connection.update`, `SealedWritePathTests`).
     func queue(_ path: String, keyring: FieldKeyring) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
         config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
+        config.addFieldFunctionsForTools(keyring: keyring, columns: Self.columns)
         return try DatabaseQueue(path: path, configuration: config)
     }
 

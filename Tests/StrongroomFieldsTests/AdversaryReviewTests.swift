@@ -29,7 +29,7 @@ struct AdversaryReviewTests {
         let bob = try #require(try f.bare(path).fetchOne(String.self, sql: "SELECT hex(email) FROM customer WHERE id = 2"))
         let clean = "CREATE TABLE lookup(customer_id INTEGER, email_index BLOB, note)"
         try f.bare(path).execute(sql: clean)
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         let rebuild = """
             INSERT INTO lookup(customer_id, email_index)
             SELECT id, strongroom_blind_index(strongroom_open(email, 'customer', 'email', id), 'customer', 'email') FROM customer
@@ -163,7 +163,7 @@ struct AdversaryFalseRefusalTests {
     /// Ada and Bob, with a blind index of each e-mail, and an index on name.
     func people(_ name: String) throws -> Connection {
         let path = f.dir.file(name)
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, email BLOB, country BLOB, email_index BLOB)")
         try db.execute(sql: "CREATE INDEX customer_name ON customer(name)")
         try db.insert(Person(id: 1, name: "Ada", email: "ada@example.com"), into: "customer")

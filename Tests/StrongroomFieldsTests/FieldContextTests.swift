@@ -14,6 +14,18 @@ struct FieldContextTests {
     let databaseKey = DatabaseKey.generate()
     let keyring = FieldKeyring.generate()
 
+    struct Customer: Codable, TableRecord {
+        var id: Int64
+        var email: String
+        static let databaseTableName = "customer"
+        static let databaseColumnNames = ["id", "email"]
+        static let databaseSealedColumns = ["email"]
+        static let databaseRowKey = ["id"]
+        init(id: Int64, email: String) { self.id = id; self.email = email }
+        init(row: borrowing RowView) throws(StrongroomError) { id = try row.decode(at: 0); email = try row.decode(at: 1) }
+        func encode(to binder: inout RecordBinder) throws(StrongroomError) { try binder.bind(id, at: 0); try binder.bind(email, at: 1) }
+    }
+
     /// A tenant's database, customer 7's e-mail sealed; `context` recorded
     /// in it and configured on the queue when given.
     func tenant(_ name: String, email: String, context: FieldContext?) throws -> DatabaseQueue {
@@ -27,8 +39,7 @@ struct FieldContextTests {
         let queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB)")
-            try db.execute(sql: "INSERT INTO customer(id, email, email_index) VALUES (7, strongroom_seal(?, 'customer', 'email', 'indexed', 7), strongroom_blind_index(?, 'customer', 'email'))",
-                           arguments: [email, email])
+            try db.insert(Customer(id: 7, email: email), into: "customer")
             try SealedColumnRegistry.record([.indexed("email", in: "customer", indexColumn: "email_index")], keyring: keyring, in: db)
         }
         return queue
@@ -43,7 +54,7 @@ struct FieldContextTests {
     }
 
     func email(_ queue: DatabaseQueue) throws -> String? {
-        try queue.read { db in try db.fetchOne(String.self, sql: "SELECT strongroom_open(email, 'customer', 'email', id) FROM customer WHERE id = 7") }
+        try queue.read { db in try db.fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 7", opening: SealedProperty("email", of: "customer")) }
     }
 
     @Test func withoutAContextAValueCopiedToAnotherTenantsRowOpensThere() throws {
@@ -61,9 +72,7 @@ struct FieldContextTests {
         let indexes = try [a, b].map { queue in try queue.read { db in try db.fetchOne([UInt8].self, sql: "SELECT email_index FROM customer WHERE id = 7") } }
         #expect(indexes[0] != indexes[1])
         for queue in [a, b] {
-            #expect(try queue.read { db in
-                try db.fetchOne(Int.self, sql: "SELECT id FROM customer WHERE email_index = strongroom_blind_index('same@example.com', 'customer', 'email')")
-            } == 7)
+            #expect(try queue.read { db in try db.fetchOne(Customer.self, where: .index("email_index", equals: "same@example.com")) }?.id == 7)
         }
         try copyRow7(from: "a", to: "b")
         let error = #expect(throws: StrongroomError.self) { _ = try email(b) }

@@ -25,10 +25,12 @@ struct KeyringCheckTests {
 
     static let columns: [SealedColumn] = [.indexed("email", in: "customer", indexColumn: "email_index")]
 
-    func queue(_ path: String, keyring: FieldKeyring, readOnly: Bool = false) throws -> DatabaseQueue {
+    /// `tool`: with the sealed-column SQL functions, as the CLI's connections have them.
+    func queue(_ path: String, keyring: FieldKeyring, readOnly: Bool = false, tool: Bool = false) throws -> DatabaseQueue {
         var config = Configuration(key: databaseKey)
         config.readOnly = readOnly
         config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
+        if tool { config.addFieldFunctionsForTools(keyring: keyring, columns: Self.columns) }
         return try DatabaseQueue(path: path, configuration: config)
     }
 
@@ -101,7 +103,7 @@ struct KeyringCheckTests {
         let path = try database("new-key.db")
         let (grown, id) = right.addingKey()
         let rotated = try grown.activating(id)
-        let readOnly = try queue(path, keyring: rotated, readOnly: true)
+        let readOnly = try queue(path, keyring: rotated, readOnly: true, tool: true)
         let error = #expect(throws: (any Error).self) {
             try readOnly.read { db in _ = try db.fetchOne(Data.self, sql: "SELECT strongroom_seal('x', 'customer', 'email', 'randomized', 1)") }
         }

@@ -36,7 +36,7 @@ struct PlantedSQLEvasionTests {
             f.expectTheAppCannotOpen(path)
             return
         }
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         var thrown: (any Error)?
         do {
             try queue.write { db in
@@ -65,7 +65,7 @@ struct PlantedSQLEvasionTests {
             f.expectTheAppCannotOpen(path)
             return
         }
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in
                 try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
@@ -126,9 +126,7 @@ struct PlantedSQLEvasionTests {
     /// is skipped.
     @Test func schemaVersionCacheSkipsAScanAfterARollback() throws {
         let path = try f.database("cache.db")
-        var config = Configuration(key: f.databaseKey)
-        config.seal(PlantedSQLFixture.columns, keyring: f.keyring, rowKeys: ["customer": ["id"]])
-        let db = try Connection(path: path, configuration: config)
+        let db = try f.toolConnection(path)
         try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         try f.adversary(path).execute(sql: """
             PRAGMA writable_schema = ON;

@@ -33,6 +33,28 @@ final class PlantedSQLFixture {
         return try Connection(path: path, configuration: config)
     }
 
+    /// A tool's queue (the CLI's, the migration runner's): the keyring and
+    /// the sealed-column SQL functions, which the operator's SQL calls. An
+    /// app connection carries no key-bearing function (SQL planted to call
+    /// one there names no function at all); on a tool's connection, SQLite's
+    /// `SQLITE_DIRECTONLY` (3.30 and later) or the connection's authorizer
+    /// and schema scan (SQLite 3.15.2) refuse planted calls.
+    func tool(_ path: String) throws -> DatabaseQueue {
+        try DatabaseQueue(path: path, configuration: toolConfiguration())
+    }
+
+    /// A tool's connection.
+    func toolConnection(_ path: String) throws -> Connection {
+        try Connection(path: path, configuration: toolConfiguration())
+    }
+
+    func toolConfiguration() -> Configuration {
+        var config = Configuration(key: databaseKey)
+        config.seal(Self.columns, keyring: keyring, rowKeys: ["customer": ["id"]])
+        config.addFieldFunctionsForTools(keyring: keyring, columns: Self.columns)
+        return config
+    }
+
     /// SQLite 3.46.1 (SQLCipher 4.6.1) refuses to load schema rows that SQLite
     /// 3.15.2 (SQLCipher 3.4.1) loads: a TEMP object stored in the main schema
     /// (a second sqlite_master), a row whose type or name disagrees with its

@@ -9,6 +9,11 @@ import Testing
 /// CHECK, an index. When the application's connection, which holds the
 /// keyring, next runs, none of it may open (or seal, or blind-index) a
 /// value: the field functions run only where the application calls them.
+///
+/// Issue 50, item 2: an app connection carries no key-bearing function, so
+/// there a planted call names no function at all (the last tests here).
+/// The others run on a tool's connection (the CLI's, the migration
+/// runner's), which does carry them: the operator's own SQL calls them.
 @Suite("Sealed columns: SQL planted by a database-key holder")
 struct PlantedSQLTests {
     let f = PlantedSQLFixture()
@@ -58,7 +63,7 @@ struct PlantedSQLTests {
               INSERT INTO audit_log SELECT id, strongroom_open(email, 'customer', 'email', id) FROM customer;
             END;
             """)
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
         }
@@ -81,7 +86,7 @@ struct PlantedSQLTests {
     func noTriggerRunsAFieldFunction(body: String) throws {
         let path = try f.database("triggers.db")
         try f.adversary(path).execute(sql: "CREATE TABLE audit_log(id, v); CREATE TRIGGER planted \(body);")
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in
                 try db.execute(sql: "UPDATE customer SET country = NULL WHERE id = 1")
@@ -96,7 +101,7 @@ struct PlantedSQLTests {
     @Test func aViewCannotOpenSealedValues() throws {
         let path = try f.database("view.db")
         try f.adversary(path).execute(sql: "CREATE VIEW customer_plain AS SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer")
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.read { db in try db.fetchAll(sql: "SELECT * FROM customer_plain") }
         }
@@ -110,7 +115,7 @@ struct PlantedSQLTests {
         let path = try f.database("default.db")
         let envelope = Self.hex(try envelopeOfRow1(path))
         try replaceCustomer(path, adding: "leak DEFAULT (strongroom_open(x'\(envelope)', 'customer', 'email', 1))")
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
         }
@@ -124,7 +129,7 @@ struct PlantedSQLTests {
     @Test func aDefaultCannotRideOnTheApplicationsOwnCall() throws {
         let path = try f.database("oracle.db")
         try replaceCustomer(path, adding: "guess DEFAULT (strongroom_seal('UK', 'customer', 'country', 'deterministic'))")
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in
                 try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
@@ -145,7 +150,7 @@ struct PlantedSQLTests {
     func aCheckConstraintCannotOpenSealedValues(_ check: String) throws {
         let path = try f.database("check.db")
         try replaceCustomer(path, adding: "CHECK (\(check))")
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         if check.hasSuffix("OR 1") && SQLCipherLibrary.sqliteVersionNumber >= 3_046_000 {
             try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
             return
@@ -160,7 +165,7 @@ struct PlantedSQLTests {
     @Test func anIndexExpressionCannotOpenSealedValues() throws {
         let path = try f.database("index.db")
         try f.adversary(path).execute(sql: "CREATE INDEX planted ON customer(strongroom_open(email, 'customer', 'email', id))")
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         #expect(throws: StrongroomError.self) {
             try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
         }
@@ -170,7 +175,7 @@ struct PlantedSQLTests {
     /// its lookups, and its statements while no planted SQL is there.
     @Test func theApplicationsOwnCallsStillWork() throws {
         let path = try f.database("own.db")
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         try queue.write { db in
             try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
             try db.execute(sql: "UPDATE customer SET email = strongroom_seal('cy@example.com', 'customer', 'email', 'randomized', id) WHERE id = 3")
@@ -197,7 +202,7 @@ struct PlantedSQLTests {
     /// changes: an innocent one changes nothing, a planted one is refused.
     @Test func schemaChangesUnderCachedStatementsAreChecked() throws {
         let path = try f.database("changes.db")
-        let queue = try f.app(path)
+        let queue = try f.tool(path)
         let lookup = "SELECT id FROM customer WHERE country = strongroom_seal('FR', 'customer', 'country', 'deterministic')"
         #expect(try queue.read { db in try db.fetchAll(Int64.self, sql: lookup) }.isEmpty)
         try f.adversary(path).execute(sql: "CREATE TABLE unrelated(x)")
@@ -208,5 +213,39 @@ struct PlantedSQLTests {
         try f.adversary(path).execute(sql: "CREATE VIEW planted AS SELECT strongroom_open(email, 'customer', 'email', id) FROM customer")
         let error = #expect(throws: StrongroomError.self) { try queue.read { db in try db.fetchAll(Int64.self, sql: lookup) } }
         #expect(error?.code.rawValue == "untrusted_schema" && error?.message.contains("planted") == true, "\(error?.message ?? "")")
+    }
+
+    /// On the application's connection every plant above names a function
+    /// that is not there: the statement that would run it fails, and no
+    /// table holds a plaintext e-mail.
+    @Test(arguments: [
+        "CREATE TABLE audit_log(id, v); CREATE TRIGGER planted AFTER INSERT ON customer BEGIN INSERT INTO audit_log SELECT id, strongroom_open(email, 'customer', 'email', id) FROM customer; END",
+        "CREATE TABLE audit_log(id, v); CREATE TRIGGER planted AFTER INSERT ON customer BEGIN INSERT INTO audit_log VALUES (0, strongroom_blind_index('ada@example.com', 'customer', 'email')); END",
+        "CREATE INDEX planted ON customer(strongroom_open(email, 'customer', 'email', id))",
+    ])
+    func onTheAppsConnectionAPlantedCallNamesNoFunction(plant: String) throws {
+        let path = try f.database("app-plant.db")
+        try f.adversary(path).execute(sql: plant)
+        let queue = try f.app(path)
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
+        }
+        // SQLite's words for an index expression: "unknown function".
+        #expect(error?.message.contains("no such function") == true || error?.message.contains("unknown function") == true, "\(error?.message ?? "")")
+        try expectNoPlaintext(path)
+    }
+
+    /// A view and a DEFAULT the same way: the read, and the insert, fail.
+    @Test func onTheAppsConnectionAPlantedViewOrDefaultNamesNoFunction() throws {
+        let path = try f.database("app-view.db")
+        try f.adversary(path).execute(sql: "CREATE VIEW customer_plain AS SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer")
+        let view = #expect(throws: StrongroomError.self) { try f.app(path).read { db in try db.fetchAll(sql: "SELECT * FROM customer_plain") } }
+        #expect(view?.message.contains("no such function") == true, "\(view?.message ?? "")")
+        let envelope = Self.hex(try envelopeOfRow1(path))
+        try replaceCustomer(path, adding: "leak DEFAULT (strongroom_open(x'\(envelope)', 'customer', 'email', 1))")
+        #expect(throws: StrongroomError.self) {
+            try f.app(path).write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
+        }
+        try expectNoPlaintext(path)
     }
 }

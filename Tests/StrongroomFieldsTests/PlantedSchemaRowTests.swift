@@ -20,7 +20,7 @@ struct PlantedSchemaRowTests {
     /// (withdrawn) direct-only call stay written, and the retry writes them again.
     @Test func retryAfterReprepareAppliesEarlierRowsTwice() throws {
         let path = try f.database("retry.db")
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         try db.execute(sql: "ALTER TABLE customer ADD COLUMN visits INTEGER DEFAULT 0")
         try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         let update = try db.prepare(sql: "UPDATE customer SET visits = visits + 1, country = CASE WHEN id = 3 THEN strongroom_seal('DE', 'customer', 'country', 'deterministic') ELSE country END")
@@ -118,7 +118,7 @@ struct PlantedSchemaRowTests {
         // SQLite loads it into temp:
         let loaded = try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master")
         #expect(loaded == 1, "not loaded as a temp view: \(String(describing: loaded))")
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         let error = #expect(throws: StrongroomError.self) {
             try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         }
@@ -129,7 +129,7 @@ struct PlantedSchemaRowTests {
     /// still be found (a LIKE prefilter once let it pass unseen).
     @Test func caseSensitiveLikeBlindsThePrefilter() throws {
         let path = try f.database("csl.db")
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         try db.execute(sql: "PRAGMA case_sensitive_like = ON")
         try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         do {

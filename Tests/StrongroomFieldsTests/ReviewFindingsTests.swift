@@ -118,7 +118,8 @@ struct ReviewFindingsTests {
     @Test func anEnvelopeOfAnotherModeDoesNotOpen() throws {
         let db = try connection("mode.db", sealing: [.randomized("secret", in: "t")])
         try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, secret BLOB)")
-        try db.execute(sql: "INSERT INTO t VALUES (1, strongroom_seal('planted', 't', 'secret', 'deterministic'))")
+        let planted = try FieldCipher(keyring: keyring).seal(.text("planted"), table: "t", column: "secret", rowKey: [], mode: .deterministic)
+        try db.execute(sql: "INSERT INTO t VALUES (1, ?)", arguments: [planted])
         let error = #expect(throws: StrongroomError.self) { try db.fetchOne(String.self, sql: "SELECT secret, id FROM t", opening: SealedProperty("secret", of: "t")) }
         #expect(error?.code == .sealedValue)
     }

@@ -76,8 +76,8 @@ struct RotationTests {
         var config = Configuration(key: databaseKey)
         config.seal(Self.columns, keyring: retired, rowKeys: ["customer": ["id"]])
         let db = try Connection(path: path, configuration: config)
-        #expect(try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')", arguments: ["person7@example.com"]) == 8)
-        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE country = strongroom_seal('FR', 'customer', 'country', 'deterministic')") == 84)
+        #expect(try db.fetchOne(Customer.self, where: .index("email_index", equals: "person7@example.com"))?.id == 8)
+        #expect(try db.fetchAll(Customer.self, where: .column("country", equals: "FR")).count == 84)
         // A second rotation finds nothing left to do.
         #expect(try FieldRotation.rotate(queue, columns: Self.columns, keyring: second).batches == 0)
     }

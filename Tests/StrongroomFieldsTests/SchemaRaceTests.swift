@@ -8,6 +8,11 @@ import Testing
 /// expression with a schema version change, lets the live application's
 /// connection load it, then puts the stored text back with no change: the
 /// stored schema reads clean, while the connection runs what it loaded.
+///
+/// Issue 50, item 2: app connections carry no key-bearing function, so the
+/// race has nothing left to reach there (`SealedWritePathTests`); these
+/// tests now run on a tool's connection (the CLI's, the migration
+/// runner's), which still calls the functions.
 @Suite("Sealed columns: the schema a connection loaded, not the one stored")
 struct SchemaRaceTests {
     let f = PlantedSQLFixture()
@@ -20,7 +25,7 @@ struct SchemaRaceTests {
     /// authentic.
     @Test func aPlantedDefaultSealsNothingInTheApplicationsInsert() throws {
         let path = try f.database("forge.db")
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         let planted = "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB DEFAULT (strongroom_seal('FORGED-by-adversary', 'customer', 'email', 'randomized', 1)), country BLOB)"
         try f.race(path, name: "customer", planted: planted, clean: Self.clean) {
             _ = try db.fetchAll(Int.self, sql: "SELECT count(*) FROM customer")
@@ -33,7 +38,7 @@ struct SchemaRaceTests {
         // Whatever row 3 holds, the adversary moves into row 1.
         try f.bare(path).execute(sql: "UPDATE customer SET email = (SELECT email FROM customer WHERE id = 3) WHERE id = 1 AND EXISTS (SELECT 1 FROM customer WHERE id = 3)")
         #expect(try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE id = 3") == 0)
-        #expect(try f.appConnection(path).fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1", opening: SealedProperty("email", of: "customer")) == "ada@example.com")
+        #expect(try f.toolConnection(path).fetchOne(String.self, sql: "SELECT email, id FROM customer WHERE id = 1", opening: SealedProperty("email", of: "customer")) == "ada@example.com")
     }
 
     /// An ordinary DELETE, no field function in its text: a foreign key's
@@ -50,7 +55,7 @@ struct SchemaRaceTests {
             \(clean);
             INSERT INTO loot VALUES (1, 1, (SELECT email FROM customer WHERE id = 1));
             """)
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         try f.race(path, name: "loot", planted: planted, clean: clean) {
             _ = try db.fetchAll(Int.self, sql: "SELECT count(*) FROM customer")
         }
@@ -68,7 +73,7 @@ struct SchemaRaceTests {
     /// the schema the connection loaded.
     @Test func aCachedInsertPreparedAgainstThePlantedSchemaSealsNothing() throws {
         let path = try f.database("forge-cached.db")
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         let insert = try db.cachedStatement(sql: "INSERT INTO customer(id, country) VALUES (?, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
         try insert.execute(3)
         let planted = "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB DEFAULT (strongroom_seal('FORGED-by-adversary', 'customer', 'email', 'randomized', 1)), country BLOB)"
@@ -90,7 +95,7 @@ struct SchemaRaceTests {
     /// call nothing.
     @Test func theApplicationsOwnCallsStillRun() throws {
         let path = try f.database("own.db")
-        let db = try f.appConnection(path)
+        let db = try f.toolConnection(path)
         try db.execute(sql: "CREATE TABLE note(id INTEGER PRIMARY KEY, customer_id REFERENCES customer(id) ON DELETE SET NULL)")
         try db.execute(sql: "INSERT INTO note VALUES (1, 2)")
         try db.execute(sql: """

@@ -85,15 +85,9 @@ struct SealedColumnTests {
             try db.execute(sql: Self.schema)
             for person in Self.people { try db.insert(person, into: "customer") }
         }
-        let bob = try queue.read { db in
-            try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')",
-                            arguments: ["bob@example.com"])
-        }
+        let bob = try queue.read { db in try db.fetchOne(Customer.self, where: .index("email_index", equals: "bob@example.com")) }
         #expect(bob?.id == 2 && bob?.phone == nil)
-        let french = try queue.read { db in
-            try db.fetchAll(Int64.self, sql: "SELECT id FROM customer WHERE country = strongroom_seal(?, 'customer', 'country', 'deterministic') ORDER BY id",
-                            arguments: ["FR"])
-        }
+        let french = try queue.read { db in try db.fetchAll(Customer.self, where: .column("country", equals: "FR").ordered(by: "id")).map(\.id) }
         #expect(french == [2, 10])
         // The lookup uses the index on the blind index column.
         let plan = try queue.read { try $0.fetchAll(sql: "EXPLAIN QUERY PLAN SELECT id FROM customer WHERE email_index = x'00'") }

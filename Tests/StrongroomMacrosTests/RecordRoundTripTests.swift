@@ -242,9 +242,7 @@ struct RecordRoundTripTests {
             for customer in customers { try db.insert(customer) }
         }
         #expect(try queue.read { try $0.fetchAll(Customer.self) } == customers)
-        let found = try queue.read { db in
-            try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')", arguments: ["bob@example.com"])
-        }
+        let found = try queue.read { db in try db.fetchOne(Customer.self, where: .index("email_index", equals: "bob@example.com")) }
         #expect(found == customers[1])
         // A lookup by key with values bound in place (issue 28) opens them too.
         #expect(try queue.read { try $0.cachedStatement(sql: "SELECT * FROM customer WHERE id = ?").fetchOne(Customer.self, values: Int64(1)) } == customers[0])
@@ -444,7 +442,7 @@ extension RecordRoundTripTests {
         let clauses = [Clause(order: 1, default: "a", group: "g", where: "w1"), Clause(order: 2, default: nil, group: "g", where: "w2")]
         for clause in clauses { try db.insert(clause) }
         #expect(try db.fetchAll(Clause.self) == clauses)
-        let found = try db.fetchOne(Clause.self, sql: #"SELECT * FROM "where" WHERE "where_index" = strongroom_blind_index(?, 'where', 'where')"#, arguments: ["w2"])
+        let found = try db.fetchOne(Clause.self, where: .index("where_index", equals: "w2"))
         #expect(found == clauses[1])
         try DatabaseSchema(Clause.self).validate(db)
     }

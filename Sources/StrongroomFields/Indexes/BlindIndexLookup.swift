@@ -123,6 +123,57 @@ extension Connection {
         return try cachedStatement(sql: query.sql).firstRecord(T.self, binding: { try query.bind($0) }, filter: { query.keeps($0) })
     }
 
+    /// The rows of `table` that `lookup` finds, decoded into a plain
+    /// `Codable` type that declares its sealed properties
+    /// (`SealedRecord`): as ``fetchAll(_:where:)`` finds them for a
+    /// ``Strongroom/TableRecord``.
+    ///
+    /// ```swift
+    /// let ada = try db.fetchOne(Customer.self, where: .index("email_index", equals: "ada@example.com"))
+    /// ```
+    ///
+    /// `table`: by default the one table `T`'s sealed properties name.
+    /// The index's sealed columns are opened to drop false positives, with
+    /// the table's declared row key, whether `T` declares them or not.
+    public func fetchAll<T: Decodable & SealedRecord>(_ type: T.Type, from table: String? = nil, where lookup: BlindIndexLookup) throws -> [T] {
+        try lookUp(T.self, from: table, lookup, first: false)
+    }
+
+    /// The first row ``fetchAll(_:from:where:)`` would give, or nil.
+    public func fetchOne<T: Decodable & SealedRecord>(_ type: T.Type, from table: String? = nil, where lookup: BlindIndexLookup) throws -> T? {
+        try lookUp(T.self, from: table, lookup, first: true).first
+    }
+
+    private func lookUp<T: Decodable & SealedRecord>(_ type: T.Type, from table: String?, _ lookup: BlindIndexLookup, first: Bool) throws -> [T] {
+        let table = try table ?? Self.lookupTable(of: T.self)
+        let query = try BlindIndexQuery(table: table, lookup, on: self)
+        var limit = lookup.limit ?? .max
+        if first { limit = min(limit, 1) }
+        guard limit > 0 else { return [] }
+        // What T declares, and the index's sealed columns it does not.
+        var opening = T.sealedProperties
+        for column in query.compiled.columns where query.transform.isSealed(column, of: table)
+            && !opening.contains(where: { $0.name.sqliteFolded == column.sqliteFolded }) {
+            opening.append(SealedProperty(column, of: table))
+        }
+        var found: [T] = []
+        for row in try cachedStatement(sql: query.sql).fetchAll(arguments: StatementArguments(values: query.arguments()), opening: opening)
+        where query.keeps(row) {
+            found.append(try row.decode(T.self))
+            if found.count == limit { break }
+        }
+        return found
+    }
+
+    /// The one table `T`'s sealed properties name.
+    private static func lookupTable<T: SealedRecord>(of type: T.Type) throws -> String {
+        let tables = T.sealedProperties.map(\.table)
+        guard let table = tables.first, tables.allSatisfy({ $0.sqliteFolded == table.sqliteFolded }) else {
+            throw FieldError(.misuse, "\(T.self)'s sealed properties name \(tables.isEmpty ? "no table" : "several tables (\(Set(tables).sorted().joined(separator: ", ")))"): name the table to look up in, fetchAll(\(T.self).self, from: \"table\", where: …).")
+        }
+        return table
+    }
+
     /// The SQL a lookup runs, and `EXPLAIN QUERY PLAN`'s details of it
     /// (one line per step: `SEARCH customer USING INDEX customer_email_index (email_index=?)`).
     public func queryPlan<T: TableRecord>(_ type: T.Type, where lookup: BlindIndexLookup) throws -> (sql: String, plan: [String]) {
@@ -230,10 +281,13 @@ struct BlindIndexQuery {
     }
 
     init<T: TableRecord>(_ type: T.Type, _ lookup: BlindIndexLookup, on db: Connection) throws {
+        try self.init(table: T.databaseTableName, lookup, on: db)
+    }
+
+    init(table: String, _ lookup: BlindIndexLookup, on db: Connection) throws {
         guard let transform = db.columnTransform as? SealingTransform else {
-            throw FieldError(.misuse, "This connection seals no column: configure it with Configuration.seal(_:indexes:keyring:) to look rows up through a blind index.", table: T.databaseTableName)
+            throw FieldError(.misuse, "This connection seals no column: configure it with Configuration.seal(_:indexes:keyring:) to look rows up through a blind index.", table: table)
         }
-        let table = T.databaseTableName
         let compiled: Compiled
         if let last = transform.lastLookup, last.matches(table: table, lookup) {
             compiled = last
@@ -322,6 +376,19 @@ struct BlindIndexQuery {
             return BlindIndex.same(row.value(at: position), probe)
         }
         let stored = positions.map { $0.map(row.value(at:)) ?? .null }
+        guard let transformed = try? compiled.index.transformed(stored) else { return false }
+        return BlindIndex.matches(transformed, probe)
+    }
+
+    /// The same for a row read whole (its index columns found by name, as a
+    /// record's properties are, and opened).
+    func keeps(_ row: Row) -> Bool {
+        if compiled.deterministicColumn != nil { return true }
+        let stored = compiled.columns.map { row[$0] ?? .null }
+        if compiled.comparesStored {
+            guard let probe = probe.first else { return false }
+            return BlindIndex.same(stored[0], probe)
+        }
         guard let transformed = try? compiled.index.transformed(stored) else { return false }
         return BlindIndex.matches(transformed, probe)
     }
