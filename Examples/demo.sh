@@ -102,9 +102,10 @@ step "15. The app, with the keyring, finds a customer by e-mail (blind index) an
 step "16. Values per field key, per sealed column"
 "$strongroom" fields status --database "$sealed" --key-file "$key"
 
-step "17. Whoever holds the database key plants a view to have the app open every e-mail for them: the app refuses"
+step "17. Whoever holds the database key plants a view to have the app open every e-mail for them: the app's connection has no such function"
 # (A trigger on writes would do as much; this app only reads, so the plant is a
-# view standing in for the table it reads.)
+# view standing in for the table it reads. The app seals, updates and looks up
+# in Swift: no SQL function on its connection sees a key.)
 "$strongroom" sql --write --database "$sealed" --key-file "$key" "ALTER TABLE Customer RENAME TO Customer_rows;
   CREATE VIEW Customer AS SELECT *, strongroom_open(Email, 'Customer', 'Email', CustomerId) AS Leak FROM Customer_rows;"
 if "$lookup" "$sealed" "$key" "$fields" luisg@embraer.com.br > demo/lookup.out 2>&1; then

@@ -129,39 +129,40 @@ enum FieldScenarios {
         return elapsed
     }
 
-    /// How `guardedUpdates` writes a sealed phone number.
-    enum GuardedUpdate: CaseIterable {
-        /// `strongroom_seal(?, …)` in the UPDATE: each run is checked first
-        /// (the stored schema scanned, and the program read with EXPLAIN
-        /// against the schema the connection loaded).
-        case sqlFunction
-        /// The same envelope made in Swift and bound: no field function in
-        /// the statement, so no check.
-        case sealedInSwift
-        /// `EXPLAIN` of the first UPDATE alone, run as often: what the
-        /// program check compiles and reads on each run.
-        case explainAlone
+    /// How `sealedUpdates` writes a phone number.
+    enum SealedUpdate: CaseIterable {
+        /// `Connection.update(_:in:)` on the sealed file: the phone sealed
+        /// in Swift, bound to the row's id, inside a savepoint-free UPDATE.
+        case updateSealed
+        /// `Connection.update(_:in:)` on the plain file: the same call, nothing sealed.
+        case updatePlain
+        /// The envelope made with the cipher and bound to a cached UPDATE
+        /// by hand: the floor under `update` for the sealing itself.
+        case sealedByHand
 
         var name: String {
             switch self {
-            case .sqlFunction: "strongroom_seal in the UPDATE (checked)"
-            case .sealedInSwift: "sealed in Swift, bound (no check)"
-            case .explainAlone: "EXPLAIN of that UPDATE alone"
+            case .updateSealed: "update(_:in:), phone sealed"
+            case .updatePlain: "update(_:in:), plain file"
+            case .sealedByHand: "envelope made and bound by hand"
             }
         }
     }
 
-    static let guardedSQL = "UPDATE person SET phone = strongroom_seal(?, 'person', 'phone', 'randomized', id) WHERE id = ?"
+    struct PhoneChange: Encodable { let id: Int64; let phone: String }
 
-    /// `updates` phones of `rows` people written again (one transaction, a
-    /// cached statement), `how` says how; returns the seconds.
-    static func guardedUpdates(_ queue: DatabaseQueue, cipher: FieldCipher, how: GuardedUpdate, rows: Int, updates: Int) throws -> Double {
-        try queue.write { db in
-            switch how {
-            case .sqlFunction:
-                let update = try db.cachedStatement(sql: guardedSQL)
-                return try seconds { for i in 0..<updates { try update.execute("+1 555 02\(i % 100)", Int64(i % rows + 1)) } }
-            case .sealedInSwift:
+    /// `updates` phones of `rows` people written again (one transaction),
+    /// `how` says how, on `sealed` or `plain`; returns the seconds.
+    static func sealedUpdates(sealed: DatabaseQueue, plain: DatabaseQueue, cipher: FieldCipher, how: SealedUpdate, rows: Int, updates: Int) throws -> Double {
+        switch how {
+        case .updateSealed, .updatePlain:
+            return try (how == .updateSealed ? sealed : plain).write { db in
+                try seconds {
+                    for i in 0..<updates { try db.update(PhoneChange(id: Int64(i % rows + 1), phone: "+1 555 02\(i % 100)"), in: "person") }
+                }
+            }
+        case .sealedByHand:
+            return try sealed.write { db in
                 let update = try db.cachedStatement(sql: "UPDATE person SET phone = ? WHERE id = ?")
                 return try seconds {
                     for i in 0..<updates {
@@ -170,9 +171,6 @@ enum FieldScenarios {
                         try update.execute(arguments: [envelope, DatabaseValue.integer(id)])
                     }
                 }
-            case .explainAlone:
-                // Compiled anew each time, as the check does (a cached EXPLAIN lists the old program).
-                return try seconds { for _ in 0..<updates { _ = try db.prepare(sql: "EXPLAIN " + guardedSQL).fetchAll(arguments: [DatabaseValue.null, DatabaseValue.null]) } }
             }
         }
     }
@@ -228,19 +226,13 @@ enum FieldScenarios {
         /// A plaintext column with an index: the floor.
         case plaintext
         /// The e-mail sealed deterministically (AES-SIV) with an index on
-        /// the envelope: the value is sealed once per lookup.
+        /// the envelope: `fetchOne(_:where: .column(…))` seals the value once
+        /// per lookup and key, in Swift, and binds it.
         case deterministic
         /// The e-mail sealed randomized, found through its blind index
-        /// (HMAC) column with an index: the hash is computed once per lookup.
+        /// (HMAC) column with an index: `fetchOne(_:where: .index(…))`
+        /// computes the hash once per lookup and key, in Swift.
         case blindIndex
-
-        var sql: String {
-            switch self {
-            case .plaintext: "SELECT id, email, phone FROM customer WHERE email = ?"
-            case .deterministic: "SELECT id, email, phone FROM customer WHERE email = strongroom_seal(?, 'customer', 'email', 'deterministic')"
-            case .blindIndex: "SELECT id, email, phone FROM customer WHERE email_index = strongroom_blind_index(?, 'customer', 'email')"
-            }
-        }
     }
 
     struct Customer: Codable { let id: Int64; let email: String; let phone: String }
@@ -279,8 +271,11 @@ enum FieldScenarios {
         let elapsed = try seconds {
             for email in emails {
                 let found1 = try queue.read { db in
-                    lookup == .plaintext ? try db.fetchOne(Customer.self, sql: lookup.sql, arguments: [email])?.email
-                        : try db.fetchOne(SealedCustomer.self, sql: lookup.sql, arguments: [email])?.email
+                    switch lookup {
+                    case .plaintext: try db.fetchOne(Customer.self, sql: "SELECT id, email, phone FROM customer WHERE email = ?", arguments: [email])?.email
+                    case .deterministic: try db.fetchOne(SealedCustomer.self, where: .column("email", equals: email))?.email
+                    case .blindIndex: try db.fetchOne(SealedCustomer.self, where: .index("email_index", equals: email))?.email
+                    }
                 }
                 if found1 == email { found += 1 }
             }

@@ -13,16 +13,11 @@ import StrongroomMacros
 final class CustomerStore: Sendable {
     let pool: DatabasePool
     let logger: Logger
-    /// Matches the rows whose e-mail is `?1`, under any key of the keyring.
-    /// A blind index is computed under a key: while a new key is active and
-    /// `fields rotate` has not moved every row to it, rows hold indexes under
-    /// older keys too, and a lookup or a uniqueness check under the active
-    /// key alone would miss them (the UNIQUE index compares bytes, so it too
-    /// holds only among rows under one key).
-    let emailMatch: String
     /// True while the keyring holds more than one key: only then can rows hold
     /// indexes under different keys, which the UNIQUE index cannot compare. With
     /// one key the index alone refuses a duplicate, and a create runs no check.
+    /// (A lookup by the blind index searches under every key of the keyring,
+    /// rows not yet rotated included.)
     let checksAcrossKeys: Bool
 
     struct Settings: Sendable {
@@ -42,7 +37,6 @@ final class CustomerStore: Sendable {
         self.pool = pool
         self.logger = logger
         checksAcrossKeys = keyIDs.count > 1
-        emailMatch = "email_index IN (" + keyIDs.map { "strongroom_blind_index(?1, 'customer', 'email', \($0))" }.joined(separator: ", ") + ")"
     }
 
     /// Opens the pool, applies the pending migrations under the migration lock
@@ -70,7 +64,7 @@ final class CustomerStore: Sendable {
                     try SealedColumnRegistry.record(Customer.schema.sealedColumns, keyring: keyring, in: db)
                 }
                 // A key just activated (`strongroom fields activate`) is known to
-                // the database from now on, before an UPDATE seals under it.
+                // the database from now on, before a write seals under it.
                 try FieldKeyCheck.recordActiveKey(of: keyring, in: db)
             }
             try await pool.asyncRead { db in try Customer.schema.validate(db) }
@@ -83,9 +77,9 @@ final class CustomerStore: Sendable {
 
     func create(_ input: CustomerInput) async throws -> Customer {
         let customer = Customer(id: nil, name: input.name!, email: input.email!, note: input.note ?? nil, country: input.country ?? nil)
-        return try await pool.asyncWrite { [customer, emailMatch, checksAcrossKeys] db in
+        return try await pool.asyncWrite { [customer, checksAcrossKeys] db in
             // In the write transaction: no other write runs between the check and the insert.
-            if checksAcrossKeys, try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE \(emailMatch)", arguments: [customer.email]) != nil {
+            if checksAcrossKeys, try db.fetchOne(Customer.self, where: .index("email_index", equals: customer.email)) != nil {
                 throw Self.duplicateEmail
             }
             var stored = customer
@@ -102,11 +96,10 @@ final class CustomerStore: Sendable {
     }
 
     /// The customer with this (normalized) e-mail address, found through the
-    /// blind index: no row is opened to search.
+    /// blind index, under every key of the keyring: no row is opened to search.
     func customer(email: String) async throws -> Customer? {
-        try await pool.asyncRead { [emailMatch] db in
-            try db.fetchAll(Customer.self, sql: "SELECT * FROM customer WHERE \(emailMatch)", arguments: [email])
-                .first { $0.email == email }
+        try await pool.asyncRead { db in
+            try db.fetchOne(Customer.self, where: .index("email_index", equals: email))
         }
     }
 
@@ -118,27 +111,21 @@ final class CustomerStore: Sendable {
         }
     }
 
-    /// Changes the given fields; nil when there is no such customer. Sealed
-    /// fields are sealed again in the statement (`strongroom_seal`, bound to
-    /// the row's id), the e-mail's blind index with them.
+    /// Changes the given fields; nil when there is no such customer.
+    /// `update` seals the record's sealed fields again in Swift, bound to the
+    /// row's id, and computes the e-mail's blind index with them.
     func update(id: Int64, _ input: CustomerInput) async throws -> Customer? {
-        try await pool.asyncWrite { [emailMatch, checksAcrossKeys] db in
+        try await pool.asyncWrite { [checksAcrossKeys] db in
             guard var customer = try db.fetchOne(Customer.self, sql: "SELECT * FROM customer WHERE id = ?", arguments: [id]) else { return nil }
             if checksAcrossKeys, let email = input.email,
-               try db.fetchOne(Int64.self, sql: "SELECT id FROM customer WHERE \(emailMatch) AND id <> ?2", arguments: [email, id]) != nil {
+               let other = try db.fetchOne(Customer.self, where: .index("email_index", equals: email)), other.id != id {
                 throw Self.duplicateEmail
             }
             if let name = input.name { customer.name = name }
             if let country = input.country { customer.country = country }
             if let note = input.note { customer.note = note }
             if let email = input.email { customer.email = email }
-            try db.execute(sql: """
-                UPDATE customer SET name = ?2, country = ?3,
-                       note = strongroom_seal(?4, 'customer', 'note', 'randomized', id),
-                       email = strongroom_seal(?5, 'customer', 'email', 'indexed', id),
-                       email_index = strongroom_blind_index(?5, 'customer', 'email')
-                 WHERE id = ?1
-                """, arguments: [id, customer.name, customer.country, customer.note, customer.email])
+            try db.update(customer)
             return customer
         }
     }
