@@ -15,7 +15,7 @@ extension Configuration {
     ///   The value opens with the row key the record itself holds. Any
     ///   other read (a plain `Codable`, a `Row`, a single value) gets the
     ///   stored envelope bytes: decoding them as a `String` fails.
-    /// - ``Strongroom/Connection/update(_:)`` seals an updated record's
+    /// - `Connection.update(_:)` seals an updated record's
     ///   columns the same way, and ``Strongroom/Connection/fetchAll(_:where:)``
     ///   looks rows up by a blind index or a deterministic column, the probe
     ///   computed in Swift under every key of the keyring.

@@ -2,7 +2,7 @@ public import Strongroom
 import Foundation
 
 /// The SQL functions of sealed columns, for the tools' connections only:
-/// the migration runner's (``Migrator``'s `fieldKeyring`, for its run),
+/// the migration runner's (`Migrator`'s `fieldKeyring`, for its run),
 /// the CLI's (`strongroom sql --field-keys`, `migrate --field-keys`), and
 /// ``ColumnSealing`` (while it seals or opens in place). An app connection
 /// (``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:)``)
@@ -22,7 +22,7 @@ import Foundation
 ///
 /// Encrypting an existing plaintext column in place, in a migration run
 /// with the field keyring (`strongroom migrate --field-keys`, or
-/// ``Migrator``'s `fieldKeyring`):
+/// `Migrator`'s `fieldKeyring`):
 ///
 /// ```sql
 /// UPDATE customer SET email = strongroom_seal(email, 'customer', 'email', 'randomized', CustomerId);
