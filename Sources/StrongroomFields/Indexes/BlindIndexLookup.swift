@@ -126,7 +126,7 @@ extension Connection {
     /// The rows of `table` that `lookup` finds, decoded into a plain
     /// `Codable` type that declares its sealed properties
     /// (`SealedRecord`): as ``fetchAll(_:where:)`` finds them for a
-    /// ``Strongroom/TableRecord``.
+    /// `TableRecord`.
     ///
     /// ```swift
     /// let ada = try db.fetchOne(Customer.self, where: .index("email_index", equals: "ada@example.com"))
