@@ -241,11 +241,15 @@ struct PlantedSQLTests {
         try f.adversary(path).execute(sql: "CREATE VIEW customer_plain AS SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer")
         let view = #expect(throws: StrongroomError.self) { try f.app(path).read { db in try db.fetchAll(sql: "SELECT * FROM customer_plain") } }
         #expect(view?.message.contains("no such function") == true, "\(view?.message ?? "")")
-        let envelope = Self.hex(try envelopeOfRow1(path))
-        try replaceCustomer(path, adding: "leak DEFAULT (strongroom_open(x'\(envelope)', 'customer', 'email', 1))")
-        #expect(throws: StrongroomError.self) {
-            try f.app(path).write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
-        }
         try expectNoPlaintext(path)
+        // (Another file: SQLite 3.46 checks the view when the table is renamed.)
+        let other = try f.database("app-default.db")
+        let envelope = Self.hex(try envelopeOfRow1(other))
+        try replaceCustomer(other, adding: "leak DEFAULT (strongroom_open(x'\(envelope)', 'customer', 'email', 1))")
+        let insert = #expect(throws: StrongroomError.self) {
+            try f.app(other).write { db in try db.insert(PlantedSQLFixture.Customer(id: 3, email: "cy@example.com"), into: "customer") }
+        }
+        #expect(insert?.message.contains("no such function") == true || insert?.message.contains("unknown function") == true, "\(insert?.message ?? "")")
+        try expectNoPlaintext(other)
     }
 }
