@@ -52,6 +52,9 @@ public final class Connection {
     var insertStatementsByColumns: [[ExactText]: Statement] = [:]
     /// UPDATE statements by table, row key and column list (``update(_:)``).
     var updateStatementsByColumns: [[ExactText]: Statement] = [:]
+    /// The primary keys ``update(_:in:rowKey:)`` read, by table, with the
+    /// schema version they were read at.
+    var primaryKeysByTable: [ExactText: (schemaVersion: Int64, columns: [String])] = [:]
     /// INSERT statements of ``TableRecord`` types, by type.
     var recordInsertCache: [ObjectIdentifier: Statement] = [:]
     /// The entry of `recordInsertCache` used last while no transform is
@@ -474,6 +477,7 @@ public final class Connection {
         insertStatementCache.removeAll()
         insertStatementsByColumns.removeAll()
         updateStatementsByColumns.removeAll()
+        primaryKeysByTable.removeAll()
         recordInsertCache.removeAll()
         schemaScanStatements.removeAll()
         transactionStatements.removeAll()

@@ -69,6 +69,10 @@ extension Connection {
             return declared
         }
         if !given.isEmpty { return given }
+        // Read once per table and schema version: a plain table's key, where
+        // nothing is sealed (no value is bound to it).
+        let version = try cachedStatement(sql: "PRAGMA main.schema_version").fetchOne(Int64.self) ?? 0
+        if let known = primaryKeysByTable[ExactText(table)], known.schemaVersion == version { return known.columns }
         var columns: [(position: Int, name: String)] = []
         for row in try fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))") {
             let position = try row.decode(Int.self, column: "pk")
@@ -78,6 +82,7 @@ extension Connection {
         guard !key.isEmpty else {
             throw StrongroomError(.misuse, "\(table) has no primary key to find the row to update by: name the columns that do (update(_:in:rowKey:), or the record's databaseRowKey).", path: path)
         }
+        primaryKeysByTable[ExactText(table)] = (version, key)
         return key
     }
 
