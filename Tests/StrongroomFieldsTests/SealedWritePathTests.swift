@@ -231,4 +231,97 @@ struct SealedWritePathTests {
         let error = #expect(throws: FieldError.self) { try db.fetchAll(Customer.self, where: .column("phone", equals: "+44 1")) }
         #expect(error?.message.contains("deterministic") == true, "\(String(describing: error))")
     }
+
+    // MARK: Review findings (issue 50, item 2)
+
+    /// A key SQLite's `=` matches without being the stored key (`'ADA'`
+    /// for `'ada'` under COLLATE NOCASE, `1` for `1.0`): the value would be
+    /// bound to bytes the row does not hold, and never open again. The
+    /// update finds only the row that holds the key exactly.
+    @Test func anUpdateFindsOnlyTheRowThatHoldsTheKeyExactly() throws {
+        var config = Configuration(key: databaseKey)
+        config.seal([.randomized("phone", in: "account")], keyring: keyring, rowKeys: ["account": ["code"]])
+        let queue = try DatabaseQueue(path: dir.file("nocase.db"), configuration: config)
+        struct Account: Codable, SealedRecord, Equatable {
+            var code: String
+            var phone: String
+            static let sealedProperties = [SealedProperty("phone", of: "account")]
+        }
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE account(code TEXT NOT NULL PRIMARY KEY COLLATE NOCASE, phone BLOB)")
+            try db.insert(Account(code: "ada", phone: "+44 1"), into: "account")
+        }
+        let error = #expect(throws: StrongroomError.self) { try queue.write { db in try db.update(Account(code: "ADA", phone: "+44 2"), in: "account") } }
+        #expect(error?.code == .notFound, "\(String(describing: error))")
+        #expect(try queue.read { db in try db.fetchAll(Account.self, sql: "SELECT * FROM account") } == [Account(code: "ada", phone: "+44 1")])
+        try queue.write { db in try db.update(Account(code: "ada", phone: "+44 2"), in: "account") }
+        #expect(try queue.read { db in try db.fetchAll(Account.self, sql: "SELECT * FROM account") } == [Account(code: "ada", phone: "+44 2")])
+    }
+
+    struct Lookup: Codable, SealedRecord, Equatable {
+        var id: Int64
+        var phone: String?
+        var country: String?
+        static let sealedProperties = [SealedProperty("phone", of: "customer"), SealedProperty("country", of: "customer")]
+    }
+
+    /// A plain `Codable`'s lookup stops at its limit, as a `TableRecord`'s
+    /// does: a later candidate is neither opened nor able to fail the read.
+    @Test func aCodableLookupStopsAtItsLimit() throws {
+        let (path, queue) = try database("codable-limit.db")
+        try queue.write { db in try db.insert(Customer(id: 3, name: "Cy", email: "cy@example.com", phone: "+44 3", country: "UK")) }
+        // The adversary copies Ada's phone into Cy's row: it does not open there.
+        let bare = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        try bare.execute(sql: "UPDATE customer SET phone = (SELECT phone FROM customer WHERE id = 1) WHERE id = 3")
+        bare.close()
+        let first = try queue.read { db in try db.fetchOne(Lookup.self, where: .column("country", equals: "UK").ordered(by: "id")) }
+        #expect(first == Lookup(id: 1, phone: "+44 1", country: "UK"))
+        #expect(throws: StrongroomError.self) { try queue.read { db in try db.fetchAll(Lookup.self, where: .column("country", equals: "UK")) } }
+    }
+
+    /// The index's sealed column is opened to drop false positives, never
+    /// handed to a property the type does not declare sealed: that one gets
+    /// the envelope, and decoding it as a `String` fails.
+    @Test func aLookupOpensNoUndeclaredProperty() throws {
+        let (_, queue) = try database("undeclared.db")
+        struct Undeclared: Codable, SealedRecord {
+            var id: Int64
+            var email: String
+            static let sealedProperties = [SealedProperty("phone", of: "customer")]
+        }
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.read { db in try db.fetchOne(Undeclared.self, from: "customer", where: .index("email_folded", equals: "ADA@example.com")) }
+        }
+        #expect(error?.code == .conversion, "\(String(describing: error))")
+        struct Declared: Codable, SealedRecord {
+            var id: Int64
+            var email: String
+            static let sealedProperties = [SealedProperty("email", of: "customer")]
+        }
+        #expect(try queue.read { db in try db.fetchOne(Declared.self, where: .index("email_folded", equals: "ADA@example.com")) }?.email == "ada@example.com")
+    }
+
+    /// The unique check under older keys counts a row whose key column is
+    /// NULL (a TEXT PRIMARY KEY may hold one): `NOT (code = ?)` is NULL
+    /// there, `NOT (code IS ?)` is true.
+    @Test func theUniqueCheckUnderOlderKeysCountsARowWithANullKey() throws {
+        let path = dir.file("null-key.db")
+        let columns: [SealedColumn] = [.deterministic("country", in: "site")]
+        let indexes = [BlindIndex("country_unique", on: "country", in: "site", unique: true)]
+        func queue(_ keyring: FieldKeyring) throws -> DatabaseQueue {
+            var config = Configuration(key: databaseKey)
+            config.seal(columns, indexes: indexes, keyring: keyring)
+            return try DatabaseQueue(path: path, configuration: config)
+        }
+        struct Site: Codable { var code: String?; var country: String }
+        try queue(keyring).write { db in
+            try db.execute(sql: "CREATE TABLE site(code TEXT PRIMARY KEY, country BLOB, country_unique BLOB UNIQUE)")
+            try db.insert(Site(code: "a", country: "UK"), into: "site")
+            try db.insert(Site(code: nil, country: "FR"), into: "site")
+        }
+        let added = keyring.addingKey()
+        let rotated = try queue(try added.keyring.activating(added.keyID))
+        let error = #expect(throws: StrongroomError.self) { try rotated.write { db in try db.update(Site(code: "a", country: "FR"), in: "site") } }
+        #expect(error?.code == .uniqueConstraint, "\(String(describing: error))")
+    }
 }

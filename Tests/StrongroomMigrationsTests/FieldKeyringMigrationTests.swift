@@ -42,4 +42,32 @@ struct FieldKeyringMigrationTests {
         let opened = try FieldCipher(keyring: keyring).open(.blob(bytes), table: "customer", column: "note", rowKey: [.integer(7)])
         #expect(opened == .text("secret note"))
     }
+
+    /// The functions a migration runs under carry the application's field
+    /// context: the one its connection seals with, or the migrator's own
+    /// (`fieldContext`); never only what the file records, which whoever
+    /// holds the database key writes.
+    @Test func theLentFunctionsCarryTheAppsContext() throws {
+        let path = dir.file("context.db")
+        let tenant = try FieldContext("tenant-4711")
+        var config = Configuration(key: databaseKey)
+        config.seal([.randomized("phone", in: "customer")], keyring: keyring, context: tenant, rowKeys: ["customer": ["id"]])
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, phone BLOB, note TEXT); INSERT INTO customer(id, note) VALUES (7, 'secret note')") }
+        var migrator = try Migrator(migrations: [
+            Migration(version: 1, description: "seal notes", sql: "UPDATE customer SET note = strongroom_seal(note, 'customer', 'note', 'randomized', id)"),
+        ])
+        migrator.fieldKeyring = keyring
+        try migrator.migrate(queue)
+        let note = try #require(try queue.read { db in try db.fetchOne(sql: "SELECT note FROM customer WHERE id = 7") }?[0])
+        #expect(try FieldCipher(keyring: keyring, context: tenant).open(note, table: "customer", column: "note", rowKey: [.integer(7)]) == .text("secret note"))
+        // A migrator told another context than the connection's is refused.
+        var other = try Migrator(migrations: [
+            Migration(version: 1, description: "seal notes", sql: "UPDATE customer SET note = strongroom_seal(note, 'customer', 'note', 'randomized', id)"),
+            Migration(version: 2, description: "nothing", sql: "SELECT 1"),
+        ])
+        other.fieldKeyring = keyring
+        other.fieldContext = try FieldContext("tenant-0815")
+        #expect(throws: MigrationError.self) { try other.migrate(queue) }
+    }
 }

@@ -64,6 +64,12 @@ public struct Migrator: Sendable {
     /// sets it. Default nil: migrations that change the registry leave it
     /// unsigned, and the tools that act on it refuse it until confirmed.
     public var fieldKeyring: FieldKeyring?
+    /// The field context the lent functions bind values to (a tenant or
+    /// database identifier, see `FieldContext`). nil: the context of the
+    /// connection being migrated when it seals (`Configuration.seal(…,
+    /// context:)`), else the one the database records. A context that
+    /// differs from either is refused.
+    public var fieldContext: FieldContext?
     /// Where the runner logs each migration (never bound values or keys).
     public var logger: Logger = Logger(label: "strongroom.migrations", factory: { _ in SwiftLogNoOpLogHandler() })
 
