@@ -104,7 +104,10 @@ extension Connection {
             try transform?.prepareUpdate(of: table, columns: &columns, values: &values, rowKey: rowKey, connection: db)
             let key = rowKey.map { column in columns.firstIndex { $0.sqliteFolded == column.sqliteFolded }! }
             let set = columns.indices.filter { !keyFolded.contains(columns[$0].sqliteFolded) }
-            let statement = try db.updateStatement(table: table, set: set.map { columns[$0] }, key: rowKey)
+            // Sealed values are bound to the key's stored bytes: the row must
+            // hold them exactly (SQLite's `=` takes 'ADA' for 'ada' under
+            // COLLATE NOCASE, and 1 for 1.0).
+            let statement = try db.updateStatement(table: table, set: set.map { columns[$0] }, key: rowKey, exactly: transform != nil)
             try statement.execute(arguments: StatementArguments((set + key).map { values[$0] as any DatabaseValueConvertible }))
             guard db.changesCount > 0 else {
                 let described = zip(rowKey, key.map { values[$0] }).map { "\($0) = \($1)" }.joined(separator: ", ")
@@ -126,13 +129,19 @@ extension Connection {
         }
     }
 
-    /// The cached `UPDATE "table" SET "a" = ?1, … WHERE "k" = ?n`.
-    private func updateStatement(table: String, set: [String], key: [String]) throws(StrongroomError) -> Statement {
-        let cacheKey = ([table] + key + [""] + set).map(ExactText.init)
+    /// The cached `UPDATE "table" SET "a" = ?1, … WHERE "k" = ?n`;
+    /// `exactly`: the key's values compared byte for byte and by type too
+    /// (after the plain `=`, which can use the key's index).
+    private func updateStatement(table: String, set: [String], key: [String], exactly: Bool) throws(StrongroomError) -> Statement {
+        let cacheKey = ([table] + key + [exactly ? "=" : ""] + set).map(ExactText.init)
         if let cached = updateStatementsByColumns[cacheKey] { return cached }
         let quoted = SQLScript.quotedIdentifier
         let assignments = set.enumerated().map { "\(quoted($1)) = ?\($0 + 1)" }.joined(separator: ", ")
-        let condition = key.enumerated().map { "\(quoted($1)) = ?\(set.count + $0 + 1)" }.joined(separator: " AND ")
+        let condition = key.enumerated().map { position, column in
+            let parameter = "?\(set.count + position + 1)", name = quoted(column)
+            return exactly ? "\(name) = \(parameter) AND \(name) = \(parameter) COLLATE BINARY AND typeof(\(name)) = typeof(\(parameter))"
+                : "\(name) = \(parameter)"
+        }.joined(separator: " AND ")
         let statement = try prepare(sql: "UPDATE \(quoted(table)) SET \(assignments) WHERE \(condition)")
         updateStatementsByColumns[cacheKey] = statement
         return statement

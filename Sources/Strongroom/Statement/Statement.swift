@@ -521,6 +521,20 @@ public final class Statement {
         return rows
     }
 
+    /// ``fetchAll(arguments:opening:)`` a row at a time: `body` gets each
+    /// row, `properties` opened, until it returns false; no later row is
+    /// read or opened.
+    package func forEachRow(arguments: StatementArguments, opening properties: [SealedProperty], _ body: (Row) throws -> Bool) throws {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        guard try step() else { return }
+        let plan = properties.isEmpty ? nil : try openingPlan(opening: properties)
+        repeat {
+            guard try body(try currentRow(plan)) else { return }
+        } while try step()
+    }
+
     /// Runs the statement and returns the first row, or nil; as stored
     /// (see ``fetchOne(arguments:opening:)``).
     public func fetchOne(arguments: StatementArguments = .none) throws(StrongroomError) -> Row? {

@@ -8,7 +8,7 @@ final class SealingTransform: ColumnTransform {
     /// Sealed columns by folded table name, then folded column name.
     private let columns: [FoldedName: [FoldedName: SealedColumn]]
     /// The sealed columns as the application declared them.
-    private let declaredColumns: [SealedColumn]
+    let declaredColumns: [SealedColumn]
     /// The tables that hold sealed columns, as declared (one spelling each).
     let transformedTables: [String]
     /// The connection this transform is installed on (it owns the transform).
@@ -466,7 +466,8 @@ final class SealingTransform: ColumnTransform {
                                                 excluding row: [(column: String, value: DatabaseValue)] = []) throws {
         guard step.index.unique, probeKeyIDs.count > 1 else { return }
         let quoted = SQLScript.quotedIdentifier
-        let other = row.isEmpty ? "" : " AND NOT (" + row.enumerated().map { "\(quoted($1.column)) = ?\($0 + 2)" }.joined(separator: " AND ") + ")"
+        // IS: a row whose key column is NULL is another row (`=` would be NULL, and NOT NULL leave it out).
+        let other = row.isEmpty ? "" : " AND NOT (" + row.enumerated().map { "\(quoted($1.column)) IS ?\($0 + 2)" }.joined(separator: " AND ") + ")"
         for keyID in probeKeyIDs.dropFirst() {
             let value = try cipher.blindIndex(ofTransformed: inputs, for: step.index, keys: step.keys, keyID: keyID)
             let taken = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM main.\(quoted(step.index.table)) WHERE \(quoted(step.index.name)) = ?1\(other) LIMIT 1)",

@@ -61,23 +61,35 @@ extension Configuration {
 extension FieldFunctions {
     /// Runs `body` with the functions, under `keyring`, on `db`, and removes
     /// the key-bearing ones after it, whatever it throws: what the
-    /// migration runner and ``ColumnSealing`` lend a connection, which
-    /// may be an app's.
-    package static func lending<T>(_ keyring: FieldKeyring, to db: Connection, _ body: () throws -> T) throws -> T {
-        let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(nil, in: db))
+    /// migration runner lends a connection, which may be an app's.
+    ///
+    /// The context is the application's: `context`, else the one `db`
+    /// seals with (`Configuration.seal(…, context:)`, which it checked
+    /// against the recorded one when it opened), else the recorded one; a
+    /// given context other than the connection's, or than the one the
+    /// database records now, is refused. The modes and blind indexes are
+    /// those the connection declares.
+    package static func lending<T>(_ keyring: FieldKeyring, context given: FieldContext?, to db: Connection, _ body: () throws -> T) throws -> T {
+        let app = db.columnTransform as? SealingTransform
+        if let given, let appContext = app?.cipher.context, given != appContext {
+            throw FieldError(.misuse, "The migrator binds values to the field context \(given), and the connection it migrates seals with \(appContext): give both the same context. Nothing was migrated.")
+        }
+        let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(given ?? app?.cipher.context, in: db))
         try FieldKeyCheck.prepare(cipher, in: db)
-        return try lending(cipher, to: db, body)
+        return try lending(cipher, to: db, columns: app?.declaredColumns ?? [], indexes: app?.indexes.values.flatMap { $0 } ?? [], body)
     }
 
     /// The same, with `cipher`.
-    static func lending<T>(_ cipher: FieldCipher, to db: Connection, _ body: () throws -> T) throws -> T {
-        let functions = functions(cipher: cipher)
-        for function in functions { try db.add(function: function) }
+    static func lending<T>(_ cipher: FieldCipher, to db: Connection, columns: [SealedColumn] = [], indexes: [BlindIndex] = [],
+                           _ body: () throws -> T) throws -> T {
+        let functions = functions(cipher: cipher, declared: columns, indexes: indexes)
+        // Removed whatever happens from here on, those added before a failed add too.
         defer {
             // A removal SQLite refuses leaves the functions on the
             // connection: close it rather than leave them there.
             for function in functions where keyBearing.contains(function.name) && (try? db.remove(function: function)) == nil { db.close() }
         }
+        for function in functions { try db.add(function: function) }
         return try body()
     }
 }

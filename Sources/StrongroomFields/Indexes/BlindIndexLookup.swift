@@ -133,8 +133,10 @@ extension Connection {
     /// ```
     ///
     /// `table`: by default the one table `T`'s sealed properties name.
-    /// The index's sealed columns are opened to drop false positives, with
-    /// the table's declared row key, whether `T` declares them or not.
+    /// Candidates are read one at a time, up to the limit. The index's sealed
+    /// columns are opened to drop false positives (with the table's declared
+    /// row key) whether `T` declares them or not; one `T` does not declare
+    /// reaches `T` as its envelope, as in any other read.
     public func fetchAll<T: Decodable & SealedRecord>(_ type: T.Type, from table: String? = nil, where lookup: BlindIndexLookup) throws -> [T] {
         try lookUp(T.self, from: table, lookup, first: false)
     }
@@ -150,17 +152,16 @@ extension Connection {
         var limit = lookup.limit ?? .max
         if first { limit = min(limit, 1) }
         guard limit > 0 else { return [] }
-        // What T declares, and the index's sealed columns it does not.
-        var opening = T.sealedProperties
-        for column in query.compiled.columns where query.transform.isSealed(column, of: table)
-            && !opening.contains(where: { $0.name.sqliteFolded == column.sqliteFolded }) {
-            opening.append(SealedProperty(column, of: table))
+        // The index's sealed columns T does not declare: opened for the
+        // filter only.
+        let undeclared = query.compiled.columns.filter { column in
+            query.transform.isSealed(column, of: table) && !T.sealedProperties.contains { $0.name.sqliteFolded == column.sqliteFolded }
         }
         var found: [T] = []
-        for row in try cachedStatement(sql: query.sql).fetchAll(arguments: StatementArguments(values: query.arguments()), opening: opening)
-        where query.keeps(row) {
+        try cachedStatement(sql: query.sql).forEachRow(arguments: StatementArguments(values: query.arguments()), opening: T.sealedProperties) { row in
+            guard query.keeps(row, opening: undeclared, of: table) else { return true }
             found.append(try row.decode(T.self))
-            if found.count == limit { break }
+            return found.count < limit
         }
         return found
     }
@@ -381,10 +382,20 @@ struct BlindIndexQuery {
     }
 
     /// The same for a row read whole (its index columns found by name, as a
-    /// record's properties are, and opened).
-    func keeps(_ row: Row) -> Bool {
+    /// record's properties are): those in `undeclared` are still sealed in
+    /// the row, and opened here (a value that does not open is no match).
+    func keeps(_ row: Row, opening undeclared: [String], of table: String) -> Bool {
         if compiled.deterministicColumn != nil { return true }
-        let stored = compiled.columns.map { row[$0] ?? .null }
+        var stored: [DatabaseValue] = []
+        for column in compiled.columns {
+            var value = row[column] ?? .null
+            if undeclared.contains(where: { $0.sqliteFolded == column.sqliteFolded }) {
+                let key = transform.bindsToRowKey(column, of: table) == true ? (transform.declaredRowKey(of: table) ?? []).map { row[$0] ?? .null } : []
+                guard let opened = try? transform.open(value, column: column, table: table, context: key) else { return false }
+                value = opened
+            }
+            stored.append(value)
+        }
         if compiled.comparesStored {
             guard let probe = probe.first else { return false }
             return BlindIndex.same(stored[0], probe)

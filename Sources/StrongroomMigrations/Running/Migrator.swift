@@ -239,7 +239,7 @@ public struct Migrator: Sendable {
         // may be the app's, which carries no key-bearing function.
         if let fieldKeyring {
             return try Self.typed {
-                try FieldFunctions.lending(fieldKeyring, to: db) { () throws -> MigrationReport in
+                try FieldFunctions.lending(fieldKeyring, context: fieldContext, to: db) { () throws -> MigrationReport in
                     try migratePending(db, to: target, progress: progress)
                 }
             }
