@@ -70,4 +70,40 @@ struct FieldKeyringMigrationTests {
         other.fieldContext = try FieldContext("tenant-0815")
         #expect(throws: MigrationError.self) { try other.migrate(queue) }
     }
+
+    /// The runner checks the schema against the migrations before it lends
+    /// the functions: a trigger or view no migration creates that calls one
+    /// (planted by whoever holds the database key, to run inside the next
+    /// migration) is refused, naming it, and nothing is migrated. Without
+    /// the field keyring nothing is lent, and the migration runs.
+    @Test func aPlantedTriggerStopsTheRunBeforeTheFunctionsAreLent() throws {
+        let path = dir.file("planted.db")
+        let queue = try DatabaseQueue(path: path, configuration: configuration())
+        let create = Migration(version: 1, description: "customers", sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, phone BLOB)")
+        var first = try Migrator(migrations: [create])
+        first.fieldKeyring = keyring
+        try first.migrate(queue)
+        try queue.write { db in
+            struct Customer: Encodable { var id: Int64; var name: String; var phone: String }
+            try db.insert(Customer(id: 1, name: "Ada", phone: "+44 1"), into: "customer")
+        }
+        let adversary = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        try adversary.add(function: DatabaseFunction("strongroom_open", pure: true) { _ in .null })
+        try adversary.execute(sql: """
+            CREATE TABLE leak(v); CREATE TRIGGER planted AFTER UPDATE ON customer BEGIN
+              INSERT INTO leak SELECT strongroom_open(phone, 'customer', 'phone', id) FROM customer; END;
+            """)
+        adversary.close()
+        let rename = Migration(version: 2, description: "names", sql: "UPDATE customer SET name = upper(name)")
+        var second = try Migrator(migrations: [create, rename])
+        second.fieldKeyring = keyring
+        let error = #expect(throws: MigrationError.self) { try second.migrate(queue) }
+        #expect(error?.code == .untrustedSchema && error?.message.contains("planted") == true, "\(String(describing: error))")
+        #expect(try second.currentVersion(try Connection(path: path, configuration: Configuration(key: databaseKey))) == 1)
+        #expect(try queue.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM leak") } == 0)
+        // The operator removes it; the run goes on.
+        try Connection(path: path, configuration: Configuration(key: databaseKey)).execute(sql: "DROP TRIGGER planted")
+        try second.migrate(queue)
+        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT name FROM customer") } == "ADA")
+    }
 }

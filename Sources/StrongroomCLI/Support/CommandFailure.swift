@@ -40,7 +40,7 @@ enum CommandFailure {
         case .invalidVersion: return 64
         case .database: return error.underlying.map { exitCode(for: $0.code) } ?? 70
         case .malformedName, .duplicateVersion, .migrationFailed, .foreignKeyViolation,
-             .unsupportedRebuild, .databaseNewer, .checksumMismatch, .transactionControl:
+             .unsupportedRebuild, .databaseNewer, .checksumMismatch, .transactionControl, .untrustedSchema:
             return 65
         }
     }

@@ -39,6 +39,10 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
         case invalidVersion = "invalid_version"
         /// The database could not be opened or read (see ``underlying``).
         case database = "database"
+        /// The schema holds a trigger or view no migration creates that
+        /// calls a sealed-column function: a run with the field keyring
+        /// refuses to lend the functions to it (nothing was migrated).
+        case untrustedSchema = "untrusted_schema"
     }
 
     /// What kind of failure, to match on.
