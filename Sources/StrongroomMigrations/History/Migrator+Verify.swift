@@ -92,12 +92,29 @@ extension Migrator {
         return VerificationReport(currentVersion: current, findings: findings, driftChecked: managed)
     }
 
+    /// Before the runner lends the field keyring's functions to a run: the
+    /// schema must hold no trigger or view the applied migrations do not
+    /// create that names a sealed table or calls a sealed-column function,
+    /// and no TEMP row (``untrustedSQL(_:replayed:)``, as `verify` reports
+    /// them). Refused with ``MigrationError/Code/untrustedSchema``, naming
+    /// them; nothing is migrated.
+    func refuseUntrustedSQL(_ db: Connection) throws(MigrationError) {
+        let applied = try appliedMigrations(db)
+        let current = applied.map(\.version).max() ?? 0
+        let replayed = applied.isEmpty ? nil : try replayedSnapshot(upTo: current, applied: Self.coveredVersions(applied))
+        let findings = try untrustedSQL(db, replayed: replayed)
+        guard findings.isEmpty else {
+            throw MigrationError(.untrustedSchema, "The database holds SQL no migration created, and this run has the field keyring: "
+                                 + findings.map(\.message).joined(separator: " ") + " Nothing was migrated.")
+        }
+    }
+
     /// Triggers and views no migration creates (all of them, without a
     /// history) that name a sealed table or call a sealed-column function.
     private func untrustedSQL(_ db: Connection, replayed: Result<SchemaSnapshot, MigrationError>?) throws(MigrationError) -> [VerificationFinding] {
         do {
             let sealedTables = Set(try SealedColumnRegistry.columns(in: db).map(\.table.sqliteFolded))
-            let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index"].map(\.sqliteFolded))
+            let functions = Set(["strongroom_open", "strongroom_seal", "strongroom_blind_index", "strongroom_index"].map(\.sqliteFolded))
             var findings: [VerificationFinding] = []
             for row in try db.fetchAll(sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE sql IS NOT NULL ORDER BY name") {
                 let sql = SQLScript.schemaText(row[3])
@@ -142,6 +159,8 @@ extension Migrator {
             let scratch = try Self.scratchDatabase()
             var replay = self
             replay.migrations = migrations.filter { $0.version <= current && applied($0.version) }
+            // The scratch database has functions of its own (a throwaway keyring).
+            replay.fieldKeyring = nil
             try replay.migrate(scratch)
             return .success(try SchemaSnapshot(scratch))
         } catch let error as MigrationError {

@@ -237,7 +237,10 @@ public struct Migrator: Sendable {
         }
         // The sealed-column SQL functions, for this run only: the connection
         // may be the app's, which carries no key-bearing function.
-        if let fieldKeyring {
+        if let fieldKeyring, try !pending(db, to: target).isEmpty {
+            // The schema checked against the migrations first: no trigger or
+            // view they did not create may run beside the functions.
+            try refuseUntrustedSQL(db)
             return try Self.typed {
                 try FieldFunctions.lending(fieldKeyring, context: fieldContext, to: db) { () throws -> MigrationReport in
                     try migratePending(db, to: target, progress: progress)
