@@ -106,4 +106,51 @@ struct FieldKeyringMigrationTests {
         try second.migrate(queue)
         #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT name FROM customer") } == "ADA")
     }
+
+    /// A trigger the migrations created, replaced by one of the same name
+    /// that calls a function (or a twin whose name only Unicode folding
+    /// takes for the same): the check compares the SQL, not the name.
+    @Test(arguments: ["track", "trac\u{212A}"])
+    func aTriggerReplacedUnderAMigrationsNameIsRefused(name: String) throws {
+        let path = dir.file("replaced.db")
+        let queue = try DatabaseQueue(path: path, configuration: configuration())
+        let create = Migration(version: 1, description: "customers", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, phone BLOB);
+            CREATE TABLE audit(at);
+            CREATE TRIGGER track AFTER UPDATE ON customer BEGIN INSERT INTO audit VALUES (1); END;
+            """)
+        var first = try Migrator(migrations: [create])
+        first.fieldKeyring = keyring
+        try first.migrate(queue)
+        let adversary = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        try adversary.add(function: DatabaseFunction("strongroom_open", pure: true) { _ in .null })
+        let replace = name == "track" ? "DROP TRIGGER track;" : ""
+        try adversary.execute(sql: """
+            \(replace) CREATE TRIGGER "\(name)" AFTER UPDATE ON customer BEGIN
+              INSERT INTO audit SELECT strongroom_open(phone, 'customer', 'phone', id) FROM customer; END;
+            """)
+        adversary.close()
+        var second = try Migrator(migrations: [create, Migration(version: 2, description: "names", sql: "UPDATE customer SET name = upper(name)")])
+        second.fieldKeyring = keyring
+        let error = #expect(throws: MigrationError.self) { try second.migrate(queue) }
+        #expect(error?.code == .untrustedSchema, "\(String(describing: error))")
+    }
+
+    /// An app connection bound to no context, on a database that recorded
+    /// none when it opened: a context recorded since (by whoever holds the
+    /// database key) is not taken for the run; the run is refused.
+    @Test func aContextRecordedAfterTheAppOpenedIsNotTaken() throws {
+        let path = dir.file("late-context.db")
+        let queue = try DatabaseQueue(path: path, configuration: configuration())
+        try queue.write { db in try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, phone BLOB, note TEXT); INSERT INTO customer(id, note) VALUES (7, 'secret note')") }
+        let bare = try Connection(path: path, configuration: Configuration(key: databaseKey))
+        try SealedColumnRegistry.record(context: try FieldContext("tenant-x"), keyring: FieldKeyring.generate(), in: bare)
+        bare.close()
+        var migrator = try Migrator(migrations: [
+            Migration(version: 1, description: "seal notes", sql: "UPDATE customer SET note = strongroom_seal(note, 'customer', 'note', 'randomized', id)"),
+        ])
+        migrator.fieldKeyring = keyring
+        #expect(throws: MigrationError.self) { try migrator.migrate(queue) }
+        #expect(try queue.read { db in try db.fetchOne(String.self, sql: "SELECT note FROM customer WHERE id = 7") } == "secret note")
+    }
 }
