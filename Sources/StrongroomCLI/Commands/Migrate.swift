@@ -65,7 +65,8 @@ struct Migrate: ParsableCommand {
             var configuration = self.key.existing(databaseKey, readOnly: dryRun)
             configuration.createIfMissing = creates
             configuration.keepsJournalMode = !creates
-            if let keyring { configuration.addFieldFunctionsForTools(keyring: keyring) }
+            // The migrator lends the functions (migrator.fieldKeyring) once it
+            // has checked the schema against the migrations, for its run only.
             if creates {
                 let directory = FileSystem.directory(of: database)
                 var isDirectory: ObjCBool = false
@@ -128,9 +129,7 @@ struct Migrate: ParsableCommand {
             throw StrongroomError(.misuse, "--dry-run takes a single database, not a glob.")
         }
         let results = MigrationFleet.migrate(paths, with: migrator, to: to, jobs: jobs) { _ in
-            var configuration = self.key.existing(key)
-            if let keyring { configuration.addFieldFunctionsForTools(keyring: keyring) }
-            return configuration
+            self.key.existing(key)
         }
         let failed = results.filter { !$0.succeeded }
         if output.json {

@@ -71,10 +71,22 @@ extension FieldFunctions {
     /// those the connection declares.
     package static func lending<T>(_ keyring: FieldKeyring, context given: FieldContext?, to db: Connection, _ body: () throws -> T) throws -> T {
         let app = db.columnTransform as? SealingTransform
-        if let given, let appContext = app?.cipher.context, given != appContext {
-            throw FieldError(.misuse, "The migrator binds values to the field context \(given), and the connection it migrates seals with \(appContext): give both the same context. Nothing was migrated.")
+        let context: FieldContext?
+        if let app {
+            // The connection's context as it opened (none included), which
+            // the database must still record: one recorded since is not the
+            // application's.
+            if let given, given != app.cipher.context {
+                throw FieldError(.misuse, "The migrator binds values to the field context \(given), and the connection it migrates seals with \(app.cipher.context.map { "\($0)" } ?? "none"): give both the same context. Nothing was migrated.")
+            }
+            if let recorded = try SealedColumnRegistry.context(in: db), recorded != app.cipher.context {
+                throw FieldError(.misuse, "\(db.path) records the field context \(recorded) now, and its connection seals with \(app.cipher.context.map { "\($0)" } ?? "none"): the record changed since it opened (whoever holds the database key can write it). Nothing was migrated; check the database, then open it again.")
+            }
+            context = app.cipher.context
+        } else {
+            context = try FieldContext.effective(given, in: db)
         }
-        let cipher = FieldCipher(keyring: keyring, context: try FieldContext.effective(given ?? app?.cipher.context, in: db))
+        let cipher = FieldCipher(keyring: keyring, context: context)
         try FieldKeyCheck.prepare(cipher, in: db)
         return try lending(cipher, to: db, columns: app?.declaredColumns ?? [], indexes: app?.indexes.values.flatMap { $0 } ?? [], body)
     }

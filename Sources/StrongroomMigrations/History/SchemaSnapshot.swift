@@ -8,6 +8,9 @@ import StrongroomFields
 public struct SchemaSnapshot: Sendable, Equatable {
     /// `"type name"` → normalized SQL.
     public let objects: [String: String]
+    /// The objects' names, folded as SQLite folds them: the names whose
+    /// quoting ``canonicalSQL(_:)`` drops.
+    let names: Set<FoldedName>
 
     init(_ db: Connection) throws(StrongroomError) {
         var objects: [String: String] = [:]
@@ -24,6 +27,12 @@ public struct SchemaSnapshot: Sendable, Equatable {
             objects[key] = Self.canonicalQuoting(SQLScript.normalized(SQLScript.schemaText(row[2])), names: names)
         }
         self.objects = objects
+        self.names = names
+    }
+
+    /// `sql` as ``objects`` holds it: normalized, this schema's own names unquoted.
+    func canonicalSQL(_ sql: String) -> String {
+        Self.canonicalQuoting(SQLScript.normalized(sql), names: names)
     }
 
     /// `sql` with every quoted name of one of the schema's own objects
