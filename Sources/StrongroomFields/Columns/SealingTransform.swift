@@ -186,19 +186,8 @@ final class SealingTransform: ColumnTransform {
     }
 
     func prepareInsert(into table: String, columns names: inout [String], values: inout [DatabaseValue], connection: Connection) throws {
-        let recordedJustNow = activeKeyJustFoundRecorded
-        activeKeyJustFoundRecorded = false
-        guard let shape = try insertShape(table: table, names: names) else { return }
-        // On every insert, inside its transaction, and in a savepoint when it
-        // writes the record (a rolled-back insert takes it back): the database
-        // learns the key the row is about to be sealed under, or refuses a
-        // keyring it does not know.
-        if !recordedJustNow, let check = try activeCheck() {
-            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, context: cipher.context, declared: declaredColumns, rowKeys: rowKeys, in: connection)
-        }
-        // Recorded now, for this row (strongroom_seal on this connection still
-        // refuses a key the database did not know at open: a rollback takes
-        // the record back).
+        guard let shape = try beginWrite(into: table, names: names, connection: connection) else { return }
+        // Recorded now, for this row (a rollback takes the record back).
         let unknownActiveKey = cipher.unknownActiveKey
         cipher.unknownActiveKey = nil
         defer { cipher.unknownActiveKey = unknownActiveKey }
@@ -258,24 +247,11 @@ final class SealingTransform: ColumnTransform {
                 }
             }
         }
-        for index in names.indices {
-            // The insert's own columns as the shape found them, then those
-            // appended above (a rowid, an index's), as their plans found them.
-            let sealed = index < shape.sealed.count ? shape.sealed[index] : appendedSealed[index - shape.sealed.count]
-            guard let sealed else { continue }
-            values[index] = try cipher.seal(values[index], table: table, column: sealed.column, rowKey: rowKey, mode: sealed.mode)
-        }
+        try seal(&values, of: names, table: table, shape: shape, appended: appendedSealed, rowKey: rowKey)
     }
 
     func prepareUpdate(of table: String, columns names: inout [String], values: inout [DatabaseValue], rowKey updateKey: [String], connection: Connection) throws {
-        let recordedJustNow = activeKeyJustFoundRecorded
-        activeKeyJustFoundRecorded = false
-        guard let shape = try insertShape(table: table, names: names) else { return }
-        // As for an insert: the database learns the active key first, or
-        // refuses a keyring it does not know.
-        if !recordedJustNow, let check = try activeCheck() {
-            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, context: cipher.context, declared: declaredColumns, rowKeys: rowKeys, in: connection)
-        }
+        guard let shape = try beginWrite(into: table, names: names, connection: connection) else { return }
         let unknownActiveKey = cipher.unknownActiveKey
         cipher.unknownActiveKey = nil
         defer { cipher.unknownActiveKey = unknownActiveKey }
@@ -336,8 +312,32 @@ final class SealingTransform: ColumnTransform {
                 }
             }
         }
+        try seal(&values, of: names, table: table, shape: shape, appended: appendedSealed, rowKey: rowKey)
+    }
+
+    /// What an insert or an update does first: the shape of its columns
+    /// (nil: the table seals nothing), and, unless ``writesBeforeInsert(into:connection:)``
+    /// just found it there, the active key recorded: on every write, inside
+    /// its transaction (in a savepoint when it writes the record, so that a
+    /// rolled-back write takes it back), the database learns the key the row
+    /// is about to be sealed under, or refuses a keyring it does not know.
+    private func beginWrite(into table: String, names: [String], connection: Connection) throws -> InsertShape? {
+        let recordedJustNow = activeKeyJustFoundRecorded
+        activeKeyJustFoundRecorded = false
+        guard let shape = try insertShape(table: table, names: names) else { return nil }
+        if !recordedJustNow, let check = try activeCheck() {
+            try FieldKeyCheck.recordActiveKey(of: cipher.keyring, check: check, context: cipher.context, declared: declaredColumns, rowKeys: rowKeys, in: connection)
+        }
+        return shape
+    }
+
+    /// Seals each sealed column of the row, bound to `rowKey`: the write's
+    /// own columns as the shape found them, then those appended to it (a
+    /// rowid, an index's), as `appended` says.
+    private func seal(_ values: inout [DatabaseValue], of names: [String], table: String, shape: InsertShape, appended: [SealedColumn?],
+                      rowKey: [DatabaseValue]) throws {
         for index in names.indices {
-            let sealed = index < shape.sealed.count ? shape.sealed[index] : appendedSealed[index - shape.sealed.count]
+            let sealed = index < shape.sealed.count ? shape.sealed[index] : appended[index - shape.sealed.count]
             guard let sealed else { continue }
             values[index] = try cipher.seal(values[index], table: table, column: sealed.column, rowKey: rowKey, mode: sealed.mode)
         }
