@@ -237,15 +237,7 @@ final class SealingTransform: ColumnTransform {
                 }
                 computed.append(value)
             }
-            for (step, value) in zip(shape.steps, computed) {
-                if let target = step.target {
-                    values[target] = value
-                } else {
-                    names.append(step.index.name)
-                    values.append(value)
-                    appendedSealed.append(step.sealedColumn)
-                }
-            }
+            Self.place(Array(zip(shape.steps, computed)), in: &names, &values, appended: &appendedSealed)
         }
         try seal(&values, of: names, table: table, shape: shape, appended: appendedSealed, rowKey: rowKey)
     }
@@ -302,17 +294,25 @@ final class SealingTransform: ColumnTransform {
                 }
                 computed.append((step, value))
             }
-            for (step, value) in computed {
-                if let target = step.target {
-                    values[target] = value
-                } else {
-                    names.append(step.index.name)
-                    values.append(value)
-                    appendedSealed.append(step.sealedColumn)
-                }
-            }
+            Self.place(computed, in: &names, &values, appended: &appendedSealed)
         }
         try seal(&values, of: names, table: table, shape: shape, appended: appendedSealed, rowKey: rowKey)
+    }
+
+    /// Puts each index value computed in the row: in the index's column
+    /// when the write gives it, else appended (with the sealed column of the
+    /// index's name, if any, for ``seal(_:of:table:shape:appended:rowKey:)``).
+    private static func place(_ computed: [(step: IndexStep, value: DatabaseValue)], in names: inout [String], _ values: inout [DatabaseValue],
+                              appended: inout [SealedColumn?]) {
+        for (step, value) in computed {
+            if let target = step.target {
+                values[target] = value
+            } else {
+                names.append(step.index.name)
+                values.append(value)
+                appended.append(step.sealedColumn)
+            }
+        }
     }
 
     /// What an insert or an update does first: the shape of its columns
