@@ -17,8 +17,11 @@ extension Connection {
     /// with sealed columns goes through the connection's ``ColumnTransform``
     /// (``ColumnTransform/prepareUpdate(of:columns:values:rowKey:connection:)``):
     /// each sealed value is sealed in Swift, bound to the row's key, and its
-    /// blind indexes computed again, all inside one savepoint. No SQL
-    /// function on the connection sees a key.
+    /// blind indexes computed again, in one savepoint (inside your
+    /// transaction, as one UPDATE when nothing else is written first and the
+    /// schema holds no trigger, as ``insert(_:into:)`` does). The row is found
+    /// only where it holds the key exactly (byte for byte, of the same type).
+    /// No SQL function on the connection sees a key.
     ///
     /// - Throws: ``StrongroomError/Code/notFound`` when no row has the
     ///   record's key (nothing is written); ``StrongroomError/Code/misuse``
