@@ -186,11 +186,20 @@ extension Connection {
             try transform.prepareInsert(into: table, columns: &columns, values: &values, connection: db)
             try db.insertStatement(into: table, columns: columns).execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
         }
+        try write(into: table, through: transform, insertRow)
+    }
+
+    /// Runs `body`, one write of a row `transform` prepares (an insert or
+    /// an update), in a savepoint; or, inside a transaction when the
+    /// transform writes nothing of its own first and no trigger can run, as
+    /// it is (see ``insert(columns:values:into:through:)``). An error that is
+    /// not a ``StrongroomError`` (the transform's) becomes `sealedValue`.
+    func write(into table: String, through transform: any ColumnTransform, _ body: (Connection) throws -> Void) throws(StrongroomError) {
         do {
             if isInsideTransaction, try !schemaMayHoldTriggers(), try !transform.writesBeforeInsert(into: table, connection: self) {
-                try insertRow(self)
+                try body(self)
             } else {
-                try inSavepoint(insertRow)
+                try inSavepoint(body)
             }
         } catch let error as StrongroomError {
             throw error

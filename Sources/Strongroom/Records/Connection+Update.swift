@@ -117,18 +117,16 @@ extension Connection {
                 throw StrongroomError(.notFound, "No row of \(table) has \(described): nothing was updated. Insert it, or check the key.", path: db.path)
             }
         }
-        do {
-            if transform == nil {
+        if let transform {
+            try write(into: table, through: transform, updateRow)
+        } else {
+            do {
                 try updateRow(self)
-            } else if isInsideTransaction, try !schemaMayHoldTriggers(), try !transform!.writesBeforeInsert(into: table, connection: self) {
-                try updateRow(self)
-            } else {
-                try inSavepoint(updateRow)
+            } catch let error as StrongroomError {
+                throw error
+            } catch {
+                throw StrongroomError(.sqlite, "\(error)", path: path)
             }
-        } catch let error as StrongroomError {
-            throw error
-        } catch {
-            throw StrongroomError(.sealedValue, "\(error)", path: path)
         }
     }
 

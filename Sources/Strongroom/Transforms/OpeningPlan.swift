@@ -174,7 +174,7 @@ extension Statement {
                     // way by both: the leftmost.
                     if layout.isAmbiguous(key) {
                         for other in layout.columnNames.indices where other != keyIndex && layout.columnNames[other].sqliteFolded == key.sqliteFolded
-                            && !layout.columnNames[other].utf8.elementsEqual(key.utf8) {
+                            && ExactText(layout.columnNames[other]) != ExactText(key) {
                             keyCopies.append((key: contextIndexes.count, index: other))
                         }
                     }

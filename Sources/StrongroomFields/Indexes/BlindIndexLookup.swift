@@ -376,7 +376,15 @@ struct BlindIndexQuery {
             guard let probe = probe.first, let position = positions[0] else { return false }
             return BlindIndex.same(row.value(at: position), probe)
         }
-        let stored = positions.map { $0.map(row.value(at:)) ?? .null }
+        return matches(positions.map { $0.map(row.value(at:)) ?? .null })
+    }
+
+    /// Whether the index columns' `stored` values, transformed, equal the probe.
+    private func matches(_ stored: [DatabaseValue]) -> Bool {
+        if compiled.comparesStored {
+            guard let probe = probe.first else { return false }
+            return BlindIndex.same(stored[0], probe)
+        }
         guard let transformed = try? compiled.index.transformed(stored) else { return false }
         return BlindIndex.matches(transformed, probe)
     }
@@ -396,12 +404,7 @@ struct BlindIndexQuery {
             }
             stored.append(value)
         }
-        if compiled.comparesStored {
-            guard let probe = probe.first else { return false }
-            return BlindIndex.same(stored[0], probe)
-        }
-        guard let transformed = try? compiled.index.transformed(stored) else { return false }
-        return BlindIndex.matches(transformed, probe)
+        return matches(stored)
     }
 
     /// The SQL of a shape, after checking the index, its columns and the order.

@@ -235,27 +235,27 @@ public struct Migrator: Sendable {
             try checkTarget(target, done: { _ in false })
             try erase(db)
         }
+        // Read the state only once the lock is held: another runner may just
+        // have applied what was pending.
+        let queue = try pending(db, to: target)
         // The sealed-column SQL functions, for this run only: the connection
         // may be the app's, which carries no key-bearing function.
-        if let fieldKeyring, try !pending(db, to: target).isEmpty {
+        if let fieldKeyring, !queue.isEmpty {
             // The schema checked against the migrations first: no trigger or
             // view they did not create may run beside the functions.
             try refuseUntrustedSQL(db)
             return try Self.typed {
                 try FieldFunctions.lending(fieldKeyring, context: fieldContext, to: db) { () throws -> MigrationReport in
-                    try migratePending(db, to: target, progress: progress)
+                    try migrate(queue, db, progress: progress)
                 }
             }
         }
-        return try migratePending(db, to: target, progress: progress)
+        return try migrate(queue, db, progress: progress)
     }
 
-    /// Applies the pending migrations, once the lock is held.
-    private func migratePending(_ db: Connection, to target: Int?, progress: (@Sendable (MigrationEvent) -> Void)?) throws(MigrationError) -> MigrationReport {
+    /// Applies `queue`, the pending migrations, once the lock is held.
+    private func migrate(_ queue: [Migration], _ db: Connection, progress: (@Sendable (MigrationEvent) -> Void)?) throws(MigrationError) -> MigrationReport {
         let from = try currentVersion(db)
-        // Read the state only once the lock is held: another runner may just
-        // have applied what was pending.
-        let queue = try pending(db, to: target)
         try checkForeignKeysBeforeRunning(queue, db)
         var applied: [AppliedMigration] = []
         for (index, migration) in queue.enumerated() {
