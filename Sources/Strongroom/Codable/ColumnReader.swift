@@ -176,6 +176,10 @@ final class OpeningColumnReader: ColumnReader {
         }
         if opened.count != statement.columnCount { opened = Array(repeating: nil, count: statement.columnCount) }
         holdsRow = true
+        // Signed rows first: nothing of a row whose signature fails is opened.
+        if !plan.signatures.isEmpty {
+            try plan.verifySignatures(statement: statement) { statement.databaseValue(at: Int32($0)) }
+        }
         // Sealed columns of one table share their context (its primary key):
         // read it once per row, into an array kept from row to row.
         var lastIndexes: [Int]?

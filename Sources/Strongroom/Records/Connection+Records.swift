@@ -6,7 +6,7 @@ extension Connection {
     /// let artists = try db.fetchAll(Artist.self)
     /// ```
     public func fetchAll<T: TableRecord>(_ type: T.Type) throws(StrongroomError) -> [T] {
-        try cachedStatement(sql: Self.selectSQL(T.self)).fetchAll(type)
+        try cachedStatement(sql: selectSQL(T.self)).fetchAll(type)
     }
 
     /// Every row of a query read into `T`.
@@ -105,7 +105,18 @@ extension Connection {
     }
 
     /// `SELECT "a", "b", … FROM "table"` for `T`.
-    static func selectSQL<T: TableRecord>(_ type: T.Type) -> String {
-        "SELECT \(T.databaseColumnNames.map(SQLScript.quotedIdentifier).joined(separator: ", ")) FROM \(SQLScript.quotedIdentifier(T.databaseTableName))"
+    /// `T`'s columns from its table; for a table whose rows the
+    /// connection's transform signs, with the signature, the columns it
+    /// covers and the row key after them, which the read checks each row's
+    /// signature over.
+    func selectSQL<T: TableRecord>(_ type: T.Type) -> String {
+        var names = T.databaseColumnNames
+        if let transform = columnTransform, let signed = transform.signedRowColumns(of: T.databaseTableName) {
+            let key = T.databaseRowKey.isEmpty ? transform.declaredRowKey(of: T.databaseTableName) ?? [] : T.databaseRowKey
+            for name in [signed.signature] + signed.covered + key where !names.contains(where: { $0.sqliteFolded == name.sqliteFolded }) {
+                names.append(name)
+            }
+        }
+        return "SELECT \(names.map(SQLScript.quotedIdentifier).joined(separator: ", ")) FROM \(SQLScript.quotedIdentifier(T.databaseTableName))"
     }
 }

@@ -56,23 +56,59 @@ final class OpeningPlan {
         }
     }
 
+    /// One signed table's rows in the result: where its signature, the
+    /// columns it covers and its row key are. Checked once per row, before
+    /// any value of the row is opened or handed out.
+    final class SignatureCheck {
+        let table: String
+        let signatureIndex: Int
+        let coveredIndexes: [Int]
+        let keyIndexes: [Int]
+
+        init(table: String, signatureIndex: Int, coveredIndexes: [Int], keyIndexes: [Int]) {
+            self.table = table
+            self.signatureIndex = signatureIndex
+            self.coveredIndexes = coveredIndexes
+            self.keyIndexes = keyIndexes
+        }
+    }
+
+    /// Checks the row signature of each signed table the plan opens a
+    /// value of; `value` gives the row's stored values.
+    func verifySignatures(statement: Statement, value: (Int) -> DatabaseValue) throws(StrongroomError) {
+        for check in signatures {
+            let rowKey = check.keyIndexes.map(value)
+            do {
+                try transform.verifyRowSignature(value(check.signatureIndex), of: check.table, covering: check.coveredIndexes.map(value), rowKey: rowKey)
+            } catch let error as StrongroomError {
+                throw error
+            } catch {
+                throw StrongroomError(.sealedValue, "\(error) Nothing of the row was read.", path: statement.connection.path, sql: statement.sql)
+            }
+        }
+    }
+
     let request: OpeningRequest
     let transform: any ColumnTransform
     let columns: [Column]
+    /// The signed tables whose rows the plan checks (empty for almost every read).
+    let signatures: [SignatureCheck]
     /// The rows' layout: the statement's column names, and the properties
     /// opened (a ``Row`` decodes a record only when they are the record's).
     let layout: RowLayout
 
-    init(request: OpeningRequest, transform: any ColumnTransform, columns: [Column], layout: RowLayout) {
+    init(request: OpeningRequest, transform: any ColumnTransform, columns: [Column], signatures: [SignatureCheck], layout: RowLayout) {
         self.request = request
         self.transform = transform
         self.columns = columns
+        self.signatures = signatures
         self.layout = layout
     }
 
     /// `values` (one row, as stored) as the app sees them.
     func open(_ values: inout [DatabaseValue], statement: Statement) throws(StrongroomError) {
         let stored = values
+        if !signatures.isEmpty { try verifySignatures(statement: statement) { stored[$0] } }
         for column in columns {
             let context = column.contextIndexes.map { stored[$0] }
             if !column.keyCopies.isEmpty { try checkKeyCopies(column, context: context, statement: statement) { stored[$0] } }
@@ -186,6 +222,57 @@ extension Statement {
         }
         guard !columns.isEmpty else { return nil }
         return OpeningPlan(request: request, transform: transform, columns: columns,
+                           signatures: try signatureChecks(of: columns, transform: transform, layout: layout, owner: owner, refuse: refuse),
                            layout: RowLayout(columnNames: layout.columnNames, opened: columns.map(\.property)))
+    }
+
+    /// For each table of `columns` whose rows the transform signs: where
+    /// the result holds the signature, each column it covers and the row
+    /// key, each found by name as the decoder finds a property (a sealed
+    /// column the read opens under another name, at its property). A read
+    /// that leaves one out, or holds one of their names twice, is refused:
+    /// the signature could not be checked, or not over what the record holds.
+    private func signatureChecks(of columns: [OpeningPlan.Column], transform: any ColumnTransform, layout: RowLayout, owner: String,
+                                 refuse: (String) -> StrongroomError) throws(StrongroomError) -> [OpeningPlan.SignatureCheck] {
+        var checks: [OpeningPlan.SignatureCheck] = []
+        var seen: Set<FoldedName> = []
+        for column in columns where !seen.contains(column.table.sqliteFolded) {
+            let table = column.table
+            seen.insert(table.sqliteFolded)
+            guard let signed = transform.signedRowColumns(of: table) else { continue }
+            let opened = columns.filter { $0.table.sqliteFolded == table.sqliteFolded }
+            // One row of the table per result row: two (a join of the table
+            // with itself) would share the covered columns' names.
+            let keyNames = opened.map { $0.property.rowKey ?? transform.declaredRowKey(of: table) ?? [] }
+            guard let key = keyNames.first, !key.isEmpty else {
+                throw refuse("\(table)'s rows are signed, bound to their row key, and neither the declaration nor the configuration names it: declare it in configuration.seal(…, rowKeys:).")
+            }
+            if keyNames.contains(where: { $0.map(ExactText.init) != key.map(ExactText.init) }) {
+                throw refuse("\(owner) declares sealed properties of \(table) with different row keys (two rows of \(table) in one result), and \(table)'s rows are signed: the columns the signature covers cannot be told apart. Read each row of \(table) in its own query.")
+            }
+            func find(_ name: String, _ what: String) throws(StrongroomError) -> Int {
+                guard let index = layout.index(of: name) else {
+                    throw refuse("\(table)'s rows are signed (\(signed.signature)), and the query selects \(owner)'s sealed properties of it without \(name), \(what): select \(([signed.signature] + signed.covered + key).joined(separator: ", ")), each once, by name, so that each row's signature is checked before it is read.")
+                }
+                if layout.isAmbiguous(name) {
+                    throw refuse("The query's result holds more than one column named \(name), \(what) of \(table)'s signed rows: which one the record holds cannot be told. Select it once, by name, rather than * over a join.")
+                }
+                return index
+            }
+            var covered: [Int] = []
+            for name in signed.covered {
+                // A sealed column the read opens under another name: at its property.
+                if let property = opened.first(where: { $0.column.sqliteFolded == name.sqliteFolded }) {
+                    covered.append(property.index)
+                } else {
+                    covered.append(try find(name, "which the row signature covers"))
+                }
+            }
+            var keyIndexes: [Int] = []
+            for name in key { keyIndexes.append(try find(name, "which holds the row key the signature is bound to")) }
+            checks.append(OpeningPlan.SignatureCheck(table: table, signatureIndex: try find(signed.signature, "which holds the row signature"),
+                                                     coveredIndexes: covered, keyIndexes: keyIndexes))
+        }
+        return checks
     }
 }

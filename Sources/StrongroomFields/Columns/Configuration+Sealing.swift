@@ -62,12 +62,18 @@ extension Configuration {
     /// Each index covers at least one of `columns`; a definition that is not
     /// one (see ``BlindIndex/validate()``) fails every connection's opening
     /// with its ``FieldError``.
+    ///
+    /// `signedRows` are the tables whose rows are signed (``SignedRow``):
+    /// inserts and updates sign each row over its declared plain columns and
+    /// its sealed columns' envelopes, and a read that opens a sealed
+    /// property of such a table checks the row's signature first.
     public mutating func seal(_ columns: [SealedColumn], indexes: [BlindIndex] = [], keyring: FieldKeyring, context: FieldContext? = nil,
-                              rowKeys: [String: [String]] = [:]) {
+                              rowKeys: [String: [String]] = [:], signedRows: [SignedRow] = []) {
         prepareConnection { db throws(StrongroomError) in
             do throws(FieldError) {
                 try BlindIndex.validate(indexes, of: columns)
                 try Self.validateRowKeys(rowKeys, of: columns)
+                try SignedRow.validate(signedRows, columns: columns, indexes: indexes, rowKeys: rowKeys)
             } catch {
                 throw StrongroomError(.misuse, error.message, path: db.path)
             }
@@ -81,7 +87,7 @@ extension Configuration {
             for function in FieldFunctions.functions(cipher: cipher) where !FieldFunctions.keyBearing.contains(function.name) {
                 try db.add(function: function)
             }
-            db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, rowKeys: rowKeys)
+            db.columnTransform = SealingTransform(columns: columns, indexes: indexes, cipher: cipher, connection: db, rowKeys: rowKeys, signedRows: signedRows)
         }
     }
 

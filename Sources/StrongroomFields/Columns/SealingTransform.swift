@@ -24,6 +24,8 @@ final class SealingTransform: ColumnTransform {
         let columns: [String]
         /// Each key column's type affinity (SQLite's rules, from the declared type).
         let affinities: [Affinity]
+        /// Every column's, by folded name.
+        let columnAffinities: [FoldedName: Affinity]
         /// True for a single `INTEGER PRIMARY KEY` of a rowid table (the
         /// rowid), which SQLite assigns when none is given.
         let isRowid: Bool
@@ -72,8 +74,11 @@ final class SealingTransform: ColumnTransform {
     /// then the others (rows not yet rotated).
     let probeKeyIDs: [UInt32]
 
+    /// The tables whose rows are signed (``SignedRow``), by folded name.
+    let signedRows: [FoldedName: RowSignature.Layout]
+
     init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection,
-         rowKeys: [String: [String]] = [:]) {
+         rowKeys: [String: [String]] = [:], signedRows: [SignedRow] = []) {
         self.rowKeys = Dictionary(rowKeys.map { ($0.key.sqliteFolded, $0.value) }, uniquingKeysWith: { first, _ in first })
         var byTable: [FoldedName: [FoldedName: SealedColumn]] = [:]
         for column in columns {
@@ -92,6 +97,12 @@ final class SealingTransform: ColumnTransform {
         self.cipher = cipher
         let keyring = cipher.keyring
         probeKeyIDs = [keyring.activeKeyID] + keyring.keyIDs.filter { $0 != keyring.activeKeyID }
+        var signed: [FoldedName: RowSignature.Layout] = [:]
+        for row in signedRows {
+            let sealed = columns.filter { $0.table.sqliteFolded == row.table.sqliteFolded }.map(\.column)
+            signed[row.table.sqliteFolded] = RowSignature.Layout(table: row.table, signatureColumn: row.signatureColumn, covered: row.columns + sealed, cipher: cipher)
+        }
+        self.signedRows = signed
         self.connection = connection
     }
 
@@ -131,6 +142,7 @@ final class SealingTransform: ColumnTransform {
         let affinities = declared.map { Affinity(declaredType: types[$0.sqliteFolded]?.type ?? "") }
         let single = declared.count == 1 ? types[declared[0].sqliteFolded] : nil
         let key = PrimaryKey(table: spelled, columns: declared, affinities: affinities,
+                             columnAffinities: types.mapValues { Affinity(declaredType: $0.type) },
                              isRowid: hasRowid && single?.pk == 1 && single?.type.uppercased() == "INTEGER")
         primaryKeys[table.sqliteFolded] = key
         return key
@@ -240,6 +252,7 @@ final class SealingTransform: ColumnTransform {
             Self.place(Array(zip(shape.steps, computed)), in: &names, &values, appended: &appendedSealed)
         }
         try seal(&values, of: names, table: table, shape: shape, appended: appendedSealed, rowKey: rowKey)
+        try sign(&names, &values, table: table, shape: shape, rowKey: rowKey, updating: false)
     }
 
     func prepareUpdate(of table: String, columns names: inout [String], values: inout [DatabaseValue], rowKey updateKey: [String], connection: Connection) throws {
@@ -297,6 +310,7 @@ final class SealingTransform: ColumnTransform {
             Self.place(computed, in: &names, &values, appended: &appendedSealed)
         }
         try seal(&values, of: names, table: table, shape: shape, appended: appendedSealed, rowKey: rowKey)
+        try sign(&names, &values, table: table, shape: shape, rowKey: rowKey, updating: true)
     }
 
     /// Puts each index value computed in the row: in the index's column
@@ -379,7 +393,7 @@ final class SealingTransform: ColumnTransform {
         if let keyColumn = key.columns.first(where: { sealedColumns[$0.sqliteFolded] != nil }) {
             throw FieldError(.misuse, "\(table).\(keyColumn) is part of the primary key, which sealed values are bound to: it cannot be sealed itself.", table: table, column: keyColumn)
         }
-        let needsRowKey = sealedColumns.values.contains { $0.mode != .deterministic }
+        let needsRowKey = sealedColumns.values.contains { $0.mode != .deterministic } || signedRows[folded] != nil
         let given = names.map(\.sqliteFolded)
         let keyPositions = key.columns.map { given.firstIndex(of: $0.sqliteFolded) }
         // The columns the indexes see: the insert's, then a rowid it leaves

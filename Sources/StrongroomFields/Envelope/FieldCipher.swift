@@ -40,6 +40,8 @@ public final class FieldCipher {
         let aeads = KeyedPrimitives<AESGCM>()
         let sivs = KeyedPrimitives<AESSIV>()
         let indexes = KeyedPrimitives<HMACSHA256>()
+        /// For a row signature's column (``RowSignature``): its MAC keys.
+        let rowSigners = KeyedPrimitives<HMACSHA256>()
         init(table: String, column: String) {
             self.table = FieldEnvelope.boundName(table)
             self.column = FieldEnvelope.boundName(column)
@@ -163,7 +165,7 @@ public final class FieldCipher {
     // MARK: Subkeys
 
     private enum Purpose: String {
-        case aead = "aes-256-gcm", siv = "aes-256-siv", blindIndex = "hmac-sha256-blind-index"
+        case aead = "aes-256-gcm", siv = "aes-256-siv", blindIndex = "hmac-sha256-blind-index", rowSignature = "hmac-sha256-row-signature"
     }
 
     /// HKDF-SHA256(master key, salt "strongroom.field.v1",
@@ -195,6 +197,17 @@ public final class FieldCipher {
     private func index(_ subkey: Subkey) throws(FieldError) -> HMACSHA256 {
         try subkey.column.indexes.primitive(subkey.keyID) { () throws(FieldError) in
             try Self.making { try HMACSHA256(key: derive(.blindIndex, subkey, byteCount: HMACSHA256.byteCount)) }
+        }
+    }
+
+    /// The MAC key of the row signatures of `table` held in `column` (a
+    /// ``SignedRow``'s signature column) under `keyID`:
+    /// HKDF-SHA256 with info "hmac-sha256-row-signature" || 0x00 || table
+    /// || 0x00 || column.
+    func rowSigner(_ column: BoundColumn, keyID: UInt32) throws(FieldError) -> HMACSHA256 {
+        let subkey = Subkey(keyID: keyID, column: column)
+        return try column.rowSigners.primitive(keyID) { () throws(FieldError) in
+            try Self.making { try HMACSHA256(key: derive(.rowSignature, subkey, byteCount: HMACSHA256.byteCount)) }
         }
     }
 

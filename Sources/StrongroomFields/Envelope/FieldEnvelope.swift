@@ -41,17 +41,25 @@ enum FieldEnvelope {
     /// FieldCipher.seal.)
     static func rowKeyByteCount(_ rowKey: [DatabaseValue]) -> Int {
         var count = 4
-        for part in rowKey { count += 5 + payloadByteCount(part) }
+        for part in rowKey { count += typedByteCount(part) }
         return count
     }
 
     static func writeRowKey(_ rowKey: [DatabaseValue], to out: inout Writer) {
         out.write(bigEndian: UInt32(rowKey.count))
-        for part in rowKey {
-            out.write(part.isNull ? 0 : valueType(part))
-            out.write(bigEndian: UInt32(payloadByteCount(part)))
-            writePayload(part, to: &out)
-        }
+        for part in rowKey { writeTyped(part, to: &out) }
+    }
+
+    /// One value as the row key writes each part: type (0 for NULL) ||
+    /// u32(len payload) || payload.
+    static func typedByteCount(_ value: DatabaseValue) -> Int {
+        5 + payloadByteCount(value)
+    }
+
+    static func writeTyped(_ value: DatabaseValue, to out: inout Writer) {
+        out.write(value.isNull ? 0 : valueType(value))
+        out.write(bigEndian: UInt32(payloadByteCount(value)))
+        writePayload(value, to: &out)
     }
 
     private static func valueType(_ value: DatabaseValue) -> UInt8 {

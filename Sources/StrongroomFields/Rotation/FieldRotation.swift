@@ -64,10 +64,18 @@ public enum FieldRotation {
     /// with a value under another key (rebuilt whole, with ``BlindIndexRebuild``;
     /// counted in ``Report/resealed`` under "table.index").
     ///
+    /// `signedRows` are the app's ``SignedRow`` declarations: a row of such
+    /// a table is signed again under the active key as its values are
+    /// re-sealed, after its signature verifies over what it held (a row
+    /// someone changed is refused, not signed over). A table whose rows hold
+    /// signatures and that `signedRows` does not declare is refused before
+    /// anything is re-sealed: re-sealing would break its signatures.
+    ///
     /// `progress` is called after each batch with the values re-sealed so far.
-    public static func rotate(_ queue: DatabaseQueue, columns: [SealedColumn], keyring: FieldKeyring, batchSize: Int = 1000,
+    public static func rotate(_ queue: DatabaseQueue, columns: [SealedColumn], keyring: FieldKeyring, signedRows: [SignedRow] = [], batchSize: Int = 1000,
                               progress: ((Int) -> Void)? = nil) throws -> Report {
         let cipher = try queue.read { db in try FieldCipher(keyring: keyring, contextRecordedIn: db) }
+        let signing = try signingLayouts(signedRows, columns: columns, cipher: cipher, in: queue)
         // The registry names the blind indexes rebuilt below: refused if
         // someone without the keyring changed it.
         try queue.read { db in try RegistrySignature.verify(keyring, in: db) }
@@ -104,23 +112,30 @@ public enum FieldRotation {
                         let stored = try row.decode(DatabaseValue.self, column: "strongroom_stored")
                         let value = try cipher.open(stored, table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
                         let sealed = try cipher.seal(value, table: column.table, column: column.column, rowKey: rowKey, mode: column.mode)
-                        var assignments = "\(name) = ?1"
-                        var arguments: [any DatabaseValueConvertible] = [sealed]
-                        if column.mode == .indexed, let indexColumn = column.indexColumn {
-                            assignments += ", \(SQLScript.quotedIdentifier(indexColumn)) = ?2"
-                            arguments.append(try cipher.blindIndex(value, table: column.table, column: column.column))
-                        }
                         let target: String
+                        let targetArguments: [any DatabaseValueConvertible]
                         if usesRowid {
-                            target = "\(rowid) = ?\(arguments.count + 1)"
+                            target = "\(rowid) = ?"
                             let current = try row.decode(Int64.self, column: "strongroom_rowid")
-                            arguments.append(current)
+                            targetArguments = [current]
                             lastRowid = max(lastRowid ?? current, current)
                         } else {
-                            target = keyColumns.enumerated().map { "\(SQLScript.quotedIdentifier($1)) IS ?\(arguments.count + $0 + 1)" }.joined(separator: " AND ")
-                            arguments += rowKey.map { $0 as any DatabaseValueConvertible }
+                            target = keyColumns.map { "\(SQLScript.quotedIdentifier($0)) IS ?" }.joined(separator: " AND ")
+                            targetArguments = rowKey.map { $0 as any DatabaseValueConvertible }
                         }
-                        try db.execute(sql: "UPDATE \(table) SET \(assignments) WHERE \(target)", arguments: StatementArguments(arguments))
+                        var assignments = "\(name) = ?"
+                        var arguments: [any DatabaseValueConvertible] = [sealed]
+                        if column.mode == .indexed, let indexColumn = column.indexColumn {
+                            assignments += ", \(SQLScript.quotedIdentifier(indexColumn)) = ?"
+                            arguments.append(try cipher.blindIndex(value, table: column.table, column: column.column))
+                        }
+                        if let layout = signing[column.table.sqliteFolded] {
+                            // The row's signature over what it holds, checked, then over the new envelope.
+                            let signature = try resign(layout, cipher: cipher, in: db, where: target, targetArguments, rowKey: rowKey, replacing: column.column, with: sealed)
+                            assignments += ", \(SQLScript.quotedIdentifier(layout.signatureColumn)) = ?"
+                            arguments.append(signature)
+                        }
+                        try db.execute(sql: "UPDATE \(table) SET \(assignments) WHERE \(target)", arguments: StatementArguments(arguments + targetArguments))
                     }
                     return rows.count
                 }
@@ -131,6 +146,12 @@ public enum FieldRotation {
                 progress?(total)
                 if count < batchSize && usesRowid { break }
             }
+        }
+        // Signatures still under another key (a row whose sealed values
+        // were all under the active key, or NULL): signed again.
+        for layout in signing.values {
+            let count = try resignStale(layout, cipher: cipher, in: queue, batchSize: batchSize)
+            if count > 0 { resealed["\(layout.table).\(layout.signatureColumn)", default: 0] += count }
         }
         // The recorded blind indexes beyond the columns' own: rebuilt under
         // the active key where a value is under another (resumable too).
@@ -183,11 +204,13 @@ public enum FieldRotation {
         }
         guard inUse.isEmpty && indexPlaces.isEmpty else {
             let places = (inUse.map { finding in
-                let blind = finding.blindIndexesByKeyID[keyID] ?? 0, sealed = finding.count(underKey: keyID) - blind
-                return "\(finding.table).\(finding.column): " + [sealed > 0 ? "\(sealed) sealed values" : nil, blind > 0 ? "\(blind) blind indexes" : nil]
+                let blind = finding.blindIndexesByKeyID[keyID] ?? 0, signatures = finding.rowSignaturesByKeyID[keyID] ?? 0
+                let sealed = finding.count(underKey: keyID) - blind - signatures
+                return "\(finding.table).\(finding.column): " + [sealed > 0 ? "\(sealed) sealed values" : nil, blind > 0 ? "\(blind) blind indexes" : nil,
+                                                                 signatures > 0 ? "\(signatures) row signatures" : nil]
                     .compactMap { $0 }.joined(separator: ", ")
             } + indexPlaces).joined(separator: "; ")
-            throw FieldError(.keyring, "Key \(keyID) is still in use (\(places)); nothing was retired. Re-seal the values under the active key first (`strongroom fields rotate`); blind indexes are recomputed for the indexed columns strongroom_sealed_columns records, so record a column whose record is missing again before rotating.")
+            throw FieldError(.keyring, "Key \(keyID) is still in use (\(places)); nothing was retired. Re-seal the values under the active key first (`strongroom fields rotate`; row signatures from the app, FieldRotation.rotate(…, signedRows:)); blind indexes are recomputed for the indexed columns strongroom_sealed_columns records, so record a column whose record is missing again before rotating.")
         }
         let staying = try keyring.removingKey(keyID)
         let unopened = try envelopesThatDoNotOpen(under: staying, findings: findings, in: db)

@@ -4,7 +4,8 @@ public import Strongroom
 /// the database key can edit `strongroom_sealed_columns`, but not make an
 /// envelope disappear from the column it is in. Envelopes are recognisable
 /// (<doc:SealedValueFormat>): a BLOB of version 1 and a known algorithm;
-/// a blind index is a BLOB of 20 bytes (key id and a 16-byte tag).
+/// a blind index is a BLOB of 20 bytes (key id and a 16-byte tag); a row
+/// signature (``SignedRow``) a BLOB of 38, its second byte 3.
 public enum SealedValueSearch {
     /// One column in which values sealed under some key were found.
     public struct Finding: Sendable, Hashable {
@@ -18,6 +19,8 @@ public enum SealedValueSearch {
         public let deterministicByKeyID: [UInt32: Int]
         /// Values shaped like blind indexes, per key id.
         public let blindIndexesByKeyID: [UInt32: Int]
+        /// Row signatures (``SignedRow``), per key id.
+        public let rowSignaturesByKeyID: [UInt32: Int]
         /// Values that are none of these (plaintext, or other data).
         public let otherValues: Int
 
@@ -27,13 +30,13 @@ public enum SealedValueSearch {
         /// indexed column's values are randomized too), else deterministic;
         /// nil otherwise.
         public var mode: SealingMode? {
-            guard otherValues == 0 && blindIndexesByKeyID.isEmpty else { return nil }
+            guard otherValues == 0 && blindIndexesByKeyID.isEmpty && rowSignaturesByKeyID.isEmpty else { return nil }
             return !randomizedByKeyID.isEmpty ? .randomized : !deterministicByKeyID.isEmpty ? .deterministic : nil
         }
 
         /// Values of any kind under `keyID`.
         public func count(underKey keyID: UInt32) -> Int {
-            (randomizedByKeyID[keyID] ?? 0) + (deterministicByKeyID[keyID] ?? 0) + (blindIndexesByKeyID[keyID] ?? 0)
+            (randomizedByKeyID[keyID] ?? 0) + (deterministicByKeyID[keyID] ?? 0) + (blindIndexesByKeyID[keyID] ?? 0) + (rowSignaturesByKeyID[keyID] ?? 0)
         }
     }
 
@@ -119,12 +122,14 @@ public enum SealedValueSearch {
                     AND ((substr(\(bytes), 2, 1) = x'01' AND length(\(bytes)) >= \(FieldEnvelope.headerByteCount + 12 + 16 + 1))
                       OR (substr(\(bytes), 2, 1) = x'02' AND length(\(bytes)) >= \(FieldEnvelope.headerByteCount + 16 + 1)))
                     """
-                // kind: 1 GCM envelope, 2 SIV envelope, 0 blind index, NULL anything else.
+                // Version 1, kind 3.
+                let signature = "typeof(\(name)) = 'blob' AND length(\(name)) = \(RowSignature.byteCount) AND substr(\(name), 1, 2) = x'0103'"
+                // kind: 1 GCM envelope, 2 SIV envelope, 3 row signature, 0 blind index, NULL anything else.
                 var found: [UInt8: [UInt32: Int]] = [:]
                 var others = 0
                 for row in try db.fetchAll(sql: """
-                    SELECT CASE WHEN \(blindIndex) THEN x'00' WHEN \(envelope) THEN substr(\(bytes), 2, 1) END AS kind,
-                           CASE WHEN \(blindIndex) THEN substr(\(name), 1, 4) WHEN \(envelope) THEN substr(\(bytes), 3, 4) END AS key_id,
+                    SELECT CASE WHEN \(blindIndex) THEN x'00' WHEN \(signature) THEN x'03' WHEN \(envelope) THEN substr(\(bytes), 2, 1) END AS kind,
+                           CASE WHEN \(blindIndex) THEN substr(\(name), 1, 4) WHEN \(signature) OR \(envelope) THEN substr(\(bytes), 3, 4) END AS key_id,
                            count(*) AS n
                       FROM \(quotedTable) WHERE \(name) IS NOT NULL GROUP BY 1, 2
                     """) {
@@ -137,8 +142,8 @@ public enum SealedValueSearch {
                     found[kind, default: [:]][id, default: 0] += count
                 }
                 guard !found.isEmpty else { continue }
-                findings.append(Finding(table: table, column: column, randomizedByKeyID: found[1] ?? [:],
-                                        deterministicByKeyID: found[2] ?? [:], blindIndexesByKeyID: found[0] ?? [:], otherValues: others))
+                findings.append(Finding(table: table, column: column, randomizedByKeyID: found[1] ?? [:], deterministicByKeyID: found[2] ?? [:],
+                                        blindIndexesByKeyID: found[0] ?? [:], rowSignaturesByKeyID: found[3] ?? [:], otherValues: others))
             }
         }
         return findings

@@ -1,0 +1,75 @@
+import Strongroom
+
+/// Row signatures (``SignedRow``) through a rotation: re-sealing a value
+/// changes the envelope its row's signature covers, so the row is signed
+/// again, under the active key, after its signature verifies.
+extension FieldRotation {
+    /// The layouts of `signedRows` (covering `columns` of each table), by
+    /// folded table name; refuses a rotated table whose rows hold
+    /// signatures none of them declares.
+    static func signingLayouts(_ signedRows: [SignedRow], columns: [SealedColumn], cipher: FieldCipher,
+                               in queue: DatabaseQueue) throws -> [FoldedName: RowSignature.Layout] {
+        var layouts: [FoldedName: RowSignature.Layout] = [:]
+        for row in signedRows {
+            let sealed = columns.filter { $0.table.sqliteFolded == row.table.sqliteFolded }.map(\.column)
+            layouts[row.table.sqliteFolded] = RowSignature.Layout(table: row.table, signatureColumn: row.signatureColumn, covered: row.columns + sealed, cipher: cipher)
+        }
+        let rotated = Set(columns.map(\.table.sqliteFolded))
+        for finding in try queue.read({ db in try SealedValueSearch.findings(in: db) })
+        where !finding.rowSignaturesByKeyID.isEmpty && rotated.contains(finding.table.sqliteFolded) {
+            guard let layout = layouts[finding.table.sqliteFolded], layout.signatureColumn.sqliteFolded == finding.column.sqliteFolded else {
+                throw FieldError(.misuse, "\(finding.table).\(finding.column) holds row signatures, which re-sealing \(finding.table)'s values would break, and this rotation declares no SignedRow for it: rotate from the app, FieldRotation.rotate(…, signedRows:) with the declarations its configuration gives. Nothing was re-sealed.",
+                                 table: finding.table, column: finding.column)
+            }
+        }
+        return layouts
+    }
+
+    /// The new signature of the row `target` names (with `arguments`):
+    /// its stored signature checked over what it holds, then computed with
+    /// `column`'s value replaced by `value`.
+    static func resign(_ layout: RowSignature.Layout, cipher: FieldCipher, in db: Connection, where target: String,
+                       _ arguments: [any DatabaseValueConvertible], rowKey: [DatabaseValue], replacing column: String,
+                       with value: DatabaseValue) throws -> DatabaseValue {
+        let quoted = SQLScript.quotedIdentifier
+        let selected = (layout.covered + [layout.signatureColumn]).map(quoted).joined(separator: ", ")
+        guard let row = try db.fetchAll(sql: "SELECT \(selected) FROM main.\(quoted(layout.table)) WHERE \(target)", arguments: StatementArguments(arguments)).first else {
+            throw FieldError(.misuse, "\(layout.table) row \(FieldCipher.row(rowKey) ?? "") was not found again while it was re-sealed.", table: layout.table)
+        }
+        var covered = (0..<layout.covered.count).map { row[$0] }
+        try cipher.verifyRow(row[layout.covered.count], layout, covering: covered, rowKey: rowKey)
+        if let position = layout.covered.firstIndex(where: { $0.sqliteFolded == column.sqliteFolded }) { covered[position] = value }
+        return try cipher.signRow(layout, covering: covered, rowKey: rowKey)
+    }
+
+    /// Signs again, under the active key, every row of `layout`'s table
+    /// whose signature is under another key, `batchSize` rows per
+    /// transaction; returns how many.
+    static func resignStale(_ layout: RowSignature.Layout, cipher: FieldCipher, in queue: DatabaseQueue, batchSize: Int) throws -> Int {
+        let quoted = SQLScript.quotedIdentifier
+        let key = try queue.read { db in try primaryKey(of: layout.table, in: db) }
+        let active = cipher.keyring.activeKeyID
+        let activeBytes: [UInt8] = [UInt8(active >> 24 & 0xFF), UInt8(active >> 16 & 0xFF), UInt8(active >> 8 & 0xFF), UInt8(active & 0xFF)]
+        let signature = quoted(layout.signatureColumn)
+        let selected = (key + layout.covered + [layout.signatureColumn]).map(quoted).joined(separator: ", ")
+        let target = key.map { "\(quoted($0)) IS ?" }.joined(separator: " AND ")
+        var total = 0
+        while true {
+            let count: Int = try queue.write { db in
+                let rows = try db.fetchAll(sql: "SELECT \(selected) FROM main.\(quoted(layout.table)) WHERE typeof(\(signature)) = 'blob' AND substr(\(signature), 3, 4) <> ?1 LIMIT ?2",
+                                           arguments: [activeBytes, batchSize])
+                for row in rows {
+                    let values = (0..<row.count).map { row[$0] }
+                    let rowKey = Array(values[..<key.count]), covered = Array(values[key.count..<(key.count + layout.covered.count)])
+                    try cipher.verifyRow(values[values.count - 1], layout, covering: covered, rowKey: rowKey)
+                    let signed = try cipher.signRow(layout, covering: covered, rowKey: rowKey)
+                    try db.execute(sql: "UPDATE main.\(quoted(layout.table)) SET \(signature) = ? WHERE \(target)",
+                                   arguments: StatementArguments([signed as any DatabaseValueConvertible] + rowKey.map { $0 as any DatabaseValueConvertible }))
+                }
+                return rows.count
+            }
+            total += count
+            if count < batchSize { return total }
+        }
+    }
+}
