@@ -104,4 +104,49 @@ struct FormatPageTests {
         }
         #expect(modes == Set(SealingMode.allCases), "one example per mode")
     }
+
+    /// Example 7: Strongroom reads the page's signed row with the page's
+    /// keyring, signs it again to the page's bytes, and refuses it changed.
+    @Test func strongroomVerifiesAndMakesThePagesRowSignature() throws {
+        let python = try #require(ProcessRunner.which("python3"))
+        let result = try ProcessRunner.run(python, [Self.scriptPath(), "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let keyringPath = dir.file("demo.keyring")
+        #expect(FileManager.default.createFile(atPath: keyringPath, contents: Data(try #require(page["keyring"] as? String).utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let keyring = try FieldKeyring.load(from: keyringPath)
+        let example = try #require((page["signatures"] as? [[String: Any]])?.first)
+        let signature = try #require(Self.bytes(example["signature"] as? String ?? "x"))
+        let covered = try #require(example["covered"] as? [[String: Any]])
+        var values: [String: DatabaseValue] = [:]
+        for column in covered { values[try #require(column["name"] as? String)] = try #require(Self.value(column)) }
+        let rowKey = try #require((example["rowKey"] as? [Any])?.compactMap { Self.value($0) })
+        #expect(example["table"] as? String == "customer" && example["signatureColumn"] as? String == "row_signature" && rowKey == [.integer(42)])
+
+        let databaseKey = DatabaseKey.generate()
+        let path = dir.file("signed.db")
+        let plain = try DatabaseQueue(path: path, configuration: Configuration(key: databaseKey))
+        try plain.write { db in
+            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT, email BLOB, email_index BLOB, row_signature BLOB)")
+            try db.execute(sql: "INSERT INTO customer(id, name, country, email, row_signature) VALUES (42, ?, ?, ?, ?)",
+                           arguments: [values["name"], values["country"], values["email"], DatabaseValue.blob(signature)])
+        }
+        var config = Configuration(key: databaseKey)
+        config.seal([.indexed("email", in: "customer", indexColumn: "email_index")], keyring: keyring, rowKeys: ["customer": ["id"]],
+                    signedRows: [SignedRow("customer", columns: ["name", "country"], signatureColumn: "row_signature")])
+        let app = try DatabaseQueue(path: path, configuration: config)
+        struct Customer: Codable, SealedRecord { var id: Int64; var name: String; var country: String; var email: String
+            static let sealedProperties = [SealedProperty("email", of: "customer")] }
+        let read = try app.read { db in try db.fetchAll(Customer.self, sql: "SELECT * FROM customer") }
+        #expect(read.map(\.email) == ["ada@example.com"] && read.map(\.country) == ["FR"])
+        // Signed again by Strongroom: the page's bytes (HMAC is deterministic).
+        try plain.write { db in try db.execute(sql: "UPDATE customer SET row_signature = NULL") }
+        #expect(try app.write { db in try db.signUnsignedRows(of: "customer") } == 1)
+        #expect(try plain.read { db in try db.fetchOne([UInt8].self, sql: "SELECT row_signature FROM customer") } == signature)
+        // One covered value changed: refused.
+        try plain.write { db in try db.execute(sql: "UPDATE customer SET country = 'DE'") }
+        let error = #expect(throws: StrongroomError.self) { try app.read { db in _ = try db.fetchAll(Customer.self, sql: "SELECT * FROM customer") } }
+        #expect(error?.code == .sealedValue, "\(String(describing: error))")
+    }
 }

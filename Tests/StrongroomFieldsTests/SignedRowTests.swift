@@ -225,6 +225,17 @@ struct SignedRowTests {
             try queue.read { db in _ = try db.fetchAll(Contact.self, sql: "SELECT * FROM customer JOIN audit USING (id)") }
         }
         #expect(joined?.code == .misuse && joined?.message.contains("country") == true, "\(String(describing: error))")
+        // A record that declares the table's sealed property and selects
+        // none of it still reads signed plain columns: checked too.
+        struct Profile: Codable, SealedRecord {
+            var id: Int64; var country: String?; var email: String?
+            static let sealedProperties = [SealedProperty("email", of: "customer")]
+        }
+        let unopened = #expect(throws: StrongroomError.self) {
+            try queue.read { db in _ = try db.fetchAll(Profile.self, sql: "SELECT id, country FROM customer") }
+        }
+        #expect(unopened?.code == .misuse && unopened?.message.contains("row_signature") == true, "\(String(describing: unopened))")
+        #expect(try queue.read { db in try db.fetchAll(Profile.self, sql: "SELECT id, name, country, email, tier, row_signature FROM customer") }.map(\.country) == ["UK", "FR"])
         // Selected as the page says, it reads.
         #expect(try queue.read { db in try db.fetchAll(Email.self, sql: "SELECT id, email, name, country, tier, row_signature FROM customer") }.count == 2)
     }

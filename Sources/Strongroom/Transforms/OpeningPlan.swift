@@ -220,30 +220,35 @@ extension Statement {
             columns.append(OpeningPlan.Column(property: property, index: index, contextIndexes: contextIndexes, keyCopies: keyCopies,
                                               blobOpener: transform.blobOpener(forReading: property.column, of: property.table)))
         }
-        guard !columns.isEmpty else { return nil }
-        return OpeningPlan(request: request, transform: transform, columns: columns,
-                           signatures: try signatureChecks(of: columns, transform: transform, layout: layout, owner: owner, refuse: refuse),
+        // A declared table's signed rows are checked even when the query
+        // selects none of its sealed properties: the record's plain columns
+        // of it are what a signature keeps.
+        let signatures = try signatureChecks(of: properties, opened: columns, transform: transform, layout: layout, owner: owner, refuse: refuse)
+        guard !columns.isEmpty || !signatures.isEmpty else { return nil }
+        return OpeningPlan(request: request, transform: transform, columns: columns, signatures: signatures,
                            layout: RowLayout(columnNames: layout.columnNames, opened: columns.map(\.property)))
     }
 
-    /// For each table of `columns` whose rows the transform signs: where
-    /// the result holds the signature, each column it covers and the row
-    /// key, each found by name as the decoder finds a property (a sealed
-    /// column the read opens under another name, at its property). A read
-    /// that leaves one out, or holds one of their names twice, is refused:
-    /// the signature could not be checked, or not over what the record holds.
-    private func signatureChecks(of columns: [OpeningPlan.Column], transform: any ColumnTransform, layout: RowLayout, owner: String,
-                                 refuse: (String) -> StrongroomError) throws(StrongroomError) -> [OpeningPlan.SignatureCheck] {
+    /// For each table of the declared `properties` whose rows the
+    /// transform signs: where the result holds the signature, each column
+    /// it covers and the row key, each found by name as the decoder finds a
+    /// property (a sealed column the read opens under another name, at its
+    /// property among `opened`). A read that leaves one out, or holds one of
+    /// their names twice, is refused: the signature could not be checked, or
+    /// not over what the record holds.
+    private func signatureChecks(of properties: [SealedProperty], opened columns: [OpeningPlan.Column], transform: any ColumnTransform, layout: RowLayout,
+                                 owner: String, refuse: (String) -> StrongroomError) throws(StrongroomError) -> [OpeningPlan.SignatureCheck] {
         var checks: [OpeningPlan.SignatureCheck] = []
         var seen: Set<FoldedName> = []
-        for column in columns where !seen.contains(column.table.sqliteFolded) {
-            let table = column.table
+        for property in properties where !seen.contains(property.table.sqliteFolded) {
+            let table = property.table
             seen.insert(table.sqliteFolded)
             guard let signed = transform.signedRowColumns(of: table) else { continue }
+            let declared = properties.filter { $0.table.sqliteFolded == table.sqliteFolded }
             let opened = columns.filter { $0.table.sqliteFolded == table.sqliteFolded }
             // One row of the table per result row: two (a join of the table
             // with itself) would share the covered columns' names.
-            let keyNames = opened.map { $0.property.rowKey ?? transform.declaredRowKey(of: table) ?? [] }
+            let keyNames = declared.map { $0.rowKey ?? transform.declaredRowKey(of: table) ?? [] }
             guard let key = keyNames.first, !key.isEmpty else {
                 throw refuse("\(table)'s rows are signed, bound to their row key, and neither the declaration nor the configuration names it: declare it in configuration.seal(…, rowKeys:).")
             }
@@ -252,7 +257,7 @@ extension Statement {
             }
             func find(_ name: String, _ what: String) throws(StrongroomError) -> Int {
                 guard let index = layout.index(of: name) else {
-                    throw refuse("\(table)'s rows are signed (\(signed.signature)), and the query selects \(owner)'s sealed properties of it without \(name), \(what): select \(([signed.signature] + signed.covered + key).joined(separator: ", ")), each once, by name, so that each row's signature is checked before it is read.")
+                    throw refuse("\(table)'s rows are signed (\(signed.signature)), \(owner) declares sealed properties of it, and the query selects no \(name), \(what): select \(([signed.signature] + signed.covered + key).joined(separator: ", ")), each once, by name, so that each row's signature is checked before it is read.")
                 }
                 if layout.isAmbiguous(name) {
                     throw refuse("The query's result holds more than one column named \(name), \(what) of \(table)'s signed rows: which one the record holds cannot be told. Select it once, by name, rather than * over a join.")

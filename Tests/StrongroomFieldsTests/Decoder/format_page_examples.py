@@ -6,7 +6,7 @@ following the page's rules (written again here, not taken from the library),
 with Python's `cryptography` package, and compared with the page's hex: the
 demo keyring, the name, plaintext and row key encodings, and each worked
 example (HKDF info and subkeys, plaintext, associated data, ciphertext, tag or
-synthetic IV, envelope, blind index). The page's own Python code is then run
+synthetic IV, envelope, blind index, row signature). The page's own Python code is then run
 on each example too, and a few bindings the page promises are checked (the
 row key in table order, another mode, another context do not open).
 
@@ -381,6 +381,51 @@ def check_index_example(name, items, keys):
     expect(f"{name}, index value", u32(key_id) + bytes(tag), given["index value"])
 
 
+def check_signature_example(name, items, keys):
+    """Example 7: a row signature, recomputed line by line from its inputs."""
+    given = dict(items)
+    required = {"key id", "table", "signature column", "row key", "covered", "header", "info", "mac key", "message", "HMAC-SHA256", "signature"}
+    missing = required - set(given)
+    check(name, not missing and set(given) == required, f"the page lacks {sorted(missing)} or has more")
+    if missing:
+        return None
+    key_id = int(given["key id"])
+    table, column = json.loads(given["table"]), json.loads(given["signature column"])
+    row_key = literal_list(given["row key"])
+    covered, position, text = [], 0, given["covered"]
+    while position < len(text):
+        match = re.compile(r"([^:\s]+): ").match(text, position)
+        if not match:
+            raise SystemExit(f"format_page_examples: not `name: value` in covered: {text[position:]!r}")
+        value, position = literal(text, match.end())
+        covered.append((match.group(1), value))
+        if text.startswith(" ", position):
+            position += 1
+    names = [bound(n) for n, _ in covered]
+    check(name, names == sorted(names), "the covered columns are not in the byte order of their bound names")
+    header = bytes([1, 3]) + u32(key_id)
+    expect(f"{name}, header", header, given["header"])
+    info_bytes = info(b"hmac-sha256-row-signature", table, column)
+    expect(f"{name}, info", info_bytes, given["info"])
+    key = hkdf(keys[key_id], info_bytes, 32)
+    expect(f"{name}, mac key", key, given["mac key"])
+    t, c = bound(table), bound(column)
+    message = header + LABEL + u32(len(t)) + t + u32(len(c)) + c + row_key_part(row_key) + u32(len(covered))
+    for (column_name, (kind, payload)) in covered:
+        n = bound(column_name)
+        message += u32(len(n)) + n + bytes([kind]) + u32(len(payload)) + payload
+    expect(f"{name}, message", message, given["message"])
+    mac = hmac_module.new(key, message, hashlib.sha256).digest()
+    expect(f"{name}, HMAC-SHA256", mac, given["HMAC-SHA256"])
+    expect(f"{name}, signature", header + mac, given["signature"])
+    check(name, len(header + mac) == 38, "a row signature is 38 bytes")
+    # Bound to the row: another key, another value, another order do not verify.
+    other = message.replace(row_key_part(row_key), row_key_part([(1, struct.pack(">q", 43))]))
+    check(name, hmac_module.new(key, other, hashlib.sha256).digest() != mac, "verifies under another row key")
+    return {"table": table, "signatureColumn": column, "rowKey": [{"type": k, "payload": p.hex()} for k, p in row_key],
+            "covered": [{"name": n, "type": k, "payload": p.hex()} for n, (k, p) in covered], "signature": (header + mac).hex()}
+
+
 def python_value(value):
     """A typed value as the page's Python code takes it."""
     kind, payload = value
@@ -422,17 +467,23 @@ def main():
     page_code = {}
     exec("\n".join(blocks_under(blocks, "Example in Python")[0]), page_code)
 
-    examples = []
+    examples, signatures = [], []
     for heading, lines in blocks:
         if heading.startswith("Example ") and heading != "Example in Python":
             if any(label == "bits" for label, _ in entries(lines)):
                 check_index_example(heading, entries(lines), keys)
+                continue
+            if any(label == "signature column" for label, _ in entries(lines)):
+                signature = check_signature_example(heading, entries(lines), keys)
+                if signature:
+                    signatures.append(signature)
                 continue
             example = check_example(heading, entries(lines), keys, page_code)
             if example:
                 examples.append(example)
     modes = {example["mode"] for example in examples}
     check("Worked examples", modes == set(ALGORITHM), f"not one example per mode: {sorted(modes)}")
+    check("Worked examples", len(signatures) >= 1, "no row signature example")
 
     if failures:
         for failure in failures:
@@ -441,7 +492,7 @@ def main():
         sys.exit(1)
     summary = f"{len(examples)} examples checked ({compared} checks against {page.name})"
     if as_json:
-        json.dump({"keyring": keyring_text, "examples": examples}, sys.stdout)
+        json.dump({"keyring": keyring_text, "examples": examples, "signatures": signatures}, sys.stdout)
         print(summary, file=sys.stderr)
     else:
         print(summary)
