@@ -60,7 +60,7 @@ final class SealingTransform: ColumnTransform {
     /// Blind indexes by folded table name: each `indexed` column's own, then
     /// the declared ones.
     let indexes: [FoldedName: [BlindIndex]]
-    /// The row keys the application declared (``Configuration/seal(_:indexes:keyring:context:rowKeys:)``),
+    /// The row keys the application declared (``Configuration/seal(_:indexes:keyring:context:rowKeys:signedRows:)``),
     /// by folded table name: what inserts bind values to, and what a
     /// declared property without its own row key opens with. Never read
     /// from the database.

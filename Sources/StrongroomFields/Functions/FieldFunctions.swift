@@ -5,7 +5,7 @@ import Foundation
 /// the migration runner's (`Migrator`'s `fieldKeyring`, for its run),
 /// the CLI's (`strongroom sql --field-keys`, `migrate --field-keys`), and
 /// ``ColumnSealing`` (while it seals or opens in place). An app connection
-/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:)``)
+/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:signedRows:)``)
 /// carries none of the key-bearing ones: it seals, updates and looks up in
 /// Swift (`insert`, `update`, `fetchAll(_:where:)`), so SQL (its own, or a
 /// view or trigger whoever holds the database key planted) has no function

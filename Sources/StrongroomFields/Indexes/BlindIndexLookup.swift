@@ -15,7 +15,7 @@ public import Strongroom
 /// ```
 ///
 /// The index (the connection's, declared with
-/// ``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:)``) gives
+/// ``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:signedRows:)``) gives
 /// the candidates through its SQL index; each is opened, and one whose
 /// values do not match (a truncated index's false positive) is dropped
 /// before `ORDER BY`'s order is used up and before `limit` counts it, so
@@ -97,7 +97,7 @@ extension Connection {
     /// order, at most ``BlindIndexLookup/limit``.
     ///
     /// - Throws: ``FieldError/Code/misuse`` when the connection does not seal
-    ///   (no ``Configuration/seal(_:indexes:keyring:context:rowKeys:)``), the
+    ///   (no ``Configuration/seal(_:indexes:keyring:context:rowKeys:signedRows:)``), the
     ///   index is not one of the table's, the values are not one per part, a
     ///   sealed column is named to order by, or `after` does not give one
     ///   value per ordering column; ``FieldError/Code/untransformable`` for a

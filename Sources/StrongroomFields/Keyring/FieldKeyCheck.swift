@@ -7,7 +7,7 @@ import StrongroomCrypto
 ///
 /// A wrong database key is refused when the database opens; a wrong field
 /// keyring is refused the same way. Every connection given a keyring
-/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:)``,
+/// (``Strongroom/Configuration/seal(_:indexes:keyring:context:rowKeys:signedRows:)``,
 /// the migration runner's, and the tools') compares the check of each key id the keyring and the database both
 /// hold, and fails with `StrongroomError.Code.wrongFieldKeyring` naming the
 /// key id when one differs: another keyring that also has a key 1 is not
