@@ -125,7 +125,20 @@ sed -e 's/\(Nothing was written\.\).*/\1/' -e 's/^/  /' demo/rotate.out
 "$strongroom" sql --write --database "$sealed" --key-file "$key" "UPDATE strongroom_sealed_columns SET mode = 'randomized', index_column = NULL WHERE table_name = 'Customer' AND column_name = 'Phone';"
 echo "  put back as it was signed:"
 "$strongroom" fields rotate --database "$sealed" --key-file "$key" --field-keys "$fields" | sed 's/^/    /'
-step "19. No readable key beside the data: the key wrapped under a passphrase a password manager prints"
+step "19. Signed rows: the app signs each customer's name, city and country with the field keyring; a changed country is refused"
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "ALTER TABLE Customer ADD COLUMN RowSignature BLOB;"
+"$lookup" --sign-rows "$sealed" "$key" "$fields" | sed 's/^/  /'
+"$lookup" --signed-rows "$sealed" "$key" "$fields" luisg@embraer.com.br | head -n 1 | sed 's/^/  /'
+echo "  whoever holds the database key moves customer 1 to another country:"
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "UPDATE Customer SET Country = 'Nowhere' WHERE CustomerId = 1;"
+if "$lookup" --signed-rows "$sealed" "$key" "$fields" luisg@embraer.com.br > demo/signed.out 2>&1; then
+  echo "FAIL: the app read a signed row someone without the field keyring changed" >&2; exit 1
+fi
+sed 's/^/    /' demo/signed.out
+"$strongroom" sql --write --database "$sealed" --key-file "$key" "UPDATE Customer SET Country = 'Brazil' WHERE CustomerId = 1;"
+echo "  put back:"
+"$lookup" --signed-rows "$sealed" "$key" "$fields" luisg@embraer.com.br | tail -n 1 | sed 's/^/    /'
+step "20. No readable key beside the data: the key wrapped under a passphrase a password manager prints"
 # demo/vault.pass stands in for a password manager (pass, secret-tool, a vault CLI).
 rm -f demo/app.key.wrapped demo/app.key.wrapped.lock demo/vault.pass
 (umask 077; head -c 24 /dev/urandom | base64 > demo/vault.pass)

@@ -64,12 +64,18 @@ final class OpeningPlan {
         let signatureIndex: Int
         let coveredIndexes: [Int]
         let keyIndexes: [Int]
+        /// The current row's values of the key and the covered columns:
+        /// arrays kept from row to row, overwritten in place.
+        var rowKey: [DatabaseValue]
+        var covered: [DatabaseValue]
 
         init(table: String, signatureIndex: Int, coveredIndexes: [Int], keyIndexes: [Int]) {
             self.table = table
             self.signatureIndex = signatureIndex
             self.coveredIndexes = coveredIndexes
             self.keyIndexes = keyIndexes
+            self.rowKey = Array(repeating: .null, count: keyIndexes.count)
+            self.covered = Array(repeating: .null, count: coveredIndexes.count)
         }
     }
 
@@ -77,9 +83,15 @@ final class OpeningPlan {
     /// value of; `value` gives the row's stored values.
     func verifySignatures(statement: Statement, value: (Int) -> DatabaseValue) throws(StrongroomError) {
         for check in signatures {
-            let rowKey = check.keyIndexes.map(value)
+            for k in check.keyIndexes.indices { check.rowKey[k] = value(check.keyIndexes[k]) }
+            for k in check.coveredIndexes.indices { check.covered[k] = value(check.coveredIndexes[k]) }
+            // Let go of the row's values (envelopes) after the check.
+            defer {
+                for k in check.rowKey.indices { check.rowKey[k] = .null }
+                for k in check.covered.indices { check.covered[k] = .null }
+            }
             do {
-                try transform.verifyRowSignature(value(check.signatureIndex), of: check.table, covering: check.coveredIndexes.map(value), rowKey: rowKey)
+                try transform.verifyRowSignature(value(check.signatureIndex), of: check.table, covering: check.covered, rowKey: check.rowKey)
             } catch let error as StrongroomError {
                 throw error
             } catch {

@@ -76,6 +76,8 @@ final class SealingTransform: ColumnTransform {
 
     /// The tables whose rows are signed (``SignedRow``), by folded name.
     let signedRows: [FoldedName: RowSignature.Layout]
+    /// The last signed table a read asked for, as spelled.
+    var lastSignedLayout: (table: String, layout: RowSignature.Layout)?
 
     init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection,
          rowKeys: [String: [String]] = [:], signedRows: [SignedRow] = []) {

@@ -67,8 +67,9 @@ extension FieldCipher {
     /// is missing, malformed, under a key the keyring lacks, or does not
     /// cover exactly these values under this row key.
     func verifyRow(_ signature: DatabaseValue, _ layout: RowSignature.Layout, covering values: [DatabaseValue], rowKey: [DatabaseValue]) throws(FieldError) {
-        let row = Self.row(rowKey) ?? "without a key"
-        let place = "\(layout.table) row \(row)"
+        // Only an error names the row: built then, not for every row read.
+        var row: String { Self.row(rowKey) ?? "without a key" }
+        var place: String { "\(layout.table) row \(row)" }
         guard case .blob(let bytes) = signature else {
             throw FieldError(.tampered, "\(place) has \(signature.isNull ? "no row signature" : "a row signature that is not a BLOB") in \(layout.signatureColumn): it was written outside the app (or before its rows were signed: sign them once with signRows(of:)).",
                              table: layout.table, column: layout.signatureColumn, row: row)
@@ -83,9 +84,8 @@ extension FieldCipher {
                              table: layout.table, column: layout.signatureColumn, row: row)
         }
         let mac = try rowSigner(layout.bound, keyID: keyID)
-        var expected = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
         let matches = bytes.withUnsafeBytes { stored in
-            expected.withUnsafeMutableBytes { tag in
+            withUnsafeTemporaryAllocation(byteCount: HMACSHA256.byteCount, alignment: 1) { tag in
                 rowSignatureTag(layout, header: UnsafeRawBufferPointer(rebasing: stored[0..<FieldEnvelope.headerByteCount]), mac: mac,
                                 values: values, rowKey: rowKey, into: tag)
                 return ConstantTime.equal(UnsafeRawBufferPointer(tag), UnsafeRawBufferPointer(rebasing: stored[FieldEnvelope.headerByteCount...]))

@@ -53,9 +53,17 @@ extension SealingTransform {
     }
 
     func verifyRowSignature(_ signature: DatabaseValue, of table: String, covering covered: [DatabaseValue], rowKey: [DatabaseValue]) throws {
+        try cipher.verifyRow(signature, try signedLayout(table), covering: covered, rowKey: rowKey)
+    }
+
+    /// `table`'s layout; the last one asked for is checked first, by the
+    /// name's bytes (a read asks for each of its rows).
+    private func signedLayout(_ table: String) throws(FieldError) -> RowSignature.Layout {
+        if let last = lastSignedLayout, ExactText(last.table) == ExactText(table) { return last.layout }
         guard let layout = signedRows[table.sqliteFolded] else {
             throw FieldError(.misuse, "\(table)'s rows are not signed on this connection.", table: table)
         }
-        try cipher.verifyRow(signature, layout, covering: covered, rowKey: rowKey)
+        lastSignedLayout = (table, layout)
+        return layout
     }
 }

@@ -105,23 +105,45 @@ enum FieldScenarios {
 
     /// A queue on a new file of `rows` people, their e-mail and phone sealed
     /// (randomized) when `keyring` is given.
-    static func people(path: String, rows: Int, keyring: FieldKeyring?) throws -> DatabaseQueue {
-        var config = Configuration(key: .generate())
-        if let keyring { config.seal([.randomized("email", in: "person"), .randomized("phone", in: "person")], keyring: keyring, rowKeys: ["person": ["id"]]) }
-        let queue = try DatabaseQueue(path: path, configuration: config)
+    /// With `signed`, the rows are signed too (``SignedRow``), over `score`
+    /// and the two sealed columns, in `row_signature`.
+    static func people(path: String, rows: Int, keyring: FieldKeyring?, signed: Bool = false) throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: path, configuration: peopleConfiguration(keyring: keyring, signed: signed))
         try queue.write { db in
-            try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, email, phone, score REAL)")
-            for i in 0..<rows {
-                try db.insert(Person(id: Int64(i + 1), email: "person\(i)@example.com", phone: "+1 555 01\(i % 100)", score: Double(i)), into: "person")
-            }
+            try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, email, phone, score REAL, row_signature BLOB)")
+            try insertPeople(db, from: 0, count: rows)
         }
         return queue
+    }
+
+    static func peopleConfiguration(keyring: FieldKeyring?, signed: Bool) -> Configuration {
+        var config = Configuration(key: .generate())
+        if let keyring {
+            config.seal([.randomized("email", in: "person"), .randomized("phone", in: "person")], keyring: keyring, rowKeys: ["person": ["id"]],
+                        signedRows: signed ? [SignedRow("person", columns: ["score"])] : [])
+        }
+        return config
+    }
+
+    static func insertPeople(_ db: Connection, from first: Int, count: Int) throws {
+        for i in first..<(first + count) {
+            try db.insert(Person(id: Int64(i + 1), email: "person\(i)@example.com", phone: "+1 555 01\(i % 100)", score: Double(i)), into: "person")
+        }
+    }
+
+    /// Seconds to insert `count` more people in one transaction (deleted
+    /// again after, outside the time).
+    static func insertMorePeople(_ queue: DatabaseQueue, rows: Int, count: Int) throws -> Double {
+        let elapsed = try queue.write { db in try seconds { try insertPeople(db, from: rows, count: count) } }
+        try queue.write { db in try db.execute(sql: "DELETE FROM person WHERE id > ?", arguments: [rows]) }
+        return elapsed
     }
 
     /// Reads every person: as a ``SealedPerson`` from a `sealed` file.
     static func readPeople(_ queue: DatabaseQueue, rows: Int, sealed: Bool) throws -> Double {
         var count = 0
-        let sql = "SELECT id, email, phone, score FROM person"
+        // The signature too (NULL but on the signed file, where each row's is checked).
+        let sql = "SELECT id, email, phone, score, row_signature FROM person"
         let elapsed = try seconds {
             count = try queue.read { db in sealed ? try db.fetchAll(SealedPerson.self, sql: sql).count : try db.fetchAll(Person.self, sql: sql).count }
         }
