@@ -31,6 +31,17 @@ enum RowSignature {
         let boundCovered: [[UInt8]]
         let bound: FieldCipher.BoundColumn
 
+        /// Where a write's columns hold the covered ones (nil: left out) and
+        /// the signature, with the covered columns' affinities.
+        struct Places {
+            let names: [String]
+            let covered: [Int?]
+            let signature: Int?
+            let affinities: [SealingTransform.Affinity?]
+        }
+        /// The last write's (``places(in:affinities:)``).
+        var lastPlaces: Places?
+
         init(table: String, signatureColumn: String, covered: [String], cipher: FieldCipher) {
             self.table = table
             self.signatureColumn = signatureColumn

@@ -12,9 +12,8 @@ extension SealingTransform {
     /// (the row is signed again) or none (the signature stays as it is).
     func sign(_ names: inout [String], _ values: inout [DatabaseValue], table: String, shape: InsertShape, rowKey: [DatabaseValue], updating: Bool) throws {
         guard let layout = signedRows[shape.folded] else { return }
-        let folded = names.map(\.sqliteFolded)
-        let positions = layout.covered.map { folded.firstIndex(of: $0.sqliteFolded) }
-        let signatureAt = folded.firstIndex(of: layout.signatureColumn.sqliteFolded)
+        let places = layout.places(in: names, affinities: shape.key.columnAffinities)
+        let positions = places.covered, signatureAt = places.signature
         let missing = zip(layout.covered, positions).filter { $1 == nil }.map(\.0)
         if updating && missing.count == layout.covered.count {
             // Nothing signed changes: the row's signature still holds.
@@ -29,10 +28,10 @@ extension SealingTransform {
         }
         var covered: [DatabaseValue] = []
         covered.reserveCapacity(positions.count)
-        for (column, position) in zip(layout.covered, positions) {
-            let value = values[position!]
+        for (k, position) in positions.enumerated() {
+            let value = values[position!], column = layout.covered[k]
             // Stored converted (an integer into a TEXT column), the value would no longer be the one signed.
-            if !value.isNull, let affinity = shape.key.columnAffinities[column.sqliteFolded], !affinity.keeps(value) {
+            if !value.isNull, let affinity = places.affinities[k], !affinity.keeps(value) {
                 throw FieldError(.misuse, "\(updating ? "Updating" : "Inserting into") \(table): \(column), which its row signature covers, is given as a value SQLite would store converted to its column's type, and the signature would not verify; give \(column) a value of that type.", table: table, column: column)
             }
             covered.append(value)
@@ -65,5 +64,21 @@ extension SealingTransform {
         }
         lastSignedLayout = (table, layout)
         return layout
+    }
+}
+
+extension RowSignature.Layout {
+    /// Where a write of `names` holds each covered column and the
+    /// signature, and each covered column's affinity: the last write's,
+    /// kept while the names are the same (a record type writes the same
+    /// columns every time).
+    func places(in names: [String], affinities: [FoldedName: SealingTransform.Affinity]) -> Places {
+        if let last = lastPlaces, SealingTransform.sameNames(last.names, names) { return last }
+        let folded = names.map(\.sqliteFolded)
+        let places = Places(names: names, covered: covered.map { folded.firstIndex(of: $0.sqliteFolded) },
+                            signature: folded.firstIndex(of: signatureColumn.sqliteFolded),
+                            affinities: covered.map { affinities[$0.sqliteFolded] })
+        lastPlaces = places
+        return places
     }
 }
