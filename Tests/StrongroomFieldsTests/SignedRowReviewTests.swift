@@ -128,8 +128,8 @@ extension SignedRowTests {
     @Test func signingUnsignedRowsIsRefusedOnceTheTableHoldsSignatures() throws {
         let (path, queue) = try database("resign.db")
         try adversary(path, "UPDATE customer SET country = 'KP', row_signature = NULL WHERE id = 2")
-        let error = #expect(throws: StrongroomError.self) { _ = try queue.write { db in try db.signUnsignedRows(of: "customer") } }
-        #expect(error?.message.contains("signed already") == true, "\(String(describing: error))")
+        let error = #expect(throws: FieldError.self) { _ = try queue.write { db in try db.signUnsignedRows(of: "customer") } }
+        #expect(error?.code == .misuse && error?.message.contains("signed already") == true, "\(String(describing: error))")
         readsFail(queue, naming: "2")
     }
 }

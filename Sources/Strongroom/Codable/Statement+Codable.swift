@@ -171,12 +171,12 @@ extension Row {
         if let record = T.self as? any TableRecord.Type, !record.declaredSealedProperties.isEmpty {
             throw StrongroomError(.misuse, "\(T.self) is a TableRecord with sealed columns (\(record.declaredSealedProperties.map(\.name).joined(separator: ", "))), which a Row decodes by coding key, and its coding keys may name other columns than the sealed ones: read it from its query (fetchAll(\(T.self).self, sql: …)), by position. Nothing was read.")
         }
-        // A type with sealed properties takes them only as the row's read
-        // opened them, under the same declaration.
+        // A type with sealed properties takes a row only as read under its
+        // declaration: its selected properties opened, and the rows of the
+        // signed tables it declares checked, even when none is selected.
         if let declared = declaredSealedProperties(of: T.self), !declared.isEmpty {
-            let selected = declared.filter { layout.index(of: $0.name) != nil }
-            guard Set(selected).isSubset(of: Set(layout.opened)) else {
-                throw StrongroomError(.misuse, "\(T.self) declares sealed properties (\(declared.map(\.description).joined(separator: "; "))), and this row holds \(layout.opened.isEmpty ? "none of them opened" : "others opened (\(layout.opened.map(\.description).joined(separator: "; ")))"): read \(T.self) from the query itself (fetchAll(\(T.self).self, sql: …)), or fetch the rows with opening: \(T.self).sealedProperties. Nothing was read.")
+            guard Set(declared).isSubset(of: Set(layout.declared)) else {
+                throw StrongroomError(.misuse, "\(T.self) declares sealed properties (\(declared.map(\.description).joined(separator: "; "))), and this row was read \(layout.declared.isEmpty ? "without them (no opening:)" : "under another declaration (\(layout.declared.map(\.description).joined(separator: "; ")))"): read \(T.self) from the query itself (fetchAll(\(T.self).self, sql: …)), or fetch the rows with opening: \(T.self).sealedProperties. Nothing was read.")
             }
         }
         // The reader caches its keyed container, which points back at it:

@@ -13,10 +13,15 @@ package final class RowLayout: Sendable {
     /// The declared sealed properties opened in these rows (see
     /// ``Connection/fetchAll(sql:arguments:opening:)``); empty for rows as stored.
     let opened: [SealedProperty]
+    /// The declaration these rows were read under (the `opening:` list):
+    /// what they opened, and whose signed tables' rows they checked. Empty
+    /// for rows as stored.
+    let declared: [SealedProperty]
 
-    init(columnNames: [String], opened: [SealedProperty] = []) {
+    init(columnNames: [String], opened: [SealedProperty] = [], declared: [SealedProperty] = []) {
         self.columnNames = columnNames
         self.opened = opened
+        self.declared = declared
         var exact: [ExactText: Int] = [:]
         var folded: [FoldedName: Int] = [:]
         var shared: Set<FoldedName> = []

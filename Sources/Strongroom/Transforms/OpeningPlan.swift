@@ -236,9 +236,11 @@ extension Statement {
         // selects none of its sealed properties: the record's plain columns
         // of it are what a signature keeps.
         let signatures = try signatureChecks(of: properties, opened: columns, transform: transform, layout: layout, owner: owner, refuse: refuse)
-        guard !columns.isEmpty || !signatures.isEmpty else { return nil }
+        // Rows read with an explicit declaration keep it even when they open
+        // nothing, so that a type that declares it decodes from them.
+        if case .properties = request {} else if columns.isEmpty && signatures.isEmpty { return nil }
         return OpeningPlan(request: request, transform: transform, columns: columns, signatures: signatures,
-                           layout: RowLayout(columnNames: layout.columnNames, opened: columns.map(\.property)))
+                           layout: RowLayout(columnNames: layout.columnNames, opened: columns.map(\.property), declared: properties))
     }
 
     /// For each table of the declared `properties` whose rows the
@@ -263,6 +265,12 @@ extension Statement {
             let keyNames = declared.map { $0.rowKey ?? transform.declaredRowKey(of: table) ?? [] }
             guard let key = keyNames.first, !key.isEmpty else {
                 throw refuse("\(table)'s rows are signed, bound to their row key, and neither the declaration nor the configuration names it: declare it in configuration.seal(…, rowKeys:).")
+            }
+            // Two properties of one column (a deterministic one needs no row
+            // key to tell them apart): two rows of the table, the second unchecked.
+            for (position, property) in declared.enumerated()
+            where declared[..<position].contains(where: { $0.column.sqliteFolded == property.column.sqliteFolded }) {
+                throw refuse("\(owner) declares two properties of \(table).\(property.column) (two rows of \(table) in one result, as a self-join reads them), and \(table)'s rows are signed: one row's signature covers the columns of its own row only, and the other row would be read unchecked. Read each row of \(table) in its own query.")
             }
             if keyNames.contains(where: { $0.map(ExactText.init) != key.map(ExactText.init) }) {
                 throw refuse("\(owner) declares sealed properties of \(table) with different row keys (two rows of \(table) in one result), and \(table)'s rows are signed: the columns the signature covers cannot be told apart. Read each row of \(table) in its own query.")

@@ -45,15 +45,52 @@ final class SealingTransform: ColumnTransform {
         }
 
         /// True when SQLite stores `value` unchanged in a column of this
-        /// affinity: the value a sealed value is bound to is then the one
-        /// a read finds.
+        /// affinity: the value a sealed value or a row signature is bound
+        /// to is then the one a read finds. Conservative: a value SQLite
+        /// might convert on either engine is not kept.
+        /// - NaN is stored as NULL, in any column.
+        /// - TEXT turns numbers into text; INTEGER and NUMERIC turn an
+        ///   integral REAL (-0.0 too) into an integer; REAL turns an integer
+        ///   into a REAL, and -0.0 into 0.0; all three turn text that reads
+        ///   as a number (spaces around it included) into one.
         func keeps(_ value: DatabaseValue) -> Bool {
             switch (self, value) {
+            case (_, .null), (_, .blob): return true
+            case (_, .real(let x)) where x.isNaN: return false
             case (.blob, _): return true
-            case (.integer, .integer), (.numeric, .integer), (.text, .text), (.real, .real): return true
-            case (_, .blob): return true
-            default: return false
+            case (.text, .text): return true
+            case (.text, _): return false
+            case (.integer, .integer), (.numeric, .integer): return true
+            case (.integer, .real(let x)), (.numeric, .real(let x)): return x.isInfinite || x.rounded(.towardZero) != x
+            case (.real, .real(let x)): return !(x == 0 && x.sign == .minus)
+            case (.real, .integer): return false
+            case (.integer, .text(let text)), (.numeric, .text(let text)), (.real, .text(let text)): return !Self.readsAsNumber(text)
             }
+        }
+
+        /// True when `text` may be taken for a number by a column of
+        /// numeric affinity: optional spaces, a sign, digits with an
+        /// optional point, an optional exponent (one without digits counts,
+        /// to be safe), optional spaces.
+        static func readsAsNumber(_ text: String) -> Bool {
+            let isSpace: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
+            var bytes = Array(text.utf8)[...]
+            while let first = bytes.first, isSpace(first) { bytes.removeFirst() }
+            while let last = bytes.last, isSpace(last) { bytes.removeLast() }
+            if let first = bytes.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") { bytes.removeFirst() }
+            var digits = 0
+            while let first = bytes.first, (0x30...0x39).contains(first) { bytes.removeFirst(); digits += 1 }
+            if bytes.first == UInt8(ascii: ".") {
+                bytes.removeFirst()
+                while let first = bytes.first, (0x30...0x39).contains(first) { bytes.removeFirst(); digits += 1 }
+            }
+            guard digits > 0 else { return false }
+            if let first = bytes.first, first == UInt8(ascii: "e") || first == UInt8(ascii: "E") {
+                bytes.removeFirst()
+                if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { bytes.removeFirst() }
+                while let first = bytes.first, (0x30...0x39).contains(first) { bytes.removeFirst() }
+            }
+            return bytes.isEmpty
         }
     }
 

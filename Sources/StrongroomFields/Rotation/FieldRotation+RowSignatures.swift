@@ -10,8 +10,19 @@ extension FieldRotation {
     static func signingLayouts(_ signedRows: [SignedRow], columns: [SealedColumn], cipher: FieldCipher,
                                in queue: DatabaseQueue) throws -> [FoldedName: RowSignature.Layout] {
         var layouts: [FoldedName: RowSignature.Layout] = [:]
+        // The sealed columns the database holds (the registry, verified, and
+        // every column of envelopes): a signature covers all of a table's.
+        let held = try queue.read { db in try SealedValueSearch.sealedColumns(in: db, keyring: cipher.keyring) }
         for row in signedRows {
             let sealed = columns.filter { $0.table.sqliteFolded == row.table.sqliteFolded }.map(\.column)
+            guard !sealed.isEmpty else { continue }
+            let left = held.filter { column in
+                column.table.sqliteFolded == row.table.sqliteFolded && !sealed.contains { $0.sqliteFolded == column.column.sqliteFolded }
+            }.map(\.column)
+            if !left.isEmpty {
+                throw FieldError(.misuse, "\(row.table)'s rows are signed over all its sealed columns, and this rotation gives \(sealed.joined(separator: ", ")) without \(left.joined(separator: ", ")): rotate every sealed column of \(row.table) together, as the configuration declares them. Nothing was re-sealed.",
+                                 table: row.table, column: left[0])
+            }
             layouts[row.table.sqliteFolded] = RowSignature.Layout(table: row.table, signatureColumn: row.signatureColumn, covered: row.columns + sealed, cipher: cipher)
         }
         let rotated = Set(columns.map(\.table.sqliteFolded))

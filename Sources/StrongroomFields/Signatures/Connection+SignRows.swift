@@ -1,25 +1,30 @@
 public import Strongroom
 
 extension Connection {
-    /// Signs every row of `table` that holds no signature yet, as it stands
-    /// now, and returns how many it signed: for the rows a table holds when
-    /// its ``SignedRow`` is first declared. Run it once, in the migration
-    /// that adds the signature column, with a connection configured with
-    /// `Configuration.seal(…, signedRows:)`.
+    /// Signs every row of `table`, as it stands now, and returns how many
+    /// it signed: for the rows a table holds when its ``SignedRow`` is first
+    /// declared. It trusts the data it signs, so run it once, by hand, at a
+    /// moment you trust the data (an administrative command of your app, as
+    /// `customer-lookup --sign-rows` in the demo), with a connection
+    /// configured with `Configuration.seal(…, signedRows:)`:
     ///
     /// ```swift
-    /// migrator.registerMigration("sign customer rows") { db in
-    ///     try db.execute(sql: "ALTER TABLE customer ADD COLUMN row_signature BLOB")
-    ///     try db.signUnsignedRows(of: "customer")
-    /// }
+    /// let signed = try queue.write { db in try db.signUnsignedRows(of: "customer") }
     /// ```
     ///
-    /// Each row's sealed values must open under its row key first: an
-    /// envelope copied from another row is refused, not signed. The plain
-    /// values are signed as they are, so run it before anyone without the
-    /// field keyring could have changed them; afterwards a row without a
-    /// signature is one to investigate, not to sign. It runs in a savepoint:
-    /// a failure signs nothing.
+    /// Never from code that runs on its own, such as a migration or the
+    /// app's launch: whoever holds the database key can make the table look
+    /// unsigned again (rebuild it without its signatures, delete the
+    /// migration's history row) and have that code sign what they wrote.
+    ///
+    /// Refused, signing nothing, when any row of the table holds a signature
+    /// already (a row without one was then changed outside the app: find out
+    /// why, and restore it or write it again through the app), or when a
+    /// row's randomized sealed value does not open under its row key (an
+    /// envelope copied from another row). A deterministic envelope is bound
+    /// to no row, so one swapped between rows cannot be told here: the data
+    /// must be trusted as it stands. It runs in a savepoint: a failure signs
+    /// nothing.
     @discardableResult
     public func signUnsignedRows(of table: String) throws -> Int {
         guard let transform = columnTransform as? SealingTransform else {
@@ -36,6 +41,11 @@ extension SealingTransform {
         }
         let key = try primaryKey(of: table).columns
         let quoted = SQLScript.quotedIdentifier
+        let signedAlready = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM main.\(quoted(table)) WHERE \(quoted(layout.signatureColumn)) IS NOT NULL")
+        if let signedAlready, signedAlready > 0 {
+            throw FieldError(.misuse, "\(table)'s rows are signed already (\(signedAlready) in \(layout.signatureColumn)): a row without a signature was written or changed outside the app, and is not signed over. Find out why; restore the row, or write it again through the app. Nothing was signed.",
+                             table: table, column: layout.signatureColumn)
+        }
         let selected = (key + layout.covered).map(quoted).joined(separator: ", ")
         let rows = try connection.fetchAll(sql: "SELECT \(selected) FROM main.\(quoted(table)) WHERE \(quoted(layout.signatureColumn)) IS NULL")
         // The row only where it holds its key exactly (not 12 for '12', nor 'A' for 'a' under NOCASE).
