@@ -108,10 +108,7 @@ extension SignedRowTests {
     /// over those only, and called the untouched rows tampered.
     @Test func rotatingSomeSealedColumnsOfASignedTableIsRefusedNamingTheOthers() throws {
         let (path, queue) = try database("rotate-one.db")
-        let (grown, newID) = keyring.addingKey()
-        let second = try grown.activating(newID)
-        try queue.close()
-        let rotating = try DatabaseQueue(path: path, configuration: configuration(second))
+        let (rotating, second, _) = try reopenedWithANewKey(path, closing: queue)
         let error = #expect(throws: FieldError.self) {
             _ = try FieldRotation.rotate(rotating, columns: [Self.columns[0]], keyring: second, signedRows: Self.signed)
         }

@@ -78,6 +78,15 @@ struct SignedRowTests {
         return (path, queue)
     }
 
+    /// The database `path` (its app queue closed) opened again with a
+    /// keyring grown by a key, made active: what a rotation runs with.
+    func reopenedWithANewKey(_ path: String, closing queue: DatabaseQueue) throws -> (queue: DatabaseQueue, keyring: FieldKeyring, newID: UInt32) {
+        let (grown, newID) = keyring.addingKey()
+        let second = try grown.activating(newID)
+        try queue.close()
+        return (try DatabaseQueue(path: path, configuration: configuration(second)), second, newID)
+    }
+
     /// What the database-key holder does, with the database key alone.
     func adversary(_ path: String, _ sql: String) throws {
         let queue = try DatabaseQueue(path: path, configuration: Configuration(key: databaseKey))
@@ -274,10 +283,7 @@ struct SignedRowTests {
 
     @Test func rotationSignsAgainAndRetiringCountsSignatures() throws {
         let (path, queue) = try database("rotate.db")
-        let (grown, newID) = keyring.addingKey()
-        let second = try grown.activating(newID)
-        try queue.close()
-        let rotating = try DatabaseQueue(path: path, configuration: configuration(second))
+        let (rotating, second, newID) = try reopenedWithANewKey(path, closing: queue)
         // Rotation that does not know the rows are signed: refused before anything changes.
         let refused = #expect(throws: FieldError.self) { _ = try FieldRotation.rotate(rotating, columns: Self.columns, keyring: second) }
         #expect(refused?.message.contains("row_signature") == true, "\(String(describing: refused))")
@@ -297,10 +303,7 @@ struct SignedRowTests {
     @Test func rotationRefusesARowSomeoneChangedRatherThanSignOverIt() throws {
         let (path, queue) = try database("rotate-changed.db")
         try adversary(path, "UPDATE customer SET country = 'KP' WHERE id = 2")
-        let (grown, newID) = keyring.addingKey()
-        let second = try grown.activating(newID)
-        try queue.close()
-        let rotating = try DatabaseQueue(path: path, configuration: configuration(second))
+        let (rotating, second, _) = try reopenedWithANewKey(path, closing: queue)
         let error = #expect(throws: (any Error).self) { _ = try FieldRotation.rotate(rotating, columns: Self.columns, keyring: second, signedRows: Self.signed) }
         #expect("\(String(describing: error))".contains("customer row 2"))
     }
