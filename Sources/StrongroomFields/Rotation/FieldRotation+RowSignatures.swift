@@ -12,7 +12,7 @@ extension FieldRotation {
         var layouts: [FoldedName: RowSignature.Layout] = [:]
         // The sealed columns the database holds (the registry, verified, and
         // every column of envelopes): a signature covers all of a table's.
-        let held = try queue.read { db in try SealedValueSearch.sealedColumns(in: db, keyring: cipher.keyring) }
+        let held = signedRows.isEmpty ? [] : try queue.read { db in try SealedValueSearch.sealedColumns(in: db, keyring: cipher.keyring) }
         for row in signedRows {
             let sealed = columns.filter { $0.table.sqliteFolded == row.table.sqliteFolded }.map(\.column)
             guard !sealed.isEmpty else { continue }
@@ -25,15 +25,35 @@ extension FieldRotation {
             }
             layouts[row.table.sqliteFolded] = RowSignature.Layout(table: row.table, signatureColumn: row.signatureColumn, covered: row.columns + sealed, cipher: cipher)
         }
-        let rotated = Set(columns.map(\.table.sqliteFolded))
-        for finding in try queue.read({ db in try SealedValueSearch.findings(in: db) })
-        where !finding.rowSignaturesByKeyID.isEmpty && rotated.contains(finding.table.sqliteFolded) {
-            guard let layout = layouts[finding.table.sqliteFolded], layout.signatureColumn.sqliteFolded == finding.column.sqliteFolded else {
-                throw FieldError(.misuse, "\(finding.table).\(finding.column) holds row signatures, which re-sealing \(finding.table)'s values would break, and this rotation declares no SignedRow for it: rotate from the app, FieldRotation.rotate(…, signedRows:) with the declarations its configuration gives. Nothing was re-sealed.",
-                                 table: finding.table, column: finding.column)
+        // The rotated tables' columns that hold row signatures: each must be
+        // a declared signature column.
+        var tables: [FoldedName: String] = [:]
+        for column in columns where tables[column.table.sqliteFolded] == nil { tables[column.table.sqliteFolded] = column.table }
+        for (folded, table) in tables {
+            for column in try queue.read({ db in try signatureColumns(of: table, in: db) }) {
+                guard let layout = layouts[folded], layout.signatureColumn.sqliteFolded == column.sqliteFolded else {
+                    throw FieldError(.misuse, "\(table).\(column) holds row signatures, which re-sealing \(table)'s values would break, and this rotation declares no SignedRow for it: rotate from the app, FieldRotation.rotate(…, signedRows:) with the declarations its configuration gives. Nothing was re-sealed.",
+                                     table: table, column: column)
+                }
             }
         }
         return layouts
+    }
+
+    /// The columns of `table` that hold a value shaped like a row signature
+    /// (<doc:SealedValueFormat>): a BLOB of 38 bytes, version 1, kind 3.
+    static func signatureColumns(of table: String, in db: Connection) throws(StrongroomError) -> [String] {
+        let quoted = SQLScript.quotedIdentifier
+        var found: [String] = []
+        for row in try db.fetchAll(sql: "PRAGMA main.table_info(\(quoted(table)))") {
+            let name = try row.decode(String.self, column: "name"), column = quoted(name)
+            let holds = try db.fetchOne(Int.self, sql: """
+                SELECT count(*) FROM (SELECT 1 FROM main.\(quoted(table)) WHERE typeof(\(column)) = 'blob' AND length(\(column)) = \(RowSignature.byteCount)
+                                      AND substr(\(column), 1, 2) = x'0103' LIMIT 1)
+                """)
+            if holds == 1 { found.append(name) }
+        }
+        return found
     }
 
     /// The new signature of the row `target` names (with `arguments`):
