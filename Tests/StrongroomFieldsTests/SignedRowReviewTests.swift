@@ -130,3 +130,62 @@ extension SignedRowTests {
         readsFail(queue, naming: "2")
     }
 }
+
+/// The second review of signed rows.
+extension SignedRowTests {
+    /// Finding A: with every signature cleared, the read's error told the
+    /// operator to sign the rows, which would sign over a changed one. A
+    /// missing signature is reported as a change outside the app.
+    @Test func aClearedSignatureIsReportedAsAChangeNotAsRowsToSign() throws {
+        let (path, queue) = try database("cleared.db")
+        try adversary(path, "UPDATE customer SET country = 'KP' WHERE id = 2; UPDATE customer SET row_signature = NULL")
+        let error = #expect(throws: StrongroomError.self) { try queue.read { db in _ = try db.fetchAll(Customer.self) } }
+        #expect(error?.code == .sealedValue && error?.message.contains("signUnsignedRows") == false
+                && error?.message.contains("outside the app") == true, "\(String(describing: error))")
+    }
+
+    struct Scored: Codable { var id: Int64; var name: String; var country: String?; var email: String; var tier: String?; var score: Double }
+
+    /// Finding C: a column type is read as SQLite reads it (ASCII letters
+    /// only): `ﬂoat` is NUMERIC to SQLite, which stores 3.0 as the integer
+    /// 3, and was taken for REAL, so the app's own row failed its check.
+    @Test func aColumnTypeIsReadAsSQLiteReadsIt() throws {
+        let path = dir.file("ligature.db")
+        let withScore = [SignedRow("customer", columns: ["name", "country", "score"], signatureColumn: "row_signature")]
+        let queue = try DatabaseQueue(path: path, configuration: configuration(signed: withScore))
+        try queue.write { db in
+            try db.execute(sql: Self.schema)
+            try db.execute(sql: "ALTER TABLE customer ADD COLUMN score \u{FB02}oat")
+        }
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.write { db in try db.insert(Scored(id: 1, name: "Ada", country: "UK", email: "ada@example.com", tier: nil, score: 3.0), into: "customer") }
+        }
+        #expect(error?.message.contains("score") == true, "\(String(describing: error))")
+        try queue.write { db in try db.insert(Scored(id: 1, name: "Ada", country: "UK", email: "ada@example.com", tier: nil, score: 3.5), into: "customer") }
+        #expect(try queue.read { db in try db.fetchAll(sql: "SELECT * FROM customer", opening: Contact.sealedProperties) }.count == 1)
+    }
+
+    /// Finding D: a column of envelope copies the app does not seal stops
+    /// the rotation; the refusal says where the envelopes are and what to
+    /// do either way, rather than only to rotate it too.
+    @Test func aColumnOfCopiedEnvelopesStopsTheRotationWithAMessageThatFitsBothCases() throws {
+        let (path, queue) = try database("copies.db")
+        try adversary(path, "ALTER TABLE customer ADD COLUMN tier_copy BLOB; UPDATE customer SET tier_copy = tier")
+        let (rotating, second, _) = try reopenedWithANewKey(path, closing: queue)
+        let error = #expect(throws: FieldError.self) {
+            _ = try FieldRotation.rotate(rotating, columns: Self.columns, keyring: second, signedRows: Self.signed)
+        }
+        #expect(error?.message.contains("tier_copy") == true && error?.message.contains("does not seal") == true, "\(String(describing: error))")
+    }
+
+    /// A rowid key given as text is refused by Strongroom, naming the key,
+    /// not by SQLite's "datatype mismatch".
+    @Test func aRowidKeyGivenAsTextIsRefusedNamingTheKey() throws {
+        let (_, queue) = try database("rowid-text.db")
+        struct TextID: Codable { var id: String; var name: String; var country: String?; var email: String; var tier: String? }
+        let error = #expect(throws: StrongroomError.self) {
+            try queue.write { db in try db.insert(TextID(id: "abc", name: "Cy", country: nil, email: "cy@example.com", tier: nil), into: "customer") }
+        }
+        #expect(error?.message.contains("give id a value of that type") == true, "\(String(describing: error))")
+    }
+}
