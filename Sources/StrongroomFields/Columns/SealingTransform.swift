@@ -36,7 +36,8 @@ final class SealingTransform: ColumnTransform {
         case integer, text, blob, real, numeric
 
         init(declaredType: String) {
-            let type = declaredType.uppercased()
+            // ASCII letters only, as SQLite reads a type (`ﬂoat` is no FLOAT to it).
+            let type = String(decoding: declaredType.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
             if type.contains("INT") { self = .integer }
             else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { self = .text }
             else if type.contains("BLOB") || type.isEmpty { self = .blob }
@@ -255,7 +256,7 @@ final class SealingTransform: ColumnTransform {
                 if let index, !values[index].isNull {
                     // The value bound must be the one stored: SQLite would convert
                     // an integer into a TEXT key, or '12' into an INTEGER one.
-                    guard key.affinities[position].keeps(values[index]) else {
+                    guard key.affinities[position].keeps(values[index]), !key.isRowid || values[index].isInteger else {
                         throw FieldError(.misuse, "Inserting into \(table): \(column) would be stored converted to its column's type, and the sealed values bound to it would not open; give \(column) a value of that type.", table: table, column: column)
                     }
                     rowKey.append(values[index])
@@ -310,7 +311,7 @@ final class SealingTransform: ColumnTransform {
                     throw FieldError(.misuse, "Updating \(table): give \(column) a value; it names the row, and its sealed values are bound to it.", table: table, column: column)
                 }
                 // The WHERE would match 12 for '12', and the values be bound to text.
-                guard key.affinities[position].keeps(values[index]) else {
+                guard key.affinities[position].keeps(values[index]), !key.isRowid || values[index].isInteger else {
                     throw FieldError(.misuse, "Updating \(table): \(column) is given as a value of another type than its column's, which SQLite would convert to find the row, and the sealed values bound to it would not open; give \(column) a value of that type.", table: table, column: column)
                 }
                 rowKey.append(values[index])
@@ -542,5 +543,13 @@ final class SealingTransform: ColumnTransform {
             throw StrongroomError(.constraint, "\(table) has no rowid left to assign; give the primary key a value.", path: connection.path)
         }
         return .integer(next + 1)
+    }
+}
+
+private extension DatabaseValue {
+    /// True for an integer: the only value a rowid key keeps.
+    var isInteger: Bool {
+        if case .integer = self { return true }
+        return false
     }
 }

@@ -20,7 +20,7 @@ extension FieldRotation {
                 column.table.sqliteFolded == row.table.sqliteFolded && !sealed.contains { $0.sqliteFolded == column.column.sqliteFolded }
             }.map(\.column)
             if !left.isEmpty {
-                throw FieldError(.misuse, "\(row.table)'s rows are signed over all its sealed columns, and this rotation gives \(sealed.joined(separator: ", ")) without \(left.joined(separator: ", ")): rotate every sealed column of \(row.table) together, as the configuration declares them. Nothing was re-sealed.",
+                throw FieldError(.misuse, "\(row.table)'s rows are signed over all its sealed columns, and the database holds sealed values in \(left.joined(separator: ", ")) (the registry records them, or every value there is an envelope), which this rotation does not give. If the app seals them, give every sealed column of \(row.table) to the rotation, as the configuration declares them; if it does not seal them, those envelopes were put there from elsewhere: find out how, and remove them. Nothing was re-sealed.",
                                  table: row.table, column: left[0])
             }
             layouts[row.table.sqliteFolded] = RowSignature.Layout(table: row.table, signatureColumn: row.signatureColumn, covered: row.columns + sealed, cipher: cipher)

@@ -82,7 +82,7 @@ extension FieldCipher {
         var row: String { Self.row(rowKey) ?? "without a key" }
         var place: String { "\(layout.table) row \(row)" }
         guard case .blob(let bytes) = signature else {
-            throw FieldError(.tampered, "\(place) has \(signature.isNull ? "no row signature" : "a row signature that is not a BLOB") in \(layout.signatureColumn): it was written outside the app (or before its rows were signed: sign them once, by hand, with signUnsignedRows(of:)).",
+            throw FieldError(.tampered, "\(place) has \(signature.isNull ? "no row signature" : "a row signature that is not a BLOB") in \(layout.signatureColumn): the row was written or changed outside the app. Restore it from a backup, or write it again through the app; do not sign it as it stands.",
                              table: layout.table, column: layout.signatureColumn, row: row)
         }
         guard bytes.count == RowSignature.byteCount, bytes[0] == FieldEnvelope.version, bytes[1] == RowSignature.kind else {
