@@ -149,4 +149,40 @@ struct FormatPageTests {
         let error = #expect(throws: StrongroomError.self) { try app.read { db in _ = try db.fetchAll(Customer.self, sql: "SELECT * FROM customer") } }
         #expect(error?.code == .sealedValue, "\(String(describing: error))")
     }
+
+    /// "The keys the database knows" and example 5's definition check:
+    /// Strongroom records the page's bytes for the page's keyring.
+    @Test func strongroomRecordsThePagesCheckValues() throws {
+        let python = try #require(ProcessRunner.which("python3"))
+        let result = try ProcessRunner.run(python, [Self.scriptPath(), "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let keyringPath = dir.file("demo.keyring")
+        #expect(FileManager.default.createFile(atPath: keyringPath, contents: Data(try #require(page["keyring"] as? String).utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let keyring = try FieldKeyring.load(from: keyringPath)
+        let keyCheck = try #require((page["keyChecks"] as? [[String: Any]])?.first)
+        let definitionCheck = try #require((page["definitionChecks"] as? [[String: Any]])?.first)
+        #expect(definitionCheck["name"] as? String == "email_folded" && definitionCheck["bits"] as? Int == 12)
+
+        let databaseKey = DatabaseKey.generate()
+        let path = dir.file("checks.db")
+        var config = Configuration(key: databaseKey)
+        config.seal([.indexed("email", in: "customer", indexColumn: "email_index")],
+                    indexes: [BlindIndex("email_folded", on: "email", in: "customer", bits: 12, transformations: [.trimmed, .normalizedCaseFolded])],
+                    keyring: keyring, rowKeys: ["customer": ["id"]])
+        let app = try DatabaseQueue(path: path, configuration: config)
+        struct Customer: Codable { var id: Int64; var email: String }
+        try app.write { db in
+            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB, email_folded BLOB)")
+            try db.insert(Customer(id: 1, email: " Ada@Example.COM"), into: "customer")
+        }
+        let plain = try DatabaseQueue(path: path, configuration: Configuration(key: databaseKey))
+        let recordedCheck = try plain.read { db in try db.fetchOne([UInt8].self, sql: "SELECT check_value FROM strongroom_field_keys WHERE key_id = 1") }
+        #expect(recordedCheck == Self.bytes(keyCheck["check"] as? String ?? "x"))
+        let recordedDefinition = try plain.read { db in try db.fetchOne([UInt8].self, sql: "SELECT \"check\" FROM strongroom_blind_indexes WHERE name = 'email_folded'") }
+        #expect(recordedDefinition == Self.bytes(definitionCheck["check"] as? String ?? "x"))
+        // Example 5's index value, as the insert computed it.
+        #expect(try plain.read { db in try db.fetchOne([UInt8].self, sql: "SELECT email_folded FROM customer") } == [0, 0, 0, 1, 0x05, 0x90])
+    }
 }

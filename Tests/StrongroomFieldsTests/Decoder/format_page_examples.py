@@ -37,6 +37,7 @@ LABEL = b"strongroom.field.v1"
 
 failures = []
 compared = 0
+definition_checks = []
 
 
 def expect(where, computed, page_hex):
@@ -379,6 +380,11 @@ def check_index_example(name, items, keys):
     if bits % 8:
         tag[-1] &= (0xFF << (8 - bits % 8)) & 0xFF
     expect(f"{name}, index value", u32(key_id) + bytes(tag), given["index value"])
+    if "definition check" in given:
+        check_mac = hmac_module.new(key, b"strongroom blind index definition check", hashlib.sha256).digest()
+        expect(f"{name}, definition check", u32(key_id) + check_mac[:16], given["definition check"])
+        definition_checks.append({"keyID": key_id, "table": table, "name": index_name, "bits": bits,
+                                  "check": (u32(key_id) + check_mac[:16]).hex()})
 
 
 def check_signature_example(name, items, keys):
@@ -463,6 +469,15 @@ def main():
     active, keys = parse_keyring(keyring_text)
     check("Demo keyring", active == 1 and keys[1] == bytes(range(32)), "is not key 1 = 00 01 ... 1f, active")
 
+    # The check value of "The keys the database knows".
+    key_checks = []
+    given = dict(entries(blocks_under(blocks, "The keys the database knows")[-1]))
+    check_info = b"key-check\x00" + u32(1)
+    expect("The keys the database knows, info", check_info, given.get("info", ""))
+    check_value = hkdf(keys[1], check_info, 16)
+    expect("The keys the database knows, check value", check_value, given.get("check value", ""))
+    key_checks.append({"keyID": 1, "check": check_value.hex()})
+
     # The page's Python code.
     page_code = {}
     exec("\n".join(blocks_under(blocks, "Example in Python")[0]), page_code)
@@ -492,7 +507,8 @@ def main():
         sys.exit(1)
     summary = f"{len(examples)} examples checked ({compared} checks against {page.name})"
     if as_json:
-        json.dump({"keyring": keyring_text, "examples": examples, "signatures": signatures}, sys.stdout)
+        json.dump({"keyring": keyring_text, "examples": examples, "signatures": signatures,
+                   "keyChecks": key_checks, "definitionChecks": definition_checks}, sys.stdout)
         print(summary, file=sys.stderr)
     else:
         print(summary)
