@@ -202,7 +202,10 @@ struct KeyCustodyReviewTests {
     @Test func suspendingAPipelineStopsTheWholeJob() throws {
         let session = try shellSession([
             .type(askingStatus + " | cat\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
-            .type("fg\n"), .pause(seconds: 1), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
+            // `fg` prints the job before it gives it the terminal: the answer is
+            // typed after that, and a pause, so that a loaded machine's slow
+            // hand-over does not give "open" to the shell.
+            .type("fg\n"), .expect("| cat"), .pause(seconds: 2), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
         #expect(session.screen.contains("Stopped") && session.screen.contains("key source    key command") && !session.screen.contains("<killed"),
                 "\(session.screen)")
