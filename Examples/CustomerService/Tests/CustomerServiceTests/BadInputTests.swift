@@ -90,6 +90,22 @@ struct BadInputTests {
         refused(try request(port, "GET", "/nowhere"), 404, "not_found")
     }
 
+    /// ASCII addresses take a path of their own (bytes, not Foundation's
+    /// Unicode tables): the same address comes out as on the other.
+    @Test func addressesAreStoredTrimmedLoweredAndComposed() throws {
+        for (given, stored) in [(" Ada.Lovelace+x@Example-Mail.CO.uk\t", "ada.lovelace+x@example-mail.co.uk"),
+                                ("BO@EXAMPLE.COM", "bo@example.com"), ("\u{2003}Cy@Example.com", "cy@example.com"),
+                                ("JOSE\u{0301}@example.com", "jos\u{E9}@example.com")] {
+            let body = try JSONSerialization.data(withJSONObject: ["name": "Ada", "email": given])
+            let answer = try request(service.port, "POST", "/customers", body: body)
+            #expect(answer.status == 201 && answer.json?["email"] as? String == stored, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        for given in ["\nada@example.com", "ada@example.com\u{7F}", "ada@exam\u{1}ple.com", "ada@example.com\r"] {
+            let body = try JSONSerialization.data(withJSONObject: ["name": "Ada", "email": given])
+            refused(try request(service.port, "POST", "/customers", body: body), 422, "invalid_email")
+        }
+    }
+
     @Test func aSecondCustomerWithTheSameEmailIsAConflict() throws {
         let port = service.port
         let first = try request(port, "POST", "/customers", json: #"{"name": "Ada", "email": "Ada@Example.com"}"#)
