@@ -116,6 +116,27 @@ enum FieldScenarios {
         return queue
     }
 
+    /// Seconds for `rows` creates as a service makes them: each its own
+    /// IMMEDIATE transaction, a person with an indexed (blind-indexed)
+    /// e-mail and a randomized phone (`--profile create-sealed`).
+    static func sealedCreates(path: String, rows: Int) throws -> Double {
+        var config = Configuration(key: .generate())
+        config.seal([.indexed("email", in: "person", indexColumn: "email_index"), .randomized("phone", in: "person")],
+                    keyring: FieldKeyring.generate(), rowKeys: ["person": ["id"]])
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, email BLOB, email_index BLOB UNIQUE, phone BLOB, score REAL)")
+        }
+        struct NewPerson: Encodable { let email: String; let phone: String; let score: Double }
+        return try seconds {
+            for i in 0..<rows {
+                try queue.inTransaction(.immediate) { db, _ in
+                    try db.insert(NewPerson(email: "person\(i)@example.com", phone: "+1 555 01\(i % 100)", score: Double(i)), into: "person")
+                }
+            }
+        }
+    }
+
     static func peopleConfiguration(keyring: FieldKeyring?, signed: Bool) -> Configuration {
         var config = Configuration(key: .generate())
         if let keyring {
