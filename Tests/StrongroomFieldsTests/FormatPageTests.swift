@@ -105,9 +105,9 @@ struct FormatPageTests {
         #expect(modes == Set(SealingMode.allCases), "one example per mode")
     }
 
-    /// Example 7: Strongroom reads the page's signed row with the page's
-    /// keyring, signs it again to the page's bytes, and refuses it changed.
-    @Test func strongroomVerifiesAndMakesThePagesRowSignature() throws {
+    /// The page's examples as the script read them (after checking them),
+    /// and its demo keyring, loaded from a keyring file.
+    func pageAndKeyring() throws -> (page: [String: Any], keyring: FieldKeyring) {
         let python = try #require(ProcessRunner.which("python3"))
         let result = try ProcessRunner.run(python, [Self.scriptPath(), "--json"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -115,12 +115,22 @@ struct FormatPageTests {
         let keyringPath = dir.file("demo.keyring")
         #expect(FileManager.default.createFile(atPath: keyringPath, contents: Data(try #require(page["keyring"] as? String).utf8),
                                                attributes: [.posixPermissions: 0o600]))
-        let keyring = try FieldKeyring.load(from: keyringPath)
+        return (page, try FieldKeyring.load(from: keyringPath))
+    }
+
+    /// Example 7: Strongroom reads the page's signed row with the page's
+    /// keyring, signs it again to the page's bytes, and refuses it changed.
+    @Test func strongroomVerifiesAndMakesThePagesRowSignature() throws {
+        let (page, keyring) = try pageAndKeyring()
         let example = try #require((page["signatures"] as? [[String: Any]])?.first)
         let signature = try #require(Self.bytes(example["signature"] as? String ?? "x"))
         let covered = try #require(example["covered"] as? [[String: Any]])
         var values: [String: DatabaseValue] = [:]
-        for column in covered { values[try #require(column["name"] as? String)] = try #require(Self.value(column)) }
+        for column in covered {
+            // Required as a value: assigned straight into the dictionary, #require would take nil.
+            let value: DatabaseValue = try #require(Self.value(column))
+            values[try #require(column["name"] as? String)] = value
+        }
         let rowKey = try #require((example["rowKey"] as? [Any])?.compactMap { Self.value($0) })
         #expect(example["table"] as? String == "customer" && example["signatureColumn"] as? String == "row_signature" && rowKey == [.integer(42)])
 
@@ -153,14 +163,7 @@ struct FormatPageTests {
     /// "The keys the database knows" and example 5's definition check:
     /// Strongroom records the page's bytes for the page's keyring.
     @Test func strongroomRecordsThePagesCheckValues() throws {
-        let python = try #require(ProcessRunner.which("python3"))
-        let result = try ProcessRunner.run(python, [Self.scriptPath(), "--json"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let page = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        let keyringPath = dir.file("demo.keyring")
-        #expect(FileManager.default.createFile(atPath: keyringPath, contents: Data(try #require(page["keyring"] as? String).utf8),
-                                               attributes: [.posixPermissions: 0o600]))
-        let keyring = try FieldKeyring.load(from: keyringPath)
+        let (page, keyring) = try pageAndKeyring()
         let keyCheck = try #require((page["keyChecks"] as? [[String: Any]])?.first)
         let definitionCheck = try #require((page["definitionChecks"] as? [[String: Any]])?.first)
         #expect(definitionCheck["name"] as? String == "email_folded" && definitionCheck["bits"] as? Int == 12)

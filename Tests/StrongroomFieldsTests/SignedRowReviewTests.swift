@@ -7,6 +7,18 @@ import Testing
 /// The adversarial review of signed rows (issue 50, item 5): each finding
 /// it proved, reproduced here before its fix.
 extension SignedRowTests {
+    /// An empty signed database whose customer has one more column, typed
+    /// `type`, which the signature covers too.
+    func database(_ name: String, signing column: String, typed type: String) throws -> DatabaseQueue {
+        let signed = [SignedRow("customer", columns: ["name", "country", column], signatureColumn: "row_signature")]
+        let queue = try DatabaseQueue(path: dir.file(name), configuration: configuration(signed: signed))
+        try queue.write { db in
+            try db.execute(sql: Self.schema)
+            try db.execute(sql: "ALTER TABLE customer ADD COLUMN \(column) \(type)")
+        }
+        return queue
+    }
+
     struct Referral: Codable, SealedRecord, Equatable {
         var id: Int64
         var name: String
@@ -64,12 +76,8 @@ extension SignedRowTests {
     /// NULL: signed as given, the app's own row never read again.
     @Test(arguments: [-0.0, Double.nan])
     func aDoubleSQLiteWouldStoreOtherwiseIsRefusedAtTheWrite(balance: Double) throws {
-        let path = dir.file("balance-\(balance.isNaN ? "nan" : "negzero").db")
-        let withBalance = [SignedRow("customer", columns: ["name", "country", "balance"], signatureColumn: "row_signature")]
-        let queue = try DatabaseQueue(path: path, configuration: configuration(signed: withBalance))
+        let queue = try database("balance-\(balance.isNaN ? "nan" : "negzero").db", signing: "balance", typed: "REAL")
         try queue.write { db in
-            try db.execute(sql: Self.schema)
-            try db.execute(sql: "ALTER TABLE customer ADD COLUMN balance REAL")
             try db.insert(Account(id: 2, name: "Bob", country: "FR", email: "bob@example.com", tier: nil, balance: 1.5), into: "customer")
         }
         let error = #expect(throws: StrongroomError.self) {
@@ -87,13 +95,7 @@ extension SignedRowTests {
     /// Finding 6: text in a NUMERIC column (DATETIME) is kept as text, and
     /// was refused.
     @Test func aDateInACoveredDatetimeColumnIsSignedAndReadsBack() throws {
-        let path = dir.file("datetime.db")
-        let withSince = [SignedRow("customer", columns: ["name", "country", "since"], signatureColumn: "row_signature")]
-        let queue = try DatabaseQueue(path: path, configuration: configuration(signed: withSince))
-        try queue.write { db in
-            try db.execute(sql: Self.schema)
-            try db.execute(sql: "ALTER TABLE customer ADD COLUMN since DATETIME")
-        }
+        let queue = try database("datetime.db", signing: "since", typed: "DATETIME")
         let since = Date(timeIntervalSince1970: 1_700_000_000)
         try queue.write { db in try db.insert(Member(id: 4, name: "Di", country: "NO", email: "di@example.com", tier: nil, since: since), into: "customer") }
         #expect(try queue.read { db in try db.fetchAll(MemberRead.self, sql: "SELECT * FROM customer") }.map(\.since) == [since])
@@ -150,13 +152,7 @@ extension SignedRowTests {
     /// only): `ﬂoat` is NUMERIC to SQLite, which stores 3.0 as the integer
     /// 3, and was taken for REAL, so the app's own row failed its check.
     @Test func aColumnTypeIsReadAsSQLiteReadsIt() throws {
-        let path = dir.file("ligature.db")
-        let withScore = [SignedRow("customer", columns: ["name", "country", "score"], signatureColumn: "row_signature")]
-        let queue = try DatabaseQueue(path: path, configuration: configuration(signed: withScore))
-        try queue.write { db in
-            try db.execute(sql: Self.schema)
-            try db.execute(sql: "ALTER TABLE customer ADD COLUMN score \u{FB02}oat")
-        }
+        let queue = try database("ligature.db", signing: "score", typed: "\u{FB02}oat")
         let error = #expect(throws: StrongroomError.self) {
             try queue.write { db in try db.insert(Scored(id: 1, name: "Ada", country: "UK", email: "ada@example.com", tier: nil, score: 3.0), into: "customer") }
         }

@@ -175,7 +175,8 @@ extension Row {
         // declaration: its selected properties opened, and the rows of the
         // signed tables it declares checked, even when none is selected.
         if let declared = declaredSealedProperties(of: T.self), !declared.isEmpty {
-            guard Set(declared).isSubset(of: Set(layout.declared)) else {
+            // The same declaration (a lookup's rows, `opening: T.sealedProperties`) without building sets.
+            guard layout.declared == declared || Set(declared).isSubset(of: Set(layout.declared)) else {
                 throw StrongroomError(.misuse, "\(T.self) declares sealed properties (\(declared.map(\.description).joined(separator: "; "))), and this row was read \(layout.declared.isEmpty ? "without them (no opening:)" : "under another declaration (\(layout.declared.map(\.description).joined(separator: "; ")))"): read \(T.self) from the query itself (fetchAll(\(T.self).self, sql: …)), or fetch the rows with opening: \(T.self).sealedProperties. Nothing was read.")
             }
         }

@@ -140,8 +140,7 @@ extension Connection {
         let assignments = set.enumerated().map { "\(quoted($1)) = ?\($0 + 1)" }.joined(separator: ", ")
         let condition = key.enumerated().map { position, column in
             let parameter = "?\(set.count + position + 1)", name = quoted(column)
-            return exactly ? "\(name) = \(parameter) AND \(name) = \(parameter) COLLATE BINARY AND typeof(\(name)) = typeof(\(parameter))"
-                : "\(name) = \(parameter)"
+            return exactly ? SQLScript.exactlyEqual(name, parameter) : "\(name) = \(parameter)"
         }.joined(separator: " AND ")
         let statement = try prepare(sql: "UPDATE \(quoted(table)) SET \(assignments) WHERE \(condition)")
         updateStatementsByColumns[cacheKey] = statement

@@ -61,6 +61,14 @@ public enum SQLScript {
         scalar.isASCII && sqliteWhitespace.contains(UInt8(scalar.value))
     }
 
+    /// `column = parameter` that holds only for the same value, byte for
+    /// byte and of the same type (not 12 for '12', nor 'A' for 'a' under
+    /// NOCASE); the plain `=` first, which can use the column's index.
+    /// `column` is quoted already.
+    package static func exactlyEqual(_ column: String, _ parameter: String) -> String {
+        "\(column) = \(parameter) AND \(column) = \(parameter) COLLATE BINARY AND typeof(\(column)) = typeof(\(parameter))"
+    }
+
     /// `name` quoted as an SQL identifier: `"name"`, inner quotes doubled.
     ///
     /// ```swift

@@ -86,19 +86,24 @@ public protocol ColumnTransform: AnyObject {
     /// columns it covers and the column that holds it; nil (the default)
     /// when its rows are not signed.
     ///
-    /// A read that opens a sealed property of such a table must select the
-    /// signature, every column it covers (each once, by name) and the row
-    /// key; it checks the signature of each row with
-    /// ``verifyRowSignature(_:of:covering:rowKey:)`` before it opens or
-    /// hands out any value of the row.
+    /// A read that declares a sealed property of such a table must select
+    /// the signature, every column it covers (each once, by name) and the
+    /// row key; it checks the signature of each row with
+    /// ``rowSignatureVerifier(of:)``'s function before it opens or hands out
+    /// any value of the row.
     func signedRowColumns(of table: String) -> SignedRowColumns?
 
-    /// Checks one row's signature (`signature`, as stored) over `covered`,
-    /// the stored values of ``signedRowColumns(of:)``'s covered columns in
-    /// their order, bound to `rowKey`. Throws when it does not verify (the
-    /// error names the row, never a value).
-    func verifyRowSignature(_ signature: DatabaseValue, of table: String, covering covered: [DatabaseValue], rowKey: [DatabaseValue]) throws
+    /// Asked once per statement and declaration for each signed table it
+    /// reads: the function that checks one row's signature (nil when
+    /// `table`'s rows are not signed, the default).
+    func rowSignatureVerifier(of table: String) -> RowSignatureVerifier?
 }
+
+/// Checks one row's signature, as stored, over the stored values of the
+/// covered columns (in ``SignedRowColumns/covered``'s order), bound to the
+/// row key's values. Throws when it does not verify (the error names the
+/// row, never a value).
+public typealias RowSignatureVerifier = (_ signature: DatabaseValue, _ covered: [DatabaseValue], _ rowKey: [DatabaseValue]) throws -> Void
 
 /// Opens one stored BLOB of a known column: its bytes, and its context.
 public typealias BlobOpener = (UnsafeRawBufferPointer, [DatabaseValue]) throws -> DatabaseValue
@@ -107,9 +112,7 @@ extension ColumnTransform {
     public func blobOpener(forReading column: String, of table: String) -> BlobOpener? { nil }
     public func writesBeforeInsert(into table: String, connection: Connection) throws -> Bool { true }
     public func signedRowColumns(of table: String) -> SignedRowColumns? { nil }
-    public func verifyRowSignature(_ signature: DatabaseValue, of table: String, covering covered: [DatabaseValue], rowKey: [DatabaseValue]) throws {
-        throw StrongroomError(.misuse, "\(Self.self) declares no row signature for \(table), and was asked to check one.")
-    }
+    public func rowSignatureVerifier(of table: String) -> RowSignatureVerifier? { nil }
     public func prepareUpdate(of table: String, columns: inout [String], values: inout [DatabaseValue], rowKey: [String], connection: Connection) throws {
         throw StrongroomError(.misuse, "\(Self.self) stores columns of \(table) in another form and does not handle updates: update them through it, or insert a new row.", path: connection.path)
     }

@@ -60,7 +60,7 @@ final class OpeningPlan {
     /// columns it covers and its row key are. Checked once per row, before
     /// any value of the row is opened or handed out.
     final class SignatureCheck {
-        let table: String
+        let verify: RowSignatureVerifier
         let signatureIndex: Int
         let coveredIndexes: [Int]
         let keyIndexes: [Int]
@@ -69,8 +69,8 @@ final class OpeningPlan {
         var rowKey: [DatabaseValue]
         var covered: [DatabaseValue]
 
-        init(table: String, signatureIndex: Int, coveredIndexes: [Int], keyIndexes: [Int]) {
-            self.table = table
+        init(verify: @escaping RowSignatureVerifier, signatureIndex: Int, coveredIndexes: [Int], keyIndexes: [Int]) {
+            self.verify = verify
             self.signatureIndex = signatureIndex
             self.coveredIndexes = coveredIndexes
             self.keyIndexes = keyIndexes
@@ -91,7 +91,7 @@ final class OpeningPlan {
                 for k in check.covered.indices { check.covered[k] = .null }
             }
             do {
-                try transform.verifyRowSignature(value(check.signatureIndex), of: check.table, covering: check.covered, rowKey: check.rowKey)
+                try check.verify(value(check.signatureIndex), check.covered, check.rowKey)
             } catch let error as StrongroomError {
                 throw error
             } catch {
@@ -258,6 +258,9 @@ extension Statement {
             let table = property.table
             seen.insert(table.sqliteFolded)
             guard let signed = transform.signedRowColumns(of: table) else { continue }
+            guard let verify = transform.rowSignatureVerifier(of: table) else {
+                throw refuse("\(table)'s rows are signed, and the connection's transform gives no function to check them.")
+            }
             let declared = properties.filter { $0.table.sqliteFolded == table.sqliteFolded }
             let opened = columns.filter { $0.table.sqliteFolded == table.sqliteFolded }
             // One row of the table per result row: two (a join of the table
@@ -295,7 +298,7 @@ extension Statement {
             }
             var keyIndexes: [Int] = []
             for name in key { keyIndexes.append(try find(name, "which holds the row key the signature is bound to")) }
-            checks.append(OpeningPlan.SignatureCheck(table: table, signatureIndex: try find(signed.signature, "which holds the row signature"),
+            checks.append(OpeningPlan.SignatureCheck(verify: verify, signatureIndex: try find(signed.signature, "which holds the row signature"),
                                                      coveredIndexes: covered, keyIndexes: keyIndexes))
         }
         return checks

@@ -7,9 +7,8 @@
 /// The names come from the application's declaration, never from the
 /// database.
 public struct SignedRowColumns: Sendable, Hashable {
-    /// The columns the signature covers, in the order
-    /// ``ColumnTransform/verifyRowSignature(_:of:covering:rowKey:)`` takes
-    /// their stored values.
+    /// The columns the signature covers, in the order a
+    /// ``RowSignatureVerifier`` takes their stored values.
     public let covered: [String]
     /// The column that holds the signature.
     public let signature: String

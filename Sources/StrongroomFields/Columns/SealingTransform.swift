@@ -114,8 +114,6 @@ final class SealingTransform: ColumnTransform {
 
     /// The tables whose rows are signed (``SignedRow``), by folded name.
     let signedRows: [FoldedName: RowSignature.Layout]
-    /// The last signed table a read asked for, as spelled.
-    var lastSignedLayout: (table: String, layout: RowSignature.Layout)?
 
     init(columns: [SealedColumn], indexes declared: [BlindIndex] = [], cipher: FieldCipher, connection: Connection,
          rowKeys: [String: [String]] = [:], signedRows: [SignedRow] = []) {
@@ -137,12 +135,8 @@ final class SealingTransform: ColumnTransform {
         self.cipher = cipher
         let keyring = cipher.keyring
         probeKeyIDs = [keyring.activeKeyID] + keyring.keyIDs.filter { $0 != keyring.activeKeyID }
-        var signed: [FoldedName: RowSignature.Layout] = [:]
-        for row in signedRows {
-            let sealed = columns.filter { $0.table.sqliteFolded == row.table.sqliteFolded }.map(\.column)
-            signed[row.table.sqliteFolded] = RowSignature.Layout(table: row.table, signatureColumn: row.signatureColumn, covered: row.columns + sealed, cipher: cipher)
-        }
-        self.signedRows = signed
+        self.signedRows = Dictionary(signedRows.map { ($0.table.sqliteFolded, RowSignature.Layout($0, sealing: columns, cipher: cipher)) },
+                                     uniquingKeysWith: { first, _ in first })
         self.connection = connection
     }
 

@@ -23,7 +23,7 @@ extension FieldRotation {
                 throw FieldError(.misuse, "\(row.table)'s rows are signed over all its sealed columns, and the database holds sealed values in \(left.joined(separator: ", ")) (the registry records them, or every value there is an envelope), which this rotation does not give. If the app seals them, give every sealed column of \(row.table) to the rotation, as the configuration declares them; if it does not seal them, those envelopes were put there from elsewhere: find out how, and remove them. Nothing was re-sealed.",
                                  table: row.table, column: left[0])
             }
-            layouts[row.table.sqliteFolded] = RowSignature.Layout(table: row.table, signatureColumn: row.signatureColumn, covered: row.columns + sealed, cipher: cipher)
+            layouts[row.table.sqliteFolded] = RowSignature.Layout(row, sealing: columns, cipher: cipher)
         }
         // The rotated tables' columns that hold row signatures: each must be
         // a declared signature column.
@@ -41,15 +41,14 @@ extension FieldRotation {
     }
 
     /// The columns of `table` that hold a value shaped like a row signature
-    /// (<doc:SealedValueFormat>): a BLOB of 38 bytes, version 1, kind 3.
+    /// (<doc:SealedValueFormat>).
     static func signatureColumns(of table: String, in db: Connection) throws(StrongroomError) -> [String] {
         let quoted = SQLScript.quotedIdentifier
         var found: [String] = []
         for row in try db.fetchAll(sql: "PRAGMA main.table_info(\(quoted(table)))") {
             let name = try row.decode(String.self, column: "name"), column = quoted(name)
             let holds = try db.fetchOne(Int.self, sql: """
-                SELECT count(*) FROM (SELECT 1 FROM main.\(quoted(table)) WHERE typeof(\(column)) = 'blob' AND length(\(column)) = \(RowSignature.byteCount)
-                                      AND substr(\(column), 1, 2) = x'0103' LIMIT 1)
+                SELECT count(*) FROM (SELECT 1 FROM main.\(quoted(table)) WHERE \(RowSignature.shapeSQL(column)) LIMIT 1)
                 """)
             if holds == 1 { found.append(name) }
         }
@@ -79,8 +78,8 @@ extension FieldRotation {
     static func resignStale(_ layout: RowSignature.Layout, cipher: FieldCipher, in queue: DatabaseQueue, batchSize: Int) throws -> Int {
         let quoted = SQLScript.quotedIdentifier
         let key = try queue.read { db in try primaryKey(of: layout.table, in: db) }
-        let active = cipher.keyring.activeKeyID
-        let activeBytes: [UInt8] = [UInt8(active >> 24 & 0xFF), UInt8(active >> 16 & 0xFF), UInt8(active >> 8 & 0xFF), UInt8(active & 0xFF)]
+        var activeBytes: [UInt8] = []
+        FieldEnvelope.appendBigEndian(cipher.keyring.activeKeyID, to: &activeBytes)
         let signature = quoted(layout.signatureColumn)
         let selected = (key + layout.covered + [layout.signatureColumn]).map(quoted).joined(separator: ", ")
         let target = key.map { "\(quoted($0)) IS ?" }.joined(separator: " AND ")

@@ -122,8 +122,7 @@ public enum SealedValueSearch {
                     AND ((substr(\(bytes), 2, 1) = x'01' AND length(\(bytes)) >= \(FieldEnvelope.headerByteCount + 12 + 16 + 1))
                       OR (substr(\(bytes), 2, 1) = x'02' AND length(\(bytes)) >= \(FieldEnvelope.headerByteCount + 16 + 1)))
                     """
-                // Version 1, kind 3.
-                let signature = "typeof(\(name)) = 'blob' AND length(\(name)) = \(RowSignature.byteCount) AND substr(\(name), 1, 2) = x'0103'"
+                let signature = RowSignature.shapeSQL(name)
                 // kind: 1 GCM envelope, 2 SIV envelope, 3 row signature, 0 blind index, NULL anything else.
                 var found: [UInt8: [UInt32: Int]] = [:]
                 var others = 0

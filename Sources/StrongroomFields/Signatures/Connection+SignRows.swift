@@ -48,10 +48,8 @@ extension SealingTransform {
         }
         let selected = (key + layout.covered).map(quoted).joined(separator: ", ")
         let rows = try connection.fetchAll(sql: "SELECT \(selected) FROM main.\(quoted(table)) WHERE \(quoted(layout.signatureColumn)) IS NULL")
-        // The row only where it holds its key exactly (not 12 for '12', nor 'A' for 'a' under NOCASE).
-        let match = key.enumerated().map { position, column in
-            "\(quoted(column)) = ?\(position + 2) AND \(quoted(column)) = ?\(position + 2) COLLATE BINARY AND typeof(\(quoted(column))) = typeof(?\(position + 2))"
-        }.joined(separator: " AND ")
+        // The row only where it holds its key exactly.
+        let match = key.enumerated().map { SQLScript.exactlyEqual(quoted($1), "?\($0 + 2)") }.joined(separator: " AND ")
         let update = try connection.prepare(sql: "UPDATE main.\(quoted(table)) SET \(quoted(layout.signatureColumn)) = ?1 WHERE \(match) AND \(quoted(layout.signatureColumn)) IS NULL")
         for row in rows {
             let values = (0..<row.count).map { row[$0] }

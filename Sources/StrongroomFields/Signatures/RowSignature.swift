@@ -36,6 +36,8 @@ enum RowSignature {
         struct Places {
             let names: [String]
             let covered: [Int?]
+            /// True when the write gives every covered column.
+            let coversAll: Bool
             let signature: Int?
             let affinities: [SealingTransform.Affinity?]
         }
@@ -50,6 +52,19 @@ enum RowSignature {
             self.boundCovered = sorted.map(\.bound)
             self.bound = cipher.bound(table, signatureColumn)
         }
+
+        /// `row`'s layout, covering its plain columns and every one of
+        /// `columns` in its table.
+        convenience init(_ row: SignedRow, sealing columns: [SealedColumn], cipher: FieldCipher) {
+            let sealed = columns.filter { $0.table.sqliteFolded == row.table.sqliteFolded }.map(\.column)
+            self.init(table: row.table, signatureColumn: row.signatureColumn, covered: row.columns + sealed, cipher: cipher)
+        }
+    }
+
+    /// SQL true where `column` (quoted) holds a value shaped like a row
+    /// signature: a BLOB of 38 bytes, version 1, kind 3.
+    static func shapeSQL(_ column: String) -> String {
+        "typeof(\(column)) = 'blob' AND length(\(column)) = \(byteCount) AND substr(\(column), 1, 2) = x'0103'"
     }
 }
 
@@ -61,10 +76,10 @@ extension FieldCipher {
             throw FieldError(.misuse, "\(layout.table): a row signature is bound to the row's key, and the row has \(rowKey.isEmpty ? "none" : "a NULL in it"); declare the primary key NOT NULL and give it a value.", table: layout.table, column: layout.signatureColumn)
         }
         let keyID = keyring.activeKeyID
-        var out = [UInt8](repeating: 0, count: RowSignature.byteCount)
-        out[0] = FieldEnvelope.version
-        out[1] = RowSignature.kind
-        out[2] = UInt8(keyID >> 24 & 0xFF); out[3] = UInt8(keyID >> 16 & 0xFF); out[4] = UInt8(keyID >> 8 & 0xFF); out[5] = UInt8(keyID & 0xFF)
+        var out = [FieldEnvelope.version, RowSignature.kind]
+        out.reserveCapacity(RowSignature.byteCount)
+        FieldEnvelope.appendBigEndian(keyID, to: &out)
+        out += [UInt8](repeating: 0, count: HMACSHA256.byteCount)
         let mac = try rowSigner(layout.bound, keyID: keyID)
         out.withUnsafeMutableBytes { raw in
             let header = UnsafeRawBufferPointer(rebasing: raw[0..<FieldEnvelope.headerByteCount])

@@ -14,7 +14,8 @@ extension SealingTransform {
         guard let layout = signedRows[shape.folded] else { return }
         let places = layout.places(in: names, affinities: shape.key.columnAffinities)
         let positions = places.covered, signatureAt = places.signature
-        let missing = zip(layout.covered, positions).filter { $1 == nil }.map(\.0)
+        // Worked out (and allocated) only when a covered column is left out.
+        let missing = places.coversAll ? [] : zip(layout.covered, positions).filter { $1 == nil }.map(\.0)
         if updating && missing.count == layout.covered.count {
             // Nothing signed changes: the row's signature still holds.
             if let signatureAt {
@@ -51,19 +52,10 @@ extension SealingTransform {
         signedRows[table.sqliteFolded].map { SignedRowColumns(covered: $0.covered, signature: $0.signatureColumn) }
     }
 
-    func verifyRowSignature(_ signature: DatabaseValue, of table: String, covering covered: [DatabaseValue], rowKey: [DatabaseValue]) throws {
-        try cipher.verifyRow(signature, try signedLayout(table), covering: covered, rowKey: rowKey)
-    }
-
-    /// `table`'s layout; the last one asked for is checked first, by the
-    /// name's bytes (a read asks for each of its rows).
-    private func signedLayout(_ table: String) throws(FieldError) -> RowSignature.Layout {
-        if let last = lastSignedLayout, ExactText(last.table) == ExactText(table) { return last.layout }
-        guard let layout = signedRows[table.sqliteFolded] else {
-            throw FieldError(.misuse, "\(table)'s rows are not signed on this connection.", table: table)
-        }
-        lastSignedLayout = (table, layout)
-        return layout
+    /// The table's layout is looked up here, once per statement.
+    func rowSignatureVerifier(of table: String) -> RowSignatureVerifier? {
+        guard let layout = signedRows[table.sqliteFolded] else { return nil }
+        return { [cipher] signature, covered, rowKey in try cipher.verifyRow(signature, layout, covering: covered, rowKey: rowKey) }
     }
 }
 
@@ -75,7 +67,8 @@ extension RowSignature.Layout {
     func places(in names: [String], affinities: [FoldedName: SealingTransform.Affinity]) -> Places {
         if let last = lastPlaces, SealingTransform.sameNames(last.names, names) { return last }
         let folded = names.map(\.sqliteFolded)
-        let places = Places(names: names, covered: covered.map { folded.firstIndex(of: $0.sqliteFolded) },
+        let positions = covered.map { folded.firstIndex(of: $0.sqliteFolded) }
+        let places = Places(names: names, covered: positions, coversAll: !positions.contains(nil),
                             signature: folded.firstIndex(of: signatureColumn.sqliteFolded),
                             affinities: covered.map { affinities[$0.sqliteFolded] })
         lastPlaces = places
