@@ -79,6 +79,39 @@ struct SealedColumnTests {
         #expect(!texts.contains("example.com") && !texts.contains("7946"))
     }
 
+    /// A sealed insert without an id gets the rowid SQLite would assign
+    /// (issue 51 reads whether the table is AUTOINCREMENT from the loaded
+    /// schema, then asks one statement): past the largest rowid, and with
+    /// AUTOINCREMENT past every one ever used, as a plain twin table shows.
+    @Test(arguments: ["", " AUTOINCREMENT"])
+    func rowidsAreTheOnesSQLiteWouldAssign(_ autoincrement: String) throws {
+        var config = Configuration(key: databaseKey)
+        config.seal([.randomized("body", in: "Note Book")], keyring: keyring, rowKeys: ["note book": ["ID"]])
+        let queue = try DatabaseQueue(path: dir.file("rowid\(autoincrement.count).db"), configuration: config)
+        struct Note: Codable { var body: String }
+        let (sealed, plain) = try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE "Note Book"(id INTEGER PRIMARY KEY\(autoincrement), body BLOB);
+                CREATE TABLE twin(id INTEGER PRIMARY KEY\(autoincrement), body TEXT);
+                """)
+            for step in ["insert", "insert", "insert", "delete", "insert", "delete", "delete", "insert", "insert"] {
+                if step == "insert" {
+                    try db.insert(Note(body: "n"), into: "note book")
+                    try db.execute(sql: "INSERT INTO twin(body) VALUES ('n')")
+                } else {
+                    try db.execute(sql: "DELETE FROM \"Note Book\" WHERE id = (SELECT max(id) FROM \"Note Book\")")
+                    try db.execute(sql: "DELETE FROM twin WHERE id = (SELECT max(id) FROM twin)")
+                }
+            }
+            return (try db.fetchAll(Int64.self, sql: "SELECT id FROM \"Note Book\" ORDER BY id"),
+                    try db.fetchAll(Int64.self, sql: "SELECT id FROM twin ORDER BY id"))
+        }
+        #expect(sealed == plain)
+        #expect(plain == (autoincrement.isEmpty ? [1, 2, 3, 4] : [1, 2, 6, 7]))
+        let notes = try queue.read { try $0.fetchAll(Note.self, sql: "SELECT id, body FROM \"Note Book\"") }
+        #expect(notes.map(\.body) == ["n", "n", "n", "n"])
+    }
+
     @Test func lookupsByBlindIndexAndDeterministicValueWithoutOpeningTheTable() throws {
         let queue = try DatabaseQueue(path: dir.file("lookup.db"), configuration: configuration())
         try queue.write { db in

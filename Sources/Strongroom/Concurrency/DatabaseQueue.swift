@@ -318,7 +318,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// up too recently). Reports the `-wal`'s size.
     private func needsCheckpoint() -> Bool {
         guard let limit = checkpointPolicy?.walSizeLimit, !connection.isClosed, filesMoved == nil else { return false }
-        let size = Self.fileSize(path + "-wal")
+        let size = connection.journalFileSize ?? 0
         observer.walSize.record(size)
         guard size > limit else { return false }
         if let nextCheckpoint, ContinuousClock.now < nextCheckpoint { return false }
@@ -339,7 +339,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     private func checkpoint() {
         guard let policy = checkpointPolicy, !connection.isClosed else { return }
         try? Self.allowWrites(connection)
-        let before = Self.fileSize(path + "-wal")
+        let before = connection.journalFileSize ?? 0
         let start = ContinuousClock.now
         let readers = readersToPauseForCheckpoints
         guard readers?.pause(within: policy.maximumWait) ?? true else {
@@ -357,7 +357,7 @@ public final class DatabaseQueue: @unchecked Sendable {
                 gaveUp(policy, before: before, reason: "another connection still read the log")
                 return
             }
-            let after = Self.fileSize(path + "-wal")
+            let after = connection.journalFileSize ?? 0
             observer.walSize.record(after)
             nextCheckpoint = nil
             observer.checkpoints.increment()
@@ -376,11 +376,6 @@ public final class DatabaseQueue: @unchecked Sendable {
         connection.logger.notice("the write-ahead log could not be truncated; the writer tries again later", metadata: [
             "path": "\(path)", "wal_bytes": "\(before)", "reason": "\(reason)",
         ])
-    }
-
-    private static func fileSize(_ path: String) -> Int {
-        var status = stat()
-        return stat(path, &status) == 0 ? Int(status.st_size) : 0
     }
 
     /// Changes the key of the database. See ``Connection/rekey(to:)``.

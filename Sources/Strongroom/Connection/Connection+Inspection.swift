@@ -84,3 +84,17 @@ extension Connection {
         }
     }
 }
+
+extension Connection {
+    /// Whether `column` of `table` in the main schema is an `INTEGER PRIMARY
+    /// KEY AUTOINCREMENT` (SQLite then never reuses a rowid, and records the
+    /// largest one used in `sqlite_sequence`). Read from the schema SQLite
+    /// has loaded (`sqlite3_table_column_metadata`), without a statement;
+    /// false when there is no such table or column.
+    package func isAutoincrement(_ column: String, of table: String) -> Bool {
+        guard !isClosed else { return false }
+        var autoincrement: Int32 = 0
+        let status = sqlite3_table_column_metadata(handle, "main", table, column, nil, nil, nil, nil, &autoincrement)
+        return status == SQLITE_OK && autoincrement != 0
+    }
+}

@@ -17,8 +17,9 @@ extension Connection {
     /// again once every connection to it has closed.
     ///
     /// Runs before every `IMMEDIATE` or `EXCLUSIVE` transaction: two
-    /// `stat(2)` calls; `/proc/self/fd` is read only when the `-wal` is not
-    /// the file the connection wrote last.
+    /// `stat(2)` calls (SQLite's own, of the database file, and one of the
+    /// `-wal`); `/proc/self/fd` is read only when the `-wal` is not the file
+    /// the connection wrote last.
     func refuseWritesToMovedFiles() throws(StrongroomError) {
         try checkOpen()
         guard let walPath = absoluteWALPath else { return }
@@ -58,9 +59,26 @@ extension Connection {
             path: path)
     }
 
-    /// Remembers the `-wal` file after a commit (nil outside WAL mode).
+    /// After a commit: remembers the `-wal` file when none is remembered
+    /// yet (the commit that created it). Once remembered, the check before
+    /// each write keeps it up to date, and a commit costs no `stat(2)`.
     func recordWALIdentity() {
-        guard let walPath = absoluteWALPath else { return }
+        guard walIdentity == nil, let walPath = absoluteWALPath else { return }
         walIdentity = FileSystem.identity(of: walPath)
+    }
+
+    /// The size in bytes of the journal file SQLite holds open for the main
+    /// database (in WAL mode, its `-wal`), or nil when it holds none: asked
+    /// of SQLite's own file object (`SQLITE_FCNTL_JOURNAL_POINTER`, then its
+    /// `xFileSize`, an `fstat(2)` of the open descriptor), so that no path is
+    /// looked up, and a `chdir` since the open changes nothing.
+    package var journalFileSize: Int? {
+        guard !isClosed else { return nil }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
+              let file, let methods = file.pointee.pMethods, let fileSize = methods.pointee.xFileSize else { return nil }
+        var size: sqlite3_int64 = 0
+        guard fileSize(file, &size) == SQLITE_OK else { return nil }
+        return Int(size)
     }
 }

@@ -259,7 +259,7 @@ final class SealingTransform: ColumnTransform {
                     // the value must be sealed before. Assign it here, as SQLite
                     // would (past the largest rowid, and for AUTOINCREMENT past
                     // every one ever used), inside the insert's savepoint.
-                    let id = try assignRowid(table: key.table, connection: connection)
+                    let id = try assignRowid(table: key.table, column: column, connection: connection)
                     // Appended: a key column is never sealed (checked with the shape).
                     if let index { values[index] = id } else { names.append(column); values.append(id); appendedSealed.append(nil) }
                     rowKey.append(id)
@@ -526,12 +526,17 @@ final class SealingTransform: ColumnTransform {
         }
     }
 
-    private func assignRowid(table: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {
+    /// The rowid SQLite would give the row (past the largest rowid, and for
+    /// AUTOINCREMENT past every one ever used), in one statement: whether the
+    /// table is AUTOINCREMENT is read from the loaded schema, not queried.
+    private func assignRowid(table: String, column: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {
         let quoted = SQLScript.quotedIdentifier(table)
-        var next = (try connection.fetchOne(Int64.self, sql: "SELECT coalesce(max(rowid), 0) FROM main.\(quoted)") ?? 0)
-        let hasSequence = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE name = 'sqlite_sequence'") == 1
-        if hasSequence, let used = try connection.fetchOne(Int64.self, sql: "SELECT coalesce(seq, 0) FROM main.sqlite_sequence WHERE name = ?", arguments: [table]) {
-            next = max(next, used)
+        let next: Int64
+        if connection.isAutoincrement(column, of: table) {
+            next = try connection.fetchOne(Int64.self, sql: "SELECT max(coalesce((SELECT max(rowid) FROM main.\(quoted)), 0), coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = ?), 0))",
+                                           arguments: [table]) ?? 0
+        } else {
+            next = try connection.fetchOne(Int64.self, sql: "SELECT coalesce(max(rowid), 0) FROM main.\(quoted)") ?? 0
         }
         guard next < Int64.max else {
             throw StrongroomError(.constraint, "\(table) has no rowid left to assign; give the primary key a value.", path: connection.path)
