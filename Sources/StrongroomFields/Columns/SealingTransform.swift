@@ -29,6 +29,17 @@ final class SealingTransform: ColumnTransform {
         /// True for a single `INTEGER PRIMARY KEY` of a rowid table (the
         /// rowid), which SQLite assigns when none is given.
         let isRowid: Bool
+        /// The queries for the rowid SQLite would assign (see `assignRowid`),
+        /// built once: the largest rowid, and that or the largest ever used
+        /// (`sqlite_sequence`, for AUTOINCREMENT).
+        let largestRowidQueries: (rowid: String, everUsed: String)
+
+        init(table: String, columns: [String], affinities: [Affinity], columnAffinities: [FoldedName: Affinity], isRowid: Bool) {
+            (self.table, self.columns, self.affinities, self.columnAffinities, self.isRowid) = (table, columns, affinities, columnAffinities, isRowid)
+            let quoted = SQLScript.quotedIdentifier(table)
+            largestRowidQueries = ("SELECT coalesce(max(rowid), 0) FROM main.\(quoted)",
+                                   "SELECT max(coalesce((SELECT max(rowid) FROM main.\(quoted)), 0), coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = ?), 0))")
+        }
     }
 
     /// SQLite's column affinities (https://sqlite.org/datatype3.html, 3.1).
@@ -259,7 +270,7 @@ final class SealingTransform: ColumnTransform {
                     // the value must be sealed before. Assign it here, as SQLite
                     // would (past the largest rowid, and for AUTOINCREMENT past
                     // every one ever used), inside the insert's savepoint.
-                    let id = try assignRowid(table: key.table, column: column, connection: connection)
+                    let id = try assignRowid(for: key, column: column, connection: connection)
                     // Appended: a key column is never sealed (checked with the shape).
                     if let index { values[index] = id } else { names.append(column); values.append(id); appendedSealed.append(nil) }
                     rowKey.append(id)
@@ -529,17 +540,15 @@ final class SealingTransform: ColumnTransform {
     /// The rowid SQLite would give the row (past the largest rowid, and for
     /// AUTOINCREMENT past every one ever used), in one statement: whether the
     /// table is AUTOINCREMENT is read from the loaded schema, not queried.
-    private func assignRowid(table: String, column: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {
-        let quoted = SQLScript.quotedIdentifier(table)
+    private func assignRowid(for key: PrimaryKey, column: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {
         let next: Int64
-        if connection.isAutoincrement(column, of: table) {
-            next = try connection.fetchOne(Int64.self, sql: "SELECT max(coalesce((SELECT max(rowid) FROM main.\(quoted)), 0), coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = ?), 0))",
-                                           arguments: [table]) ?? 0
+        if connection.isAutoincrement(column, of: key.table) {
+            next = try connection.fetchOne(Int64.self, sql: key.largestRowidQueries.everUsed, arguments: [key.table]) ?? 0
         } else {
-            next = try connection.fetchOne(Int64.self, sql: "SELECT coalesce(max(rowid), 0) FROM main.\(quoted)") ?? 0
+            next = try connection.fetchOne(Int64.self, sql: key.largestRowidQueries.rowid) ?? 0
         }
         guard next < Int64.max else {
-            throw StrongroomError(.constraint, "\(table) has no rowid left to assign; give the primary key a value.", path: connection.path)
+            throw StrongroomError(.constraint, "\(key.table) has no rowid left to assign; give the primary key a value.", path: connection.path)
         }
         return .integer(next + 1)
     }
