@@ -544,15 +544,18 @@ def main():
          ("resident MiB after warm-up → end", lambda r: f"{r['rss_warm_mib']:.1f} → {r['rss_end_mib']:.1f}")])
 
     table_section(
-        "wal", "The WAL under constant reads: 1 writer and 8 overlapping readers",
-        "The writer commits without a pause; each reader reads for 100 ms at a time, staggered so that one is always\n"
-        "active, and SQLite's automatic checkpoints never reset the log. The pool's checkpoint policy\n"
+        "wal", "The WAL under constant reads: 1 writer and readers that always overlap",
+        "The writer commits without a pause. In \"wal growth\", 8 readers read for 100 ms at a time, staggered so that one is\n"
+        "always active; in the async runs (issue 51), 16 async readers, more than the pool's 4 and than the machine's cores,\n"
+        "each read again as soon as their read ends (holding it 0 or 100 ms) while the writer commits batches of 50 inserts.\n"
+        "SQLite's automatic checkpoints never reset the log. The pool's checkpoint policy\n"
         "(`CheckpointPolicy.default`), after a commit that leaves the `-wal` past its limit, 16 MiB, holds new reads, gives\n"
         "the running ones up to 1 s to end and truncates the log;\n"
         "the bound the documentation states is twice the limit. Without the policy the `-wal` grew to 103 MiB in 20 s.",
-        [("seconds", lambda r: r["seconds"]), ("writes", lambda r: r["writes"]), ("reads", lambda r: r["reads"]),
+        [("run", lambda r: r.get("name", "wal growth")), ("seconds", lambda r: r["seconds"]), ("writes", lambda r: r["writes"]),
+         ("reads", lambda r: r["reads"]),
          ("limit", lambda r: f"{r['wal_size_limit'] / 2**20:.0f} MiB"),
-         ("peak -wal (sampled every 100 ms)", lambda r: f"{r['peak_wal_bytes'] / 2**20:.1f} MiB"),
+         ("peak -wal (sampled every 100 ms, async runs every 10 ms)", lambda r: f"{r['peak_wal_bytes'] / 2**20:.1f} MiB"),
          ("under twice the limit", lambda r: held(0 if r["peak_wal_bytes"] <= 2 * r["wal_size_limit"] else 1))])
 
     service_section()

@@ -17,6 +17,8 @@
 //       queues or pools used once from async code and dropped: threads left
 //   reliability-child wal-load DB KEY SECONDS
 //       1 writer and 8 overlapping readers; the -wal's size: see WALLoad.swift
+//   reliability-child wal-load-async DB KEY SECONDS READERS
+//       1 writer of batches and READERS async readers; see WALLoad.swift
 //   reliability-child hold-keyring FIELD.keyring
 //       loads the keyring and keeps it (its keys live in secure memory only);
 //       prints "holding" and waits to be dumped and killed
@@ -51,6 +53,8 @@ enum ReliabilityChild {
             let (kind, count, directory) = (arguments[1], Int(arguments[2]) ?? 100, arguments[3])
             try waitFor { try await droppedAfterAsync(kind: kind, count: count, directory: directory) }
         case ("wal-load", 4): try walLoad(database: arguments[1], keyFile: arguments[2], seconds: Double(arguments[3]) ?? 20)
+        case ("wal-load-async", 5):
+            try walLoadAsync(database: arguments[1], keyFile: arguments[2], seconds: Double(arguments[3]) ?? 30, readers: Int(arguments[4]) ?? 4)
         case ("hold-keyring", 2):
             let keyring = try FieldKeyring.load(from: arguments[1])
             FileHandle.standardOutput.write(Data("holding \(keyring.keyIDs.count)\n".utf8))
@@ -58,7 +62,7 @@ enum ReliabilityChild {
         case ("release-keys", 6):
             try releaseKeys(database: arguments[1], keyFile: arguments[2], newKeyFile: arguments[3], keyring: arguments[4], marker: arguments[5])
         default:
-            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|async-serving|dropped-after-async|wal-load|hold-keyring ...\n".utf8))
+            FileHandle.standardError.write(Data("usage: reliability-child pool-rekey|load|release-keys|async-serving|dropped-after-async|wal-load|wal-load-async|hold-keyring ...\n".utf8))
             exit(64)
         }
     }

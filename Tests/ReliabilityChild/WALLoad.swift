@@ -8,7 +8,82 @@ import Strongroom
 //   active (SQLite's automatic checkpoints then never reset the log). A
 //   sampler reads the -wal's size every 100 ms. Prints one JSON line: the
 //   peak and last -wal size, the samples, and the counts.
+//
+// reliability-child wal-load-async DB KEY SECONDS READERS
+//   issue 51, item 6: the default configuration; READERS async readers, each
+//   reading again as soon as its read ends (with more readers than the
+//   pool's, a read always waits for one: the readers always overlap), and
+//   one writer committing batches of 50 inserts of 2,000 bytes as fast as
+//   it can. The same sampler and JSON line, with the checkpoints counted.
 extension ReliabilityChild {
+    static func walLoadAsync(database: String, keyFile: String, seconds: Double, readers readerCount: Int) throws {
+        let configuration = Configuration(key: try DatabaseKey.load(keyFile: keyFile))
+        let pool = try DatabasePool(path: database, configuration: configuration)
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS event(id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        }
+        let readSQL = ProcessInfo.processInfo.environment["WAL_READ_SQL"] ?? "SELECT count(*) FROM event"
+        let holdMicroseconds = ProcessInfo.processInfo.environment["WAL_READ_HOLD_US"].flatMap(UInt32.init) ?? 0
+        let deadline = Date().addingTimeInterval(seconds)
+        let counts = Counts()
+        let writer = started {
+            while Date() < deadline {
+                counts.counting {
+                    try pool.write { db in
+                        for _ in 0..<50 { try db.execute(sql: "INSERT INTO event(body) VALUES (randomblob(2000))") }
+                        try db.execute(sql: "DELETE FROM event WHERE id <= (SELECT max(id) FROM event) - 5000")
+                    }
+                    counts.add(writes: 1)
+                }
+            }
+        }
+        let readers = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<readerCount {
+                    group.addTask {
+                        while Date() < deadline {
+                            do {
+                                _ = try await pool.asyncRead { db in
+                                    let value = try db.fetchOne(Int.self, sql: readSQL)
+                                    if holdMicroseconds > 0 { usleep(holdMicroseconds) }
+                                    return value
+                                }
+                                counts.add(reads: 1)
+                            } catch let error as StrongroomError where error.code == .busy {
+                                counts.add(busy: 1)
+                            } catch {
+                                counts.add(otherErrors: 1)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let samples = sampleWAL(database + "-wal", until: deadline)
+        writer.join()
+        let done = DispatchSemaphore(value: 0)
+        Task { _ = await readers.value; done.signal() }
+        done.wait()
+        var figures = counts.snapshot()
+        figures["peak_wal_bytes"] = samples.max() ?? 0
+        figures["last_wal_bytes"] = samples.last ?? 0
+        figures["samples"] = samples
+        figures["readers"] = readerCount
+        FileHandle.standardOutput.write(try JSONSerialization.data(withJSONObject: figures) + Data("\n".utf8))
+        try pool.close()
+    }
+
+    /// The size of `wal` every 10 ms until `deadline`.
+    static func sampleWAL(_ wal: String, until deadline: Date, every microseconds: UInt32 = 10_000) -> [Int] {
+        var samples: [Int] = []
+        while Date() < deadline {
+            var status = stat()
+            samples.append(stat(wal, &status) == 0 ? Int(status.st_size) : 0)
+            usleep(microseconds)
+        }
+        return samples
+    }
+
     static func walLoad(database: String, keyFile: String, seconds: Double) throws {
         var configuration = Configuration(key: try DatabaseKey.load(keyFile: keyFile))
         configuration.maximumReaderCount = 8

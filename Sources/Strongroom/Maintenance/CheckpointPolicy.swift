@@ -18,9 +18,12 @@
 /// read outlasts ``maximumWait`` (an export, a report), or another process
 /// still reads the log, the checkpoint gives up, and it is not tried again
 /// for twice ``maximumWait``: one long read costs the writer at most a third
-/// of its time, and the `-wal` grows until that read ends. Measured with 8
-/// readers of 100 ms always active (the reliability page), the `-wal` stays
-/// under twice the limit (its peak was the limit).
+/// of its time, and the `-wal` grows until that read ends. The bound is
+/// twice the limit while every read ends within ``maximumWait``, however
+/// many readers there are (measured with 8 readers of 100 ms always active,
+/// and with 16 async readers back to back: the peak was the limit plus one
+/// transaction); reads that keep outlasting it let the `-wal` grow for as
+/// long as they come (see <doc:ServingRequests>).
 ///
 /// ```swift
 /// var configuration = Configuration(key: key)
