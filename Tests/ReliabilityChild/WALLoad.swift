@@ -14,7 +14,7 @@ import Strongroom
 //   reading again as soon as its read ends (with more readers than the
 //   pool's, a read always waits for one: the readers always overlap), and
 //   one writer committing batches of 50 inserts of 2,000 bytes as fast as
-//   it can. The same sampler and JSON line, with the checkpoints counted.
+//   it can. The same JSON line (the -wal sampled every 10 ms).
 extension ReliabilityChild {
     static func walLoadAsync(database: String, keyFile: String, seconds: Double, readers readerCount: Int) throws {
         let configuration = Configuration(key: try DatabaseKey.load(keyFile: keyFile))

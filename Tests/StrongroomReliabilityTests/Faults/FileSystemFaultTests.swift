@@ -125,6 +125,17 @@ struct FileSystemFaultTests {
         try record("vanished directory", "a write to an open database (\(journal.rawValue))", error?.code.rawValue, error?.code == .fileMoved)
     }
 
+    /// A read-only connection to `path` inside a read transaction: its
+    /// snapshot (and its hold on the -wal) lasts until its COMMIT. Returns
+    /// it and the ledger's row count it sees.
+    func readerHoldingASnapshot(of path: String, key: DatabaseKey) throws -> (Connection, Int?) {
+        var readOnly = Configuration(key: key)
+        readOnly.readOnly = true
+        let reader = try Connection(path: path, configuration: readOnly)
+        try reader.execute(sql: "BEGIN")
+        return (reader, try reader.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger"))
+    }
+
     @Test func aWALDeletedUnderAPoolIsReportedItsCommitsSavedAndNothingMoreWritten() throws {
         let key = DatabaseKey.generate(), path = dir.file("pool.db")
         let pool = try DatabasePool(path: path, configuration: Configuration(key: key))
@@ -132,11 +143,7 @@ struct FileSystemFaultTests {
         try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (1), (2), (3)") }
         // A reader (another connection, as another thread or process would
         // have) holds its snapshot while the -wal goes, and keeps holding it.
-        var readOnly = Configuration(key: key)
-        readOnly.readOnly = true
-        let reader = try Connection(path: path, configuration: readOnly)
-        try reader.execute(sql: "BEGIN")
-        let before = try reader.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger")
+        let (reader, before) = try readerHoldingASnapshot(of: path, key: key)
         unlink(path + "-wal")
         let after = try reader.fetchOne(Int.self, sql: "SELECT count(*) FROM ledger")
         #expect(before == 3 && after == 3, "the reader's snapshot stays")
@@ -170,6 +177,30 @@ struct FileSystemFaultTests {
         try reopened.close()
         try record("-wal deleted under a reader", "the pool's next writes and reads (a reader holding its snapshot)", error?.code.rawValue,
                    error?.code == .fileMoved && again?.code == .fileMoved && count == 3 && healthy)
+    }
+
+    /// Issue 51: a commit no longer stats the -wal when it knows it. A -wal
+    /// deleted while a transaction runs (the commit goes into the deleted
+    /// file, which nothing can prevent) is then still the file remembered,
+    /// and the next write is refused. Before, the commit recorded "no
+    /// -wal", and every later write went on into the deleted file.
+    @Test func aWALDeletedDuringATransactionIsReportedAtTheNextWrite() throws {
+        let key = DatabaseKey.generate(), path = dir.file("during.db")
+        let pool = try DatabasePool(path: path, configuration: Configuration(key: key))
+        try pool.write { db in try db.execute(sql: "CREATE TABLE ledger(id INTEGER PRIMARY KEY, amount INTEGER)") }
+        try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (1)") }
+        let (reader, _) = try readerHoldingASnapshot(of: path, key: key)
+        try pool.write { db in
+            unlink(path + "-wal")
+            try db.execute(sql: "INSERT INTO ledger(amount) VALUES (2)")
+        }
+        let error = #expect(throws: StrongroomError.self) {
+            try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (3)") }
+        }
+        #expect(error?.code == .fileMoved, "\(error.map { "\($0.code): \($0.message)" } ?? "the write went into a deleted -wal")")
+        try reader.execute(sql: "COMMIT")
+        reader.close()
+        try? pool.close()
     }
 
     @Test func switchingJournalModesIsNotAMovedFile() throws {
