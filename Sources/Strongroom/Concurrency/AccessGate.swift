@@ -54,6 +54,10 @@ final class AccessGate: @unchecked Sendable {
         // the gate, which may still hold this waiter in `order`.
         fileprivate var granted: (@Sendable () -> Void)?
         fileprivate var refused: (@Sendable (any Error) -> Void)?
+        /// An async write that may share the permit with the async writes
+        /// waiting right behind it (see ``WriteGroup``): granted with its group.
+        fileprivate var grantedInGroup: (@Sendable (WriteGroup) -> Void)?
+        fileprivate var isGroupable: Bool { grantedInGroup != nil }
 
         fileprivate init() {
             semaphore = DispatchSemaphore(value: 0)
@@ -63,6 +67,11 @@ final class AccessGate: @unchecked Sendable {
         fileprivate init(granted: @escaping @Sendable () -> Void, refused: @escaping @Sendable (any Error) -> Void) {
             semaphore = nil
             (self.granted, self.refused) = (granted, refused)
+        }
+
+        fileprivate init(grantedInGroup: @escaping @Sendable (WriteGroup) -> Void, refused: @escaping @Sendable (any Error) -> Void) {
+            semaphore = nil
+            (self.grantedInGroup, self.refused) = (grantedInGroup, refused)
         }
     }
 
@@ -199,11 +208,23 @@ final class AccessGate: @unchecked Sendable {
             return
         }
         // Only the one who settled the waiter wakes it, once.
-        let (granted, refused) = (waiter.granted, waiter.refused)
-        (waiter.granted, waiter.refused) = (nil, nil)
+        let (granted, grantedInGroup, refused) = (waiter.granted, waiter.grantedInGroup, waiter.refused)
+        (waiter.granted, waiter.grantedInGroup, waiter.refused) = (nil, nil, nil)
         switch outcome {
-        case .success: granted?()
+        case .success:
+            granted?()
+            grantedInGroup?(WriteGroup(count: 1))
         case .failure(let failure): refused?(failure.error)
+        }
+    }
+
+    /// After unlocking: grants the permit to `waiters`, settled together, as one group.
+    private static func wake(group waiters: [Waiter]) {
+        let group = WriteGroup(count: waiters.count)
+        for waiter in waiters {
+            let grantedInGroup = waiter.grantedInGroup
+            (waiter.granted, waiter.grantedInGroup, waiter.refused) = (nil, nil, nil)
+            grantedInGroup?(group)
         }
     }
 
@@ -269,6 +290,33 @@ final class AccessGate: @unchecked Sendable {
         return waiter
     }
 
+    /// ``request(for:granted:refused:)`` for an async write that may share
+    /// the permit: when the permit comes back to it, the async writes
+    /// waiting right behind it (up to ``WriteGroup/maximumCount``) are
+    /// granted it too, and each `granted` is called with their one group.
+    @discardableResult
+    func requestGrouped(for metrics: AccessObserver.KindMetrics, granted: @escaping @Sendable (WriteGroup) -> Void,
+                        refused: @escaping @Sendable (any Error) -> Void) -> Waiter? {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let waiter = Waiter(grantedInGroup: { group in
+            metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
+            granted(group)
+        }, refused: refused)
+        waiter.metrics = metrics
+        let queued: Waiter?
+        do {
+            queued = try enqueueLocked(waiter, metrics)
+        } catch {
+            refused(error)
+            return nil
+        }
+        guard queued != nil else {
+            Self.wake(waiter, .success(()))
+            return nil
+        }
+        return waiter
+    }
+
     /// An async caller's task was cancelled: when it still waits, it leaves
     /// the queue and gets `CancellationError`; once granted, nothing happens.
     func cancel(_ waiter: Waiter) {
@@ -287,8 +335,15 @@ final class AccessGate: @unchecked Sendable {
     func release() {
         condition.lock()
         if !paused && refusal == nil, let waiter = nextWaiter() {
+            guard waiter.isGroupable else {
+                condition.unlock()
+                Self.wake(waiter, .success(()))
+                return
+            }
+            var group = [waiter]
+            while group.count < WriteGroup.maximumCount, let next = nextWaiter(onlyIf: \.isGroupable) { group.append(next) }
             condition.unlock()
-            Self.wake(waiter, .success(()))
+            Self.wake(group: group)
             return
         }
         available += 1
@@ -297,10 +352,12 @@ final class AccessGate: @unchecked Sendable {
     }
 
     /// With `condition` locked: the first waiter not yet settled, settled
-    /// with a permit (the one being handed over).
-    private func nextWaiter() -> Waiter? {
+    /// with a permit (the one being handed over); with `condition`, only
+    /// when that waiter meets it (else nil, and it stays first).
+    private func nextWaiter(onlyIf condition: ((Waiter) -> Bool)? = nil) -> Waiter? {
         while head < order.count {
             let waiter = order[head]
+            if let condition, waiter.outcome == nil, !condition(waiter) { return nil }
             head += 1
             if head > 1024 && head * 2 > order.count {
                 order.removeFirst(head)
@@ -389,6 +446,25 @@ final class AccessGate: @unchecked Sendable {
 }
 
 extension AccessGate {
+    /// ``run(for:access:_:)`` for an async write that may share the permit
+    /// with the async writes waiting behind it: `start` gets their group,
+    /// which the last of them to join runs (see ``WriteGroup``).
+    func runGrouped<T: Sendable>(for metrics: AccessObserver.KindMetrics, access: CancellableAccess,
+                                 _ start: @escaping @Sendable (_ group: WriteGroup, _ finish: @escaping @Sendable (Result<T, any Error>) -> Void) -> Void) async throws -> T {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ticket = requestGrouped(for: metrics, granted: { group in
+                    start(group) { result in continuation.resume(with: result) }
+                }, refused: { error in
+                    continuation.resume(throwing: error)
+                })
+                access.wait(in: self, with: ticket)
+            }
+        } onCancel: {
+            access.cancel()
+        }
+    }
+
     /// One async access, from the caller's task: waits for a permit as a
     /// suspended task, then `start` begins the work (on a connection's
     /// thread) and calls its `finish` once with the result. Cancelling the

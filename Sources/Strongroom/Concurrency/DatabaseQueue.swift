@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Tracing
 
 /// One connection shared safely by any number of threads and tasks: one
 /// access at a time, in the order the callers came.
@@ -220,7 +221,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// try await queue.asyncWrite { db in try db.execute(sql: "DELETE FROM note") }
     /// ```
     public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await onQueue(.write, "write") { db, access in
+        if configuration.groupsAsyncWrites { return try await groupedWrite(body) }
+        return try await onQueue(.write, "write") { db, access in
             try db.inTransaction(.immediate) { db in
                 let result = try access.run(db, body)
                 // Cancelled before the COMMIT: roll back.
@@ -301,6 +303,100 @@ public final class DatabaseQueue: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// ``asyncWrite(_:)`` with ``Configuration/groupsAsyncWrites``: waits
+    /// in the one queue of callers; granted the connection together with
+    /// the async writes waiting right behind it, it runs in their
+    /// transaction (see ``WriteGroup``).
+    private func groupedWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        if isRunningOnItsQueue {
+            throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
+        }
+        let span = observer.startSpan(.write)
+        return try await AccessObserver.ending(span) {
+            let access = CancellableAccess(counting: observer.write.interruptions)
+            return try await gate.runGrouped(for: observer.metrics(.write), access: access) { group, finish in
+                let outcome = GroupedOutcome<T>()
+                let member = WriteGroup.Member(run: { db in
+                    outcome.result = Result { try self.runGroupedClosure(body, on: db, access: access, span: span) }
+                }, deliver: { failure in
+                    finish(outcome.delivered(failure))
+                })
+                guard let members = group.join(member) else { return }
+                self.thread.submit { self.runGroup(members) }
+            }
+        }
+    }
+
+    /// One grouped write's closure, in its own savepoint of the group's
+    /// transaction: rolled back when it throws, when its task was cancelled
+    /// meanwhile (its SQL is never interrupted: that would roll back the
+    /// whole transaction), or when it leaves a deferred foreign key
+    /// unresolved (the COMMIT would fail for every write of the group).
+    private func runGroupedClosure<T>(_ body: (Connection) throws -> T, on db: Connection, access: CancellableAccess, span: any Tracing.Span) throws -> T {
+        if access.isCancelled { throw CancellationError() }
+        return try observer.observe(.write, span: span, on: db) {
+            try db.inSavepoint { db in
+                let value = try body(db)
+                if access.isCancelled { throw CancellationError() }
+                if db.hasUnresolvedForeignKeys {
+                    throw StrongroomError(.foreignKeyConstraint, "FOREIGN KEY constraint failed: this write left a deferred foreign key unresolved, so its COMMIT would fail; it was rolled back (the writes it shared a transaction with were not).", path: db.path)
+                }
+                return value
+            }
+        }
+    }
+
+    /// Holding the permit, on the queue's thread: runs a group's writes in
+    /// one `IMMEDIATE` transaction, then gives each caller its outcome,
+    /// checkpoints when due and gives the permit back. A write after which
+    /// the transaction is no longer open (SQLite rolled it back) ends it
+    /// early: the writes before it get that failure (nothing of them was
+    /// committed) and the writes after it run in a transaction of their own.
+    private func runGroup(_ members: [WriteGroup.Member]) {
+        var first = 0
+        while first < members.count {
+            // The write after which the transaction was no longer open, and
+            // the code of the failure that rolled it back (nil: the closure
+            // ended the transaction itself).
+            var ended: (index: Int, code: StrongroomError.Code?)?
+            do {
+                try runOnQueue("write", reading: false) { db in
+                    try db.inTransaction(.immediate) { db in
+                        for index in first..<members.count {
+                            members[index].run(db)
+                            if !db.isInsideTransaction || db.state.transactionLost != nil {
+                                ended = (index, db.state.transactionLost)
+                                throw CancellationError()  // leaves the transaction (rolled back quietly)
+                            }
+                        }
+                    }
+                }
+                observer.writeGroupSizes.record(members.count - first)
+                for member in members[first...] { member.deliver(nil) }
+                first = members.count
+            } catch {
+                guard let ended else {
+                    // BEGIN or COMMIT failed (or the files moved): no write of the group was committed.
+                    for member in members[first...] { member.deliver(error) }
+                    break
+                }
+                let (index, code) = ended
+                let lost = code.map {
+                    StrongroomError($0, "SQLite rolled back the transaction this write shared with other async writes (Configuration.groupsAsyncWrites) when a statement of a write after it failed (\($0.rawValue)): nothing of this write was committed. Run it again.", path: path)
+                } ?? StrongroomError(.misuse, "Another async write's closure ended the transaction this write shared with it (Configuration.groupsAsyncWrites) with SQL of its own (a COMMIT or ROLLBACK), so whether this write was committed depends on that SQL. An asyncWrite closure must not end its transaction.", path: path)
+                for member in members[first..<index] { member.deliver(lost) }
+                // Its own error; or, when its closure returned anyway, what
+                // inTransaction says of a closure that swallowed the failure.
+                members[index].deliver(code.map {
+                    StrongroomError($0, "SQLite rolled this write's transaction back when one of its statements failed (\($0.rawValue)), and the closure returned as if it had not: nothing of it was committed.", path: path)
+                } ?? StrongroomError(.misuse, "The closure ended its transaction with SQL of its own (a COMMIT or ROLLBACK); an asyncWrite closure must not.", path: path))
+                first = index + 1
+            }
+        }
+        if needsCheckpoint() { checkpoint() }
+        gate.release()
     }
 
     /// Asynchronous ``rekey(to:)``: runs on the queue's own thread. Once

@@ -166,7 +166,57 @@ public struct Configuration: Sendable {
     /// ```
     public var maximumWaiters: Int?
 
-    /// The longest a caller waits for a connection before it is refused
+    /// Group commit: async writes (``DatabaseQueue/asyncWrite(_:)``,
+    /// ``DatabasePool/asyncWrite(_:)``) that wait for the connection
+    /// together are run together, in one `IMMEDIATE` transaction, each in a
+    /// savepoint of its own. Default `false`.
+    ///
+    /// Under concurrent writes (a service's requests), most of a small
+    /// write's cost is its transaction's: taking the locks, SQLCipher
+    /// encrypting the pages it changed, writing them to the `-wal`. Writes
+    /// that share a transaction share that cost: a page two of them change
+    /// is encrypted and written once. What each caller sees stays the same:
+    ///
+    /// - Its closure runs alone on the connection, after the writes that
+    ///   waited before it, and sees theirs.
+    /// - A closure that throws rolls back its own savepoint, and only its
+    ///   caller gets the error.
+    /// - Each caller gets its result once the transaction has committed,
+    ///   never before: a result is a durable write (as durable as
+    ///   ``synchronous`` makes it), and a crash before the COMMIT loses
+    ///   only writes no caller was told about.
+    /// - A write that leaves a deferred foreign key unresolved is rolled
+    ///   back and gets ``StrongroomError/Code/foreignKeyConstraint`` (alone,
+    ///   its COMMIT would have failed the same way).
+    ///
+    /// What changes:
+    ///
+    /// - A statement error after which SQLite rolls back the whole
+    ///   transaction (`SQLITE_FULL`, `SQLITE_IOERR`, `SQLITE_NOMEM`, an `OR
+    ///   ROLLBACK` conflict clause) fails the writes run before it in the
+    ///   same transaction too: nothing of them was committed, and their
+    ///   callers get the error (run them again). A COMMIT that fails fails
+    ///   every write of its transaction.
+    /// - Cancelling the task of a write whose closure is running does not
+    ///   interrupt its SQL (an interrupt would roll back the writes before
+    ///   it): the closure runs to its end, then its savepoint is rolled back
+    ///   and the call throws `CancellationError`. A write cancelled while it
+    ///   waits leaves the queue at once, as without grouping.
+    /// - A closure must not end the transaction itself (a `COMMIT`, a
+    ///   `ROLLBACK`), as with any ``DatabaseQueue/asyncWrite(_:)``.
+    ///
+    /// Blocking writes, ``DatabaseQueue/withConnection(_:)`` and
+    /// ``DatabasePool/asyncWriteWithoutTransaction(_:)`` are never grouped;
+    /// they keep their place in the one queue of callers.
+    ///
+    /// ```swift
+    /// var configuration = Configuration(key: key)
+    /// configuration.groupsAsyncWrites = true
+    /// let pool = try DatabasePool(path: "app.db", configuration: configuration)
+    /// ```
+    public var groupsAsyncWrites = false
+
+    /// The longest a caller waits for a connection before it is refused    /// The longest a caller waits for a connection before it is refused
     /// with ``StrongroomError/Code/connectionUnavailable`` (nothing run).
     /// Counts the wait for a connection only, not the time the access then
     /// takes, nor SQLite's ``busyTimeout`` for another process's lock.

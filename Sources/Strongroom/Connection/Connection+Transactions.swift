@@ -212,3 +212,14 @@ extension Connection {
         return overflow ? .max : Int32(clamping: whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue)
     }
 }
+
+extension Connection {
+    /// Whether a deferred foreign key constraint is violated now
+    /// (`SQLITE_DBSTATUS_DEFERRED_FKS`): the transaction's COMMIT would
+    /// fail. Rolling back the savepoint that made the violation resolves it.
+    package var hasUnresolvedForeignKeys: Bool {
+        guard !isClosed else { return false }
+        var current: Int32 = 0, highest: Int32 = 0
+        return sqlite3_db_status(handle, SQLITE_DBSTATUS_DEFERRED_FKS, &current, &highest, 0) == SQLITE_OK && current > 0
+    }
+}

@@ -62,6 +62,8 @@ final class AccessObserver: Sendable {
     let checkpoints: Counter
     let incompleteCheckpoints: Counter
     let walSize: Gauge
+    /// With group commit: how many async writes each transaction ran.
+    let writeGroupSizes: Recorder
     private let tracer: (any Tracer)?
     /// The database file's name (never its directory).
     let database: String
@@ -76,6 +78,7 @@ final class AccessObserver: Sendable {
         checkpoints = Counter(label: "strongroom.checkpoints", dimensions: [("database", database), ("mode", "truncate")], factory: factory)
         incompleteCheckpoints = Counter(label: "strongroom.checkpoints.incomplete", dimensions: [("database", database), ("mode", "truncate")], factory: factory)
         walSize = Gauge(label: "strongroom.wal.size", dimensions: [("database", database)], factory: factory)
+        writeGroupSizes = Recorder(label: "strongroom.write.group.size", dimensions: [("database", database)], factory: factory)
         tracer = configuration.tracer
         tracesStatementText = configuration.tracesStatementText
     }

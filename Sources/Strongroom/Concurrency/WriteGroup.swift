@@ -1,0 +1,61 @@
+import Foundation
+
+/// Async writes granted a queue's connection together: group commit (see
+/// ``Configuration/groupsAsyncWrites``).
+///
+/// When the permit comes back and the first callers waiting are async
+/// writes that may be grouped, ``AccessGate`` grants it to up to
+/// ``maximumCount`` of them at once, in their order, and gives each the
+/// same group. Each joins with its ``Member``; the last to join gets all
+/// of them, and runs them (on the connection's thread) in one transaction.
+final class WriteGroup: @unchecked Sendable {
+    // Sendable: `members` is guarded by `lock`.
+    /// The most writes one transaction runs.
+    static let maximumCount = 64
+
+    /// One write of the group.
+    struct Member: Sendable {
+        /// Runs the write's closure in the group's open transaction, in a
+        /// savepoint of its own; its outcome waits for ``deliver``.
+        let run: @Sendable (Connection) -> Void
+        /// Gives the caller its outcome, or `failure` instead when its
+        /// closure succeeded but its transaction did not commit (or it
+        /// never ran).
+        let deliver: @Sendable (_ failure: (any Error)?) -> Void
+    }
+
+    /// How many writes were granted together.
+    let count: Int
+    private let lock = NSLock()
+    private var members: [Member] = []
+
+    init(count: Int) {
+        self.count = count
+    }
+
+    /// Adds a write to the group; returns every member, in order, once the
+    /// last one has joined (else nil).
+    func join(_ member: Member) -> [Member]? {
+        lock.lock()
+        defer { lock.unlock() }
+        members.append(member)
+        return members.count == count ? members : nil
+    }
+}
+
+/// One grouped write's outcome, from its closure to its caller. Touched on
+/// the connection's thread only (by `run`, then `deliver`).
+final class GroupedOutcome<T: Sendable>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+
+    /// What the caller gets: the closure's result, or `failure` when the
+    /// closure succeeded (or never ran) and its transaction did not commit.
+    func delivered(_ failure: (any Error)?) -> Result<T, any Error> {
+        switch (result, failure) {
+        case (.failure(let error)?, _): return .failure(error)
+        case (.success(let value)?, nil): return .success(value)
+        case (_, let failure?): return .failure(failure)
+        case (nil, nil): return .failure(CancellationError())
+        }
+    }
+}

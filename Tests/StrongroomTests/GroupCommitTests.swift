@@ -1,0 +1,186 @@
+import Foundation
+import MetricsTestKit
+import Strongroom
+import StrongroomTestSupport
+import Testing
+
+/// Issue 51: group commit (`Configuration.groupsAsyncWrites`). Async writes
+/// that wait for the writer together run in one transaction, each in its
+/// own savepoint: each caller still gets its own outcome, only after the
+/// COMMIT, and a failing write takes no other down with it (but for a
+/// statement after which SQLite rolls back the whole transaction).
+///
+/// Each test holds the writer with a first write until the others wait
+/// behind it, so that they are granted the writer together, as one group.
+@Suite("Group commit: async writes sharing a transaction")
+struct GroupCommitTests {
+    let dir = TemporaryDirectory()
+
+    /// A grouping pool, its metrics, and a table `t(id, v UNIQUE)`.
+    func pool(_ name: String, grouping: Bool = true) throws -> (DatabasePool, TestMetrics) {
+        let metrics = TestMetrics()
+        var configuration = Configuration(key: .generate())
+        configuration.groupsAsyncWrites = grouping
+        configuration.metricsFactory = metrics
+        let pool = try DatabasePool(path: dir.file(name), configuration: configuration)
+        try pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);
+                CREATE TABLE parent(id INTEGER PRIMARY KEY);
+                CREATE TABLE child(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);
+                """)
+        }
+        return (pool, metrics)
+    }
+
+    /// Starts `writes` while a first write holds the writer, waits until
+    /// they all wait for it, then lets the first one end: they are granted
+    /// the writer together. Returns each write's outcome, in order.
+    func together<T: Sendable>(_ pool: DatabasePool, _ writes: [@Sendable (Connection) throws -> T],
+                               whileWaiting: @Sendable ([Task<T, any Error>]) async -> Void = { _ in }) async throws -> [Result<T, any Error>] {
+        let holding = Latch(), release = Latch()
+        let holder = Task { try await pool.asyncWrite { _ in holding.open(); release.wait() } }
+        await holding.opened()
+        var tasks: [Task<T, any Error>] = []
+        for write in writes {
+            tasks.append(Task { try await pool.asyncWrite(write) })
+            // One at a time, so that they wait in this order.
+            while pool.waitingWriteCount < tasks.count { try await Task.sleep(nanoseconds: 200_000) }
+        }
+        await whileWaiting(tasks)
+        release.open()
+        try await holder.value
+        var results: [Result<T, any Error>] = []
+        for task in tasks { results.append(await task.result) }
+        return results
+    }
+
+    func values(_ pool: DatabasePool) throws -> Set<String> {
+        Set(try pool.read { db in try db.fetchAll(String.self, sql: "SELECT v FROM t") })
+    }
+
+    @Test(.timeLimit(.minutes(1))) func writesWaitingTogetherShareOneTransactionAndEachGetsItsOwnResult() async throws {
+        let (pool, metrics) = try pool("together.db")
+        let writes: [@Sendable (Connection) throws -> Int64] = (0..<20).map { i in
+            { db in
+                try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["w\(i)"])
+                return db.lastInsertedRowID
+            }
+        }
+        let results = try await together(pool, writes)
+        let ids = try results.map { try $0.get() }
+        #expect(Set(ids).count == 20)
+        #expect(try values(pool) == Set((0..<20).map { "w\($0)" }))
+        // Each write's id is the row it wrote, seen by the writes after it.
+        let stored = try pool.read { db in try db.fetchAll(Int64.self, sql: "SELECT id FROM t ORDER BY v") }
+        #expect(Set(stored) == Set(ids))
+        let groups = try metrics.expectRecorder("strongroom.write.group.size", [("database", "together.db")]).values
+        #expect(groups.contains(20), "the 20 writes that waited together ran in one transaction: \(groups)")
+        try pool.close()
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aWriteThatFailsRollsBackItselfAlone() async throws {
+        let (pool, _) = try pool("alone.db")
+        struct Refused: Error {}
+        try pool.write { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('taken')") }
+        let writes: [@Sendable (Connection) throws -> Void] = (0..<12).map { i in
+            { db in
+                switch i % 3 {
+                case 0: try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["w\(i)"])
+                case 1:
+                    try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["w\(i)"])
+                    throw Refused()
+                default:
+                    try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["w\(i)"])
+                    try db.execute(sql: "INSERT INTO t(v) VALUES ('taken')")  // UNIQUE
+                }
+            }
+        }
+        let results = try await together(pool, writes)
+        for (i, result) in results.enumerated() {
+            switch i % 3 {
+            case 0: #expect(throws: Never.self) { try result.get() }
+            case 1: #expect(result.error is Refused)
+            default: #expect((result.error as? StrongroomError)?.code == .uniqueConstraint)
+            }
+        }
+        #expect(try values(pool) == Set(["taken"] + stride(from: 0, to: 12, by: 3).map { "w\($0)" }))
+        try pool.close()
+    }
+
+    /// Alone, a write that leaves a deferred foreign key unresolved fails at
+    /// its COMMIT; in a group, it is rolled back with the same code, and the
+    /// writes around it commit.
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    func aWriteLeavingADeferredForeignKeyUnresolvedFailsAlone(grouping: Bool) async throws {
+        let (pool, _) = try pool("deferred-\(grouping).db", grouping: grouping)
+        let writes: [@Sendable (Connection) throws -> Void] = [
+            { db in try db.execute(sql: "INSERT INTO parent(id) VALUES (1); INSERT INTO child(id, parent) VALUES (1, 1)") },
+            { db in try db.execute(sql: "INSERT INTO child(id, parent) VALUES (2, 99)") },
+            { db in try db.execute(sql: "INSERT INTO child(id, parent) VALUES (3, 1)") },
+        ]
+        let results = try await together(pool, writes)
+        #expect(throws: Never.self) { try results[0].get() }
+        #expect((results[1].error as? StrongroomError)?.code == .foreignKeyConstraint, "\(results[1])")
+        #expect(throws: Never.self) { try results[2].get() }
+        #expect(try pool.read { db in try db.fetchAll(Int.self, sql: "SELECT id FROM child ORDER BY id") } == [1, 3])
+        try pool.close()
+    }
+
+    /// `INSERT OR ROLLBACK` rolls back the whole transaction: the writes run
+    /// before it in the group were not committed, and are told so; the
+    /// writes after it run in a transaction of their own. Whatever a caller
+    /// was told, its row is there exactly when it succeeded.
+    @Test(.timeLimit(.minutes(1))) func aStatementThatEndsTheTransactionFailsOnlyTheWritesBeforeIt() async throws {
+        let (pool, _) = try pool("rollback.db")
+        try pool.write { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('taken')") }
+        let writes: [@Sendable (Connection) throws -> Void] = (0..<8).map { i in
+            { db in
+                try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["w\(i)"])
+                if i == 3 { try db.execute(sql: "INSERT OR ROLLBACK INTO t(v) VALUES ('taken')") }
+            }
+        }
+        let results = try await together(pool, writes)
+        for i in 0..<3 {
+            let error = results[i].error as? StrongroomError
+            #expect(error?.code == .uniqueConstraint && error?.message.contains("Run it again") == true, "\(results[i])")
+        }
+        #expect((results[3].error as? StrongroomError)?.code == .uniqueConstraint)
+        for i in 4..<8 { #expect(throws: Never.self) { try results[i].get() } }
+        #expect(try values(pool) == Set(["taken"] + (4..<8).map { "w\($0)" }))
+        try pool.close()
+    }
+
+    /// A write cancelled while it waits leaves the queue; one cancelled
+    /// while its closure runs is not interrupted (that would roll back the
+    /// group): its savepoint is rolled back after the closure returns.
+    @Test(.timeLimit(.minutes(1))) func cancelledWritesLeaveNothingAndTakeNoOtherDown() async throws {
+        let (pool, _) = try pool("cancelled.db")
+        let running = Latch(), finish = Latch()
+        let writes: [@Sendable (Connection) throws -> Void] = [
+            { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('first')") },
+            { db in
+                try db.execute(sql: "INSERT INTO t(v) VALUES ('cancelled while running')")
+                running.open()
+                finish.wait()
+            },
+            { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('cancelled while waiting')") },
+            { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('last')") },
+        ]
+        let results = try await together(pool, writes) { tasks in
+            tasks[2].cancel()
+            // The writer's next group runs: cancel the second write while its closure runs.
+            Task {
+                await running.opened()
+                tasks[1].cancel()
+                finish.open()
+            }
+        }
+        #expect(throws: Never.self) { try results[0].get() }
+        #expect(results[1].error is CancellationError, "\(results[1])")
+        #expect(results[2].error is CancellationError, "\(results[2])")
+        #expect(throws: Never.self) { try results[3].get() }
+        #expect(try values(pool) == ["first", "last"])
+        try pool.close()
+    }
+}
