@@ -42,6 +42,9 @@ struct CustomerServiceCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-wait-ms"), help: "Milliseconds a request may wait for a connection before a 503.")
     var maximumWaitMilliseconds = 2000
 
+    @Flag(name: .customLong("group-commit"), inversion: .prefixedNo, help: "Run the creates and updates that wait for the writer together in one transaction, each in its own savepoint (Configuration.groupsAsyncWrites).")
+    var groupCommit = true
+
     @Option(name: .customLong("max-body"), help: "The largest request body in bytes; a larger one gets 413.")
     var maximumBodySize = 16_384
 
@@ -97,7 +100,7 @@ struct CustomerServiceCommand: AsyncParsableCommand {
             store = try await CustomerStore.open(CustomerStore.Settings(
                 path: database, key: try keys.databaseKey(), keyring: try keys.fieldKeyring(),
                 migrations: try ServiceMigrations.load(directory: migrations), readers: readers, cacheSizeKiB: cacheSizeMiB * 1024,
-                maximumWaiters: maximumWaiters, maximumWait: .milliseconds(maximumWaitMilliseconds),
+                maximumWaiters: maximumWaiters, maximumWait: .milliseconds(maximumWaitMilliseconds), groupsWrites: groupCommit,
                 lockTimeout: .milliseconds(Int64(lockTimeoutSeconds * 1000))), logger: logger)
         } catch {
             // One line, and a non-zero exit: Strongroom's messages say what to do and quote no key.

@@ -30,6 +30,8 @@ final class CustomerStore: Sendable {
         var cacheSizeKiB = 65_536
         var maximumWaiters = 256
         var maximumWait: Duration = .seconds(2)
+        /// Group commit (Configuration.groupsAsyncWrites).
+        var groupsWrites = true
         var lockTimeout: Duration = .seconds(30)
     }
 
@@ -48,6 +50,10 @@ final class CustomerStore: Sendable {
         configuration.cacheSizeKiB = settings.cacheSizeKiB
         configuration.maximumWaiters = settings.maximumWaiters
         configuration.maximumWait = settings.maximumWait
+        // Creates and updates that wait for the writer together share one
+        // transaction, each in its own savepoint; each request still gets
+        // its own answer, after the COMMIT (group commit).
+        configuration.groupsAsyncWrites = settings.groupsWrites
         configuration.logger = logger
         configuration.seal(Customer.schema, keyring: settings.keyring)
         let pool = try DatabasePool(path: settings.path, configuration: configuration)
