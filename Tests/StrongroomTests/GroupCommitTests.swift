@@ -183,4 +183,62 @@ struct GroupCommitTests {
         #expect(try values(pool) == ["first", "last"])
         try pool.close()
     }
+
+    /// Review of group commit: a write granted with its group but cancelled
+    /// before its closure starts gives up at once; it does not wait for the
+    /// closures before it in the group.
+    @Test(.timeLimit(.minutes(1))) func aWriteCancelledBeforeItsTurnInTheGroupGivesUpAtOnce() async throws {
+        let (pool, _) = try pool("cancelled-in-group.db")
+        let running = Latch(), finish = Latch()
+        let answered = Latch()
+        let writes: [@Sendable (Connection) throws -> Void] = [
+            { db in
+                try db.execute(sql: "INSERT INTO t(v) VALUES ('slow')")
+                running.open()
+                finish.wait()
+            },
+            { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('cancelled')") },
+        ]
+        let results = try await together(pool, writes) { tasks in
+            Task {
+                await running.opened()
+                tasks[1].cancel()
+                _ = await tasks[1].result
+                answered.open()
+            }
+            Task {
+                // The slow closure ends once the cancelled write has its answer, or after 5 s.
+                await running.opened()
+                for _ in 0..<500 where !answered.isOpen { try? await Task.sleep(nanoseconds: 10_000_000) }
+                finish.open()
+            }
+        }
+        #expect(answered.isOpen)
+        #expect(throws: Never.self) { try results[0].get() }
+        #expect(results[1].error is CancellationError, "\(results[1])")
+        #expect(try values(pool) == ["slow"])
+        try pool.close()
+    }
+
+    /// Review of group commit: `PRAGMA defer_foreign_keys` lasts until the
+    /// transaction ends; one write's must not change how the next write's
+    /// statements fail. Alone, the second write catches its immediate
+    /// foreign key failure and commits the rest.
+    @Test(.timeLimit(.minutes(1))) func oneWritesDeferredForeignKeysDoNotReachTheNext() async throws {
+        let (pool, _) = try pool("defer.db")
+        try pool.write { db in try db.execute(sql: "CREATE TABLE strict(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent(id))") }
+        let writes: [@Sendable (Connection) throws -> Void] = [
+            { db in try db.execute(sql: "PRAGMA defer_foreign_keys = ON; INSERT INTO parent(id) VALUES (1)") },
+            { db in
+                _ = try? db.execute(sql: "INSERT INTO strict(id, parent) VALUES (1, 99)")
+                try db.execute(sql: "INSERT INTO t(v) VALUES ('kept')")
+            },
+        ]
+        let results = try await together(pool, writes)
+        #expect(throws: Never.self) { try results[0].get() }
+        #expect(throws: Never.self) { try results[1].get() }
+        #expect(try values(pool) == ["kept"])
+        #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM strict") } == 0)
+        try pool.close()
+    }
 }
