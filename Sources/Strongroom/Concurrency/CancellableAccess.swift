@@ -23,6 +23,9 @@ final class CancellableAccess: @unchecked Sendable {
     private var interrupted = false
     /// While the access waits for its permit: where, to leave on cancel.
     private var waiting: (gate: AccessGate, ticket: AccessGate.Waiter)?
+    /// A grouped write granted its group but not started yet: how it gives
+    /// up at once when its task is cancelled meanwhile.
+    private var cancelBeforeStart: (@Sendable () -> Void)?
     /// Counts the statements this access's cancellation interrupted.
     private let interruptions: Counter?
 
@@ -41,8 +44,24 @@ final class CancellableAccess: @unchecked Sendable {
         }
         let waiting = self.waiting
         self.waiting = nil
+        let cancelBeforeStart = self.cancelBeforeStart
+        self.cancelBeforeStart = nil
         lock.unlock()
         if let waiting { waiting.gate.cancel(waiting.ticket) }
+        cancelBeforeStart?()
+    }
+
+    /// A grouped write was granted its group: until it starts, cancelling
+    /// its task runs `action` (at once when it was cancelled already).
+    func onCancelBeforeStart(_ action: @escaping @Sendable () -> Void) {
+        lock.lock()
+        guard !cancelled else {
+            lock.unlock()
+            action()
+            return
+        }
+        cancelBeforeStart = action
+        lock.unlock()
     }
 
     /// The access waits in `gate` with `ticket` (nil: it did not have to

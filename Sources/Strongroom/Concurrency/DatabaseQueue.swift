@@ -54,6 +54,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     private var nextCheckpoint: ContinuousClock.Instant?
     /// A pool's writer: the pool's readers, paused while the log is truncated.
     private let readersToPauseForCheckpoints: AccessGate?
+    /// ``Configuration/groupsAsyncWrites``, as opened (read without the permit).
+    private let groupsAsyncWrites: Bool
     /// The database path.
     public let path: String
 
@@ -68,6 +70,7 @@ public final class DatabaseQueue: @unchecked Sendable {
         self.observer = observer
         self.readersToPauseForCheckpoints = readers
         self.checkpointPolicy = role == "writer" ? configuration.checkpointPolicy : nil
+        self.groupsAsyncWrites = configuration.groupsAsyncWrites
         self.connection = connection
         self.configuration = configuration
         self.path = connection.path
@@ -221,7 +224,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// try await queue.asyncWrite { db in try db.execute(sql: "DELETE FROM note") }
     /// ```
     public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        if configuration.groupsAsyncWrites { return try await groupedWrite(body) }
+        if groupsAsyncWrites { return try await groupedWrite(body) }
         return try await onQueue(.write, "write") { db, access in
             try db.inTransaction(.immediate) { db in
                 let result = try access.run(db, body)
@@ -318,10 +321,16 @@ public final class DatabaseQueue: @unchecked Sendable {
             let access = CancellableAccess(counting: observer.write.interruptions)
             return try await gate.runGrouped(for: observer.metrics(.write), access: access) { group, finish in
                 let outcome = GroupedOutcome<T>()
+                // Granted with its group: the writes before it in the group
+                // run first; cancelled meanwhile, it gives up at once.
+                access.onCancelBeforeStart {
+                    if outcome.claimForCancelling() { finish(.failure(CancellationError())) }
+                }
                 let member = WriteGroup.Member(run: { db in
+                    guard outcome.claimForRunning() else { return }
                     outcome.result = Result { try self.runGroupedClosure(body, on: db, access: access, span: span) }
                 }, deliver: { failure in
-                    finish(outcome.delivered(failure))
+                    if let result = outcome.delivered(failure) { finish(result) }
                 })
                 guard let members = group.join(member) else { return }
                 self.thread.submit { self.runGroup(members) }
@@ -365,6 +374,9 @@ public final class DatabaseQueue: @unchecked Sendable {
                 try runOnQueue("write", reading: false) { db in
                     try db.inTransaction(.immediate) { db in
                         for index in first..<members.count {
+                            // Each write as alone: a PRAGMA defer_foreign_keys
+                            // of the one before lasts until the transaction ends.
+                            if index > first { try db.execute(sql: "PRAGMA defer_foreign_keys = OFF") }
                             members[index].run(db)
                             if !db.isInsideTransaction || db.state.transactionLost != nil {
                                 ended = (index, db.state.transactionLost)

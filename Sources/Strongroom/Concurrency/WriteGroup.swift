@@ -43,14 +43,48 @@ final class WriteGroup: @unchecked Sendable {
     }
 }
 
-/// One grouped write's outcome, from its closure to its caller. Touched on
-/// the connection's thread only (by `run`, then `deliver`).
+/// One grouped write's outcome, from its closure to its caller, given
+/// exactly once: by the writer's thread once the transaction has ended, or
+/// at once when the write's task is cancelled before its closure starts.
 final class GroupedOutcome<T: Sendable>: @unchecked Sendable {
+    // Sendable: `state` is guarded by `lock`; `result` is written by the
+    // writer's thread after it claimed the write, and read there.
+    private let lock = NSLock()
+    private enum State { case waiting, running, answered }
+    private var state = State.waiting
     var result: Result<T, any Error>?
 
-    /// What the caller gets: the closure's result, or `failure` when the
-    /// closure succeeded (or never ran) and its transaction did not commit.
-    func delivered(_ failure: (any Error)?) -> Result<T, any Error> {
+    /// The writer's thread, at the write's turn: true when the closure is to
+    /// run (nobody answered the caller yet).
+    func claimForRunning() -> Bool {
+        lock.withLock {
+            guard state == .waiting else { return false }
+            state = .running
+            return true
+        }
+    }
+
+    /// The task was cancelled: true when the closure has not started, and
+    /// the caller is to be answered now.
+    func claimForCancelling() -> Bool {
+        lock.withLock {
+            guard state == .waiting else { return false }
+            state = .answered
+            return true
+        }
+    }
+
+    /// After the transaction, on the writer's thread: what the caller gets,
+    /// or nil when it was answered already (cancelled before its turn).
+    /// The closure's result, or `failure` when the closure succeeded (or
+    /// never ran) and its transaction did not commit.
+    func delivered(_ failure: (any Error)?) -> Result<T, any Error>? {
+        let claimed: Bool = lock.withLock {
+            if state == .answered { return false }
+            state = .answered
+            return true
+        }
+        guard claimed else { return nil }
         switch (result, failure) {
         case (.failure(let error)?, _): return .failure(error)
         case (.success(let value)?, nil): return .success(value)

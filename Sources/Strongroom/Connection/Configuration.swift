@@ -195,8 +195,13 @@ public struct Configuration: Sendable {
     ///   transaction (`SQLITE_FULL`, `SQLITE_IOERR`, `SQLITE_NOMEM`, an `OR
     ///   ROLLBACK` conflict clause) fails the writes run before it in the
     ///   same transaction too: nothing of them was committed, and their
-    ///   callers get the error (run them again). A COMMIT that fails fails
-    ///   every write of its transaction.
+    ///   callers get the error (run them again). The writes after it run in
+    ///   a transaction of their own, without the failed ones, which their
+    ///   callers may run again later. A COMMIT that fails fails every write
+    ///   of its transaction.
+    /// - A write is granted the connection with its group: the writes before
+    ///   it in the group run first, and ``maximumWait`` no longer applies
+    ///   to it. Cancelled meanwhile, it gives up at once.
     /// - Cancelling the task of a write whose closure is running does not
     ///   interrupt its SQL (an interrupt would roll back the writes before
     ///   it): the closure runs to its end, then its savepoint is rolled back
@@ -216,7 +221,7 @@ public struct Configuration: Sendable {
     /// ```
     public var groupsAsyncWrites = false
 
-    /// The longest a caller waits for a connection before it is refused    /// The longest a caller waits for a connection before it is refused
+    /// The longest a caller waits for a connection before it is refused
     /// with ``StrongroomError/Code/connectionUnavailable`` (nothing run).
     /// Counts the wait for a connection only, not the time the access then
     /// takes, nor SQLite's ``busyTimeout`` for another process's lock.
