@@ -270,10 +270,28 @@ final class AccessGate: @unchecked Sendable {
     func request(for metrics: AccessObserver.KindMetrics, granted: @escaping @Sendable () -> Void,
                  refused: @escaping @Sendable (any Error) -> Void) -> Waiter? {
         let start = DispatchTime.now().uptimeNanoseconds
-        let waiter = Waiter(granted: {
+        return request(Waiter(granted: {
             metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
             granted()
-        }, refused: refused)
+        }, refused: refused), metrics: metrics, refused: refused)
+    }
+
+    /// ``request(for:granted:refused:)`` for an async write that may share
+    /// the permit: when the permit comes back to it, the async writes
+    /// waiting right behind it (up to ``WriteGroup/maximumCount``) are
+    /// granted it too, and each `granted` is called with their one group.
+    @discardableResult
+    func requestGrouped(for metrics: AccessObserver.KindMetrics, granted: @escaping @Sendable (WriteGroup) -> Void,
+                        refused: @escaping @Sendable (any Error) -> Void) -> Waiter? {
+        let start = DispatchTime.now().uptimeNanoseconds
+        return request(Waiter(grantedInGroup: { group in
+            metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
+            granted(group)
+        }, refused: refused), metrics: metrics, refused: refused)
+    }
+
+    /// Queues an async `waiter`, or grants or refuses it at once.
+    private func request(_ waiter: Waiter, metrics: AccessObserver.KindMetrics, refused: @Sendable (any Error) -> Void) -> Waiter? {
         waiter.metrics = metrics
         let queued: Waiter?
         do {
@@ -287,33 +305,6 @@ final class AccessGate: @unchecked Sendable {
             return nil
         }
         // Past `maximumWait`, the gate's deadline timer turns it away.
-        return waiter
-    }
-
-    /// ``request(for:granted:refused:)`` for an async write that may share
-    /// the permit: when the permit comes back to it, the async writes
-    /// waiting right behind it (up to ``WriteGroup/maximumCount``) are
-    /// granted it too, and each `granted` is called with their one group.
-    @discardableResult
-    func requestGrouped(for metrics: AccessObserver.KindMetrics, granted: @escaping @Sendable (WriteGroup) -> Void,
-                        refused: @escaping @Sendable (any Error) -> Void) -> Waiter? {
-        let start = DispatchTime.now().uptimeNanoseconds
-        let waiter = Waiter(grantedInGroup: { group in
-            metrics.wait.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
-            granted(group)
-        }, refused: refused)
-        waiter.metrics = metrics
-        let queued: Waiter?
-        do {
-            queued = try enqueueLocked(waiter, metrics)
-        } catch {
-            refused(error)
-            return nil
-        }
-        guard queued != nil else {
-            Self.wake(waiter, .success(()))
-            return nil
-        }
         return waiter
     }
 

@@ -125,6 +125,17 @@ struct FileSystemFaultTests {
         try record("vanished directory", "a write to an open database (\(journal.rawValue))", error?.code.rawValue, error?.code == .fileMoved)
     }
 
+    /// A pool on a new database at `path` whose table `ledger` holds
+    /// `amounts`, written (in WAL mode) after the table was.
+    func ledgerPool(at path: String, key: DatabaseKey, amounts: [Int]) throws -> DatabasePool {
+        let pool = try DatabasePool(path: path, configuration: Configuration(key: key))
+        try pool.write { db in try db.execute(sql: "CREATE TABLE ledger(id INTEGER PRIMARY KEY, amount INTEGER)") }
+        try pool.write { db in
+            for amount in amounts { try db.execute(sql: "INSERT INTO ledger(amount) VALUES (?)", arguments: [amount]) }
+        }
+        return pool
+    }
+
     /// A read-only connection to `path` inside a read transaction: its
     /// snapshot (and its hold on the -wal) lasts until its COMMIT. Returns
     /// it and the ledger's row count it sees.
@@ -138,9 +149,7 @@ struct FileSystemFaultTests {
 
     @Test func aWALDeletedUnderAPoolIsReportedItsCommitsSavedAndNothingMoreWritten() throws {
         let key = DatabaseKey.generate(), path = dir.file("pool.db")
-        let pool = try DatabasePool(path: path, configuration: Configuration(key: key))
-        try pool.write { db in try db.execute(sql: "CREATE TABLE ledger(id INTEGER PRIMARY KEY, amount INTEGER)") }
-        try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (1), (2), (3)") }
+        let pool = try ledgerPool(at: path, key: key, amounts: [1, 2, 3])
         // A reader (another connection, as another thread or process would
         // have) holds its snapshot while the -wal goes, and keeps holding it.
         let (reader, before) = try readerHoldingASnapshot(of: path, key: key)
@@ -186,9 +195,7 @@ struct FileSystemFaultTests {
     /// -wal", and every later write went on into the deleted file.
     @Test func aWALDeletedDuringATransactionIsReportedAtTheNextWrite() throws {
         let key = DatabaseKey.generate(), path = dir.file("during.db")
-        let pool = try DatabasePool(path: path, configuration: Configuration(key: key))
-        try pool.write { db in try db.execute(sql: "CREATE TABLE ledger(id INTEGER PRIMARY KEY, amount INTEGER)") }
-        try pool.write { db in try db.execute(sql: "INSERT INTO ledger(amount) VALUES (1)") }
+        let pool = try ledgerPool(at: path, key: key, amounts: [1])
         let (reader, _) = try readerHoldingASnapshot(of: path, key: key)
         try pool.write { db in
             unlink(path + "-wal")
