@@ -343,12 +343,12 @@ final class AccessGate: @unchecked Sendable {
     }
 
     /// With `condition` locked: the first waiter not yet settled, settled
-    /// with a permit (the one being handed over); with `condition`, only
+    /// with a permit (the one being handed over); with `eligible`, only
     /// when that waiter meets it (else nil, and it stays first).
-    private func nextWaiter(onlyIf condition: ((Waiter) -> Bool)? = nil) -> Waiter? {
+    private func nextWaiter(onlyIf eligible: ((Waiter) -> Bool)? = nil) -> Waiter? {
         while head < order.count {
             let waiter = order[head]
-            if let condition, waiter.outcome == nil, !condition(waiter) { return nil }
+            if let eligible, waiter.outcome == nil, !eligible(waiter) { return nil }
             head += 1
             if head > 1024 && head * 2 > order.count {
                 order.removeFirst(head)
