@@ -74,6 +74,34 @@ struct BlindIndexToolsTests {
         #expect(found.map(\.id) == Array(420...429))
     }
 
+    /// Review of issue 51: the first insert records a declared index in the
+    /// registry. When its transaction is rolled back afterwards (a closure
+    /// that throws; with group commit, a later write's `OR ROLLBACK`), the
+    /// record goes with it, and the next insert must record it again: the
+    /// connection's memory of "recorded" may not outlive the record.
+    @Test func aDeclaredIndexRecordRolledBackIsRecordedAgainByTheNextInsert() throws {
+        var config = Configuration(key: databaseKey)
+        config.seal([.randomized("email", in: "customer")], indexes: [Self.folded], keyring: keyring, rowKeys: ["customer": ["id"]])
+        let queue = try DatabaseQueue(path: dir.file("rolled-back.db"), configuration: config)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country TEXT, email_folded BLOB)") }
+        struct NewCustomer: Encodable { var email: String }
+        struct Undo: Error {}
+        #expect(throws: Undo.self) {
+            try queue.write { db in
+                try db.insert(NewCustomer(email: "a@example.com"), into: "customer")
+                let recorded = try BlindIndexRegistry.entry("email_folded", of: "customer", in: db) != nil
+                #expect(recorded, "recorded by the insert")
+                throw Undo()
+            }
+        }
+        #expect(try queue.read { try BlindIndexRegistry.entry("email_folded", of: "customer", in: $0) } == nil, "rolled back with it")
+        try queue.write { db in try db.insert(NewCustomer(email: "b@example.com"), into: "customer") }
+        #expect(try queue.read { try BlindIndexRegistry.entry("email_folded", of: "customer", in: $0) } != nil)
+        // And from then on, inserts go on finding it.
+        try queue.write { db in try db.insert(NewCustomer(email: "c@example.com"), into: "customer") }
+        #expect(try queue.read { try BlindIndexRegistry.entry("email_folded", of: "customer", in: $0)?.state } == .ready)
+    }
+
     /// A rebuild stopped after two batches (a failure, as a kill would)
     /// goes on from the rowid it recorded, and ends with no stale row.
     @Test func anInterruptedRebuildGoesOnWhereItStopped() throws {
