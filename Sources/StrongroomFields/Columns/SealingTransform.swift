@@ -498,8 +498,14 @@ final class SealingTransform: ColumnTransform {
         return steps
     }
 
-    /// Tables whose declared indexes this connection found recorded (or recorded).
+    /// Tables whose declared indexes this connection found recorded by
+    /// another connection (committed: they stay).
     private var indexesRecorded: Set<FoldedName> = []
+    /// Tables whose declared indexes this connection recorded itself. A
+    /// rollback (of the transaction, or of a savepoint around the write)
+    /// takes the record back without a word to the connection, so these are
+    /// looked up again at each insert, never taken as recorded for good.
+    private var indexesRecordedHere: Set<FoldedName> = []
 
     /// The declared indexes of `table` the registry lacks, recorded (with
     /// their check) by the first insert into it on this connection, inside
@@ -510,11 +516,17 @@ final class SealingTransform: ColumnTransform {
     private func recordDeclaredIndexes(of table: String, folded: FoldedName, connection: Connection) throws {
         guard !indexesRecorded.contains(folded) else { return }
         let declared = (indexes[folded] ?? []).filter { !$0.isIndexedColumnsOwn }
+        var recordedNow = false
         for index in declared where try BlindIndexRegistry.entry(index.name, of: index.table, in: connection) == nil {
             let empty = try connection.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM main.\(SQLScript.quotedIdentifier(index.table)) LIMIT 1)") == 0
             try BlindIndexRegistry.record(index, state: empty ? .ready : .building, cipher: cipher, in: connection)
+            recordedNow = true
         }
-        indexesRecorded.insert(folded)
+        if recordedNow {
+            indexesRecordedHere.insert(folded)
+        } else if !indexesRecordedHere.contains(folded) {
+            indexesRecorded.insert(folded)
+        }
     }
 
     /// For a unique index: no row may hold the value under another key of
