@@ -9,7 +9,13 @@ import Testing
 /// its limit while every read ends within its wait (issue 51, item 6). 20 s
 /// in `make test`, `STRONGROOM_WAL_SECONDS` (300 in `make stress`)
 /// otherwise; the peaks go to the reliability results.
-@Suite("Serving: the WAL under constant load")
+///
+/// Serialized: each test blocks a thread of the cooperative pool (2 on this
+/// machine) while its child runs, and two at once starved the async tests
+/// that judge time (AsyncAccessTests.eachWaiterIsTurnedAwayAtItsOwnDeadline
+/// waited over a minute for a thread, as gdb showed: both pool threads were
+/// blocked by tests waiting for child processes).
+@Suite("Serving: the WAL under constant load", .serialized)
 struct WALGrowthTests {
     let dir = TemporaryDirectory()
 
