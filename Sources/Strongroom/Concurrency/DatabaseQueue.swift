@@ -104,9 +104,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// A blocking access: waits for the permit on this thread, and runs
     /// `body` here, in a span of its own.
     private func access<T>(_ kind: AccessObserver.AccessKind, _ caller: String, _ body: (Connection) throws -> T) throws -> T {
-        if isRunningOnItsQueue {
-            throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
-        }
+        try refuseCallsFromItsOwnClosures()
         let span = observer.startSpan(kind)
         do {
             try gate.acquire(for: observer.metrics(kind))
@@ -127,6 +125,14 @@ public final class DatabaseQueue: @unchecked Sendable {
         } catch {
             AccessObserver.end(span, error: error)
             throw error
+        }
+    }
+
+    /// Calling the queue again from inside one of its closures would wait
+    /// for itself: refused instead.
+    private func refuseCallsFromItsOwnClosures() throws(StrongroomError) {
+        if isRunningOnItsQueue {
+            throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
         }
     }
 
@@ -285,9 +291,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// into an interrupt of `body`'s SQL.
     private func onQueue<T: Sendable>(_ kind: AccessObserver.AccessKind, _ caller: String,
                                       _ body: @escaping @Sendable (Connection, CancellableAccess) throws -> T) async throws -> T {
-        if isRunningOnItsQueue {
-            throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
-        }
+        try refuseCallsFromItsOwnClosures()
         let span = observer.startSpan(kind)
         return try await AccessObserver.ending(span) {
             let access = CancellableAccess(counting: observer.metrics(kind).interruptions)
@@ -313,9 +317,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// the async writes waiting right behind it, it runs in their
     /// transaction (see ``WriteGroup``).
     private func groupedWrite<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        if isRunningOnItsQueue {
-            throw StrongroomError(.misuse, "DatabaseQueue was called again from inside one of its own closures; use the Connection you were given.", path: path)
-        }
+        try refuseCallsFromItsOwnClosures()
         let span = observer.startSpan(.write)
         return try await AccessObserver.ending(span) {
             let access = CancellableAccess(counting: observer.write.interruptions)
@@ -364,6 +366,9 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// early: the writes before it get that failure (nothing of them was
     /// committed) and the writes after it run in a transaction of their own.
     private func runGroup(_ members: [WriteGroup.Member]) {
+        // Leaves `inTransaction` after a write that ended the transaction
+        // (it is rolled back already; inTransaction rolls back quietly).
+        struct TransactionEnded: Error {}
         var first = 0
         while first < members.count {
             // The write after which the transaction was no longer open, and
@@ -376,11 +381,11 @@ public final class DatabaseQueue: @unchecked Sendable {
                         for index in first..<members.count {
                             // Each write as alone: a PRAGMA defer_foreign_keys
                             // of the one before lasts until the transaction ends.
-                            if index > first { try db.execute(sql: "PRAGMA defer_foreign_keys = OFF") }
+                            if index > first { try db.turnOffDeferredForeignKeys() }
                             members[index].run(db)
                             if !db.isInsideTransaction || db.state.transactionLost != nil {
                                 ended = (index, db.state.transactionLost)
-                                throw CancellationError()  // leaves the transaction (rolled back quietly)
+                                throw TransactionEnded()
                             }
                         }
                     }
