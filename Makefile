@@ -9,6 +9,11 @@ PYTHON_TEST_VERSION := 0.6.0
 PYTHON_TEST_PACKAGE := sqlcipher3-binary==$(PYTHON_TEST_VERSION)
 SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
+# Swift Testing starts every test of a run at once unless told otherwise; a test that awaits then
+# waits behind hundreds of others for one of the cooperative pool's two threads, and an async test
+# with a time limit ran past it (issue 51, item 5). At most TEST_WIDTH tests run at a time.
+TEST_WIDTH ?= 6
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= $(TEST_WIDTH)
 CLI := .build/release/strongroom
 
 .PHONY: setup test-setup apt-packages build install install-check test test-sqlcipher4 test-example docs demo bench bench-service bench-readme stress reliability-page sanitize soak fuzz clean

@@ -11,8 +11,8 @@ import Testing
 /// which no database or sealed value was ever encrypted under.
 @Suite("Repository")
 struct RepositoryKeysTests {
-    @Test func gitTracksNoKeyFileAndNoFieldKeyring() throws {
-        let listed = try ProcessRunner.run("/usr/bin/env", ["git", "-C", Fixtures.repositoryRoot, "ls-files", "-z"])
+    @Test func gitTracksNoKeyFileAndNoFieldKeyring() async throws {
+        let listed = try await ProcessRunner.run("/usr/bin/env", ["git", "-C", Fixtures.repositoryRoot, "ls-files", "-z"])
         try #require(listed.status == 0, "git ls-files: \(listed.stderr)")
         let files = listed.stdout.split(separator: "\0").map(String.init)
         try #require(files.contains("Package.swift"), "git ls-files listed \(files.count) files")

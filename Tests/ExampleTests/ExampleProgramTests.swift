@@ -14,9 +14,9 @@ struct ExampleProgramTests {
         return products + "/" + name
     }
 
-    @Test func theMoviesProgramRunsOnAnEncryptedDatabase() throws {
+    @Test func theMoviesProgramRunsOnAnEncryptedDatabase() async throws {
         for _ in 0..<2 {
-            let result = try ProcessRunner.run(example("movies"), [dir.path])
+            let result = try await ProcessRunner.run(example("movies"), [dir.path])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.contains("imported 5 movies"), "\(result.stdout)")
             #expect(result.stdout.contains("1979 Alien (Science fiction), has a link"))
@@ -26,9 +26,9 @@ struct ExampleProgramTests {
         #expect(!Fixtures.bytes(of: dir.file("movies.db")).starts(with: Array("SQLite format 3".utf8)))
     }
 
-    @Test func thePhotosProgramRunsOnAnEncryptedDatabase() throws {
+    @Test func thePhotosProgramRunsOnAnEncryptedDatabase() async throws {
         for _ in 0..<2 {
-            let result = try ProcessRunner.run(example("photos"), [dir.path])
+            let result = try await ProcessRunner.run(example("photos"), [dir.path])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.contains("inserted 3 photos, last rowid 3"), "\(result.stdout)")
             #expect(result.stdout.contains("1 harbour.jpg: 12192768 pixels, rating 4.5 (REAL), thumbnail 4 bytes"))
@@ -42,14 +42,14 @@ struct ExampleProgramTests {
     /// The checked-in model file is the Swift model's (issue 10): regenerate
     /// it with `chinook-model schema Migrations/schema.sql` when the model
     /// changes. And the migrations reach it.
-    @Test func theChinookModelFileIsCurrentAndTheMigrationsReachIt() throws {
+    @Test func theChinookModelFileIsCurrentAndTheMigrationsReachIt() async throws {
         let generated = dir.file("schema.sql")
-        let written = try ProcessRunner.run(example("chinook-model"), ["schema", generated])
+        let written = try await ProcessRunner.run(example("chinook-model"), ["schema", generated])
         #expect(written.status == 0, "\(written.stderr)")
         let checkedIn = Fixtures.repositoryRoot + "/Migrations/schema.sql"
         #expect(try String(contentsOfFile: generated, encoding: .utf8) == String(contentsOfFile: checkedIn, encoding: .utf8),
                 "Migrations/schema.sql is stale: run `swift run chinook-model schema Migrations/schema.sql`")
-        let check = try ProcessRunner.run(Fixtures.strongroomBinary, ["diff", "--check", "--migrations", Fixtures.repositoryRoot + "/Migrations"])
+        let check = try await ProcessRunner.run(Fixtures.strongroomBinary, ["diff", "--check", "--migrations", Fixtures.repositoryRoot + "/Migrations"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }
 }

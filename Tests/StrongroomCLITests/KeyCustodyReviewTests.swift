@@ -9,28 +9,28 @@ import Testing
 struct KeyCustodyReviewTests {
     let dir = TemporaryDirectory()
 
-    func run(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
-        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, environment: environment, currentDirectory: dir.path)
+    func run(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) async throws -> ProcessResult {
+        try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, environment: environment, currentDirectory: dir.path)
     }
 
     /// app.db under db.key (plain), a sealed customer.email under fields.keyring (plain).
-    func sealedDatabase() throws {
+    func sealedDatabase() async throws {
         let plain = try Connection(path: dir.file("source.sqlite"), configuration: .plaintext)
         try plain.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT); INSERT INTO customer(email) VALUES ('ada@example.com')")
         plain.close()
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
-        let imported = try run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key",
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key",
                                 "--field-keys", "fields.keyring", "--seal", "customer.email"])
         #expect(imported.status == 0, "\(imported.stderr)")
     }
 
     /// Finding 1: a key given with --key-env was still in the environment of
     /// a keyring or passphrase command run before the key was read.
-    @Test func aKeyFromTheEnvironmentNeverReachesAnotherCommandsEnvironment() throws {
-        try sealedDatabase()
+    @Test func aKeyFromTheEnvironmentNeverReachesAnotherCommandsEnvironment() async throws {
+        try await sealedDatabase()
         let hex = Fixtures.hex(ofKeyFile: dir.file("db.key"))
-        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo new", "--out", "new.key"]).status == 0)
+        #expect(try await run(["keygen", "--wrap", "--passphrase-command", "echo new", "--out", "new.key"]).status == 0)
         let probe = "echo \"DBKEY seen: $(env | grep -c '^DBKEY=')\" >&2"
         let runs: [(String, [String])] = [
             ("fields rotate", ["fields", "rotate", "--database", "app.db", "--key-env", "DBKEY", "--field-keys-command", "\(probe); cat fields.keyring"]),
@@ -41,22 +41,22 @@ struct KeyCustodyReviewTests {
             ("rekey", ["rekey", "--database", "app.db", "--key-env", "DBKEY", "--new-key-file", "new.key", "--new-passphrase-command", "\(probe); echo new"]),
         ]
         for (what, arguments) in runs {
-            let result = try run(arguments, environment: ["DBKEY": hex])
+            let result = try await run(arguments, environment: ["DBKEY": hex])
             #expect(result.status == 0 && result.stderr.contains("DBKEY seen: 0"), "\(what): \(result.status) \(result.stderr)")
         }
     }
 
     /// Finding 2: a process that ignores SIGCHLD (the kernel then reaps its
     /// children itself) got "exit status 127" from every key command.
-    @Test func aKeyCommandWorksInAProcessThatIgnoresSIGCHLD() throws {
-        try sealedDatabase()
+    @Test func aKeyCommandWorksInAProcessThatIgnoresSIGCHLD() async throws {
+        try await sealedDatabase()
         let script = """
             import os, signal, sys
             signal.signal(signal.SIGCHLD, signal.SIG_IGN)
             os.execv(sys.argv[1], sys.argv[1:])
             """
         for command in ["cat db.key", "sleep 0.3; cat db.key"] {
-            let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "status", "--database", "app.db", "--key-command", command],
+            let result = try await ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "status", "--database", "app.db", "--key-command", command],
                                                currentDirectory: dir.path)
             #expect(result.status == 0 && result.stdout.contains("key source    key command"), "\(command): \(result.stderr)")
         }
@@ -64,9 +64,9 @@ struct KeyCustodyReviewTests {
 
     /// Finding 4: a plain keyring or new key file given a passphrase option
     /// was used (and a keyring rewritten) as if the option meant nothing.
-    @Test func aPassphraseOptionForAPlainKeyringOrNewKeyFileIsRefusedBeforeAnythingIsWritten() throws {
-        try sealedDatabase()
-        #expect(try run(["keygen", "--out", "new.key"]).status == 0)
+    @Test func aPassphraseOptionForAPlainKeyringOrNewKeyFileIsRefusedBeforeAnythingIsWritten() async throws {
+        try await sealedDatabase()
+        #expect(try await run(["keygen", "--out", "new.key"]).status == 0)
         let keyring = Fixtures.bytes(of: dir.file("fields.keyring")), database = Fixtures.bytes(of: dir.file("app.db"))
         let cases: [(String, [String], String?)] = [
             ("fields add-key", ["fields", "add-key", "--field-keys", "fields.keyring", "--field-keys-passphrase-stdin"], "whatever\n"),
@@ -75,72 +75,72 @@ struct KeyCustodyReviewTests {
             ("rekey", ["rekey", "--database", "app.db", "--key-file", "db.key", "--new-key-file", "new.key", "--new-passphrase-command", "echo x"], nil),
         ]
         for (what, arguments, input) in cases {
-            let result = try run(arguments, input: input)
+            let result = try await run(arguments, input: input)
             #expect(result.status == 64 && result.stderr.contains("is not wrapped"), "\(what): \(result.status) \(result.stderr)")
         }
         #expect(Fixtures.bytes(of: dir.file("fields.keyring")) == keyring && Fixtures.bytes(of: dir.file("app.db")) == database)
     }
 
     /// Finding 8: `key wrap` wrapped any file whose first line began like a keyring's.
-    @Test func onlyAValidKeyringOrKeyFileIsWrapped() throws {
+    @Test func onlyAValidKeyringOrKeyFileIsWrapped() async throws {
         FileManager.default.createFile(atPath: dir.file("bad.keyring"), contents: Data("strongroom field keyring GARBAGE\nnot a keyring\n".utf8),
                                        attributes: [.posixPermissions: 0o600])
-        let result = try run(["key", "wrap", "--in", "bad.keyring", "--out", "bad.wrapped", "--passphrase-stdin"], input: "pw\n")
+        let result = try await run(["key", "wrap", "--in", "bad.keyring", "--out", "bad.wrapped", "--passphrase-stdin"], input: "pw\n")
         #expect(result.status == 65 && result.stderr.contains("malformed"), "\(result.status) \(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("bad.wrapped")))
     }
 
     /// Finding 9: a wrapped file with no passphrase named the database key's
     /// options whatever the file was; upgrade and backup took no passphrase.
-    @Test func aMissingPassphraseNamesTheOptionsOfThatFile() throws {
-        try sealedDatabase()
-        #expect(try run(["key", "wrap", "--in", "fields.keyring", "--out", "fields.wrapped", "--passphrase-stdin"], input: "f\n").status == 0)
-        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo n", "--out", "new.key"]).status == 0)
-        let keyring = try run(["fields", "add-key", "--field-keys", "fields.wrapped"])
+    @Test func aMissingPassphraseNamesTheOptionsOfThatFile() async throws {
+        try await sealedDatabase()
+        #expect(try await run(["key", "wrap", "--in", "fields.keyring", "--out", "fields.wrapped", "--passphrase-stdin"], input: "f\n").status == 0)
+        #expect(try await run(["keygen", "--wrap", "--passphrase-command", "echo n", "--out", "new.key"]).status == 0)
+        let keyring = try await run(["fields", "add-key", "--field-keys", "fields.wrapped"])
         #expect(keyring.status == 66 && keyring.stderr.contains("--field-keys-passphrase-stdin or --field-keys-passphrase-command"), "\(keyring.stderr)")
-        let newKey = try run(["rekey", "--database", "app.db", "--key-file", "db.key", "--new-key-file", "new.key"])
+        let newKey = try await run(["rekey", "--database", "app.db", "--key-file", "db.key", "--new-key-file", "new.key"])
         #expect(newKey.status == 66 && newKey.stderr.contains("--new-passphrase-command"), "\(newKey.stderr)")
-        let backup = try run(["backup", "--database", "app.db", "--to", "copy.db", "--key-file", "db.key", "--new-key-file", "new.key",
+        let backup = try await run(["backup", "--database", "app.db", "--to", "copy.db", "--key-file", "db.key", "--new-key-file", "new.key",
                               "--new-passphrase-command", "echo n"])
         #expect(backup.status == 0, "\(backup.stderr)")
     }
 
     /// Finding 7: a passphrase of exactly 4096 bytes, the documented limit,
     /// was refused when a newline followed it.
-    @Test func aPassphraseOfTheLongestLengthIsTakenWithItsNewline() throws {
+    @Test func aPassphraseOfTheLongestLengthIsTakenWithItsNewline() async throws {
         let longest = String(repeating: "p", count: 4096)
-        let stdin = try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: longest + "\n")
+        let stdin = try await run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: longest + "\n")
         #expect(stdin.status == 0, "\(stdin.stderr)")
         FileManager.default.createFile(atPath: dir.file("long.pass"), contents: Data((longest + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        let command = try run(["keygen", "--wrap", "--passphrase-command", "cat long.pass", "--out", "b.key"])
+        let command = try await run(["keygen", "--wrap", "--passphrase-command", "cat long.pass", "--out", "b.key"])
         #expect(command.status == 0, "\(command.stderr)")
-        #expect(try run(["key", "rewrap", "--file", "a.key", "--passphrase-command", "cat long.pass", "--new-passphrase-stdin"], input: longest + "\n").status == 0)
-        let tooLong = try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "c.key"], input: longest + "p\n")
+        #expect(try await run(["key", "rewrap", "--file", "a.key", "--passphrase-command", "cat long.pass", "--new-passphrase-stdin"], input: longest + "\n").status == 0)
+        let tooLong = try await run(["keygen", "--wrap", "--passphrase-stdin", "--out", "c.key"], input: longest + "p\n")
         #expect(tooLong.status == 65 && !FileManager.default.fileExists(atPath: dir.file("c.key")), "\(tooLong.stderr)")
     }
 
     /// Minor findings: a damaged cost byte is a damaged file, not a usage
     /// error; nothing is asked before the header is checked; a FIFO does not
     /// hang `key rewrap`; a timeout too small to mean anything is refused.
-    @Test func aDamagedHeaderAFIFOAndATinyTimeoutAreRefusedAsSuch() throws {
-        #expect(try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "w.key"], input: "pw\n").status == 0)
+    @Test func aDamagedHeaderAFIFOAndATinyTimeoutAreRefusedAsSuch() async throws {
+        #expect(try await run(["keygen", "--wrap", "--passphrase-stdin", "--out", "w.key"], input: "pw\n").status == 0)
         var file = Fixtures.bytes(of: dir.file("w.key"))
         file[28] = 1   // r = 1 with N = 2^17: RFC 7914 wants N < 2^(16 r)
         FileManager.default.createFile(atPath: dir.file("r1.key"), contents: Data(file), attributes: [.posixPermissions: 0o600])
         FileManager.default.createFile(atPath: dir.file("app.db"), contents: Data())
-        let damaged = try run(["status", "--database", "app.db", "--key-file", "r1.key", "--passphrase-command", "touch asked; echo pw"])
+        let damaged = try await run(["status", "--database", "app.db", "--key-file", "r1.key", "--passphrase-command", "touch asked; echo pw"])
         #expect(damaged.status == 65 && damaged.stderr.contains("damaged"), "\(damaged.status) \(damaged.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("asked")), "the passphrase was asked for a file whose header is damaged")
         FileManager.default.createFile(atPath: dir.file("short.key"), contents: Data(file[0..<40]), attributes: [.posixPermissions: 0o600])
-        let short = try run(["status", "--database", "app.db", "--key-file", "short.key", "--passphrase-command", "touch asked; echo pw"])
+        let short = try await run(["status", "--database", "app.db", "--key-file", "short.key", "--passphrase-command", "touch asked; echo pw"])
         #expect(short.status == 65 && !FileManager.default.fileExists(atPath: dir.file("asked")), "\(short.stderr)")
 
         #expect(mkfifo(dir.file("fifo"), 0o600) == 0)
-        let fifo = try ProcessRunner.run("/usr/bin/timeout", ["10", Fixtures.strongroomBinary, "key", "rewrap", "--file", "fifo",
+        let fifo = try await ProcessRunner.run("/usr/bin/timeout", ["10", Fixtures.strongroomBinary, "key", "rewrap", "--file", "fifo",
                                                               "--passphrase-command", "echo a", "--new-passphrase-command", "echo b"], currentDirectory: dir.path)
         #expect(fifo.status != 124 && fifo.status != 0, "key rewrap of a FIFO: \(fifo.status) \(fifo.stderr)")
 
-        let tiny = try run(["status", "--database", "app.db", "--key-command", "cat w.key", "--command-timeout", "0.0004"])
+        let tiny = try await run(["status", "--database", "app.db", "--key-command", "cat w.key", "--command-timeout", "0.0004"])
         #expect(tiny.status == 64 && tiny.stderr.contains("--command-timeout"), "\(tiny.stderr)")
     }
 
@@ -148,13 +148,13 @@ struct KeyCustodyReviewTests {
     /// command, not strongroom: the terminal stayed locked until the timeout.
     /// Now strongroom stops with it (here, an orphaned process group, the
     /// stop is discarded by the kernel and the command goes on at once).
-    @Test func suspendingAKeyCommandOnTheTerminalDoesNotLockItUntilTheTimeout() throws {
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+    @Test func suspendingAKeyCommandOnTheTerminalDoesNotLockItUntilTheTimeout() async throws {
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         let db = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
         try db.execute(sql: "CREATE TABLE t(x)")
         db.close()
         // Locked until the timeout would take 120 s; going on at once takes about the 1 s pause.
-        let result = try PseudoTerminal.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--command-timeout", "120",
+        let result = try await PseudoTerminal.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--command-timeout", "120",
             "--key-command", KeyCustodyTests.askingCommand], in: dir.path, steps: [
             .expect("Unlock:"), .type("\u{1A}"), .pause(seconds: 1), .type("open\n"),
         ])
@@ -168,12 +168,12 @@ struct KeyCustodyReviewTests {
     /// twice: under the whole suite's load, bash sometimes lost an `exit`
     /// typed the moment its prompt came back (the session then ran into its
     /// time limit, `<killed`), after strongroom had printed everything.
-    func shellSession(_ steps: [PseudoTerminal.Step]) throws -> PseudoTerminal.Result {
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
+    func shellSession(_ steps: [PseudoTerminal.Step]) async throws -> PseudoTerminal.Result {
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         let db = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
         try db.execute(sql: "CREATE TABLE t(x)")
         db.close()
-        return try PseudoTerminal.run("/bin/bash", ["--norc", "--noprofile", "-i"], in: dir.path,
+        return try await PseudoTerminal.run("/bin/bash", ["--norc", "--noprofile", "-i"], in: dir.path,
                                       steps: [.type("PS1='s''h> '\n"), .expect("sh> ")] + steps, limit: 40)
     }
 
@@ -185,8 +185,8 @@ struct KeyCustodyReviewTests {
     /// ^Z then `bg`: strongroom, now in the background, took the terminal
     /// back for its command; the shell lost its input (it quit) and what was
     /// typed for it went to the key command.
-    @Test func afterSuspendAndBackgroundTheShellKeepsTheTerminal() throws {
-        let session = try shellSession([
+    @Test func afterSuspendAndBackgroundTheShellKeepsTheTerminal() async throws {
+        let session = try await shellSession([
             .type(askingStatus + "\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
             .type("bg\n"), .expect("sh> "), .pause(seconds: 1), .type("echo $((40 + 2))\n"), .expect("sh> "),
             // A stopped job makes the first `exit` warn; the second leaves.
@@ -199,8 +199,8 @@ struct KeyCustodyReviewTests {
 
     /// ^Z when strongroom is not alone in its job (a pipeline): it stopped
     /// alone, the shell waited for the rest of the job, and the terminal hung.
-    @Test func suspendingAPipelineStopsTheWholeJob() throws {
-        let session = try shellSession([
+    @Test func suspendingAPipelineStopsTheWholeJob() async throws {
+        let session = try await shellSession([
             .type(askingStatus + " | cat\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
             // `fg` prints the job before it gives it the terminal: the answer is
             // typed after that, and a pause, so that a loaded machine's slow
@@ -213,36 +213,36 @@ struct KeyCustodyReviewTests {
 
     /// Under SIGCHLD ignored (inherited through exec), a command's failure
     /// was taken for success: a passphrase `printf a; kill -9 $$` wrapped a key.
-    @Test func aFailingCommandFailsEvenWhenSIGCHLDIsIgnored() throws {
+    @Test func aFailingCommandFailsEvenWhenSIGCHLDIsIgnored() async throws {
         let script = """
             import os, signal, sys
             signal.signal(signal.SIGCHLD, signal.SIG_IGN)
             os.execv(sys.argv[1], sys.argv[1:])
             """
         for command in ["printf a; kill -9 $$", "printf partial; exit 1"] {
-            let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "keygen", "--wrap", "--passphrase-command", command,
+            let result = try await ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "keygen", "--wrap", "--passphrase-command", command,
                                                                     "--out", "w.key"], currentDirectory: dir.path)
             #expect(result.status == 69 && !FileManager.default.fileExists(atPath: dir.file("w.key")), "\(command): \(result.status) \(result.stderr)")
         }
     }
 
     /// A link to a wrapped keyring was called "not wrapped" (the link is refused as such by the reader).
-    @Test func aLinkToAWrappedKeyringIsRefusedAsALink() throws {
-        #expect(try run(["keygen", "--field", "--wrap", "--passphrase-command", "echo f", "--out", "fields.wrapped"]).status == 0)
+    @Test func aLinkToAWrappedKeyringIsRefusedAsALink() async throws {
+        #expect(try await run(["keygen", "--field", "--wrap", "--passphrase-command", "echo f", "--out", "fields.wrapped"]).status == 0)
         #expect(symlink(dir.file("fields.wrapped"), dir.file("link.ring")) == 0)
-        let result = try run(["fields", "add-key", "--field-keys", "link.ring", "--field-keys-passphrase-command", "echo f"])
+        let result = try await run(["fields", "add-key", "--field-keys", "link.ring", "--field-keys-passphrase-command", "echo f"])
         #expect(result.status == 77 && result.stderr.contains("symbolic link"), "\(result.stderr)")
     }
 
     /// A 4096-byte passphrase followed by CR LF on standard input was refused.
-    @Test func aPassphraseOfTheLongestLengthIsTakenWithCRLF() throws {
-        let result = try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: String(repeating: "p", count: 4096) + "\r\n")
+    @Test func aPassphraseOfTheLongestLengthIsTakenWithCRLF() async throws {
+        let result = try await run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: String(repeating: "p", count: 4096) + "\r\n")
         #expect(result.status == 0, "\(result.stderr)")
     }
 
     /// A variable given twice in the environment block had only its first value wiped.
-    @Test func everyCopyOfAKeyVariableIsWiped() throws {
-        try sealedDatabase()
+    @Test func everyCopyOfAKeyVariableIsWiped() async throws {
+        try await sealedDatabase()
         let hex = Fixtures.hex(ofKeyFile: dir.file("db.key"))
         let script = """
             import ctypes, os, sys
@@ -255,7 +255,7 @@ struct KeyCustodyReviewTests {
             sys.exit("execve failed")
             """
         let probe = "echo \"copies: $(tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^MYK=[0-9a-f]')\" >&2; cat fields.keyring"
-        let result = try ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "sql", "--database", "app.db", "--key-env", "MYK",
+        let result = try await ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "sql", "--database", "app.db", "--key-env", "MYK",
                                                                 "--field-keys-command", probe, "--csv", "SELECT id FROM customer"],
                                            environment: ["KEYHEX": hex], currentDirectory: dir.path)
         #expect(result.status == 0 && result.stderr.contains("copies: 0"), "\(result.status) \(result.stderr)")
@@ -270,10 +270,10 @@ struct KeyCustodyReviewTests {
 
     /// ^Z, `bg`, and the command ending in the background: strongroom took
     /// the terminal back from the shell, which then quit.
-    @Test func aCommandThatEndsInTheBackgroundLeavesTheShellItsTerminal() throws {
+    @Test func aCommandThatEndsInTheBackgroundLeavesTheShellItsTerminal() async throws {
         let quiet = askingStatus.replacingOccurrences(of: #"printf 'Un''lock: ' > /dev/tty; read -r a < /dev/tty; [ \"\$a\" = open ] && cat db.key"#,
                                                       with: "sleep 2; cat db.key")
-        let session = try shellSession([
+        let session = try await shellSession([
             .type(quiet + " > /dev/null\n"), .pause(seconds: 0.5), .type("\u{1A}"), .expect("sh> "), .type("bg\n"), .expect("sh> "),
             .pause(seconds: 3), .type("echo $((40 + 2))\n"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
@@ -282,8 +282,8 @@ struct KeyCustodyReviewTests {
 
     /// Started with `&`, then brought to the foreground with `fg`: a command
     /// that asks was never continued, and the answer went to the shell.
-    @Test func aCommandStartedInTheBackgroundAsksOnceBroughtToTheForeground() throws {
-        let session = try shellSession([
+    @Test func aCommandStartedInTheBackgroundAsksOnceBroughtToTheForeground() async throws {
+        let session = try await shellSession([
             .type(askingStatus + " &\n"), .expect("sh> "), .pause(seconds: 1), .type("fg\n"), .pause(seconds: 1), .type("open\n"),
             .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
@@ -293,8 +293,8 @@ struct KeyCustodyReviewTests {
 
     /// ^Z, `bg`, `fg`, and only then the command asks: the job stopped itself
     /// again, in the foreground, and the answer went to the shell.
-    @Test func aCommandThatAsksAfterBackgroundAndForegroundGetsItsAnswer() throws {
-        let session = try shellSession([
+    @Test func aCommandThatAsksAfterBackgroundAndForegroundGetsItsAnswer() async throws {
+        let session = try await shellSession([
             .type(slowAskingStatus(wait: 2) + "\n"), .pause(seconds: 0.5), .type("\u{1A}"), .expect("sh> "), .type("bg\n"), .expect("sh> "),
             .type("fg\n"), .expect("Unlock:"), .pause(seconds: 0.5), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
@@ -304,11 +304,11 @@ struct KeyCustodyReviewTests {
 
     /// A CR that is part of a passphrase was dropped at exactly the limit, so
     /// standard input and a command gave different passphrases for the same bytes.
-    @Test func aCarriageReturnAtTheLimitIsKeptAsOnAnyOtherLength() throws {
+    @Test func aCarriageReturnAtTheLimitIsKeptAsOnAnyOtherLength() async throws {
         let passphrase = String(repeating: "p", count: 4095) + "\r"
-        #expect(try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: passphrase + "\r\n").status == 0)
+        #expect(try await run(["keygen", "--wrap", "--passphrase-stdin", "--out", "a.key"], input: passphrase + "\r\n").status == 0)
         FileManager.default.createFile(atPath: dir.file("pass"), contents: Data((passphrase + "\r\n").utf8), attributes: [.posixPermissions: 0o600])
-        let opened = try run(["key", "rewrap", "--file", "a.key", "--passphrase-command", "cat pass", "--new-passphrase-command", "echo x"])
+        let opened = try await run(["key", "rewrap", "--file", "a.key", "--passphrase-command", "cat pass", "--new-passphrase-command", "echo x"])
         #expect(opened.status == 0, "\(opened.stderr)")
     }
 }

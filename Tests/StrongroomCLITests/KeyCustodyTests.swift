@@ -11,8 +11,8 @@ import Testing
 struct KeyCustodyTests {
     let dir = TemporaryDirectory()
 
-    func run(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
-        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, currentDirectory: dir.path)
+    func run(_ arguments: [String], input: String? = nil) async throws -> ProcessResult {
+        try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, currentDirectory: dir.path)
     }
 
     /// A file only its owner may read, as a vault's CLI would read its secret.
@@ -39,40 +39,40 @@ struct KeyCustodyTests {
         plain.close()
     }
 
-    @Test func aServiceMigratesAndReadsWithNoReadableKeyOnDisk() throws {
+    @Test func aServiceMigratesAndReadsWithNoReadableKeyOnDisk() async throws {
         try plaintextSource()
         let dbPass = secretFile("db.pass", "db passphrase " + UUID().uuidString)
         let fieldPass = "field passphrase " + UUID().uuidString
         // Keys made plain, wrapped, and the plain files removed: the test knows the keys to search for.
-        #expect(try run(["keygen", "--out", "plain.key"]).status == 0)
-        #expect(try run(["keygen", "--field", "--out", "plain.keyring"]).status == 0)
+        #expect(try await run(["keygen", "--out", "plain.key"]).status == 0)
+        #expect(try await run(["keygen", "--field", "--out", "plain.keyring"]).status == 0)
         let keyHex = Fixtures.hex(ofKeyFile: dir.file("plain.key"))
         let fieldHex = String(decoding: Fixtures.bytes(of: dir.file("plain.keyring")), as: UTF8.self).split(separator: "\n")
             .first { $0.hasPrefix("key ") }!.split(separator: " ").last.map(String.init)!
-        let wrapKey = try run(["key", "wrap", "--in", "plain.key", "--out", "db.wrapped", "--passphrase-command", "cat '\(dbPass)'"])
+        let wrapKey = try await run(["key", "wrap", "--in", "plain.key", "--out", "db.wrapped", "--passphrase-command", "cat '\(dbPass)'"])
         #expect(wrapKey.status == 0 && wrapKey.stdout.contains("shred -u plain.key"), "\(wrapKey.stderr)")
-        let wrapKeyring = try run(["key", "wrap", "--in", "plain.keyring", "--out", "fields.wrapped", "--passphrase-stdin"], input: fieldPass + "\n")
+        let wrapKeyring = try await run(["key", "wrap", "--in", "plain.keyring", "--out", "fields.wrapped", "--passphrase-stdin"], input: fieldPass + "\n")
         #expect(wrapKeyring.status == 0 && wrapKeyring.stdout.contains("field keyring"), "\(wrapKeyring.stderr)")
         unlink(dir.file("plain.key"))
         unlink(dir.file("plain.keyring"))
 
         let key = ["--key-file", "db.wrapped", "--passphrase-command", "cat '\(dbPass)'"]
         let keyring = ["--field-keys", "fields.wrapped", "--field-keys-passphrase-stdin"]
-        let imported = try run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email"] + key + keyring,
+        let imported = try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email"] + key + keyring,
                                input: fieldPass + "\n")
         #expect(imported.status == 0, "\(imported.stderr)")
         try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
         try "ALTER TABLE customer ADD COLUMN tier TEXT NOT NULL DEFAULT 'basic';\n"
             .write(toFile: dir.file("Migrations/0001_tier.sql"), atomically: true, encoding: .utf8)
-        let migrated = try run(["migrate", "--database", "app.db"] + key + keyring, input: fieldPass + "\n")
+        let migrated = try await run(["migrate", "--database", "app.db"] + key + keyring, input: fieldPass + "\n")
         #expect(migrated.status == 0, "\(migrated.stderr)")
 
-        let opened = try run(["sql", "--database", "app.db", "--csv"] + key + keyring + ["SELECT id, name, strongroom_open(email, 'customer', 'email', id) AS email, tier FROM customer ORDER BY id"],
+        let opened = try await run(["sql", "--database", "app.db", "--csv"] + key + keyring + ["SELECT id, name, strongroom_open(email, 'customer', 'email', id) AS email, tier FROM customer ORDER BY id"],
                              input: fieldPass + "\n")
         #expect(opened.stdout == "id,name,email,tier\n1,Ada,ada@example.com,basic\n2,Grace,grace@example.com,basic\n", "\(opened.stdout) \(opened.stderr)")
-        let status = try run(["status", "--database", "app.db"] + key)
+        let status = try await run(["status", "--database", "app.db"] + key)
         #expect(status.stdout.contains("key source    wrapped key file") && status.stdout.contains("customer.email"), "\(status.stdout)")
-        let json = try run(["status", "--database", "app.db", "--json"] + key)
+        let json = try await run(["status", "--database", "app.db", "--json"] + key)
         #expect(json.stdout.contains("\"key_source\" : \"wrapped key file\""), "\(json.stdout)")
 
         // Nothing on disk holds a key in the clear; nothing printed does either.
@@ -85,89 +85,89 @@ struct KeyCustodyTests {
         }
     }
 
-    @Test func keysAndKeyringsFromCommandsAndTheCommandsOwnMessages() throws {
+    @Test func keysAndKeyringsFromCommandsAndTheCommandsOwnMessages() async throws {
         try plaintextSource()
-        #expect(try run(["keygen", "--out", "vault/db.key"]).status == 0)
-        #expect(try run(["keygen", "--field", "--out", "vault/fields.keyring"]).status == 0)
-        let imported = try run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email",
+        #expect(try await run(["keygen", "--out", "vault/db.key"]).status == 0)
+        #expect(try await run(["keygen", "--field", "--out", "vault/fields.keyring"]).status == 0)
+        let imported = try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email",
                                 "--key-command", "cat vault/db.key", "--field-keys-command", "cat vault/fields.keyring"])
         #expect(imported.status == 0, "\(imported.stderr)")
-        let opened = try run(["sql", "--database", "app.db", "--csv", "--key-command", "cat vault/db.key", "--field-keys-command", "cat vault/fields.keyring",
+        let opened = try await run(["sql", "--database", "app.db", "--csv", "--key-command", "cat vault/db.key", "--field-keys-command", "cat vault/fields.keyring",
                               "SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"])
         #expect(opened.stdout == "id,email\n1,ada@example.com\n2,grace@example.com\n", "\(opened.stdout) \(opened.stderr)")
-        let status = try run(["status", "--database", "app.db", "--key-command", "cat vault/db.key"])
+        let status = try await run(["status", "--database", "app.db", "--key-command", "cat vault/db.key"])
         #expect(status.stdout.contains("key source    key command"), "\(status.stdout)")
         // A passphrase database through --passphrase-command.
-        let passphrased = try run(["import", "--from", "source.sqlite", "--database", "pass.db", "--passphrase-command", "echo 'the db passphrase'"])
+        let passphrased = try await run(["import", "--from", "source.sqlite", "--database", "pass.db", "--passphrase-command", "echo 'the db passphrase'"])
         #expect(passphrased.status == 0, "\(passphrased.stderr)")
-        #expect(try run(["status", "--database", "pass.db", "--passphrase-stdin"], input: "the db passphrase\n").status == 0)
+        #expect(try await run(["status", "--database", "pass.db", "--passphrase-stdin"], input: "the db passphrase\n").status == 0)
 
         // The command's own stderr reaches the user, then one sentence of ours.
-        let denied = try run(["status", "--database", "app.db", "--key-command", "echo 'vault: permission denied for app/db' >&2; exit 2"])
+        let denied = try await run(["status", "--database", "app.db", "--key-command", "echo 'vault: permission denied for app/db' >&2; exit 2"])
         #expect(denied.status == 69, "\(denied.stderr)")
         #expect(denied.stderr.hasPrefix("vault: permission denied for app/db\n") && denied.stderr.contains("exit status 2"), "\(denied.stderr)")
-        let json = try run(["status", "--database", "app.db", "--json", "--key-command", "exit 1"])
+        let json = try await run(["status", "--database", "app.db", "--json", "--key-command", "exit 1"])
         #expect(json.stdout.contains("\"code\" : \"key_command_failed\""), "\(json.stdout)")
     }
 
     /// Item 4: a new passphrase on a wrapped key rewrites one small file; a
     /// new database key rewrites every page; a new field key re-seals values.
-    @Test func whatRotatesWhat() throws {
+    @Test func whatRotatesWhat() async throws {
         try plaintextSource()
         for (name, field) in [("db.key", false), ("fields.keyring", true)] {
-            let made = try run(["keygen", "--wrap", "--passphrase-stdin", "--out", name] + (field ? ["--field"] : []), input: "old\n")
+            let made = try await run(["keygen", "--wrap", "--passphrase-stdin", "--out", name] + (field ? ["--field"] : []), input: "old\n")
             #expect(made.status == 0, "\(made.stderr)")
         }
         let key = ["--key-file", "db.key", "--passphrase-stdin"]
-        let imported = try run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email"] + key
+        let imported = try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email"] + key
                                + ["--field-keys", "fields.keyring", "--field-keys-passphrase-command", "echo old"], input: "old\n")
         #expect(imported.status == 0, "\(imported.stderr)")
-        func sealedEmails() throws -> [UInt8] {
-            Array(try run(["sql", "--database", "app.db", "--csv"] + key + ["SELECT hex(email) FROM customer ORDER BY id"], input: "old\n").stdout.utf8)
+        func sealedEmails() async throws -> [UInt8] {
+            Array(try await run(["sql", "--database", "app.db", "--csv"] + key + ["SELECT hex(email) FROM customer ORDER BY id"], input: "old\n").stdout.utf8)
         }
 
         // 1. rewrap: the key file changes, the database not at all.
         let database = Fixtures.bytes(of: dir.file("app.db")), wrapped = Fixtures.bytes(of: dir.file("db.key"))
-        let rewrapped = try run(["key", "rewrap", "--file", "db.key", "--passphrase-stdin", "--new-passphrase-stdin"], input: "old\nnew\n")
+        let rewrapped = try await run(["key", "rewrap", "--file", "db.key", "--passphrase-stdin", "--new-passphrase-stdin"], input: "old\nnew\n")
         #expect(rewrapped.status == 0, "\(rewrapped.stderr)")
         #expect(Fixtures.bytes(of: dir.file("app.db")) == database && Fixtures.bytes(of: dir.file("db.key")) != wrapped)
-        #expect(try run(["status", "--database", "app.db"] + key, input: "old\n").status == 65)
-        #expect(try run(["status", "--database", "app.db"] + key, input: "new\n").status == 0)
-        let reverted = try run(["key", "rewrap", "--file", "db.key", "--passphrase-command", "echo new", "--new-passphrase-command", "echo old"])
+        #expect(try await run(["status", "--database", "app.db"] + key, input: "old\n").status == 65)
+        #expect(try await run(["status", "--database", "app.db"] + key, input: "new\n").status == 0)
+        let reverted = try await run(["key", "rewrap", "--file", "db.key", "--passphrase-command", "echo new", "--new-passphrase-command", "echo old"])
         #expect(reverted.status == 0 && Fixtures.bytes(of: dir.file("app.db")) == database, "\(reverted.stderr)")
 
         // 2. rekey: every page is rewritten under the new key (wrapped too); the old key no longer opens it.
-        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo newer", "--out", "new.key"]).status == 0)
-        let sealedBefore = try sealedEmails()
-        let rekeyed = try run(["rekey", "--database", "app.db", "--new-key-file", "new.key", "--new-passphrase-command", "echo newer"] + key, input: "old\n")
+        #expect(try await run(["keygen", "--wrap", "--passphrase-command", "echo newer", "--out", "new.key"]).status == 0)
+        let sealedBefore = try await sealedEmails()
+        let rekeyed = try await run(["rekey", "--database", "app.db", "--new-key-file", "new.key", "--new-passphrase-command", "echo newer"] + key, input: "old\n")
         #expect(rekeyed.status == 0, "\(rekeyed.stderr)")
         let after = Fixtures.bytes(of: dir.file("app.db"))
         #expect(after.count == database.count && zip(after, database).filter { $0 != $1 }.count > after.count / 2)
-        #expect(try run(["status", "--database", "app.db"] + key, input: "old\n").status == 65)
+        #expect(try await run(["status", "--database", "app.db"] + key, input: "old\n").status == 65)
         let newKey = ["--key-file", "new.key", "--passphrase-command", "echo newer"]
-        #expect(Array(try run(["sql", "--database", "app.db", "--csv"] + newKey + ["SELECT hex(email) FROM customer ORDER BY id"]).stdout.utf8) == sealedBefore,
+        #expect(Array(try await run(["sql", "--database", "app.db", "--csv"] + newKey + ["SELECT hex(email) FROM customer ORDER BY id"]).stdout.utf8) == sealedBefore,
                 "a rekey re-encrypts pages, not sealed values")
 
         // 3. a new field key: add, activate (the wrapped keyring stays wrapped), rotate re-seals every value.
         let keyring = ["--field-keys", "fields.keyring", "--field-keys-passphrase-command", "echo old"]
-        #expect(try run(["fields", "add-key"] + keyring).status == 0)
-        #expect(try run(["fields", "activate", "--key-id", "2"] + keyring).status == 0)
+        #expect(try await run(["fields", "add-key"] + keyring).status == 0)
+        #expect(try await run(["fields", "activate", "--key-id", "2"] + keyring).status == 0)
         #expect(WrappedKeyFile.isWrapped(at: dir.file("fields.keyring")))
-        let rotated = try run(["fields", "rotate", "--database", "app.db"] + newKey + keyring)
+        let rotated = try await run(["fields", "rotate", "--database", "app.db"] + newKey + keyring)
         #expect(rotated.status == 0 && rotated.stdout.contains("Re-sealed 2 values"), "\(rotated.stdout) \(rotated.stderr)")
-        let resealed = Array(try run(["sql", "--database", "app.db", "--csv"] + newKey + ["SELECT hex(email) FROM customer ORDER BY id"]).stdout.utf8)
+        let resealed = Array(try await run(["sql", "--database", "app.db", "--csv"] + newKey + ["SELECT hex(email) FROM customer ORDER BY id"]).stdout.utf8)
         #expect(resealed != sealedBefore && resealed.count == sealedBefore.count)
-        let opened = try run(["sql", "--database", "app.db", "--csv"] + newKey + keyring + ["SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"])
+        let opened = try await run(["sql", "--database", "app.db", "--csv"] + newKey + keyring + ["SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"])
         #expect(opened.stdout == "id,email\n1,ada@example.com\n2,grace@example.com\n", "\(opened.stderr)")
     }
 
     /// Item 5: each bad input is one sentence that says what to do, with
     /// its exit code, and leaves every file as it was.
-    @Test func badInputIsATypedErrorAndNothingIsWritten() throws {
+    @Test func badInputIsATypedErrorAndNothingIsWritten() async throws {
         try plaintextSource()
-        #expect(try run(["keygen", "--wrap", "--passphrase-stdin", "--out", "db.key"], input: "right\n").status == 0)
-        #expect(try run(["keygen", "--out", "plain.key"]).status == 0)
-        #expect(try run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key", "--passphrase-stdin"], input: "right\n").status == 0)
+        #expect(try await run(["keygen", "--wrap", "--passphrase-stdin", "--out", "db.key"], input: "right\n").status == 0)
+        #expect(try await run(["keygen", "--out", "plain.key"]).status == 0)
+        #expect(try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key", "--passphrase-stdin"], input: "right\n").status == 0)
         let wrapped = Fixtures.bytes(of: dir.file("db.key"))
         var tampered = wrapped
         tampered[100] ^= 0x40
@@ -202,7 +202,7 @@ struct KeyCustodyTests {
         }
         let before = files()
         for (what, arguments, input, expected, saying) in cases {
-            let result = try run(arguments, input: input)
+            let result = try await run(arguments, input: input)
             #expect(result.status == expected, "\(what): \(result.status) \(result.stderr)")
             #expect(result.stderr.contains(saying), "\(what): \(result.stderr)")
             // One sentence of ours; a usage error is ArgumentParser's "Error: …" line, then the usage.
@@ -218,19 +218,19 @@ struct KeyCustodyTests {
 
     /// On a terminal: the passphrase is asked for, typed twice for a new
     /// file, and never echoed (driven through a pseudo-terminal).
-    @Test func onATerminalThePassphraseIsPromptedForAndNotEchoed() throws {
+    @Test func onATerminalThePassphraseIsPromptedForAndNotEchoed() async throws {
         // Typed as soon as each prompt shows: were echo turned off after the
         // prompt, some of these would be echoed (a race, so several tries).
         var screens: [String] = []
         for attempt in 0..<4 {
-            let keygen = try PseudoTerminal.run(Fixtures.strongroomBinary, ["keygen", "--wrap", "--out", "tty\(attempt).key"], in: dir.path, steps: [
+            let keygen = try await PseudoTerminal.run(Fixtures.strongroomBinary, ["keygen", "--wrap", "--out", "tty\(attempt).key"], in: dir.path, steps: [
                 .expect("New passphrase for the new key file:"), .type("typed secret\n"), .expect("Again:"), .type("typed secret\n"),
             ])
             #expect(keygen.status == 0 && keygen.screen.contains("Wrote a new database key to tty\(attempt).key"), "\(keygen.screen)")
             screens.append(keygen.screen)
         }
         try FileManager.default.moveItem(atPath: dir.file("tty0.key"), toPath: dir.file("tty.key"))
-        let rewrap = try PseudoTerminal.run(Fixtures.strongroomBinary, ["key", "rewrap", "--file", "tty.key"], in: dir.path, steps: [
+        let rewrap = try await PseudoTerminal.run(Fixtures.strongroomBinary, ["key", "rewrap", "--file", "tty.key"], in: dir.path, steps: [
             .expect("Current passphrase for tty.key:"), .type("typed secret\n"), .expect("New passphrase"), .type("other\n"),
             .expect("Again:"), .type("different\n"),
         ])
@@ -239,17 +239,17 @@ struct KeyCustodyTests {
             #expect(!screen.contains("typed secret") && !screen.contains("other") && !screen.contains("different"), "a passphrase was echoed: \(screen)")
         }
         // What was typed at the prompt wrapped the file; the failed rewrap left it so.
-        #expect(try run(["key", "rewrap", "--file", "tty.key", "--passphrase-stdin", "--new-passphrase-command", "echo z"], input: "typed secret\n").status == 0)
+        #expect(try await run(["key", "rewrap", "--file", "tty.key", "--passphrase-stdin", "--new-passphrase-command", "echo z"], input: "typed secret\n").status == 0)
     }
 
     /// A command that asks on the terminal itself (`read < /dev/tty`, as an
     /// askpass script does) gets the terminal while it runs, and the
     /// terminal comes back after: it is not stopped as a background job.
-    @Test func aKeyCommandThatAsksOnTheTerminalGetsIt() throws {
+    @Test func aKeyCommandThatAsksOnTheTerminalGetsIt() async throws {
         try plaintextSource()
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key"]).status == 0)
-        let result = try PseudoTerminal.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--command-timeout", "10",
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key"]).status == 0)
+        let result = try await PseudoTerminal.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--command-timeout", "10",
             "--key-command", Self.askingCommand], in: dir.path, steps: [.expect("Unlock:"), .type("open\n")])
         #expect(result.status == 0 && result.screen.contains("key source    key command"), "\(result.screen)")
     }
@@ -259,26 +259,26 @@ struct KeyCustodyTests {
 
     /// Every option that takes a key file takes a wrapped one: a systemd
     /// credential holding a wrapped key file, and the new key of a backup.
-    @Test func aWrappedCredentialAndAWrappedNewKeyFileAreTaken() throws {
+    @Test func aWrappedCredentialAndAWrappedNewKeyFileAreTaken() async throws {
         try plaintextSource()
-        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo first", "--out", "db.key"]).status == 0)
-        #expect(try run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key", "--passphrase-command", "echo first"]).status == 0)
+        #expect(try await run(["keygen", "--wrap", "--passphrase-command", "echo first", "--out", "db.key"]).status == 0)
+        #expect(try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key", "--passphrase-command", "echo first"]).status == 0)
         let credentials = dir.file("credentials")
         try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: dir.file("db.key"), toPath: credentials + "/app-db-key")
         chmod(credentials + "/app-db-key", 0o400)
         chmod(credentials, 0o700)
-        let status = try ProcessRunner.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--key-credential", "app-db-key", "--passphrase-command", "echo first"],
+        let status = try await ProcessRunner.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--key-credential", "app-db-key", "--passphrase-command", "echo first"],
                                            environment: ["CREDENTIALS_DIRECTORY": credentials], currentDirectory: dir.path)
         #expect(status.status == 0 && status.stdout.contains("key source    wrapped systemd credential"), "\(status.stdout) \(status.stderr)")
 
-        #expect(try run(["keygen", "--wrap", "--passphrase-command", "echo second", "--out", "backup.key"]).status == 0)
-        let backup = try run(["backup", "--database", "app.db", "--to", "copy.db", "--new-key-file", "backup.key", "--new-passphrase-command", "echo second",
+        #expect(try await run(["keygen", "--wrap", "--passphrase-command", "echo second", "--out", "backup.key"]).status == 0)
+        let backup = try await run(["backup", "--database", "app.db", "--to", "copy.db", "--new-key-file", "backup.key", "--new-passphrase-command", "echo second",
                               "--key-file", "db.key", "--passphrase-command", "echo first"])
         #expect(backup.status == 0, "\(backup.stderr)")
-        let copy = try run(["sql", "--database", "copy.db", "--csv", "--key-file", "backup.key", "--passphrase-command", "echo second", "SELECT name FROM customer ORDER BY id"])
+        let copy = try await run(["sql", "--database", "copy.db", "--csv", "--key-file", "backup.key", "--passphrase-command", "echo second", "SELECT name FROM customer ORDER BY id"])
         #expect(copy.stdout == "name\nAda\nGrace\n", "\(copy.stdout) \(copy.stderr)")
-        let noPassphrase = try run(["backup", "--database", "app.db", "--to", "other.db", "--new-key-file", "backup.key", "--key-file", "db.key", "--passphrase-command", "echo first"])
+        let noPassphrase = try await run(["backup", "--database", "app.db", "--to", "other.db", "--new-key-file", "backup.key", "--key-file", "db.key", "--passphrase-command", "echo first"])
         #expect(noPassphrase.status == 66 && !FileManager.default.fileExists(atPath: dir.file("other.db")), "\(noPassphrase.stderr)")
     }
 }

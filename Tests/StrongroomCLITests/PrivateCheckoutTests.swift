@@ -17,9 +17,9 @@ struct PrivateCheckoutTests {
     /// As `nobody`, the copy resolves its SQLCipher library to the readable
     /// copy (never to the checkout), and runs.
     @Test(.enabled(if: getuid() == 0, "only root can become nobody (setpriv)"))
-    func nobodyLoadsTheSQLCipherOfTheReadableCopy() throws {
+    func nobodyLoadsTheSQLCipherOfTheReadableCopy() async throws {
         let copy = try Unprivileged.copy(Fixtures.strongroomBinary)
-        let ldd = try ProcessRunner.run(ProcessRunner.which("setpriv") ?? "/usr/bin/setpriv",
+        let ldd = try await ProcessRunner.run(ProcessRunner.which("setpriv") ?? "/usr/bin/setpriv",
                                         ["--reuid=65534", "--regid=65534", "--clear-groups", ProcessRunner.which("ldd") ?? "/usr/bin/ldd", copy.binary],
                                         environment: ["LD_LIBRARY_PATH": copy.libraryDirectory])
         let line = ldd.stdout.split(separator: "\n").first { $0.contains("libsqlcipher") }.map(String.init) ?? ""
@@ -27,7 +27,7 @@ struct PrivateCheckoutTests {
         #expect(!ldd.stdout.contains(Fixtures.repositoryRoot), "\(ldd.stdout)")
         // A directory nobody may write to, for the key file it makes.
         chown(dir.path, 65534, 65534)
-        let run = try Unprivileged.run(["keygen", "--out", "nobody.key"], currentDirectory: dir.path)
+        let run = try await Unprivileged.run(["keygen", "--out", "nobody.key"], currentDirectory: dir.path)
         #expect(run.status == 0, "\(run.status): \(run.stderr)")
     }
 

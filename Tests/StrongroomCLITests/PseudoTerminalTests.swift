@@ -9,9 +9,9 @@ struct PseudoTerminalTests {
     /// looked only at later output: a shell's prompt read together with
     /// the command's last line was missed, and the session ran to its time
     /// limit; under the whole suite's load, now and then.)
-    @Test func waitsFindTextsThatArrivedInOneRead() throws {
+    @Test func waitsFindTextsThatArrivedInOneRead() async throws {
         let directory = FileManager.default.temporaryDirectory.path
-        let result = try PseudoTerminal.run("/bin/sh", ["-c", "printf 'one two\\n'; read answer; echo \"got $answer\""], in: directory, steps: [
+        let result = try await PseudoTerminal.run("/bin/sh", ["-c", "printf 'one two\\n'; read answer; echo \"got $answer\""], in: directory, steps: [
             .expect("one"), .expect("two"), .type("yes\n"), .expect("got yes"),
         ], limit: 10)
         #expect(result.status == 0 && result.screen.contains("got yes") && !result.screen.contains("<killed"), "\(result.screen)")

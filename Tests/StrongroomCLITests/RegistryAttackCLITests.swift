@@ -11,8 +11,8 @@ import Testing
 struct RegistryAttackCLITests {
     let dir = TemporaryDirectory()
 
-    func run(_ arguments: [String]) throws -> ProcessResult {
-        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
+    func run(_ arguments: [String]) async throws -> ProcessResult {
+        try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
     }
 
     var key: [String] { ["--database", "c.db", "--key-file", "db.key"] }
@@ -22,10 +22,10 @@ struct RegistryAttackCLITests {
     }
 
     /// Chinook with `Customer.Phone` randomized (and `Customer.Email` indexed).
-    func importSealed() throws {
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
-        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
+    func importSealed() async throws {
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
                                 "--seal", "Customer.Email:indexed", "--seal", "Customer.Phone"])
         #expect(imported.status == 0, "\(imported.stderr)")
     }
@@ -34,18 +34,18 @@ struct RegistryAttackCLITests {
     /// on the randomized `Phone`, and a BLOB column `leak`: the routine
     /// `fields rotate`, and `fields index rebuild Customer.leak`, wrote a
     /// full, untransformed blind index of every phone number into `leak`.
-    @Test func aRandomizedColumnMarkedIndexedGetsNoIndexFromTheTools() throws {
-        try importSealed()
+    @Test func aRandomizedColumnMarkedIndexedGetsNoIndexFromTheTools() async throws {
+        try await importSealed()
         let adversary = try bare()
         try adversary.execute(sql: """
             ALTER TABLE Customer ADD COLUMN leak BLOB;
             UPDATE strongroom_sealed_columns SET mode = 'indexed', index_column = 'leak' WHERE table_name = 'Customer' AND column_name = 'Phone';
             """)
         adversary.close()
-        #expect(try run(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
-        #expect(try run(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
+        #expect(try await run(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
+        #expect(try await run(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
         for command in [["fields", "rotate"], ["fields", "index", "rebuild", "Customer.leak"]] {
-            let result = try run(command + key + ["--field-keys", "fields.keyring"])
+            let result = try await run(command + key + ["--field-keys", "fields.keyring"])
             #expect(result.status == 65, "\(command): \(result.status) \(result.stdout) \(result.stderr)")
             #expect(result.stderr.contains("strongroom_sealed_columns (Customer, Phone)"), "\(command) names the row: \(result.stderr)")
             let db = try bare()
@@ -58,8 +58,8 @@ struct RegistryAttackCLITests {
     /// The keyring's check and the registry deleted: an app started with
     /// another keyring that also has a key 1 sealed new rows under it and
     /// recorded its own check, after which the right keyring was refused.
-    @Test func anotherKeyringIsNotTakenOnceTheChecksAreDeleted() throws {
-        try importSealed()
+    @Test func anotherKeyringIsNotTakenOnceTheChecksAreDeleted() async throws {
+        try await importSealed()
         let adversary = try bare()
         try adversary.execute(sql: "DELETE FROM strongroom_field_keys; DELETE FROM strongroom_sealed_columns")
         adversary.close()
@@ -90,8 +90,8 @@ struct RegistryAttackCLITests {
     /// `verify --field-keys` lists a registry that does not verify as one
     /// finding among the others (review of item 4: it stopped at it, exit
     /// 65, and listed nothing else).
-    @Test func verifyListsAnUnsignedRegistryBesideTheOtherFindings() throws {
-        try importSealed()
+    @Test func verifyListsAnUnsignedRegistryBesideTheOtherFindings() async throws {
+        try await importSealed()
         let adversary = try bare()
         try adversary.execute(sql: """
             UPDATE strongroom_sealed_columns SET mode = 'deterministic' WHERE column_name = 'Phone';
@@ -99,7 +99,7 @@ struct RegistryAttackCLITests {
             """)
         adversary.close()
         try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
-        let verify = try run(["verify"] + key + ["--migrations", dir.file("Migrations"), "--field-keys", "fields.keyring"])
+        let verify = try await run(["verify"] + key + ["--migrations", dir.file("Migrations"), "--field-keys", "fields.keyring"])
         #expect(verify.status == 1, "\(verify.status) \(verify.stdout) \(verify.stderr)")
         #expect(verify.stdout.contains("[sealed_untrusted_registry]") && verify.stdout.contains("strongroom_sealed_columns (Customer, Phone) was changed"), "\(verify.stdout)")
         #expect(verify.stdout.contains("[sealed_tampered] Customer.Email, row 1"), "\(verify.stdout)")

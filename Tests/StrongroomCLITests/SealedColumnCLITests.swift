@@ -10,24 +10,24 @@ import Testing
 struct SealedColumnCLITests {
     let dir = TemporaryDirectory()
 
-    func run(_ arguments: [String]) throws -> ProcessResult {
-        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
+    func run(_ arguments: [String]) async throws -> ProcessResult {
+        try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
     }
 
     static let seals = ["Customer.Email:indexed", "Customer.Phone", "Customer.Address:deterministic", "Employee.BirthDate", "Employee.Email:randomized"]
 
-    func importSealed() throws {
+    func importSealed() async throws {
         try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
-        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring"]
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring"]
                                + Self.seals.flatMap { ["--seal", $0] })
         #expect(imported.status == 0, "\(imported.stderr)")
     }
 
-    @Test func plaintextToSealedToPlaintextGivesBackIdenticalTables() throws {
-        try importSealed()
-        let status = try run(["status", "--database", "c.db", "--key-file", "db.key"])
+    @Test func plaintextToSealedToPlaintextGivesBackIdenticalTables() async throws {
+        try await importSealed()
+        let status = try await run(["status", "--database", "c.db", "--key-file", "db.key"])
         #expect(status.stdout.contains("Customer.Email (indexed, index in Email_blind_index)"), "\(status.stdout)")
         #expect(status.stdout.contains("Customer.Address (deterministic)"))
 
@@ -37,10 +37,10 @@ struct SealedColumnCLITests {
         #expect(try bare.fetchOne(Int.self, sql: "SELECT count(*) FROM Customer WHERE CAST(Email AS TEXT) LIKE '%@%'") == 0)
         bare.close()
 
-        let verify = try run(["verify", "--database", "c.db", "--key-file", "db.key", "--migrations", dir.file("Migrations"), "--field-keys", "fields.keyring", "--json"])
+        let verify = try await run(["verify", "--database", "c.db", "--key-file", "db.key", "--migrations", dir.file("Migrations"), "--field-keys", "fields.keyring", "--json"])
         #expect(verify.stdout.contains("\"sealed_value_failures\" : [\n\n  ]") || verify.stdout.contains("\"sealed_value_failures\" : []"), "\(verify.stdout)")
 
-        let exported = try run(["export", "--database", "c.db", "--key-file", "db.key", "--to", "back.sqlite", "--field-keys", "fields.keyring",
+        let exported = try await run(["export", "--database", "c.db", "--key-file", "db.key", "--to", "back.sqlite", "--field-keys", "fields.keyring",
                                 "--i-understand-the-output-is-plaintext"])
         #expect(exported.status == 0, "\(exported.stderr)")
         let original = try Connection(path: Fixtures.chinook, configuration: { var c = Configuration.plaintext; c.readOnly = true; return c }())
@@ -56,19 +56,19 @@ struct SealedColumnCLITests {
                 == original.fetchAll(String.self, sql: "SELECT type || ' ' || name || ' ' || tbl_name FROM sqlite_master ORDER BY 1"))
     }
 
-    @Test func verifyReportsEverySealedValueThatDoesNotOpen() throws {
-        try importSealed()
+    @Test func verifyReportsEverySealedValueThatDoesNotOpen() async throws {
+        try await importSealed()
         let db = try Connection(path: dir.file("c.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
         // Someone with the database key swaps two customers' sealed phones.
         try db.execute(sql: "UPDATE Customer SET Phone = (SELECT Phone FROM Customer WHERE CustomerId = 2) WHERE CustomerId = 1")
         db.close()
-        let verify = try run(["verify", "--database", "c.db", "--key-file", "db.key", "--migrations", dir.file("Migrations"), "--field-keys", "fields.keyring"])
+        let verify = try await run(["verify", "--database", "c.db", "--key-file", "db.key", "--migrations", dir.file("Migrations"), "--field-keys", "fields.keyring"])
         #expect(verify.status == 1)
         #expect(verify.stdout.contains("[sealed_tampered] Customer.Phone, row 1"), "\(verify.stdout)")
         // Another keyring is refused before a value is tried (issue 36, item
         // 4: the database knows its key 1), as a data error naming the key.
-        #expect(try run(["keygen", "--field", "--out", "other.keyring"]).status == 0)
-        let other = try run(["verify", "--database", "c.db", "--key-file", "db.key", "--migrations", dir.file("Migrations"), "--field-keys", "other.keyring"])
+        #expect(try await run(["keygen", "--field", "--out", "other.keyring"]).status == 0)
+        let other = try await run(["verify", "--database", "c.db", "--key-file", "db.key", "--migrations", dir.file("Migrations"), "--field-keys", "other.keyring"])
         #expect(other.status == 65, "\(other.status) \(other.stderr)")
         #expect(other.stderr.contains("key 1"), "\(other.stderr)")
     }
@@ -89,13 +89,13 @@ struct SealedColumnCLITests {
     /// Issue 25, item 2: `fields retire` trusted the registry, which anyone
     /// with the database key can empty; it must prove from the data that no
     /// value uses the key.
-    @Test func retireRefusesAKeyValuesUseEvenWhenTheRegistryForgotThem() throws {
-        try importSealed()
+    @Test func retireRefusesAKeyValuesUseEvenWhenTheRegistryForgotThem() async throws {
+        try await importSealed()
         let key = ["--database", "c.db", "--key-file", "db.key"]
-        #expect(try run(["sql", "--write"] + key + ["DELETE FROM strongroom_sealed_columns"]).status == 0)
-        #expect(try run(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
-        #expect(try run(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
-        let retire = try run(["fields", "retire"] + key + ["--field-keys", "fields.keyring", "--key-id", "1"])
+        #expect(try await run(["sql", "--write"] + key + ["DELETE FROM strongroom_sealed_columns"]).status == 0)
+        #expect(try await run(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
+        #expect(try await run(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
+        let retire = try await run(["fields", "retire"] + key + ["--field-keys", "fields.keyring", "--key-id", "1"])
         #expect(retire.status != 0, "\(retire.stdout)")
         #expect(retire.stderr.contains("Customer.Phone") && retire.stderr.contains("Employee.Email"), "names where key 1 is still used: \(retire.stderr)")
         try expectEverySealedValueOpens(keyring: "fields.keyring")
@@ -107,23 +107,23 @@ struct SealedColumnCLITests {
     /// emptied registry no longer matches its signature: `rotate` names
     /// the deleted rows and writes nothing until the operator confirms the
     /// registry as it now stands.
-    @Test func rotateAndStatusFindColumnsTheRegistryForgot() throws {
-        try importSealed()
+    @Test func rotateAndStatusFindColumnsTheRegistryForgot() async throws {
+        try await importSealed()
         let key = ["--database", "c.db", "--key-file", "db.key"]
-        #expect(try run(["sql", "--write"] + key + ["DELETE FROM strongroom_sealed_columns"]).status == 0)
-        let status = try run(["fields", "status"] + key)
+        #expect(try await run(["sql", "--write"] + key + ["DELETE FROM strongroom_sealed_columns"]).status == 0)
+        let status = try await run(["fields", "status"] + key)
         #expect(status.stdout.contains("Customer.Phone") && status.stdout.contains("Employee.BirthDate"), "\(status.stdout)")
-        #expect(try run(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
-        #expect(try run(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
-        let refused = try run(["fields", "rotate"] + key + ["--field-keys", "fields.keyring"])
+        #expect(try await run(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
+        #expect(try await run(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
+        let refused = try await run(["fields", "rotate"] + key + ["--field-keys", "fields.keyring"])
         #expect(refused.status == 65 && refused.stderr.contains("strongroom_sealed_columns (Customer, Phone)") && refused.stderr.contains("deleted"), "\(refused.stderr)")
         #expect(try Connection(path: dir.file("c.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key")))).fetchOne(Int.self, sql: "SELECT count(*) FROM Customer WHERE substr(Phone, 3, 4) = x'00000002'") == 0)
-        let confirm = try run(["fields", "confirm"] + key + ["--field-keys", "fields.keyring"])
+        let confirm = try await run(["fields", "confirm"] + key + ["--field-keys", "fields.keyring"])
         #expect(confirm.status == 0 && confirm.stdout.contains("Signed the registry of c.db (0 entries)"), "\(confirm.stdout) \(confirm.stderr)")
-        let rotate = try run(["fields", "rotate"] + key + ["--field-keys", "fields.keyring"])
+        let rotate = try await run(["fields", "rotate"] + key + ["--field-keys", "fields.keyring"])
         #expect(rotate.status == 0, "\(rotate.stderr)")
         #expect(!rotate.stdout.contains("Re-sealed 0 values"), "\(rotate.stdout)")
-        let retire = try run(["fields", "retire"] + key + ["--field-keys", "fields.keyring", "--key-id", "1"])
+        let retire = try await run(["fields", "retire"] + key + ["--field-keys", "fields.keyring", "--key-id", "1"])
         // The blind indexes of Customer.Email are still under key 1: the
         // registry no longer says which column is their value's.
         #expect(retire.status != 0 && retire.stderr.contains("Email_blind_index"), "\(retire.stderr)")
@@ -131,10 +131,10 @@ struct SealedColumnCLITests {
     }
 
     /// Issue 25, item 8: `import --seal` with one column twice.
-    @Test func importRefusesOneColumnSealedTwice() throws {
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
-        let imported = try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
+    @Test func importRefusesOneColumnSealedTwice() async throws {
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
                                 "--seal", "Customer.Email", "--seal", "customer.EMAIL:deterministic"])
         #expect(imported.status == 64, "\(imported.stderr)")
         #expect(imported.stderr.contains("twice"), "\(imported.stderr)")
@@ -144,22 +144,22 @@ struct SealedColumnCLITests {
     /// Issue 25, item 10: `import --field-context` binds the sealed values
     /// to a tenant; verify (which reads the recorded context) opens them,
     /// and a value copied from another tenant's database does not.
-    @Test func importBindsSealedValuesToAFieldContext() throws {
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+    @Test func importBindsSealedValuesToAFieldContext() async throws {
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
         for tenant in ["a", "b"] {
-            let imported = try run(["import", "--from", Fixtures.chinook, "--database", "\(tenant).db", "--key-file", "db.key", "--field-keys", "fields.keyring",
+            let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "\(tenant).db", "--key-file", "db.key", "--field-keys", "fields.keyring",
                                     "--seal", "Customer.Phone", "--field-context", "tenant-\(tenant)"])
             #expect(imported.status == 0, "\(imported.stderr)")
-            let verify = try run(["verify", "--database", "\(tenant).db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
+            let verify = try await run(["verify", "--database", "\(tenant).db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
             #expect(verify.status == 0, "\(verify.stdout)")
         }
         let key = try KeyFile.read(at: dir.file("db.key"))
         let phone = try #require(try Connection(path: dir.file("a.db"), configuration: Configuration(key: key)).fetchOne([UInt8].self, sql: "SELECT Phone FROM Customer WHERE CustomerId = 1"))
         try Connection(path: dir.file("b.db"), configuration: Configuration(key: key)).execute(sql: "UPDATE Customer SET Phone = ? WHERE CustomerId = 1", arguments: [phone])
-        let verify = try run(["verify", "--database", "b.db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
+        let verify = try await run(["verify", "--database", "b.db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
         #expect(verify.status == 1 && verify.stdout.contains("Customer.Phone, row 1"), "\(verify.stdout)")
-        #expect(try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-context", "x"]).status == 64)
+        #expect(try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-context", "x"]).status == 64)
     }
 }

@@ -11,8 +11,8 @@ import Testing
 struct TypoTests {
     let dir = TemporaryDirectory()
 
-    func run(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
-        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, currentDirectory: dir.path)
+    func run(_ arguments: [String], input: String? = nil) async throws -> ProcessResult {
+        try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, currentDirectory: dir.path)
     }
 
     /// A command line with a typo, the exit status it must give and words
@@ -26,10 +26,10 @@ struct TypoTests {
         var not: [String] = []
     }
 
-    @Test func noCommonTypoExitsSeventy() throws {
-        #expect(try run(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
-        #expect(try run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key"]).status == 0)
+    @Test func noCommonTypoExitsSeventy() async throws {
+        #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        #expect(try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key"]).status == 0)
         try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: dir.file("Migrations/0001_t.sql"), contents: Data("CREATE TABLE t(x);".utf8))
         FileManager.default.createFile(atPath: dir.file("notes.sql"), contents: Data("CREATE TABLE n(x);".utf8))
@@ -97,7 +97,7 @@ struct TypoTests {
             Typo(arguments: ["fields", "retire", "--database", "c.db", "--field-keys", "fields.keyring", "--key-id", "9"] + key, status: 65, names: ["9"]),
         ]
         for typo in typos {
-            let result = try run(typo.arguments, input: typo.input)
+            let result = try await run(typo.arguments, input: typo.input)
             let line = "strongroom " + typo.arguments.joined(separator: " ")
             #expect(result.status != 70, "\(line) exited 70 (internal error): \(result.stderr)")
             #expect(result.status == typo.status, "\(line) exited \(result.status), not \(typo.status): \(result.stderr)")
@@ -109,7 +109,7 @@ struct TypoTests {
             }
         }
         // Every command `strongroom --help` lists is tried.
-        let help = try run(["--help"])
+        let help = try await run(["--help"])
         let commands = help.stdout.components(separatedBy: "SUBCOMMANDS:").last!
             .split(separator: "\n").filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
             .compactMap { $0.split(separator: " ").first.map(String.init) }

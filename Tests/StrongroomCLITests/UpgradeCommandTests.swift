@@ -12,8 +12,8 @@ struct UpgradeCommandTests {
     let dir = TemporaryDirectory()
     let isSQLCipher4 = SQLCipherLibrary.nativeFormat == .sqlcipher4
 
-    func run(_ arguments: [String]) throws -> ProcessResult {
-        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
+    func run(_ arguments: [String]) async throws -> ProcessResult {
+        try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
     }
 
     var key: [String] { ["--database", "legacy.db", "--key-file", "legacy.key"] }
@@ -22,19 +22,19 @@ struct UpgradeCommandTests {
         (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
     }
 
-    @Test func theLegacyFileIsToldOpensInCompatibilityModeAndUpgrades() throws {
+    @Test func theLegacyFileIsToldOpensInCompatibilityModeAndUpgrades() async throws {
         _ = try Fixtures.legacyDatabase(in: dir)
-        let status = try run(["status"] + key)
-        let compatible = try run(["status", "--cipher-compatibility", "3"] + key)
+        let status = try await run(["status"] + key)
+        let compatible = try await run(["status", "--cipher-compatibility", "3"] + key)
         #expect(compatible.status == 0 && compatible.stdout.contains("Customer") && compatible.stdout.contains("version 5"), "\(compatible.stdout) \(compatible.stderr)")
         // The format, and whether compatibility mode is on.
         #expect(compatible.stdout.contains("format        SQLCipher 3") && compatible.stdout.contains("compatibility mode") == isSQLCipher4, "\(compatible.stdout)")
-        let compatibleJSON = json(try run(["status", "--json", "--cipher-compatibility", "3"] + key))
+        let compatibleJSON = json(try await run(["status", "--json", "--cipher-compatibility", "3"] + key))
         #expect(compatibleJSON["format"] as? Int == 3 && compatibleJSON["compatibility_mode"] as? Bool == isSQLCipher4, "\(compatibleJSON)")
         if isSQLCipher4 {
             #expect((compatibleJSON["cipher_settings"] as? [String])?.contains { $0.contains("cipher_compatibility") || $0.contains("kdf_iter = 64000") } == true, "\(compatibleJSON)")
         }
-        let upgrade = try run(["upgrade", "--json"] + key)
+        let upgrade = try await run(["upgrade", "--json"] + key)
         guard isSQLCipher4 else {
             #expect(status.status == 0, "\(status.stderr)")
             #expect(upgrade.status == 64, "\(upgrade.stdout) \(upgrade.stderr)")
@@ -52,18 +52,18 @@ struct UpgradeCommandTests {
         // The migration history and the sealed values came along. The
         // release signed no registry (issue 50): verify names it, and the
         // operator confirms it once.
-        let unsigned = try run(["verify", "--migrations", Fixtures.repositoryRoot + "/Migrations", "--field-keys", "legacy-fields.keyring"] + key)
+        let unsigned = try await run(["verify", "--migrations", Fixtures.repositoryRoot + "/Migrations", "--field-keys", "legacy-fields.keyring"] + key)
         #expect(unsigned.status == 1 && unsigned.stdout.contains("[sealed_untrusted_registry] No signature"), "\(unsigned.stdout) \(unsigned.stderr)")
-        let confirm = try run(["fields", "confirm", "--field-keys", "legacy-fields.keyring"] + key)
+        let confirm = try await run(["fields", "confirm", "--field-keys", "legacy-fields.keyring"] + key)
         #expect(confirm.status == 0 && confirm.stdout.contains("strongroom_sealed_columns (Customer, Email): mode \"randomized\", index_column NULL"), "\(confirm.stdout) \(confirm.stderr)")
-        let verify = try run(["verify", "--migrations", Fixtures.repositoryRoot + "/Migrations", "--field-keys", "legacy-fields.keyring"] + key)
+        let verify = try await run(["verify", "--migrations", Fixtures.repositoryRoot + "/Migrations", "--field-keys", "legacy-fields.keyring"] + key)
         #expect(verify.status == 0 && verify.stdout.contains("version 5") && verify.stdout.contains("Every sealed value opens"), "\(verify.stdout) \(verify.stderr)")
-        let after = try run(["status"] + key)
+        let after = try await run(["status"] + key)
         #expect(after.status == 0 && after.stdout.contains("4.6") && after.stdout.contains("4096") && after.stdout.contains("HMAC_SHA512")
                 && after.stdout.contains("PBKDF2_HMAC_SHA512") && after.stdout.contains("format        SQLCipher 4\n"), "\(after.stdout)")
         // Current now: refused, 64, nothing changed.
         let bytes = Fixtures.bytes(of: dir.file("legacy.db"))
-        let again = try run(["upgrade"] + key)
+        let again = try await run(["upgrade"] + key)
         #expect(again.status == 64 && again.stderr.contains("nothing to upgrade"), "\(again.stderr)")
         #expect(Fixtures.bytes(of: dir.file("legacy.db")) == bytes)
     }
@@ -73,7 +73,7 @@ struct UpgradeCommandTests {
     /// (checksums and schema hashes), `user_version` and `application_id`
     /// are those recorded from the release's own file
     /// (`Tests/Fixtures/SQLCipher3/release-c1ae6b1.csv`), on both engines.
-    @Test func theFixtureHoldsWhatTheLastReleaseWrote() throws {
+    @Test func theFixtureHoldsWhatTheLastReleaseWrote() async throws {
         _ = try Fixtures.legacyDatabase(in: dir)
         let queries = """
             SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name;
@@ -82,11 +82,11 @@ struct UpgradeCommandTests {
             PRAGMA user_version;
             PRAGMA application_id;
             """
-        let result = try ProcessRunner.run(Fixtures.strongroomBinary, ["sql", "--csv", "--cipher-compatibility", "3"] + key, input: queries, currentDirectory: dir.path)
+        let result = try await ProcessRunner.run(Fixtures.strongroomBinary, ["sql", "--csv", "--cipher-compatibility", "3"] + key, input: queries, currentDirectory: dir.path)
         let recorded = try String(contentsOfFile: Fixtures.repositoryRoot + "/Tests/Fixtures/SQLCipher3/release-c1ae6b1.csv", encoding: .utf8)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == recorded)
-        let status = json(try run(["status", "--json", "--cipher-compatibility", "3"] + key))
+        let status = json(try await run(["status", "--json", "--cipher-compatibility", "3"] + key))
         #expect(status["format"] as? Int == 3 && status["page_size"] as? Int == 1024 && status["journal_mode"] as? String == "delete", "\(status)")
         // Written by SQLite 3.15.2 (SQLCipher 3.4.1), as the release's file was: on SQLCipher 3 by the
         // linked engine itself; on SQLCipher 4, its shell reads the number from the decrypted page 1.
@@ -95,19 +95,19 @@ struct UpgradeCommandTests {
             return
         }
         let hex = Fixtures.hex(ofKeyFile: dir.file("legacy.key"))
-        let info = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [dir.file("legacy.db")],
+        let info = try await ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [dir.file("legacy.db")],
                                          input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_compatibility = 3;\n.dbinfo\n")
         #expect(info.stdout.contains("software version:    3015002"), "\(info.stdout.split(separator: "\n").filter { $0.contains("version") })")
     }
 
     /// Review of the fixture: made in a directory whose path holds a quote,
     /// the fixture is still made, and no error of its making shows the key.
-    @Test func theFixtureIsMadeWhereThePathHoldsAQuote() throws {
+    @Test func theFixtureIsMadeWhereThePathHoldsAQuote() async throws {
         let quoted = dir.file("it's here")
         try FileManager.default.createDirectory(atPath: quoted, withIntermediateDirectories: false)
         do {
             let legacy = try Fixtures.legacyDatabase(inDirectory: quoted)
-            let status = try ProcessRunner.run(Fixtures.strongroomBinary, ["status", "--json", "--cipher-compatibility", "3", "--database", legacy.database, "--key-file", legacy.keyFile])
+            let status = try await ProcessRunner.run(Fixtures.strongroomBinary, ["status", "--json", "--cipher-compatibility", "3", "--database", legacy.database, "--key-file", legacy.keyFile])
             #expect(json(status)["format"] as? Int == 3, "\(status.stdout) \(status.stderr)")
         } catch {
             let hex = Fixtures.hex(ofKeyFile: quoted + "/legacy.key")
@@ -116,22 +116,22 @@ struct UpgradeCommandTests {
         }
     }
 
-    @Test func aCompatibilityOtherThan3Or4IsAUsageError() throws {
+    @Test func aCompatibilityOtherThan3Or4IsAUsageError() async throws {
         _ = try Fixtures.legacyDatabase(in: dir)
-        let result = try run(["status", "--cipher-compatibility", "2"] + key)
+        let result = try await run(["status", "--cipher-compatibility", "2"] + key)
         #expect(result.status == 64 && result.stderr.contains("3 or 4"), "\(result.stderr)")
     }
 
     /// Review of issue 26: export honours --cipher-compatibility (the legacy
     /// error tells the user to pass it); import and upgrade, which write a
     /// file in the linked SQLCipher's format, refuse it rather than ignore it.
-    @Test func exportHonoursCompatibilityAndImportAndUpgradeRefuseIt() throws {
+    @Test func exportHonoursCompatibilityAndImportAndUpgradeRefuseIt() async throws {
         _ = try Fixtures.legacyDatabase(in: dir)
-        let export = try run(["export", "--cipher-compatibility", "3", "--to", "plain.sqlite", "--i-understand-the-output-is-plaintext"] + key)
+        let export = try await run(["export", "--cipher-compatibility", "3", "--to", "plain.sqlite", "--i-understand-the-output-is-plaintext"] + key)
         #expect(export.status == 0, "\(export.stdout) \(export.stderr)")
-        let upgrade = try run(["upgrade", "--cipher-compatibility", "3"] + key)
+        let upgrade = try await run(["upgrade", "--cipher-compatibility", "3"] + key)
         #expect(upgrade.status == 64 && upgrade.stderr.contains("--cipher-compatibility"), "\(upgrade.stderr)")
-        let imported = try run(["import", "--from", "plain.sqlite", "--database", "new.db", "--key-file", "legacy.key", "--cipher-compatibility", "3"])
+        let imported = try await run(["import", "--from", "plain.sqlite", "--database", "new.db", "--key-file", "legacy.key", "--cipher-compatibility", "3"])
         #expect(imported.status == 64 && imported.stderr.contains("--cipher-compatibility"), "\(imported.stderr)")
     }
 
@@ -139,7 +139,7 @@ struct UpgradeCommandTests {
     /// to a rollback journal (here: the copy cannot be created, through an
     /// LD_PRELOAD shim that fails open(O_CREAT) of Strongroom's temporary
     /// files) leaves the file in WAL mode, as it found it.
-    @Test func aFailedUpgradeLeavesTheJournalModeAsItWas() throws {
+    @Test func aFailedUpgradeLeavesTheJournalModeAsItWas() async throws {
         let legacy = try Fixtures.legacyDatabase(in: dir)
         var config = Configuration(key: try DatabaseKey.load(keyFile: legacy.keyFile))
         config.cipherCompatibility = .sqlcipher3
@@ -167,11 +167,11 @@ struct UpgradeCommandTests {
             }
 
             """.utf8))
-        let built = try ProcessRunner.run(compiler, ["-shared", "-fPIC", "-o", dir.file("shim.so"), dir.file("shim.c"), "-ldl"])
+        let built = try await ProcessRunner.run(compiler, ["-shared", "-fPIC", "-o", dir.file("shim.so"), dir.file("shim.c"), "-ldl"])
         try #require(built.status == 0, "\(built.stderr)")
         var environment = ProcessInfo.processInfo.environment
         environment["LD_PRELOAD"] = dir.file("shim.so")
-        let upgrade = try ProcessRunner.run(Fixtures.strongroomBinary, ["upgrade"] + key, environment: environment, currentDirectory: dir.path)
+        let upgrade = try await ProcessRunner.run(Fixtures.strongroomBinary, ["upgrade"] + key, environment: environment, currentDirectory: dir.path)
         #expect(upgrade.status == (isSQLCipher4 ? 73 : 64), "\(upgrade.stdout) \(upgrade.stderr)")
         var keep = config
         keep.keepsJournalMode = true

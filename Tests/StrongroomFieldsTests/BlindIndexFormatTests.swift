@@ -26,10 +26,10 @@ struct BlindIndexFormatTests {
         FormatPageTests.value(object)
     }
 
-    func python(_ arguments: [String], input: Any? = nil) throws -> Any {
+    func python(_ arguments: [String], input: Any? = nil) async throws -> Any {
         let python = try #require(ProcessRunner.which("python3"))
         let text = try input.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
-        let result = try ProcessRunner.run(python, [Self.decoder] + arguments, input: text)
+        let result = try await ProcessRunner.run(python, [Self.decoder] + arguments, input: text)
         #expect(result.status == 0, "\(result.stderr)")
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
     }
@@ -70,7 +70,7 @@ struct BlindIndexFormatTests {
         return vectors
     }
 
-    @Test func thePagesTransformationVectorsHoldHereAndInPython() throws {
+    @Test func thePagesTransformationVectorsHoldHereAndInPython() async throws {
         let vectors = try Self.vectors()
         #expect(vectors.count >= 35)
         var cases: [[String: Any]] = []
@@ -84,7 +84,7 @@ struct BlindIndexFormatTests {
             }
             cases.append(["transformations": [name], "value": Self.encoded(input)])
         }
-        let answers = try #require(try python(["--transform"], input: cases) as? [[String: Any]])
+        let answers = try #require(try await python(["--transform"], input: cases) as? [[String: Any]])
         for ((name, input, output), answer) in zip(vectors, answers) {
             if let output {
                 #expect(Self.decoded(answer) == output, "Python: \(name) of \(input): \(answer)")
@@ -96,8 +96,8 @@ struct BlindIndexFormatTests {
 
     /// Every code point Unicode 14.0 assigns, through `nfkc-casefold`, here
     /// and in Python's unicodedata.
-    @Test func nfkcCasefoldAgreesWithPythonOnEveryAssignedCodePoint() throws {
-        let answer = try #require(try python(["--nfkc-casefold-all"]) as? [String: Any])
+    @Test func nfkcCasefoldAgreesWithPythonOnEveryAssignedCodePoint() async throws {
+        let answer = try #require(try await python(["--nfkc-casefold-all"]) as? [String: Any])
         #expect(answer["unicode"] as? String == "14.0.0", "the page pins Unicode 14.0; Python here has \(String(describing: answer["unicode"]))")
         let cases = try #require(answer["cases"] as? [[Any]])
         #expect(cases.count > 140_000)
@@ -110,7 +110,7 @@ struct BlindIndexFormatTests {
         #expect(differ.isEmpty, "\(differ.count) code points differ: \(differ.prefix(20))")
     }
 
-    @Test func randomDefinitionsAndValuesGiveTheSameIndexValuesInPython() throws {
+    @Test func randomDefinitionsAndValuesGiveTheSameIndexValuesInPython() async throws {
         var random = SplitMix64(seed: 39)
         let (two, second) = FieldKeyring.generate().addingKey()
         try two.write(to: dir.file("fields.keyring"))
@@ -143,7 +143,7 @@ struct BlindIndexFormatTests {
                           "parts": parts.map { ["column": $0.column, "transformations": $0.transformations.map(\.name)] },
                           "values": values.map { $0.isNull ? NSNull() : Self.encoded($0) as Any }])
         }
-        let answers = try #require(try python([dir.file("fields.keyring")], input: cases) as? [[String: Any]])
+        let answers = try #require(try await python([dir.file("fields.keyring")], input: cases) as? [[String: Any]])
         #expect(answers.count == expected.count)
         var agreed = (values: 0, nulls: 0, refusals: 0)
         for (n, (answer, mine)) in zip(answers, expected).enumerated() {

@@ -25,7 +25,7 @@ struct ForeignDecoderTests {
 
     /// Without a context, and with one (issue 25, item 10).
     @Test(arguments: [nil, "tenant-4711"])
-    func pythonOpensWhatStrongroomSealed(context: String?) throws {
+    func pythonOpensWhatStrongroomSealed(context: String?) async throws {
         let python = try #require(ProcessRunner.which("python3"))
         let keyringPath = dir.file("fields.keyring")
         let (twoKeys, second) = FieldKeyring.generate().addingKey()
@@ -57,7 +57,7 @@ struct ForeignDecoderTests {
         }
         let input = String(decoding: try JSONSerialization.data(withJSONObject: cases), as: UTF8.self)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Decoder/open_envelopes.py").path
-        let result = try ProcessRunner.run(python, [script, keyringPath], input: input)
+        let result = try await ProcessRunner.run(python, [script, keyringPath], input: input)
         #expect(result.status == 0, "\(result.stderr)")
         let answers = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
         #expect(answers.count == expected.count)

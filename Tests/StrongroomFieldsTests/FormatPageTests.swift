@@ -43,17 +43,17 @@ struct FormatPageTests {
         }
     }
 
-    @Test func thePythonScriptRecomputesEveryExampleFromThePage() throws {
+    @Test func thePythonScriptRecomputesEveryExampleFromThePage() async throws {
         let python = try #require(ProcessRunner.which("python3"))
-        let result = try ProcessRunner.run(python, [Self.scriptPath()])
+        let result = try await ProcessRunner.run(python, [Self.scriptPath()])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("examples checked"), "\(result.stdout)")
     }
 
-    @Test func strongroomOpensThePagesEnvelopesWithThePagesKey() throws {
+    @Test func strongroomOpensThePagesEnvelopesWithThePagesKey() async throws {
         let python = try #require(ProcessRunner.which("python3"))
         // The examples as the script read them from the page (after checking them).
-        let result = try ProcessRunner.run(python, [Self.scriptPath(), "--json"])
+        let result = try await ProcessRunner.run(python, [Self.scriptPath(), "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let page = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let keyringText = try #require(page["keyring"] as? String)
@@ -107,9 +107,9 @@ struct FormatPageTests {
 
     /// The page's examples as the script read them (after checking them),
     /// and its demo keyring, loaded from a keyring file.
-    func pageAndKeyring() throws -> (page: [String: Any], keyring: FieldKeyring) {
+    func pageAndKeyring() async throws -> (page: [String: Any], keyring: FieldKeyring) {
         let python = try #require(ProcessRunner.which("python3"))
-        let result = try ProcessRunner.run(python, [Self.scriptPath(), "--json"])
+        let result = try await ProcessRunner.run(python, [Self.scriptPath(), "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let page = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let keyringPath = dir.file("demo.keyring")
@@ -120,8 +120,8 @@ struct FormatPageTests {
 
     /// Example 7: Strongroom reads the page's signed row with the page's
     /// keyring, signs it again to the page's bytes, and refuses it changed.
-    @Test func strongroomVerifiesAndMakesThePagesRowSignature() throws {
-        let (page, keyring) = try pageAndKeyring()
+    @Test func strongroomVerifiesAndMakesThePagesRowSignature() async throws {
+        let (page, keyring) = try await pageAndKeyring()
         let example = try #require((page["signatures"] as? [[String: Any]])?.first)
         let signature = try #require(Self.bytes(example["signature"] as? String ?? "x"))
         let covered = try #require(example["covered"] as? [[String: Any]])
@@ -162,8 +162,8 @@ struct FormatPageTests {
 
     /// "The keys the database knows" and example 5's definition check:
     /// Strongroom records the page's bytes for the page's keyring.
-    @Test func strongroomRecordsThePagesCheckValues() throws {
-        let (page, keyring) = try pageAndKeyring()
+    @Test func strongroomRecordsThePagesCheckValues() async throws {
+        let (page, keyring) = try await pageAndKeyring()
         let keyCheck = try #require((page["keyChecks"] as? [[String: Any]])?.first)
         let definitionCheck = try #require((page["definitionChecks"] as? [[String: Any]])?.first)
         #expect(definitionCheck["name"] as? String == "email_folded" && definitionCheck["bits"] as? Int == 12)

@@ -67,7 +67,7 @@ struct KeyringCheckTests {
     }
 
     /// The tools take the keyring through the same check: verify, rotate, export.
-    @Test func everyCommandRefusesAWrongKeyring() throws {
+    @Test func everyCommandRefusesAWrongKeyring() async throws {
         let path = try database("wrong-cli.db")
         try KeyFile.write(databaseKey, to: dir.file("db.key"))
         let wrongPath = dir.file("wrong.keyring")
@@ -75,7 +75,7 @@ struct KeyringCheckTests {
         for arguments in [["verify", "--database", path, "--key-file", dir.file("db.key"), "--field-keys", wrongPath],
                           ["fields", "rotate", "--database", path, "--key-file", dir.file("db.key"), "--field-keys", wrongPath],
                           ["export", "--database", path, "--key-file", dir.file("db.key"), "--field-keys", wrongPath, "--to", dir.file("out.sqlite"), "--i-understand-the-output-is-plaintext"]] {
-            let run = try ProcessRunner.run(Fixtures.strongroomBinary, arguments)
+            let run = try await ProcessRunner.run(Fixtures.strongroomBinary, arguments)
             #expect(run.status == 65, "\(arguments[0]): \(run.status) \(run.stderr)")
             #expect(run.stderr.contains("key 1"), "\(arguments[0]): \(run.stderr)")
         }

@@ -464,7 +464,7 @@ struct RegistrySignatureTests {
     /// the page's registry to the page's bytes, and Python's standard
     /// library with `cryptography`'s HKDF, from the page's text alone,
     /// computes the same MAC.
-    @Test func thePagesSignatureExampleIsWhatStrongroomSignsAndPythonChecks() throws {
+    @Test func thePagesSignatureExampleIsWhatStrongroomSignsAndPythonChecks() async throws {
         let page = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/StrongroomFields/StrongroomFields.docc/SealedValueFormat.md").standardized.path, encoding: .utf8)
         func field(_ name: String) throws -> String {
@@ -498,7 +498,7 @@ struct RegistrySignatureTests {
                        info=b"registry-signature\\x00" + (1).to_bytes(4, "big")).derive(bytes(range(32)))
             print(key.hex(), hmac.new(key, sys.stdin.buffer.read(), hashlib.sha256).hexdigest())
             """
-        let result = try ProcessRunner.run(python, ["-c", script], input: signed)
+        let result = try await ProcessRunner.run(python, ["-c", script], input: signed)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(macKey) \(mac)")
     }

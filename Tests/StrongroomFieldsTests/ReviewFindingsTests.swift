@@ -169,7 +169,7 @@ struct ReviewFindingsTests {
 struct KeyringConcurrencyTests {
     let dir = TemporaryDirectory()
 
-    @Test func concurrentAddKeysAllLand() throws {
+    @Test func concurrentAddKeysAllLand() async throws {
         let path = dir.file("fields.keyring")
         try FieldKeyring.generate().write(to: path)
         let processes = (0..<8).map { _ in
@@ -181,7 +181,7 @@ struct KeyringConcurrencyTests {
             return process
         }
         for process in processes { try process.run() }
-        for process in processes { process.waitUntilExit() }
+        for process in processes { await process.ended() }
         #expect(processes.allSatisfy { $0.terminationStatus == 0 })
         #expect(try FieldKeyring.load(from: path).keyIDs == Array(1...9))
     }

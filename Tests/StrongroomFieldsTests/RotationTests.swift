@@ -84,15 +84,15 @@ struct RotationTests {
 
     /// `strongroom fields rotate` killed with SIGKILL mid-run loses nothing;
     /// a second run finishes the work (issue 8, item 6).
-    @Test func rotationKilledMidwayResumes() throws {
+    @Test func rotationKilledMidwayResumes() async throws {
         let path = dir.file("killed.db")
         let keyringPath = dir.file("fields.keyring")
         let first = FieldKeyring.generate()
         try first.write(to: keyringPath)
         try makeDatabase(path, keyring: first, count: 5_000)
         try KeyFile.write(databaseKey, to: dir.file("db.key"))
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "add-key", "--field-keys", keyringPath]).status == 0)
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "activate", "--field-keys", keyringPath, "--key-id", "2"]).status == 0)
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "add-key", "--field-keys", keyringPath]).status == 0)
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "activate", "--field-keys", keyringPath, "--key-id", "2"]).status == 0)
         let keyring = try FieldKeyring.load(from: keyringPath)
         #expect(keyring.activeKeyID == 2)
 
@@ -111,7 +111,7 @@ struct RotationTests {
             usleep(2_000)
         }
         kill(rotation.processIdentifier, SIGKILL)
-        rotation.waitUntilExit()
+        await rotation.ended()
         #expect(rotation.terminationReason == .uncaughtSignal)
 
         let midway = try watcher.read { db in try FieldRotation.status(of: Self.columns, in: db) }
@@ -121,12 +121,12 @@ struct RotationTests {
         // Every value opens, under whichever key it is now.
         #expect(try read(path, keyring: keyring).map(\.email) == Self.people(5_000).map(\.email))
 
-        let rerun = try ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "rotate", "--database", path, "--key-file", dir.file("db.key"), "--field-keys", keyringPath, "--json"])
+        let rerun = try await ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "rotate", "--database", path, "--key-file", dir.file("db.key"), "--field-keys", keyringPath, "--json"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        let status = try ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "status", "--database", path, "--key-file", dir.file("db.key")])
+        let status = try await ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "status", "--database", path, "--key-file", dir.file("db.key")])
         #expect(status.stdout.contains("customer.email (indexed): key 2: 5000"), "\(status.stdout)")
         #expect(!status.stdout.contains("key 1"))
-        let retire = try ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "retire", "--database", path, "--key-file", dir.file("db.key"), "--field-keys", keyringPath, "--key-id", "1"])
+        let retire = try await ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "retire", "--database", path, "--key-file", dir.file("db.key"), "--field-keys", keyringPath, "--key-id", "1"])
         #expect(retire.status == 0, "\(retire.stderr)")
         #expect(try read(path, keyring: FieldKeyring.load(from: keyringPath)) == read(path, keyring: keyring))
     }
@@ -162,7 +162,7 @@ struct RotationTests {
 
     /// What retire deletes is gone from the keyring, not from backups: the
     /// command says so.
-    @Test func retireWarnsThatBackupsMayStillNeedTheKey() throws {
+    @Test func retireWarnsThatBackupsMayStillNeedTheKey() async throws {
         let path = dir.file("retire-warning.db")
         let keyringPath = dir.file("warning.keyring")
         try KeyFile.write(databaseKey, to: dir.file("warning-db.key"))
@@ -171,7 +171,7 @@ struct RotationTests {
         try grown.write(to: keyringPath)
         let queue = try DatabaseQueue(path: path, configuration: Configuration(key: databaseKey))
         try queue.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
-        let retire = try ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "retire", "--database", path, "--key-file", dir.file("warning-db.key"), "--field-keys", keyringPath, "--key-id", "\(newID)"])
+        let retire = try await ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "retire", "--database", path, "--key-file", dir.file("warning-db.key"), "--field-keys", keyringPath, "--key-id", "\(newID)"])
         #expect(retire.status == 0, "\(retire.stderr)")
         #expect(retire.stderr.contains("backup"), "\(retire.stderr)")
     }

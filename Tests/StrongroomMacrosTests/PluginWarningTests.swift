@@ -17,7 +17,7 @@ struct PluginWarningTests {
             .map { URL(fileURLWithPath: $0).deletingLastPathComponent().path } ?? Fixtures.repositoryRoot + "/.build/debug"
     }
 
-    @Test func thePluginCompilesWithoutAWarning() throws {
+    @Test func thePluginCompilesWithoutAWarning() async throws {
         let swiftc = try #require(ProcessRunner.which("swiftc"), "swiftc type-checks the plugin")
         let modules = try #require(["/Modules-tool", "/Modules"].map { Self.products + $0 }
             .first { FileManager.default.fileExists(atPath: $0 + "/SwiftSyntaxMacros.swiftmodule") }, "the swift-syntax modules of this build, in \(Self.products)")
@@ -25,7 +25,7 @@ struct PluginWarningTests {
         let directory = Fixtures.repositoryRoot + "/Sources/StrongroomMacrosPlugin"
         let sources = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".swift") }.sorted().map { directory + "/" + $0 }
         #expect(sources.count >= 5)
-        let result = try ProcessRunner.run(swiftc, ["-typecheck", "-swift-version", "6",
+        let result = try await ProcessRunner.run(swiftc, ["-typecheck", "-swift-version", "6",
                                                     "-enable-upcoming-feature", "ExistentialAny", "-enable-upcoming-feature", "InternalImportsByDefault",
                                                     "-I", modules, "-I", shims, "-module-name", "StrongroomMacrosPlugin"] + sources)
         #expect(result.status == 0, "\(result.stderr)")

@@ -66,20 +66,20 @@ struct AlterColumnDifferentialTests {
         var afterThen: [String] = []
     }
 
-    func native(_ c: AlterCase, in dir: TemporaryDirectory) throws -> Outcome {
+    func native(_ c: AlterCase, in dir: TemporaryDirectory) async throws -> Outcome {
         let sqlite3 = try #require(ProcessRunner.which("sqlite3"), "the system sqlite3 (3.40) is the oracle; `make setup` installs it")
         let path = dir.file("native.sqlite")
         // Foreign keys on, as Strongroom's connections have them.
-        let setup = try ProcessRunner.run(sqlite3, [path], input: ".bail on\nPRAGMA foreign_keys = ON;\n" + c.setup)
+        let setup = try await ProcessRunner.run(sqlite3, [path], input: ".bail on\nPRAGMA foreign_keys = ON;\n" + c.setup)
         try #require(setup.status == 0, "\(c.name): setup fails natively: \(setup.stderr)")
         var outcome = Outcome()
-        let alter = try ProcessRunner.run(sqlite3, [path], input: ".bail on\nPRAGMA foreign_keys = ON;\n" + c.alter)
+        let alter = try await ProcessRunner.run(sqlite3, [path], input: ".bail on\nPRAGMA foreign_keys = ON;\n" + c.alter)
         if alter.status != 0 {
             outcome.alterError = alter.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
             return outcome
         }
         outcome.afterAlter = try DatabasePicture.of(DatabasePicture.openPlaintext(path))
-        let then = try ProcessRunner.run(sqlite3, [path], input: ".bail on\nPRAGMA foreign_keys = ON;\n" + c.then)
+        let then = try await ProcessRunner.run(sqlite3, [path], input: ".bail on\nPRAGMA foreign_keys = ON;\n" + c.then)
         if then.status != 0 { outcome.thenError = then.stderr.trimmingCharacters(in: .whitespacesAndNewlines) }
         outcome.afterThen = try DatabasePicture.of(DatabasePicture.openPlaintext(path))
         return outcome
@@ -173,7 +173,7 @@ struct AlterColumnDifferentialTests {
         return .bothApplied
     }
 
-    @Test func everyCaseMatchesSQLitesOwnAndReplaysOnANewerSQLite() throws {
+    @Test func everyCaseMatchesSQLitesOwnAndReplaysOnANewerSQLite() async throws {
         let cases = try AlterCase.load(Self.corpusDirectory + "/alter-column.sql")
         try #require(cases.count >= 40, "the corpus holds \(cases.count) cases")
         let linked = SQLCipherLibrary.sqliteVersion
@@ -190,7 +190,7 @@ struct AlterColumnDifferentialTests {
             // re-checks every view and trigger at RENAME).
             var rebuilt: (outcome: Outcome, trace: TracedStatements)?
             do {
-                theirs = try native(c, in: caseDir)
+                theirs = try await native(c, in: caseDir)
                 mine = try ours(c, in: caseDir, trace: trace)
                 if Self.runsNatively(c) {
                     let rebuildTrace = TracedStatements()

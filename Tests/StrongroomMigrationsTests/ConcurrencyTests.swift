@@ -24,14 +24,14 @@ struct ConcurrencyTests {
         return process
     }
 
-    @Test func twoRunnersApplyEachVersionExactlyOnce() throws {
+    @Test func twoRunnersApplyEachVersionExactlyOnce() async throws {
         f.write("0001_log.sql", "CREATE TABLE log(version INTEGER); INSERT INTO log VALUES (1);")
         for v in 2...8 {
             f.write(String(format: "%04d_step.sql", v), "INSERT INTO log VALUES (\(v)); CREATE TABLE t\(v) AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) SELECT i FROM n;")
         }
         try f.open().close()
         let runners = try (0..<3).map { _ in try migrateProcess() }
-        for runner in runners { runner.waitUntilExit() }
+        for runner in runners { await runner.ended() }
         #expect(runners.allSatisfy { $0.terminationStatus == 0 })
         let db = try f.open()
         #expect(try db.fetchAll(Int.self, sql: "SELECT version FROM log ORDER BY version") == Array(1...8))
@@ -78,7 +78,7 @@ struct ConcurrencyTests {
     /// random moments: every time the database opens with its key, is at the
     /// version before or after the migration, passes integrity_check and has
     /// all its rows.
-    @Test func sigkillDuringAMigrationNeverDamagesTheDatabase() throws {
+    @Test func sigkillDuringAMigrationNeverDamagesTheDatabase() async throws {
         let baseRows = 5000
         f.write("0001_base.sql", """
             CREATE TABLE account(id INTEGER PRIMARY KEY, owner TEXT NOT NULL, balance INTEGER NOT NULL, fax TEXT);
@@ -109,9 +109,9 @@ struct ConcurrencyTests {
         let clock = ContinuousClock()
         let started = clock.now
         let full = try migrateProcess()
-        full.waitUntilExit()
+        let end = await full.ended()
         #expect(full.terminationStatus == 0)
-        let duration = clock.now - started
+        let duration = end - started
         let window = Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
 
         var trials = CrashTrials("migrate with a table rebuild (strongroom migrate)", defaultCount: 24)
@@ -123,7 +123,7 @@ struct ConcurrencyTests {
             // aimed at the migration's writes (see CrashTrials.waitForKill).
             let databasePath = f.databasePath
             trials.waitForKill(window: window, since: .now) { CrashTrials.hasBegunWriting(databasePath) }
-            let (killed, failure) = CrashTrials.kill(runner)
+            let (killed, failure) = await CrashTrials.kill(runner)
             #expect(failure == nil, "attempt \(attempt): the runner \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
 
@@ -161,7 +161,7 @@ struct ConcurrencyTests {
             var finished = true
             if version == 1 {
                 let rerun = try migrateProcess()
-                rerun.waitUntilExit()
+                await rerun.ended()
                 let after = try f.open()
                 finished = try rerun.terminationStatus == 0 && f.migrator().currentVersion(after) == 2 && f.count(after, "ledger") == 200_000
                     && after.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"]

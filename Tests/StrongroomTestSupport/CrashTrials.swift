@@ -155,12 +155,12 @@ public struct CrashTrials {
     }
 
     /// Sends SIGKILL to `process` unless it has already exited, waits for
-    /// it, and tells how it ended: `true` when the kill ended it, `false`
+    /// it (off the cooperative pool: ``OffThePool``), and tells how it ended: `true` when the kill ended it, `false`
     /// when it exited first. A death by any other signal, or an exit with
     /// another status than `expectedStatus`, is a failure the caller records.
-    public static func kill(_ process: Process, expectedStatus: Int32 = 0) -> (killed: Bool, failure: String?) {
+    public static func kill(_ process: Process, expectedStatus: Int32 = 0) async -> (killed: Bool, failure: String?) {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        await process.ended()
         switch process.terminationReason {
         case .uncaughtSignal:
             return process.terminationStatus == SIGKILL ? (true, nil) : (true, "died of signal \(process.terminationStatus), not the SIGKILL")

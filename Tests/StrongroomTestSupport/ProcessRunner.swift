@@ -10,6 +10,21 @@ public struct ProcessResult: Sendable {
 public enum ProcessRunner {
     /// Runs `executable` with `arguments`; `input` is written to its standard input
     /// (secrets travel this way, never in `arguments`).
+    ///
+    /// The wait happens on a thread of its own (``OffThePool``): the awaiting
+    /// test holds no thread of the cooperative pool while the child runs. An
+    /// async caller gets this one; the synchronous one below is for the
+    /// places that cannot await (a static's initializer, a helper of a
+    /// synchronous test), and holds its thread until the child ends, so it
+    /// is for children that end within a second or so.
+    public static func run(_ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil, currentDirectory: String? = nil) async throws -> ProcessResult {
+        try await OffThePool.run {
+            try run(executable, arguments, input: input, environment: environment, currentDirectory: currentDirectory)
+        }
+    }
+
+    /// Runs `executable` with `arguments` and waits for it on the caller's
+    /// thread; in async code, the `async` overload above is chosen instead.
     public static func run(_ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil, currentDirectory: String? = nil) throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

@@ -83,7 +83,7 @@ public enum PseudoTerminal {
     /// Runs `executable` with `arguments` in `directory` on a new pseudo-terminal,
     /// taking `steps`; killed (and `<killed: time limit>` shown) after `limit` seconds.
     public static func run(_ executable: String, _ arguments: [String], in directory: String, steps: [Step],
-                           limit: Double = 60) throws -> Result {
+                           limit: Double = 60) async throws -> Result {
         let encoded = steps.map { step -> [String] in
             switch step {
             case .expect(let text): return ["expect", text]
@@ -92,7 +92,7 @@ public enum PseudoTerminal {
             }
         }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: encoded), as: UTF8.self)
-        let run = try ProcessRunner.run("/usr/bin/python3", ["-c", driver, json, directory, executable, String(limit)] + arguments)
+        let run = try await ProcessRunner.run("/usr/bin/python3", ["-c", driver, json, directory, executable, String(limit)] + arguments)
         guard let object = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any],
               let status = object["status"] as? Int, let seconds = object["seconds"] as? Double, let screen = object["screen"] as? String else {
             throw FixtureError("the pseudo-terminal driver failed: \(run.stdout) \(run.stderr)")

@@ -12,10 +12,10 @@ import Foundation
 /// library there (`LD_LIBRARY_PATH`, which an rpath's `RUNPATH` yields to).
 public enum Unprivileged {
     /// Runs `strongroom arguments` as `nobody`, in `currentDirectory`.
-    public static func run(_ arguments: [String], environment: [String: String] = [:], currentDirectory: String) throws -> ProcessResult {
+    public static func run(_ arguments: [String], environment: [String: String] = [:], currentDirectory: String) async throws -> ProcessResult {
         let setpriv = ProcessRunner.which("setpriv") ?? "/usr/bin/setpriv"
         let copy = try readableCopy.get()
-        return try ProcessRunner.run(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", copy.binary] + arguments,
+        return try await ProcessRunner.run(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", copy.binary] + arguments,
                                      environment: environment.merging(["LD_LIBRARY_PATH": copy.libraryDirectory]) { $1 },
                                      currentDirectory: currentDirectory)
     }

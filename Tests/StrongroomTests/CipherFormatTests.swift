@@ -130,7 +130,7 @@ struct CipherFormatTests {
     /// readers get the key derived once with the file's own KDF (SHA-256
     /// here), and in the engine's own shell given the same pragmas; without
     /// them the key is wrong (not legacy). SQLCipher 3 has SHA-1 only.
-    @Test func otherHMACAndKDFAlgorithmsOpenInConnectionsPoolsAndTheShell() throws {
+    @Test func otherHMACAndKDFAlgorithmsOpenInConnectionsPoolsAndTheShell() async throws {
         let path = dir.file("algorithms.db")
         var config = Configuration(key: try .passphrase("algorithm pass"))
         config.hmacAlgorithm = .sha256
@@ -156,7 +156,7 @@ struct CipherFormatTests {
         let sums = try (0..<4).map { _ in try pool.read { try $0.fetchOne(Int.self, sql: "SELECT sum(x) FROM t") } }
         #expect(sums == [3, 3, 3, 3])
         #expect(!lines.lines.contains { $0.contains("stretch the passphrase") }, "\(lines.lines)")
-        let shell = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: """
+        let shell = try await ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: """
             PRAGMA key = 'algorithm pass';
             PRAGMA cipher_page_size = 2048;
             PRAGMA kdf_iter = 10000;

@@ -9,13 +9,13 @@ import Testing
 struct FileLockTests {
     let dir = TemporaryDirectory()
 
-    func otherProcessCanWrite(_ path: String, keyHex: String) throws -> Bool {
+    func otherProcessCanWrite(_ path: String, keyHex: String) async throws -> Bool {
         let shell = try #require(ProcessRunner.which("sqlcipher"))
-        let result = try ProcessRunner.run(shell, [path], input: "PRAGMA key = \"x'\(keyHex)'\";\nBEGIN IMMEDIATE;\nINSERT INTO t VALUES (2);\nCOMMIT;\n")
+        let result = try await ProcessRunner.run(shell, [path], input: "PRAGMA key = \"x'\(keyHex)'\";\nBEGIN IMMEDIATE;\nINSERT INTO t VALUES (2);\nCOMMIT;\n")
         return result.status == 0 && !result.stderr.contains("locked")
     }
 
-    @Test func openingAnotherConnectionKeepsTheWriteLock() throws {
+    @Test func openingAnotherConnectionKeepsTheWriteLock() async throws {
         let keyPath = dir.file("k.key")
         let key = DatabaseKey.generate()
         try KeyFile.write(key, to: keyPath)
@@ -27,18 +27,18 @@ struct FileLockTests {
         try holder.execute(sql: "CREATE TABLE t(x)")
         try holder.execute(sql: "BEGIN IMMEDIATE")
         try holder.execute(sql: "INSERT INTO t VALUES (1)")
-        #expect(!(try otherProcessCanWrite(path, keyHex: keyHex)))
+        #expect(!(try await otherProcessCanWrite(path, keyHex: keyHex)))
 
         // Opening more connections in this process reads the file's header.
         for _ in 0..<3 { _ = try Connection(path: path, configuration: config) }
         var readOnly = config
         readOnly.readOnly = true
         _ = try Connection(path: path, configuration: readOnly)
-        #expect(!(try otherProcessCanWrite(path, keyHex: keyHex)), "a connection's open released the holder's lock")
+        #expect(!(try await otherProcessCanWrite(path, keyHex: keyHex)), "a connection's open released the holder's lock")
 
         // The hazard itself: a plain open/close of the file drops the lock.
         close(open(path, O_RDONLY))
-        #expect(try otherProcessCanWrite(path, keyHex: keyHex))
+        #expect(try await otherProcessCanWrite(path, keyHex: keyHex))
         try? holder.execute(sql: "ROLLBACK")
     }
 }

@@ -70,10 +70,10 @@ struct KeyCommandTests {
     /// A service's command, with no controlling terminal (`setsid`): at the
     /// timeout its whole process group goes, what it started in the background too.
     /// (With a terminal the command belongs to the caller's job, and only its shell is killed.)
-    @Test func aCommandThatHangsIsKilledWithEverythingItStarted() throws {
+    @Test func aCommandThatHangsIsKilledWithEverythingItStarted() async throws {
         let pidFile = dir.file("grandchild.pid")
         let started = ContinuousClock.now
-        let result = try withoutTerminal(["--command-timeout", "0.5", "--key-command", "sleep 300 & echo $! > '\(pidFile)'; wait"])
+        let result = try await withoutTerminal(["--command-timeout", "0.5", "--key-command", "sleep 300 & echo $! > '\(pidFile)'; wait"])
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 69 && result.stderr.contains("did not finish within 0.5 s"), "\(result.stderr)")
         // Far below the 300 s the command would run: a loaded machine's delay is no verdict.
@@ -83,8 +83,8 @@ struct KeyCommandTests {
     }
 
     /// `strongroom status` on `database` with `options` in a session of its own, with no controlling terminal, as a service runs.
-    func withoutTerminal(_ options: [String], database: String? = nil) throws -> ProcessResult {
-        try ProcessRunner.run("/usr/bin/setsid", ["-w", Fixtures.strongroomBinary, "status", "--database", database ?? dir.file("none.db")] + options,
+    func withoutTerminal(_ options: [String], database: String? = nil) async throws -> ProcessResult {
+        try await ProcessRunner.run("/usr/bin/setsid", ["-w", Fixtures.strongroomBinary, "status", "--database", database ?? dir.file("none.db")] + options,
                               currentDirectory: dir.path)
     }
 
@@ -134,9 +134,9 @@ struct KeyCommandTests {
         ("failed", "echo 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef; sleep 300 & echo $! > '%@'; exit 3", 69, "exit status 3"),
         ("too long", "sleep 300 & echo $! > '%@'; printf %0100d 0; exit 0", 65, "more than"),
     ])
-    func whatAnExitedShellLeftRunningIsKilledToo(what: String, command: String, status: Int32, saying: String) throws {
+    func whatAnExitedShellLeftRunningIsKilledToo(what: String, command: String, status: Int32, saying: String) async throws {
         let pidFile = dir.file("left-\(what.replacingOccurrences(of: " ", with: "-")).pid")
-        let result = try withoutTerminal(["--command-timeout", "2", "--key-command", command.replacingOccurrences(of: "%@", with: pidFile)])
+        let result = try await withoutTerminal(["--command-timeout", "2", "--key-command", command.replacingOccurrences(of: "%@", with: pidFile)])
         #expect(result.status == status && result.stderr.contains(saying), "\(what): \(result.stderr)")
         try expectGone(pidFile, "\(what): the process the command left behind is still running")
     }
@@ -145,14 +145,14 @@ struct KeyCommandTests {
     /// background process that holds its standard output, gives the key at
     /// once (not a "did not finish" at the timeout), and in a service what
     /// it left running is killed.
-    @Test func aKeyPrintedByAShellThatExitedIsTakenThoughAChildHoldsItsOutput() throws {
+    @Test func aKeyPrintedByAShellThatExitedIsTakenThoughAChildHoldsItsOutput() async throws {
         let (database, keyFile) = try database()
         let pidFile = dir.file("holder.pid")
         // The background `sleep` inherits the command's standard output.
         let command = "cat '\(keyFile)'; sleep 300 & echo $! > '\(pidFile)'"
         let started = ContinuousClock.now
         // Waiting for the child would end at the timeout, a failure (status 69) whatever the machine's speed.
-        let result = try withoutTerminal(["--command-timeout", "120", "--key-command", command], database: database)
+        let result = try await withoutTerminal(["--command-timeout", "120", "--key-command", command], database: database)
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 0 && result.stdout.contains("key command"), "\(result.status) \(result.stderr)")
         #expect(elapsed < .seconds(60), "\(elapsed)")

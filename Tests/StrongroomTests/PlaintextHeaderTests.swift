@@ -21,7 +21,7 @@ struct PlaintextHeaderTests {
         return configuration
     }
 
-    @Test func itOpensInConnectionsPoolsAndTheShellGivenTheSamePragmas() throws {
+    @Test func itOpensInConnectionsPoolsAndTheShellGivenTheSamePragmas() async throws {
         for (name, key, shellKey) in [("passphrase", try DatabaseKey.passphrase("header pass"), "'header pass'"),
                                       ("raw", DatabaseKey.generate(), nil)] {
             let path = dir.file("\(name).db")
@@ -56,7 +56,7 @@ struct PlaintextHeaderTests {
             #expect(!lines.lines.contains { $0.contains("stretch the passphrase") }, "\(lines.lines)")
             try pool.close()
             if let shellKey {
-                let shell = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: """
+                let shell = try await ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: """
                     PRAGMA key = \(shellKey);
                     PRAGMA cipher_plaintext_header_size = 32;
                     PRAGMA cipher_salt = "x'\(Self.saltHex)'";

@@ -114,7 +114,7 @@ struct PoolTests {
     /// passphrase stretched 20,000 times, HMAC off) opens when the
     /// configuration says so, in a connection and in a pool, whose one-time
     /// derivation uses the writer's iterations.
-    @Test func otherCipherSettingsOpenInConnectionsAndPools() throws {
+    @Test func otherCipherSettingsOpenInConnectionsAndPools() async throws {
         let path = dir.file("k.db")
         var settings = Configuration(key: try .passphrase("settings pass"))
         settings.kdfIterations = 20_000
@@ -122,7 +122,7 @@ struct PoolTests {
         try Connection(path: path, configuration: settings).execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         // The stock shell agrees on what the file is.
         // The linked engine's own shell (the 4.x one first on PATH when the tests run on SQLCipher 4).
-        let shell = try ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: "PRAGMA key = 'settings pass';\nPRAGMA kdf_iter = 20000;\nPRAGMA cipher_use_hmac = OFF;\nSELECT count(*) FROM t;\n")
+        let shell = try await ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [path], input: "PRAGMA key = 'settings pass';\nPRAGMA kdf_iter = 20000;\nPRAGMA cipher_use_hmac = OFF;\nSELECT count(*) FROM t;\n")
         #expect(shell.stdout.contains("1"), "\(shell.stdout) \(shell.stderr)")
         // Without the settings the key does not open it.
         let plain = #expect(throws: StrongroomError.self) { try Connection(path: path, configuration: Configuration(key: try .passphrase("settings pass"))) }

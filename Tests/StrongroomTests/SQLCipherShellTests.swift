@@ -21,29 +21,29 @@ struct SQLCipherShellTests {
         return path
     }
 
-    @Test func opensWithTheRawKeyFromAKeyFile() throws {
+    @Test func opensWithTheRawKeyFromAKeyFile() async throws {
         let keyPath = dir.file("interop.key")
         let key = DatabaseKey.generate()
         try KeyFile.write(key, to: keyPath)
         let path = try makeDatabase(key: key)
         let hex = String(decoding: Fixtures.bytes(of: keyPath), as: UTF8.self).trimmingCharacters(in: .newlines)
-        let result = try ProcessRunner.run(try shell(), [path], input: "PRAGMA key = \"x'\(hex)'\";\nSELECT x FROM t;\n")
+        let result = try await ProcessRunner.run(try shell(), [path], input: "PRAGMA key = \"x'\(hex)'\";\nSELECT x FROM t;\n")
         #expect(result.stdout.contains("visible with the key"), "\(result.stderr)")
 
-        let wrong = try ProcessRunner.run(try shell(), [path], input: "PRAGMA key = \"x'\(String(repeating: "00", count: 32))'\";\nSELECT x FROM t;\n")
+        let wrong = try await ProcessRunner.run(try shell(), [path], input: "PRAGMA key = \"x'\(String(repeating: "00", count: 32))'\";\nSELECT x FROM t;\n")
         #expect(!wrong.stdout.contains("visible with the key"))
         #expect(wrong.stderr.contains("not a database"))
     }
 
-    @Test func opensWithThePassphrase() throws {
+    @Test func opensWithThePassphrase() async throws {
         let path = try makeDatabase(key: try .passphrase("it's a passphrase"))
-        let result = try ProcessRunner.run(try shell(), [path], input: "PRAGMA key = 'it''s a passphrase';\nSELECT x FROM t;\n")
+        let result = try await ProcessRunner.run(try shell(), [path], input: "PRAGMA key = 'it''s a passphrase';\nSELECT x FROM t;\n")
         #expect(result.stdout.contains("visible with the key"), "\(result.stderr)")
     }
 
-    @Test func weOpenWhatTheShellEncrypts() throws {
+    @Test func weOpenWhatTheShellEncrypts() async throws {
         let path = dir.file("shell.db")
-        let result = try ProcessRunner.run(try shell(), [path], input: "PRAGMA key = 'made by the shell';\nCREATE TABLE s(v); INSERT INTO s VALUES (7);\n")
+        let result = try await ProcessRunner.run(try shell(), [path], input: "PRAGMA key = 'made by the shell';\nCREATE TABLE s(v); INSERT INTO s VALUES (7);\n")
         #expect(result.status == 0, "\(result.stderr)")
         let db = try Connection(path: path, configuration: Configuration(key: try .passphrase("made by the shell")))
         #expect(try db.fetchOne(Int.self, sql: "SELECT v FROM s") == 7)

@@ -156,19 +156,19 @@ struct WrappedKeyFileTests {
 
     /// The format in Keys/README.md is enough to read and write the files:
     /// a Python reader and writer made from it alone agree with this one.
-    @Test func aSecondImplementationFromTheFormatDocumentReadsAndWritesThem() throws {
+    @Test func aSecondImplementationFromTheFormatDocumentReadsAndWritesThem() async throws {
         let script = Fixtures.repositoryRoot + "/Tests/StrongroomTests/Decoder/wrapped_key_file.py"
         let (database, path) = try wrappedDatabase()
         let plainKey = try KeyFile.read(at: path, unwrappingWith: .bytes(Self.secret(Self.passphrase)))
         try KeyFile.write(plainKey, to: dir.file("plain.key"))
         let plainDigest = Hex.encode(SHA256.hash(Fixtures.bytes(of: dir.file("plain.key"))))
 
-        let opened = try ProcessRunner.run("/usr/bin/python3", [script, "open", path], input: Self.passphrase + "\n")
+        let opened = try await ProcessRunner.run("/usr/bin/python3", [script, "open", path], input: Self.passphrase + "\n")
         #expect(opened.status == 0 && opened.stdout == "1 \(plainDigest)\n", "\(opened.stderr)")
-        let refused = try ProcessRunner.run("/usr/bin/python3", [script, "open", path], input: "wrong\n")
+        let refused = try await ProcessRunner.run("/usr/bin/python3", [script, "open", path], input: "wrong\n")
         #expect(refused.status != 0 && refused.stderr.contains("InvalidTag"))
 
-        let written = try ProcessRunner.run("/usr/bin/python3", [script, "wrap", "1", dir.file("plain.key"), dir.file("python.wrapped")],
+        let written = try await ProcessRunner.run("/usr/bin/python3", [script, "wrap", "1", dir.file("plain.key"), dir.file("python.wrapped")],
                                             input: "python's passphrase\n")
         #expect(written.status == 0, "\(written.stderr)")
         let key = try KeyFile.read(at: dir.file("python.wrapped"), unwrappingWith: .bytes(Self.secret("python's passphrase")))

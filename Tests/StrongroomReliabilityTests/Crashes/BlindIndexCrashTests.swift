@@ -18,8 +18,8 @@ struct BlindIndexCrashTests {
     static let old = BlindIndex("email_folded", on: "email", in: "customer", bits: 16, transformations: [.normalizedCaseFolded])
     static let new = BlindIndex("email_folded", on: "email", in: "customer", bits: 10, transformations: [.normalizedCaseFolded])
 
-    func cli(_ arguments: [String]) throws -> ProcessResult {
-        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
+    func cli(_ arguments: [String]) async throws -> ProcessResult {
+        try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
     }
 
     func start(_ arguments: [String]) throws -> Process {
@@ -36,9 +36,9 @@ struct BlindIndexCrashTests {
     static func email(_ id: Int) -> String { id % 2 == 0 ? "Person\(id)@Example.com" : "person\(id)@example.com" }
 
     /// `seeded.db`: customers imported with the e-mail sealed and the 16-bit index.
-    func prepare() throws -> (DatabaseKey, FieldKeyring) {
-        #expect(try cli(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try cli(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+    func prepare() async throws -> (DatabaseKey, FieldKeyring) {
+        #expect(try await cli(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await cli(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         let plain = try Connection(path: dir.file("plain.sqlite"), configuration: .plaintext)
         try plain.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT NOT NULL, country TEXT)")
         try plain.inTransaction(.immediate) { db in
@@ -47,7 +47,7 @@ struct BlindIndexCrashTests {
             }
         }
         plain.close()
-        let imported = try cli(["import", "--from", "plain.sqlite", "--database", "seeded.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
+        let imported = try await cli(["import", "--from", "plain.sqlite", "--database", "seeded.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
                                 "--seal", "customer.email", "--index", "customer.email_folded=email:nfkc-casefold/16"])
         #expect(imported.status == 0, "\(imported.stderr)")
         return (try DatabaseKey.load(keyFile: dir.file("db.key")), try FieldKeyring.load(from: dir.file("fields.keyring")))
@@ -107,16 +107,16 @@ struct BlindIndexCrashTests {
         return picture
     }
 
-    @Test func aKilledRebuildKeepsEveryRowAndTheNextRunLeavesNoStaleIndex() throws {
-        let (key, keyring) = try prepare()
+    @Test func aKilledRebuildKeepsEveryRowAndTheNextRunLeavesNoStaleIndex() async throws {
+        let (key, keyring) = try await prepare()
         let add = ["fields", "index", "add", "--database", "db.sqlite", "--key-file", "db.key", "--field-keys", "fields.keyring",
                    "customer.email_folded=email:nfkc-casefold/10", "--batch-size", "250"]
         try reset()
         let clock = ContinuousClock(), started = clock.now
         let full = try start(add)
-        full.waitUntilExit()
+        let end = await full.ended()
         #expect(full.terminationStatus == 0, "an uninterrupted rebuild")
-        let window = CrashTrials.milliseconds(clock.now - started)
+        let window = CrashTrials.milliseconds(end - started)
         let finished = try picture(key: key, keyring: keyring)
         #expect(finished.bits == 10 && finished.state == .ready && finished.staleBehindCursor == 0, "\(finished)")
 
@@ -125,7 +125,7 @@ struct BlindIndexCrashTests {
             try reset()
             let runner = try start(add)
             trials.waitForKill(window: window, since: .now, hasWritten: { CrashTrials.hasBegunWriting(dir.file("db.sqlite")) })
-            let (killed, failure) = CrashTrials.kill(runner)
+            let (killed, failure) = await CrashTrials.kill(runner)
             #expect(failure == nil, "trial \(trial): \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             let crash = try picture(key: key, keyring: keyring)
@@ -137,7 +137,7 @@ struct BlindIndexCrashTests {
             #expect(held, "trial \(trial): \(crash)")
 
             let rerun = try start(add)
-            rerun.waitUntilExit()
+            await rerun.ended()
             let after = try picture(key: key, keyring: keyring)
             let done = rerun.terminationStatus == 0 && after.healthy && after.valuesIntact && after.bits == 10 && after.state == .ready
                 && after.staleBehindCursor == 0 && after.neither == 0

@@ -39,7 +39,7 @@ struct ImportCrashTests {
             && (try? db.fetchOne(Int.self, sql: "SELECT sum(total) FROM invoice")) == Self.rows * (Self.rows + 1) / 2
     }
 
-    @Test func aKilledImportLeavesNothingOrTheWholeCopy() throws {
+    @Test func aKilledImportLeavesNothingOrTheWholeCopy() async throws {
         let key = DatabaseKey.generate()
         try KeyFile.write(key, to: dir.file("db.key"))
         do {
@@ -64,9 +64,9 @@ struct ImportCrashTests {
         let clock = ContinuousClock()
         let started = clock.now
         let full = try importProcess()
-        full.waitUntilExit()
+        let end = await full.ended()
         #expect(full.terminationStatus == 0)
-        let window = CrashTrials.milliseconds(clock.now - started)
+        let window = CrashTrials.milliseconds(end - started)
         #expect(isWholeCopy(key: key))
 
         var trials = CrashTrials("plaintext import (strongroom import)", defaultCount: 12)
@@ -74,7 +74,7 @@ struct ImportCrashTests {
             reset()
             let importer = try importProcess()
             usleep(trials.nextKillDelay(window: window))
-            let (killed, failure) = CrashTrials.kill(importer)
+            let (killed, failure) = await CrashTrials.kill(importer)
             #expect(failure == nil, "trial \(trial): the import \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             // Inside the import: its temporary copy had been made.
@@ -90,7 +90,7 @@ struct ImportCrashTests {
             var finished = true
             if !exists {
                 let rerun = try importProcess()
-                rerun.waitUntilExit()
+                await rerun.ended()
                 finished = rerun.terminationStatus == 0 && isWholeCopy(key: key) && leftovers().isEmpty
                 #expect(finished, "trial \(trial): the next run; left beside it: \(leftovers())")
             }

@@ -46,7 +46,7 @@ struct RekeyCrashTests {
     }
 
     @Test(arguments: Path.allCases)
-    func aKilledRekeyLeavesAFileThatOneOfTheTwoKeysOpens(_ path: Path) throws {
+    func aKilledRekeyLeavesAFileThatOneOfTheTwoKeysOpens(_ path: Path) async throws {
         let oldKey = DatabaseKey.generate(), newKey = DatabaseKey.generate()
         try KeyFile.write(oldKey, to: dir.file("old.key"))
         try KeyFile.write(newKey, to: dir.file("new.key"))
@@ -72,9 +72,9 @@ struct RekeyCrashTests {
         let clock = ContinuousClock()
         let started = clock.now
         let full = try rekeyProcess(database, path)
-        full.waitUntilExit()
+        let end = await full.ended()
         #expect(full.terminationStatus == 0)
-        let elapsed = clock.now - started
+        let elapsed = end - started
         let window = CrashTrials.milliseconds(elapsed)
         #expect(keysThatOpen(database, [oldKey, newKey]) == [1])
 
@@ -100,7 +100,7 @@ struct RekeyCrashTests {
             try reset()
             let rekey = try rekeyProcess(database, path)
             usleep(trials.nextKillDelay(window: window))
-            let (killed, failure) = CrashTrials.kill(rekey)
+            let (killed, failure) = await CrashTrials.kill(rekey)
             #expect(failure == nil, "trial \(trial): the rekey \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             // What SIGKILL left, before anything opens it: frames in the WAL
@@ -139,7 +139,7 @@ struct RekeyCrashTests {
             // the new key, a rekey with the old key is refused (wrong key, 65)
             // and the file stays as it is.
             let again = try rekeyProcess(database, path)
-            again.waitUntilExit()
+            await again.ended()
             let finished = try again.terminationStatus == (which == 0 ? 0 : 65)
                 && keysThatOpenTheCrashState() == [1] && intact(under: newKey, probe)
             #expect(finished, "trial \(trial): after the second run (exit \(again.terminationStatus))")

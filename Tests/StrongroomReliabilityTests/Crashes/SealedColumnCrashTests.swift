@@ -18,8 +18,8 @@ struct SealedColumnCrashTests {
     let dir = TemporaryDirectory()
     static let rows = 40_000
 
-    func cli(_ arguments: [String]) throws -> ProcessResult {
-        try ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
+    func cli(_ arguments: [String]) async throws -> ProcessResult {
+        try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
     }
 
     func start(_ arguments: [String]) throws -> Process {
@@ -42,9 +42,9 @@ struct SealedColumnCrashTests {
     /// reference them) migrated into `seeded-v1.db`, and the migration
     /// `strongroom diff` writes from a model without the fax and with the
     /// e-mail sealed.
-    func prepare() throws -> (databaseKey: DatabaseKey, keyring: String) {
-        #expect(try cli(["keygen", "--out", "db.key"]).status == 0)
-        #expect(try cli(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+    func prepare() async throws -> (databaseKey: DatabaseKey, keyring: String) {
+        #expect(try await cli(["keygen", "--out", "db.key"]).status == 0)
+        #expect(try await cli(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         try write("0001_initial.sql", """
             CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT, fax TEXT);
             CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customer(id), total INTEGER NOT NULL);
@@ -53,7 +53,7 @@ struct SealedColumnCrashTests {
             INSERT INTO orders(customer_id, total) SELECT id, id FROM customer;
             CREATE INDEX orders_customer ON orders(customer_id);
             """)
-        let seeded = try cli(["migrate", "--database", "seeded-v1.db", "--key-file", "db.key"])
+        let seeded = try await cli(["migrate", "--database", "seeded-v1.db", "--key-file", "db.key"])
         #expect(seeded.status == 0, "\(seeded.stderr)")
         try write("schema.sql", """
             CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT);
@@ -64,7 +64,7 @@ struct SealedColumnCrashTests {
               PRIMARY KEY (table_name, column_name));
             INSERT INTO strongroom_sealed_columns VALUES ('customer', 'email', 'randomized', NULL);
             """)
-        let diff = try cli(["diff", "--allow-destructive", "--name", "seal_email"])
+        let diff = try await cli(["diff", "--allow-destructive", "--name", "seal_email"])
         #expect(diff.status == 0, "\(diff.stderr)")
         let written = try String(contentsOfFile: dir.file("Migrations/0002_seal_email.sql"), encoding: .utf8)
         #expect(written.contains("-- strongroom: rebuild") && written.contains("strongroom_seal"), "the diff wrote:\n\(written)")
@@ -119,24 +119,24 @@ struct SealedColumnCrashTests {
     }
 
     /// How long an uninterrupted run of `arguments` takes from `seeded`, in milliseconds.
-    func window(_ arguments: [String], from seeded: String) throws -> Int {
+    func window(_ arguments: [String], from seeded: String) async throws -> Int {
         try reset(from: seeded)
         let clock = ContinuousClock(), started = clock.now
         let full = try start(arguments)
-        full.waitUntilExit()
+        let end = await full.ended()
         #expect(full.terminationStatus == 0, "an uninterrupted \(arguments[0])")
-        return CrashTrials.milliseconds(clock.now - started)
+        return CrashTrials.milliseconds(end - started)
     }
 
     /// One trial's run: `arguments` on a fresh copy of `seeded`, killed at a
     /// random moment of `window` milliseconds (or after it exits).
     func killRandomly(_ arguments: [String], from seeded: String, window: Int, trial: Int, _ trials: inout CrashTrials,
-                      aimedAtWrites: Bool = false) throws -> (killed: Bool, failure: String?) {
+                      aimedAtWrites: Bool = false) async throws -> (killed: Bool, failure: String?) {
         try reset(from: seeded)
         let runner = try start(arguments)
         let database = dir.file("db.sqlite")
         trials.waitForKill(window: window, since: .now, hasWritten: aimedAtWrites ? { CrashTrials.hasBegunWriting(database) } : nil)
-        let (killed, failure) = CrashTrials.kill(runner)
+        let (killed, failure) = await CrashTrials.kill(runner)
         #expect(failure == nil, "trial \(trial): \(arguments.prefix(2).joined(separator: " ")) \(failure ?? "")")
         if killed { trials.killedBeforeExit += 1 }
         return (killed, failure)
@@ -151,13 +151,13 @@ struct SealedColumnCrashTests {
             || Fixtures.bytes(of: database) != Fixtures.bytes(of: dir.file(seeded))
     }
 
-    @Test func aKilledDiffWrittenMigrationIsAtOneVersionOrTheOtherWithEveryValue() throws {
-        let (key, keyring) = try prepare()
+    @Test func aKilledDiffWrittenMigrationIsAtOneVersionOrTheOtherWithEveryValue() async throws {
+        let (key, keyring) = try await prepare()
         let migrate = ["migrate", "--database", "db.sqlite", "--key-file", "db.key", "--field-keys", "fields.keyring"]
-        let window = try window(migrate, from: "seeded-v1.db")
+        let window = try await window(migrate, from: "seeded-v1.db")
         var trials = CrashTrials("diff-written migration: a rebuild and a column sealed (strongroom migrate --field-keys)", defaultCount: 12)
         for trial in 0..<trials.count {
-            let (killed, failure) = try killRandomly(migrate, from: "seeded-v1.db", window: window, trial: trial, &trials, aimedAtWrites: true)
+            let (killed, failure) = try await killRandomly(migrate, from: "seeded-v1.db", window: window, trial: trial, &trials, aimedAtWrites: true)
             // Inside: the runner held its lock. Until its commit the changed
             // pages stay in its 64 MiB cache: a kill before then finds nothing
             // written (begun), and the kills are aimed at the writes.
@@ -173,7 +173,7 @@ struct SealedColumnCrashTests {
             var finished = true
             if crash.version == 1 {
                 let rerun = try start(migrate)
-                rerun.waitUntilExit()
+                await rerun.ended()
                 let after = try picture(of: dir.file("db.sqlite"), key: key, keyring: keyring)
                 finished = rerun.terminationStatus == 0 && after.version == 2 && after.healthy && after.emailsIntact
                 #expect(finished, "trial \(trial): the next run (exit \(rerun.terminationStatus)): \(after)")
@@ -188,18 +188,18 @@ struct SealedColumnCrashTests {
         #expect(trials.shortfall == nil, "\(trials.shortfall ?? "")")
     }
 
-    @Test func aKilledKeyRotationLeavesEveryValueOpeningUnderOneKeyOrTheOther() throws {
-        let (key, keyring) = try prepare()
+    @Test func aKilledKeyRotationLeavesEveryValueOpeningUnderOneKeyOrTheOther() async throws {
+        let (key, keyring) = try await prepare()
         // Both migrations, the e-mails sealed under field key 1; then key 2 made active.
-        let sealed = try cli(["migrate", "--database", "seeded-v2.db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
+        let sealed = try await cli(["migrate", "--database", "seeded-v2.db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
         #expect(sealed.status == 0, "\(sealed.stderr)")
-        #expect(try cli(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
-        #expect(try cli(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
+        #expect(try await cli(["fields", "add-key", "--field-keys", "fields.keyring"]).status == 0)
+        #expect(try await cli(["fields", "activate", "--field-keys", "fields.keyring", "--key-id", "2"]).status == 0)
         let rotate = ["fields", "rotate", "--database", "db.sqlite", "--key-file", "db.key", "--field-keys", "fields.keyring", "--batch-size", "500"]
-        let window = try window(rotate, from: "seeded-v2.db")
+        let window = try await window(rotate, from: "seeded-v2.db")
         var trials = CrashTrials("field-key rotation (strongroom fields rotate)", defaultCount: 12)
         for trial in 0..<trials.count {
-            let (killed, failure) = try killRandomly(rotate, from: "seeded-v2.db", window: window, trial: trial, &trials)
+            let (killed, failure) = try await killRandomly(rotate, from: "seeded-v2.db", window: window, trial: trial, &trials)
             let crash = try picture(of: dir.file("db.sqlite"), key: key, keyring: keyring)
             let underNew = crash.keyIDs[2] ?? 0
             let outcome = underNew == 0 ? "all under key 1" : underNew == Self.rows ? "all under key 2" : "part re-sealed"
@@ -210,7 +210,7 @@ struct SealedColumnCrashTests {
             #expect(held, "trial \(trial): \(crash)")
 
             let rerun = try start(rotate)
-            rerun.waitUntilExit()
+            await rerun.ended()
             let after = try picture(of: dir.file("db.sqlite"), key: key, keyring: keyring)
             let finished = rerun.terminationStatus == 0 && after.healthy && after.emailsIntact && after.keyIDs == [2: Self.rows]
             #expect(finished, "trial \(trial): the next run (exit \(rerun.terminationStatus)): \(after)")

@@ -49,7 +49,7 @@ struct UpgradeCrashTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix(".strongroom-") }
     }
 
-    @Test func aKilledUpgradeLeavesTheOldFileOrTheNewOneNeverNeither() throws {
+    @Test func aKilledUpgradeLeavesTheOldFileOrTheNewOneNeverNeither() async throws {
         let oldKey = DatabaseKey.generate(), newKey = DatabaseKey.generate()
         try KeyFile.write(oldKey, to: dir.file("old.key"))
         try KeyFile.write(newKey, to: dir.file("new.key"))
@@ -77,7 +77,7 @@ struct UpgradeCrashTests {
         let clock = ContinuousClock()
         let started = clock.now
         let full = try upgradeProcess(database)
-        full.waitUntilExit()
+        await full.ended()
         guard SQLCipherLibrary.nativeFormat == .sqlcipher4 else {
             // SQLCipher 3 writes this format: already current, refused (64), unchanged.
             #expect(full.terminationStatus == 64)
@@ -94,7 +94,7 @@ struct UpgradeCrashTests {
             try reset()
             let upgrade = try upgradeProcess(database)
             usleep(trials.nextKillDelay(window: window))
-            let (killed, failure) = CrashTrials.kill(upgrade)
+            let (killed, failure) = await CrashTrials.kill(upgrade)
             #expect(failure == nil, "trial \(trial): the upgrade \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             // A copy beside the file with bytes in it: the upgrade had begun writing.
@@ -128,7 +128,7 @@ struct UpgradeCrashTests {
             // file; the new one, under the new key, refuses the old key (wrong
             // key, 65) and stays as it is.
             let again = try upgradeProcess(database, errors: dir.file("again.err"))
-            again.waitUntilExit()
+            await again.ended()
             let finished = again.terminationStatus == (old ? 0 : 65) && intact(database, key: newKey, format: .sqlcipher4)
                 && temporaryCopies().isEmpty
             #expect(finished, "trial \(trial) (old file: \(old)): after the second run (exit \(again.terminationStatus): \((try? String(contentsOfFile: dir.file("again.err"), encoding: .utf8)) ?? "")), copies left: \(temporaryCopies())")

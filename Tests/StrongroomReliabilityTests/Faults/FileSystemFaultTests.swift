@@ -16,12 +16,12 @@ struct FileSystemFaultTests {
     static let rows = 500
 
     /// Runs `strongroom` as an unprivileged user, with `--json` errors.
-    func runUnprivileged(_ arguments: [String]) throws -> ProcessResult {
+    func runUnprivileged(_ arguments: [String]) async throws -> ProcessResult {
         if geteuid() == 0 {
             // A copy nobody may load, wherever the checkout lives (issue 36, item 11).
-            return try Unprivileged.run(arguments, currentDirectory: dir.path)
+            return try await Unprivileged.run(arguments, currentDirectory: dir.path)
         }
-        return try ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
+        return try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, currentDirectory: dir.path)
     }
 
     /// A database of `rows` rows and its key file, both handed to the
@@ -64,17 +64,17 @@ struct FileSystemFaultTests {
     }
 
     @Test(arguments: [Configuration.JournalMode.wal, .delete])
-    func aWriteToAReadOnlyFileIsReadOnlyAndChangesNothing(_ journal: Configuration.JournalMode) throws {
+    func aWriteToAReadOnlyFileIsReadOnlyAndChangesNothing(_ journal: Configuration.JournalMode) async throws {
         let key = try seed(journal: journal)
         // The file is read-only; its directory is not (SQLite 3.15 reads a WAL
         // database only where it can make the -shm). Sticky, as /tmp is: a
         // key file may not lie where others could replace it.
         chmod(dir.path, 0o1777)
         chmod(dir.file("app.db"), 0o444)
-        let write = try runUnprivileged(["sql", "--database", "app.db", "--key-file", "db.key", "--json", "--write", "INSERT INTO ledger(amount) VALUES (1)"])
+        let write = try await runUnprivileged(["sql", "--database", "app.db", "--key-file", "db.key", "--json", "--write", "INSERT INTO ledger(amount) VALUES (1)"])
         #expect(write.status == 77, "\(write.stdout) \(write.stderr)")
         #expect(code(write) == "read_only", "\(write.stdout)")
-        let read = try runUnprivileged(["sql", "--database", "app.db", "--key-file", "db.key", "--json", "SELECT count(*) AS n FROM ledger"])
+        let read = try await runUnprivileged(["sql", "--database", "app.db", "--key-file", "db.key", "--json", "SELECT count(*) AS n FROM ledger"])
         if journal == .wal && SQLCipherLibrary.sqliteVersionNumber < 3_022_000 {
             // SQLite 3.15 reads a WAL database only with write access to it
             // (read-only WAL came in 3.22): the error must say so. SQLite
@@ -89,11 +89,11 @@ struct FileSystemFaultTests {
         try record("read-only file (0444)", "an INSERT by its reader (strongroom sql, \(journal.rawValue))", code(write), held && code(write) == "read_only")
     }
 
-    @Test func aFileTheUserMayNotReadIsPermissionDenied() throws {
+    @Test func aFileTheUserMayNotReadIsPermissionDenied() async throws {
         let key = try seed()
         chmod(dir.file("app.db"), 0o600)
         if geteuid() != 0 { chmod(dir.file("app.db"), 0o000) }
-        let read = try runUnprivileged(["sql", "--database", "app.db", "--key-file", "db.key", "--json", "SELECT count(*) FROM ledger"])
+        let read = try await runUnprivileged(["sql", "--database", "app.db", "--key-file", "db.key", "--json", "SELECT count(*) FROM ledger"])
         #expect(read.status == 77, "\(read.stdout) \(read.stderr)")
         #expect(code(read) == "permission_denied", "\(read.stdout)")
         chmod(dir.file("app.db"), 0o600)

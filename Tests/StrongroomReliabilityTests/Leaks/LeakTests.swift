@@ -54,11 +54,11 @@ struct LeakTests {
     /// SANITIZER EXEMPTION(thread) SANITIZER EXEMPTION(address): Scripts/sanitize.sh counts them among the suppressions.
     @Test(.disabled(if: ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] != nil,
                     "gcore of a sanitized process writes its shadow memory: terabytes"))
-    func noKeyIsLeftInACoreDumpAfterTheKeysAreReleased() throws {
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "old.key"], currentDirectory: dir.path).status == 0)
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--field", "--out", "fields.keyring"], currentDirectory: dir.path).status == 0)
-        try searchCoreDump(name: "core dump", operation: "after a pool opened, sealed, read and rekeyed, then closed",
+    func noKeyIsLeftInACoreDumpAfterTheKeysAreReleased() async throws {
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "old.key"], currentDirectory: dir.path).status == 0)
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--field", "--out", "fields.keyring"], currentDirectory: dir.path).status == 0)
+        try await searchCoreDump(name: "core dump", operation: "after a pool opened, sealed, read and rekeyed, then closed",
                            arguments: ["old.key", "new.key", "fields.keyring"],
                            secrets: [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
                                      ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
@@ -71,17 +71,17 @@ struct LeakTests {
     /// field keyring wrapped, both unwrapped with a passphrase a command prints.
     @Test(.disabled(if: ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] != nil,
                     "gcore of a sanitized process writes its shadow memory: terabytes"))
-    func noKeyOrPassphraseIsLeftInACoreDumpAfterWrappedAndCommandKeysAreReleased() throws {
+    func noKeyOrPassphraseIsLeftInACoreDumpAfterWrappedAndCommandKeysAreReleased() async throws {
         let passphrase = "wrap-passphrase-" + UUID().uuidString
         try Array((passphrase + "\n").utf8).withUnsafeBytes { FileManager.default.createFile(atPath: dir.file("passphrase.txt"), contents: Data($0)) }
         for (arguments, input) in [(["keygen", "--out", "old.key"], nil), (["keygen", "--out", "new.key"], nil),
                                    (["keygen", "--field", "--out", "fields.keyring"], nil),
                                    (["key", "wrap", "--in", "old.key", "--out", "old.wrapped", "--passphrase-stdin"], passphrase),
                                    (["key", "wrap", "--in", "fields.keyring", "--out", "fields.wrapped", "--passphrase-stdin"], passphrase)] {
-            let made = try ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, currentDirectory: dir.path)
+            let made = try await ProcessRunner.run(Fixtures.strongroomBinary, arguments, input: input, currentDirectory: dir.path)
             #expect(made.status == 0, "\(arguments): \(made.stderr)")
         }
-        try searchCoreDump(name: "core dump (wrapped key files, key command)",
+        try await searchCoreDump(name: "core dump (wrapped key files, key command)",
                            operation: "the same, the keys from a wrapped key file, a key command and a wrapped keyring",
                            arguments: ["old.wrapped", "command:cat new.key", "fields.wrapped"],
                            secrets: [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
@@ -99,7 +99,7 @@ struct LeakTests {
     /// Runs `reliability-child release-keys app.db ARGUMENTS MARKER`, dumps its
     /// core once it says it released its keys, and searches the dump for each
     /// secret (as bytes and hex) and each passphrase.
-    func searchCoreDump(name: String, operation: String, arguments: [String], secrets: [(String, String)], passphrases: [String]) throws {
+    func searchCoreDump(name: String, operation: String, arguments: [String], secrets: [(String, String)], passphrases: [String]) async throws {
         let gcore = try #require(ProcessRunner.which("gcore"), "gcore (gdb) is installed by `make test-setup`")
         #expect(secrets.count == 3)
         let marker = "marker-" + UUID().uuidString
@@ -115,7 +115,7 @@ struct LeakTests {
         let line = output.fileHandleForReading.availableData
         #expect(String(decoding: line, as: UTF8.self) == "released\n")
 
-        let dump = try ProcessRunner.run(gcore, ["-o", dir.file("core"), "\(child.processIdentifier)"])
+        let dump = try await ProcessRunner.run(gcore, ["-o", dir.file("core"), "\(child.processIdentifier)"])
         let core = Fixtures.bytes(of: dir.file("core.\(child.processIdentifier)"))
         #expect(dump.status == 0 && core.count > 1_000_000, "gcore: \(dump.stderr)")
         var found = 0
@@ -249,7 +249,7 @@ struct LeakTests {
         return seen
     }
 
-    @Test func markersAndKeysStayOutOfEveryFileCommandLineAndEnvironmentWhileTheCLIWorks() throws {
+    @Test func markersAndKeysStayOutOfEveryFileCommandLineAndEnvironmentWhileTheCLIWorks() async throws {
         // The plaintext source in a folder of its own; the work in another, with its own TMPDIR.
         for folder in ["source", "work", "tmp"] { try FileManager.default.createDirectory(atPath: dir.file(folder), withIntermediateDirectories: true) }
         let markers = (0..<3).map { _ in "MARKER-" + UUID().uuidString }
@@ -264,8 +264,8 @@ struct LeakTests {
                 """)
             plain.close()
         }
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "work.key"], currentDirectory: dir.path).status == 0)
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "work.key"], currentDirectory: dir.path).status == 0)
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
         let keyHex = Fixtures.hex(ofKeyFile: dir.file("work.key")), newHex = Fixtures.hex(ofKeyFile: dir.file("new.key"))
         try FileManager.default.createDirectory(atPath: dir.file("work/Migrations"), withIntermediateDirectories: true)
         try """
@@ -292,7 +292,7 @@ struct LeakTests {
         let passphrase = "wrap-passphrase-" + UUID().uuidString
         FileManager.default.createFile(atPath: dir.file("passphrase.txt"), contents: Data((passphrase + "\n").utf8))
         chmod(dir.file("passphrase.txt"), 0o600)
-        let wrapped = try ProcessRunner.run(Fixtures.strongroomBinary, ["key", "wrap", "--in", "new.key", "--out", "new.wrapped", "--passphrase-command", "cat passphrase.txt"],
+        let wrapped = try await ProcessRunner.run(Fixtures.strongroomBinary, ["key", "wrap", "--in", "new.key", "--out", "new.wrapped", "--passphrase-command", "cat passphrase.txt"],
                                             currentDirectory: dir.path)
         #expect(wrapped.status == 0, "key wrap: \(wrapped.stderr)")
         needles.append(("the wrapping passphrase", Array(passphrase.utf8)))
@@ -319,11 +319,17 @@ struct LeakTests {
             // runs the crash trials beside this) the watcher still gets to
             // look at it often while it works.
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(process.processIdentifier), 10)
-            let seen = Self.watch(process, folders: [dir.file("work"), dir.file("tmp")],
-                                  allowed: [dir.file("source/plain.sqlite"), dir.file("work.key"), dir.file("new.key"), credentials + "/work-key",
-                                            dir.file("passphrase.txt")], needles: needles,
-                                  databases: [dir.file("source/plain.sqlite"), dir.file("work/app.db")])
-            process.waitUntilExit()
+            // The watcher looks for as long as the command runs: on a thread of
+            // its own, not one of the cooperative pool's (OffThePool).
+            let folders = [dir.file("work"), dir.file("tmp")]
+            let allowed: Set<String> = [dir.file("source/plain.sqlite"), dir.file("work.key"), dir.file("new.key"), credentials + "/work-key",
+                                        dir.file("passphrase.txt")]
+            let databases: Set<String> = [dir.file("source/plain.sqlite"), dir.file("work/app.db")]
+            let needles = needles
+            let seen = await OffThePool.run {
+                Self.watch(process, folders: folders, allowed: allowed, needles: needles, databases: databases)
+            }
+            await process.ended()
             let printed = output.fileHandleForReading.readDataToEndOfFile() + errors.fileHandleForReading.readDataToEndOfFile()
             var found = seen.found
             for (needle, bytes) in needles where Self.find(bytes, in: [UInt8](printed)) { found.append("\(needle) in what it printed") }

@@ -20,10 +20,10 @@ struct LiveDumpTests {
     /// SANITIZER EXEMPTION(thread) SANITIZER EXEMPTION(address): Scripts/sanitize.sh counts them among the suppressions.
     @Test(.disabled(if: ProcessInfo.processInfo.environment["STRONGROOM_SANITIZER"] != nil,
                     "gcore of a sanitized process writes its shadow memory: terabytes"))
-    func aLiveKeyringIsNotInACoreDump() throws {
+    func aLiveKeyringIsNotInACoreDump() async throws {
         let gcore = try #require(ProcessRunner.which("gcore"), "gcore (gdb) is installed by `make test-setup`")
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--field", "--out", "fields.keyring"], currentDirectory: dir.path).status == 0)
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "add-key", "--field-keys", "fields.keyring"], currentDirectory: dir.path).status == 0)
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--field", "--out", "fields.keyring"], currentDirectory: dir.path).status == 0)
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["fields", "add-key", "--field-keys", "fields.keyring"], currentDirectory: dir.path).status == 0)
         let keys = LeakTests.keyringKeys(Fixtures.bytes(of: dir.file("fields.keyring")))
         #expect(keys.count == 2)
         let child = Process()
@@ -35,7 +35,7 @@ struct LiveDumpTests {
         try child.run()
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) }; child.waitUntilExit() }
         #expect(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) == "holding 2\n")
-        let dump = try ProcessRunner.run(gcore, ["-o", dir.file("core"), "\(child.processIdentifier)"])
+        let dump = try await ProcessRunner.run(gcore, ["-o", dir.file("core"), "\(child.processIdentifier)"])
         let core = Fixtures.bytes(of: dir.file("core.\(child.processIdentifier)"))
         #expect(dump.status == 0 && core.count > 1_000_000, "gcore: \(dump.stderr)")
         #expect(LeakTests.find(Array("hold-keyring".utf8), in: core), "the dump does not hold the process's arguments")
@@ -49,8 +49,8 @@ struct LiveDumpTests {
     /// `strongroom sql` aborted while it runs a long query on an open
     /// database (its key live in SQLCipher), under a shell that allows core
     /// dumps: the kernel writes none, and the process says its limit is 0.
-    @Test func theCommandLeavesNoCoreDumpWhileItHoldsAKey() throws {
-        #expect(try ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "db.key"], currentDirectory: dir.path).status == 0)
+    @Test func theCommandLeavesNoCoreDumpWhileItHoldsAKey() async throws {
+        #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "db.key"], currentDirectory: dir.path).status == 0)
         let key = try DatabaseKey.load(keyFile: dir.file("db.key"))
         try Connection(path: dir.file("app.db"), configuration: Configuration(key: key)).execute(sql: "CREATE TABLE t(x)")
         let long = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000000) SELECT count(*) FROM c"
@@ -86,7 +86,7 @@ struct LiveDumpTests {
         let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? ""
         #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2).map(String.init) == ["0", "0"], "\(core)")
         kill(shell.processIdentifier, SIGABRT)
-        shell.waitUntilExit()
+        await shell.ended()
         #expect(shell.terminationReason == .uncaughtSignal && shell.terminationStatus == SIGABRT)
         let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
         let left = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []

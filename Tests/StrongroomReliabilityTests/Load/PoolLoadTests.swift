@@ -38,10 +38,10 @@ struct PoolLoadTests {
         return sorted.isEmpty ? 0 : Double(sorted[sorted.count / 2])
     }
 
-    @Test func noLostWriteNoPartialReadNoBusyAndFlatMemory() throws {
+    @Test func noLostWriteNoPartialReadNoBusyAndFlatMemory() async throws {
         let key = DatabaseKey.generate()
         try KeyFile.write(key, to: dir.file("db.key"))
-        let run = try ProcessRunner.run(Fixtures.reliabilityChild, ["load", "load.db", "db.key", "\(Self.seconds)"], currentDirectory: dir.path)
+        let run = try await ProcessRunner.run(Fixtures.reliabilityChild, ["load", "load.db", "db.key", "\(Self.seconds)"], currentDirectory: dir.path)
         #expect(run.status == 0, "\(run.stderr)")
         let counts = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
         let writes = counts["writes"] as? Int ?? -1, reads = counts["reads"] as? Int ?? -1

@@ -11,9 +11,9 @@ import Testing
 struct AsyncServingTests {
     let dir = TemporaryDirectory()
 
-    func serve(_ kind: String) throws -> [String: Any] {
+    func serve(_ kind: String) async throws -> [String: Any] {
         try KeyFile.write(.generate(), to: dir.file("db.key"))
-        let run = try ProcessRunner.run(Fixtures.reliabilityChild, ["async-serving", kind, "\(kind).db", "db.key"], currentDirectory: dir.path)
+        let run = try await ProcessRunner.run(Fixtures.reliabilityChild, ["async-serving", kind, "\(kind).db", "db.key"], currentDirectory: dir.path)
         #expect(run.status == 0, "\(run.stderr)")
         return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout) \(run.stderr)")
     }
@@ -22,8 +22,8 @@ struct AsyncServingTests {
     /// own threads; an unrelated task's 20 sleeps of 10 ms end within
     /// 0.3 s, before the reads; 10,000 concurrent reads all complete with at
     /// most readers + writer + 8 threads in the process.
-    @Test(.timeLimit(.minutes(2))) func poolReadsRunOnThreadsOfTheirOwn() throws {
-        let figures = try serve("pool")
+    @Test(.timeLimit(.minutes(2))) func poolReadsRunOnThreadsOfTheirOwn() async throws {
+        let figures = try await serve("pool")
         #expect(figures["max_concurrent"] as? Int == 4, "\(figures)")
         let names = figures["body_threads"] as? [String] ?? []
         #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("strongroom") }, "bodies ran on \(names)")
@@ -41,8 +41,8 @@ struct AsyncServingTests {
 
     /// The same for a queue: one connection, so reads run one at a time,
     /// on the queue's thread, and nothing else waits for them.
-    @Test(.timeLimit(.minutes(2))) func queueReadsRunOnAThreadOfItsOwn() throws {
-        let figures = try serve("queue")
+    @Test(.timeLimit(.minutes(2))) func queueReadsRunOnAThreadOfItsOwn() async throws {
+        let figures = try await serve("queue")
         #expect(figures["max_concurrent"] as? Int == 1, "\(figures)")
         #expect(figures["body_nice"] as? [Int] == [figures["process_nice"] as? Int ?? -99], "a queue's thread keeps the process's priority: \(figures)")
         let names = figures["body_threads"] as? [String] ?? []
@@ -60,8 +60,8 @@ struct AsyncServingTests {
     /// thread's own lock), and its connection was never closed: 56 of 300
     /// queues and 4 of 400 pools at commit 9befb7c.
     @Test(.timeLimit(.minutes(2)), arguments: [("queue", 300), ("pool", 400)])
-    func queuesAndPoolsDroppedAfterAnAsyncReadLeaveNoThreads(kind: String, count: Int) throws {
-        let run = try ProcessRunner.run(Fixtures.reliabilityChild, ["dropped-after-async", kind, "\(count)", dir.path])
+    func queuesAndPoolsDroppedAfterAnAsyncReadLeaveNoThreads(kind: String, count: Int) async throws {
+        let run = try await ProcessRunner.run(Fixtures.reliabilityChild, ["dropped-after-async", kind, "\(count)", dir.path])
         #expect(run.status == 0, "\(run.stderr)")
         let figures = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
         #expect(figures["left"] as? Int == 0, "\(kind): \(figures)")

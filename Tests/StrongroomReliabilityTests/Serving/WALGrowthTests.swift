@@ -42,17 +42,17 @@ struct WALGrowthTests {
     }
 
     /// Runs `reliability-child MODE wal.db db.key ARGUMENTS…` with `environment` added.
-    func load(_ mode: String, _ arguments: [String], environment added: [String: String] = [:]) throws -> Load {
+    func load(_ mode: String, _ arguments: [String], environment added: [String: String] = [:]) async throws -> Load {
         try KeyFile.write(.generate(), to: dir.file("db.key"))
         let environment = ProcessInfo.processInfo.environment.merging(added) { $1 }
-        let run = try ProcessRunner.run(Fixtures.reliabilityChild, [mode, "wal.db", "db.key"] + arguments,
+        let run = try await ProcessRunner.run(Fixtures.reliabilityChild, [mode, "wal.db", "db.key"] + arguments,
                                         environment: environment, currentDirectory: dir.path)
         #expect(run.status == 0, "\(run.stderr)")
         return Load(figures: try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)"))
     }
 
-    @Test(.timeLimit(.minutes(10))) func theWALStaysUnderItsBoundWithReadersAlwaysActive() throws {
-        let run = try load("wal-load", ["\(Self.seconds)"])
+    @Test(.timeLimit(.minutes(10))) func theWALStaysUnderItsBoundWithReadersAlwaysActive() async throws {
+        let run = try await load("wal-load", ["\(Self.seconds)"])
         let limit = try #require(CheckpointPolicy.default.walSizeLimit)
         #expect(run.writes > 1_000 && run.reads > 100, "\(run.figures)")
         #expect(!run.errorsReachedCallers, "\(run.figures)")
@@ -68,9 +68,9 @@ struct WALGrowthTests {
     /// that hold their reader for 100 ms; one writer committing batches of
     /// 50 inserts as fast as it can.
     @Test(.timeLimit(.minutes(10)), arguments: [0, 100_000])
-    func theWALStaysUnderItsBoundWithMoreAsyncReadersThanCores(holdingEachReadMicroseconds hold: Int) throws {
+    func theWALStaysUnderItsBoundWithMoreAsyncReadersThanCores(holdingEachReadMicroseconds hold: Int) async throws {
         let seconds = max(5, Self.seconds / 2)
-        let run = try load("wal-load-async", ["\(seconds)", "16"], environment: ["WAL_READ_HOLD_US": "\(hold)"])
+        let run = try await load("wal-load-async", ["\(seconds)", "16"], environment: ["WAL_READ_HOLD_US": "\(hold)"])
         let limit = try #require(CheckpointPolicy.default.walSizeLimit)
         #expect(run.writes > 100 && run.reads > 100, "\(run.figures)")
         #expect(!run.errorsReachedCallers, "\(run.figures)")
@@ -82,8 +82,8 @@ struct WALGrowthTests {
     /// outlast the policy's `maximumWait` (1 s) make every checkpoint give
     /// up, and the `-wal` grows past twice the limit (as the documentation
     /// of CheckpointPolicy and ServingRequests states).
-    @Test(.timeLimit(.minutes(10))) func readsThatOutlastTheWaitLetTheWALGrowPastTheBound() throws {
-        let run = try load("wal-load-async", ["8", "4"], environment: ["WAL_READ_HOLD_US": "1500000"])
+    @Test(.timeLimit(.minutes(10))) func readsThatOutlastTheWaitLetTheWALGrowPastTheBound() async throws {
+        let run = try await load("wal-load-async", ["8", "4"], environment: ["WAL_READ_HOLD_US": "1500000"])
         let limit = try #require(CheckpointPolicy.default.walSizeLimit)
         #expect(run.peak > 2 * limit, "peak -wal \(run.peak) bytes against a limit of \(limit): \(run.writes) writes")
     }

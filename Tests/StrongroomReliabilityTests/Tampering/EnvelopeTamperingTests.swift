@@ -27,7 +27,7 @@ struct EnvelopeTamperingTests {
         Customer(id: id, email: "person\(id)@example.com", phone: "+44 \(1000 + id)")
     }
 
-    @Test func everyTamperedEnvelopeIsRefusedNamingItsRow() throws {
+    @Test func everyTamperedEnvelopeIsRefusedNamingItsRow() async throws {
         let key = DatabaseKey.generate(), keyring = FieldKeyring.generate()
         try KeyFile.write(key, to: dir.file("db.key"))
         let path = dir.file("sealed.db")
@@ -68,7 +68,7 @@ struct EnvelopeTamperingTests {
         let hex = String(decoding: Fixtures.bytes(of: dir.file("db.key")), as: UTF8.self).trimmingCharacters(in: .newlines)
         let shell = try #require(ProcessRunner.which("sqlcipher"), "the sqlcipher shell is installed by `make setup`")
         let script = "PRAGMA key = \"x'\(hex)'\";\n" + changes.map(\.2).joined(separator: "\n") + "\n"
-        let edited = try ProcessRunner.run(shell, [path], input: script)
+        let edited = try await ProcessRunner.run(shell, [path], input: script)
         #expect(edited.status == 0 && edited.stderr.isEmpty, "\(edited.stderr)")
         #expect(!edited.stdout.contains(hex) && !edited.stderr.contains(hex))
 

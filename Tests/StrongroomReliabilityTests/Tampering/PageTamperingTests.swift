@@ -62,7 +62,7 @@ struct PageTamperingTests {
         }
     }
 
-    @Test func aFlippedByteInAnyKindOfPageIsReportedAsDamage() throws {
+    @Test func aFlippedByteInAnyKindOfPageIsReportedAsDamage() async throws {
         let key = DatabaseKey.generate()
         try KeyFile.write(key, to: dir.file("db.key"))
         let path = try makeDatabase(key: key)
@@ -72,7 +72,7 @@ struct PageTamperingTests {
         // and a 64-byte HMAC-SHA512, with no padding.
         let isSQLCipher4 = SQLCipherLibrary.nativeFormat == .sqlcipher4
         let pageSize = isSQLCipher4 ? 4096 : 1024, reserved = isSQLCipher4 ? 80 : 48
-        let classified = try ProcessRunner.run("/usr/bin/env", ["python3", Self.classifier, dir.file("db.key"), path, "\(pageSize)", "\(reserved)"])
+        let classified = try await ProcessRunner.run("/usr/bin/env", ["python3", Self.classifier, dir.file("db.key"), path, "\(pageSize)", "\(reserved)"])
         #expect(classified.status == 0, "\(classified.stderr)")
         let kinds = try JSONSerialization.jsonObject(with: Data(classified.stdout.utf8)) as? [String: String] ?? [:]
         let byKind = Dictionary(grouping: kinds.keys.compactMap(Int.init), by: { kinds["\($0)"]! })

@@ -1,0 +1,53 @@
+public import Foundation
+
+/// Waits for blocking work without holding a thread of Swift's cooperative pool.
+///
+/// Swift Testing runs every test, synchronous or not, as a task on the
+/// cooperative pool, which has one thread per core: two on a 2-core machine.
+/// A test that waits for a child process with `waitUntilExit()` holds one of
+/// them for as long as the child runs; two such tests hold both, and every
+/// async test of the run stops until one of them ends. A crash trial's
+/// children run for minutes: in the whole suite on SQLCipher 4.6.1 four async
+/// tests ran past their time limits this way, and gdb showed both pool
+/// threads waiting for children (issue 51, item 5).
+///
+/// Work that blocks runs here on a thread of its own, and the awaiting task
+/// gives its pool thread back until the work ends:
+///
+/// ```swift
+/// let result = try await ProcessRunner.run(binary, ["status"])  // awaits OffThePool
+/// await child.ended()                                          // not waitUntilExit()
+/// ```
+///
+/// What runs on the thread records no test issue (`#expect` needs the test's
+/// task); it returns what the test then checks.
+public enum OffThePool {
+    /// Runs `work` on a new thread and returns (or throws) what it does.
+    public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
+    /// Runs `work`, which cannot throw, on a new thread and returns what it does.
+    public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: work()) }.start()
+        }
+    }
+}
+
+extension Process {
+    /// Waits until the process has ended, as `waitUntilExit()` does, without
+    /// holding a thread of the cooperative pool (``OffThePool``), and
+    /// returns when it saw the end: a crash trial times a whole run to know
+    /// when to kill the next, and the awaiting task may resume later than
+    /// the end on a busy pool.
+    @discardableResult
+    public func ended() async -> ContinuousClock.Instant {
+        await OffThePool.run {
+            self.waitUntilExit()
+            return ContinuousClock.now
+        }
+    }
+}
