@@ -171,6 +171,19 @@ public struct CrashTrials {
         }
     }
 
+    /// Waits `delay` microseconds, then ``kill(_:expectedStatus:)``: the
+    /// wait and the signal on a thread of their own (``OffThePool``), so that
+    /// the kill lands when it was meant to, however busy the cooperative pool
+    /// is, and the pool's thread is not held for the wait (up to 1.1 times a
+    /// whole run of the operation).
+    public static func kill(_ process: Process, afterMicroseconds delay: UInt32, expectedStatus: Int32 = 0) async -> (killed: Bool, failure: String?) {
+        await OffThePool.run {
+            usleep(delay)
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        }
+        return await kill(process, expectedStatus: expectedStatus)
+    }
+
     /// Copies the files a crash left (`path` and its `-wal`, `-shm` and
     /// `-journal`) to `copy`, so that a check can open the copy without
     /// changing the crash state (opening recovers a journal, checkpoints

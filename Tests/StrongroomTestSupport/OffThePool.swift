@@ -22,18 +22,29 @@ public import Foundation
 /// What runs on the thread records no test issue (`#expect` needs the test's
 /// task); it returns what the test then checks.
 public enum OffThePool {
+    /// The name of the threads work runs on (`/proc/self/task/*/comm`).
+    public static let threadName = "off-the-pool"
+
     /// Runs `work` on a new thread and returns (or throws) what it does.
     public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
+            start { continuation.resume(with: Result { try work() }) }
         }
     }
 
     /// Runs `work`, which cannot throw, on a new thread and returns what it does.
     public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: work()) }.start()
+            start { continuation.resume(returning: work()) }
         }
+    }
+
+    private static func start(_ body: @escaping @Sendable () -> Void) {
+        Thread {
+            // Named as `pthread_setname_np` would, which Glibc's module does not export.
+            try? threadName.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            body()
+        }.start()
     }
 }
 
@@ -46,8 +57,15 @@ extension Process {
     @discardableResult
     public func ended() async -> ContinuousClock.Instant {
         await OffThePool.run {
+            // Not `waitUntilExit()`: on a thread other than the one that started
+            // the child it runs this thread's run loop, which is empty and
+            // returns at once, and so spins a core until the child ends.
+            // Foundation's process monitor clears `isRunning`; a look every
+            // millisecond costs next to nothing.
+            while self.isRunning { usleep(1_000) }
+            let end = ContinuousClock.now
             self.waitUntilExit()
-            return ContinuousClock.now
+            return end
         }
     }
 }

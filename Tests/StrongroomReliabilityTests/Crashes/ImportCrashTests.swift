@@ -73,8 +73,7 @@ struct ImportCrashTests {
         for trial in 0..<trials.count {
             reset()
             let importer = try importProcess()
-            usleep(trials.nextKillDelay(window: window))
-            let (killed, failure) = await CrashTrials.kill(importer)
+            let (killed, failure) = await CrashTrials.kill(importer, afterMicroseconds: trials.nextKillDelay(window: window))
             #expect(failure == nil, "trial \(trial): the import \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             // Inside the import: its temporary copy had been made.

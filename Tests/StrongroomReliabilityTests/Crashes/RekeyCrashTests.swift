@@ -99,8 +99,7 @@ struct RekeyCrashTests {
         for trial in 0..<trials.count {
             try reset()
             let rekey = try rekeyProcess(database, path)
-            usleep(trials.nextKillDelay(window: window))
-            let (killed, failure) = await CrashTrials.kill(rekey)
+            let (killed, failure) = await CrashTrials.kill(rekey, afterMicroseconds: trials.nextKillDelay(window: window))
             #expect(failure == nil, "trial \(trial): the rekey \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             // What SIGKILL left, before anything opens it: frames in the WAL

@@ -77,7 +77,7 @@ struct UpgradeCrashTests {
         let clock = ContinuousClock()
         let started = clock.now
         let full = try upgradeProcess(database)
-        await full.ended()
+        let end = await full.ended()
         guard SQLCipherLibrary.nativeFormat == .sqlcipher4 else {
             // SQLCipher 3 writes this format: already current, refused (64), unchanged.
             #expect(full.terminationStatus == 64)
@@ -85,7 +85,7 @@ struct UpgradeCrashTests {
             return
         }
         #expect(full.terminationStatus == 0)
-        let window = CrashTrials.milliseconds(clock.now - started)
+        let window = CrashTrials.milliseconds(end - started)
         #expect(intact(database, key: newKey, format: .sqlcipher4) && !intact(database, key: oldKey, format: .sqlcipher3))
 
         var trials = CrashTrials("upgrade (strongroom upgrade, SQLCipher 3 to 4, new key)", defaultCount: 12)
@@ -93,8 +93,7 @@ struct UpgradeCrashTests {
         for trial in 0..<trials.count {
             try reset()
             let upgrade = try upgradeProcess(database)
-            usleep(trials.nextKillDelay(window: window))
-            let (killed, failure) = await CrashTrials.kill(upgrade)
+            let (killed, failure) = await CrashTrials.kill(upgrade, afterMicroseconds: trials.nextKillDelay(window: window))
             #expect(failure == nil, "trial \(trial): the upgrade \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             // A copy beside the file with bytes in it: the upgrade had begun writing.

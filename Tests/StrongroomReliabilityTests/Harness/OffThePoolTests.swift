@@ -1,0 +1,58 @@
+import Foundation
+import StrongroomTestSupport
+import Testing
+
+/// The harness's wait for a child process (``OffThePool``): it holds no
+/// thread of the cooperative pool, and costs no CPU while the child runs.
+@Suite("Harness: waiting for a child off the cooperative pool")
+struct OffThePoolTests {
+    /// CPU time (user + system, in clock ticks) of each thread of this
+    /// process named `name`.
+    static func cpuTicks(ofThreadsNamed name: String) -> [Int] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == name,
+                  let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // After "pid (comm)": state is field 3; utime and stime are fields 14 and 15.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+            return user + system
+        }
+    }
+
+    /// A child started on a test's thread and awaited with `ended()`: the
+    /// waiting thread sleeps. (Foundation's `waitUntilExit()` called on a
+    /// thread other than the one that started the child runs that thread's
+    /// empty run loop, which returns at once: the first `ended()` spun a
+    /// core for as long as the child ran; issue 51's review.)
+    @Test(.timeLimit(.minutes(1))) func waitingForAChildCostsNoCPU() async throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        child.arguments = ["3"]
+        try child.run()
+        let started = ContinuousClock.now
+        async let end = child.ended()
+        try await Task.sleep(for: .seconds(2))
+        let ticks = Self.cpuTicks(ofThreadsNamed: OffThePool.threadName)
+        let ended = await end
+        #expect(!ticks.isEmpty, "no thread named \(OffThePool.threadName) while the child ran")
+        // 2 s of spinning is about 200 ticks; a sleeping wait, 0 or 1.
+        #expect(ticks.allSatisfy { $0 < 30 }, "CPU ticks of the waiting threads: \(ticks)")
+        #expect(child.terminationReason == .exit && child.terminationStatus == 0)
+        #expect(ended - started >= .seconds(2.9), "ended() returned before the child ended: \(ended - started)")
+    }
+
+    /// `ended()` tells when the child ended, not when the awaiting task ran
+    /// again; a crash trial times its whole run with it.
+    @Test func theInstantIsTheChildsEnd() async throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        child.arguments = ["0.2"]
+        let started = ContinuousClock.now
+        try child.run()
+        let ended = await child.ended()
+        #expect(ended - started >= .seconds(0.2) && ended <= ContinuousClock.now)
+    }
+}
