@@ -155,9 +155,10 @@ public struct CrashTrials {
     }
 
     /// Sends SIGKILL to `process` unless it has already exited, waits for
-    /// it (off the cooperative pool: ``OffThePool``), and tells how it ended: `true` when the kill ended it, `false`
-    /// when it exited first. A death by any other signal, or an exit with
-    /// another status than `expectedStatus`, is a failure the caller records.
+    /// it (off the cooperative pool: ``OffThePool``), and tells how it
+    /// ended: `true` when the kill ended it, `false` when it exited first.
+    /// A death by any other signal, or an exit with another status than
+    /// `expectedStatus`, is a failure the caller records.
     public static func kill(_ process: Process, expectedStatus: Int32 = 0) async -> (killed: Bool, failure: String?) {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
         await process.ended()

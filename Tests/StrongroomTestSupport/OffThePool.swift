@@ -5,11 +5,12 @@ public import Foundation
 /// Swift Testing runs every test, synchronous or not, as a task on the
 /// cooperative pool, which has one thread per core: two on a 2-core machine.
 /// A test that waits for a child process with `waitUntilExit()` holds one of
-/// them for as long as the child runs; two such tests hold both, and every
-/// async test of the run stops until one of them ends. A crash trial's
-/// children run for minutes: in the whole suite on SQLCipher 4.6.1 four async
-/// tests ran past their time limits this way, and gdb showed both pool
-/// threads waiting for children (issue 51, item 5).
+/// them for as long as the child runs; a few such tests hold them all, and
+/// every async test of the run stops until one of them ends. Crash trials,
+/// leak watchers and the documentation build run children for seconds to
+/// minutes: in the whole suite on SQLCipher 4.6.1 four async tests ran past
+/// their time limits, and gdb showed up to four pool threads waiting for
+/// children at once (issue 51, item 5).
 ///
 /// Work that blocks runs here on a thread of its own, and the awaiting task
 /// gives its pool thread back until the work ends:
