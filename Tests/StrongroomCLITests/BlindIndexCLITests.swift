@@ -21,8 +21,8 @@ struct BlindIndexCLITests {
         #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--seal", "Customer.Email:indexed", "--seal", "Customer.LastName",
-                                "--index", "Customer.email_folded=Email:trim,nfkc-casefold/8",
-                                "--index", "Customer.name_country=LastName:nfkc-casefold+Country/3"] + Self.keys)
+                                      "--index", "Customer.email_folded=Email:trim,nfkc-casefold/8",
+                                      "--index", "Customer.name_country=LastName:nfkc-casefold+Country/3"] + Self.keys)
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout.contains("Blind index Customer.email_folded (Email: trim,nfkc-casefold; 8 bits)."), "\(imported.stdout)")
     }
@@ -77,7 +77,7 @@ struct BlindIndexCLITests {
         #expect(found.stdout == "CustomerId,email\n1,luisg@embraer.com.br\n", "\(found.stdout)")
         // Without the second condition, the 8-bit index's candidates include others.
         let candidates = try await run(["sql", "--database", "c.db", "--csv"] + Self.keys,
-                                 input: "SELECT count(*) FROM Customer WHERE email_folded = strongroom_index('Customer', 'email_folded', '\(probe)');")
+                                       input: "SELECT count(*) FROM Customer WHERE email_folded = strongroom_index('Customer', 'email_folded', '\(probe)');")
         #expect(candidates.stdout.hasPrefix("count(*)\n"), "\(candidates.stdout)")
         let count = Int(candidates.stdout.split(separator: "\n").last ?? "") ?? 0
         #expect(count >= 1)

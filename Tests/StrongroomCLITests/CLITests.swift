@@ -439,7 +439,7 @@ struct CLITests {
         let strace = try #require(ProcessRunner.which("strace"))
         _ = try await keygen()
         let result = try await ProcessRunner.run(strace, ["-f", "-e", "inject=link:error=EPERM", "-o", "/dev/null", Fixtures.strongroomBinary,
-                                                    "import", "--from", Fixtures.chinook, "--database", dir.file("fat.db"), "--key-file", dir.file("db.key")], environment: ProcessRunner.underStrace)
+                                                          "import", "--from", Fixtures.chinook, "--database", dir.file("fat.db"), "--key-file", dir.file("db.key")], environment: ProcessRunner.underStrace)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try await run(["status", "--database", "fat.db", "--key-file", "db.key"]).status == 0)
     }

@@ -16,7 +16,7 @@ struct KeyCredentialTests {
     func strongroom(_ arguments: [String], credentials: String?) async throws -> ProcessResult {
         let environment = credentials.map { ["CREDENTIALS_DIRECTORY=\($0)"] } ?? []
         return try await ProcessRunner.run("/usr/bin/env", ["-u", "CREDENTIALS_DIRECTORY"] + environment + [Fixtures.strongroomBinary] + arguments,
-                                     currentDirectory: dir.path)
+                                           currentDirectory: dir.path)
     }
 
     /// A database under a new key; the key file's text.
@@ -116,7 +116,7 @@ struct KeyCredentialTests {
         #expect(try await strongroom(["keygen", "--out", "db.key"], credentials: nil).status == 0)
         #expect(try await strongroom(["keygen", "--field", "--out", "fields.keyring"], credentials: nil).status == 0)
         let imported = try await strongroom(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email",
-                                       "--key-file", "db.key", "--field-keys", "fields.keyring"], credentials: nil)
+                                             "--key-file", "db.key", "--field-keys", "fields.keyring"], credentials: nil)
         #expect(imported.status == 0, "\(imported.stderr)")
         let keyringHex = String(decoding: Fixtures.bytes(of: dir.file("fields.keyring")), as: UTF8.self).split(separator: "\n")
             .first { $0.hasPrefix("key ") }!.split(separator: " ").last.map(String.init)!
@@ -153,13 +153,13 @@ struct KeyCredentialTests {
         #expect(row.status == 0 && row.stdout == Self.opened, "\(row.stdout) \(row.stderr)")
         // Without the keyring the column is sealed: the credential did the opening.
         let sealed = try await strongroom(["sql", "--database", database, "--csv", "--key-credential", "app-db-key", "SELECT typeof(email) FROM customer"],
-                                    credentials: credentials)
+                                          credentials: credentials)
         #expect(sealed.stdout == "typeof(email)\nblob\nblob\n", "\(sealed.stdout) \(sealed.stderr)")
         let verify = try await strongroom(["verify", "--database", database] + keys, credentials: credentials)
         #expect(verify.stdout.contains("Every sealed value opens with the systemd credential app-fields."), "\(verify.stdout) \(verify.stderr)")
         // A plain credential takes no passphrase.
         let passphrase = try await strongroom(["sql", "--database", database, "--csv"] + keys + ["--field-keys-passphrase-command", "echo x", "SELECT 1"],
-                                        credentials: credentials)
+                                              credentials: credentials)
         #expect(passphrase.status == 64 && passphrase.stderr.contains("not wrapped"), "\(passphrase.status) \(passphrase.stderr)")
         for result in [row, sealed, verify, passphrase] {
             #expect(!(result.stdout + result.stderr).contains(keyHex) && !(result.stdout + result.stderr).contains(keyringHex), "a key was shown")
@@ -179,13 +179,13 @@ struct KeyCredentialTests {
         let keys = ["--key-file", "db.key", "--field-keys-credential", "app-fields"]
         let query = ["SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"]
         let byCommand = try await strongroom(["sql", "--database", database, "--csv"] + keys + ["--field-keys-passphrase-command", "echo field-pass"] + query,
-                                       credentials: credentials)
+                                             credentials: credentials)
         #expect(byCommand.status == 0 && byCommand.stdout == Self.opened, "\(byCommand.stdout) \(byCommand.stderr)")
         let byInput = try await ProcessRunner.run("/usr/bin/env", ["CREDENTIALS_DIRECTORY=\(credentials)", Fixtures.strongroomBinary, "sql", "--database", database, "--csv"]
-                                            + keys + ["--field-keys-passphrase-stdin"] + query, input: "field-pass\n", currentDirectory: dir.path)
+                                                  + keys + ["--field-keys-passphrase-stdin"] + query, input: "field-pass\n", currentDirectory: dir.path)
         #expect(byInput.status == 0 && byInput.stdout == Self.opened, "\(byInput.stdout) \(byInput.stderr)")
         let wrong = try await strongroom(["sql", "--database", database, "--csv"] + keys + ["--field-keys-passphrase-command", "echo other"] + query,
-                                   credentials: credentials)
+                                         credentials: credentials)
         #expect(wrong.status == 65, "\(wrong.status) \(wrong.stderr)")
         let none = try await strongroom(["sql", "--database", database, "--csv"] + keys + query, credentials: credentials)
         #expect(none.status == 66 && none.stderr.contains("--field-keys-passphrase-stdin"), "\(none.status) \(none.stderr)")
@@ -201,7 +201,7 @@ struct KeyCredentialTests {
         var cases: [(String, ProcessResult, Int32, String)] = []
         func attempt(_ what: String, credentials: String?, name: String = "app-fields", status: Int32, saying: String) async throws {
             let result = try await strongroom(["sql", "--database", database, "--csv", "--key-file", "db.key", "--field-keys-credential", name,
-                                         "SELECT email FROM customer"], credentials: credentials)
+                                               "SELECT email FROM customer"], credentials: credentials)
             cases.append((what, result, status, saying))
         }
         try await attempt("world-readable directory", credentials: try credentialsDirectory("app-fields", keyring, directoryMode: 0o755), status: 77, saying: "chmod 700")
@@ -209,7 +209,7 @@ struct KeyCredentialTests {
         try await attempt("not a service", credentials: nil, status: 66, saying: "CREDENTIALS_DIRECTORY is not set")
         try await attempt("no such credential", credentials: try credentialsDirectory("other", keyring), status: 66, saying: "LoadCredentialEncrypted=app-fields")
         try await attempt("a database key for a keyring", credentials: try credentialsDirectory("app-fields", Fixtures.bytes(of: dir.file("db.key"))),
-                    status: 65, saying: "malformed")
+                          status: 65, saying: "malformed")
         try await attempt("a path for a name", credentials: try credentialsDirectory("path", keyring), name: "../fields.keyring", status: 64, saying: "file name")
         for (what, result, status, saying) in cases {
             #expect(result.status == status && result.stderr.contains(saying), "\(what): \(result.status) \(result.stderr)")
@@ -224,7 +224,7 @@ struct KeyCredentialTests {
         let keyring = try credentialsDirectory("app-fields", Array("strongroom field keyring 1\n".utf8))
         for other in [["--field-keys", "fields.keyring"], ["--field-keys-command", "cat fields.keyring"]] {
             let both = try await strongroom(["sql", "--database", "app.db", "--key-file", "db.key", "--field-keys-credential", "app-fields"] + other + ["SELECT 1"],
-                                      credentials: keyring)
+                                            credentials: keyring)
             #expect(both.status == 64 && both.stderr.contains("only one of --field-keys, --field-keys-credential and --field-keys-command"),
                     "\(other[0]): \(both.status) \(both.stderr)")
         }

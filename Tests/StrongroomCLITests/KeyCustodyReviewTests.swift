@@ -21,7 +21,7 @@ struct KeyCustodyReviewTests {
         #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         let imported = try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--key-file", "db.key",
-                                "--field-keys", "fields.keyring", "--seal", "customer.email"])
+                                      "--field-keys", "fields.keyring", "--seal", "customer.email"])
         #expect(imported.status == 0, "\(imported.stderr)")
     }
 
@@ -57,7 +57,7 @@ struct KeyCustodyReviewTests {
             """
         for command in ["cat db.key", "sleep 0.3; cat db.key"] {
             let result = try await ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "status", "--database", "app.db", "--key-command", command],
-                                               currentDirectory: dir.path)
+                                                     currentDirectory: dir.path)
             #expect(result.status == 0 && result.stdout.contains("key source    key command"), "\(command): \(result.stderr)")
         }
     }
@@ -101,7 +101,7 @@ struct KeyCustodyReviewTests {
         let newKey = try await run(["rekey", "--database", "app.db", "--key-file", "db.key", "--new-key-file", "new.key"])
         #expect(newKey.status == 66 && newKey.stderr.contains("--new-passphrase-command"), "\(newKey.stderr)")
         let backup = try await run(["backup", "--database", "app.db", "--to", "copy.db", "--key-file", "db.key", "--new-key-file", "new.key",
-                              "--new-passphrase-command", "echo n"])
+                                    "--new-passphrase-command", "echo n"])
         #expect(backup.status == 0, "\(backup.stderr)")
     }
 
@@ -137,7 +137,7 @@ struct KeyCustodyReviewTests {
 
         #expect(mkfifo(dir.file("fifo"), 0o600) == 0)
         let fifo = try await ProcessRunner.run("/usr/bin/timeout", ["10", Fixtures.strongroomBinary, "key", "rewrap", "--file", "fifo",
-                                                              "--passphrase-command", "echo a", "--new-passphrase-command", "echo b"], currentDirectory: dir.path)
+                                                                    "--passphrase-command", "echo a", "--new-passphrase-command", "echo b"], currentDirectory: dir.path)
         #expect(fifo.status != 124 && fifo.status != 0, "key rewrap of a FIFO: \(fifo.status) \(fifo.stderr)")
 
         let tiny = try await run(["status", "--database", "app.db", "--key-command", "cat w.key", "--command-timeout", "0.0004"])
@@ -174,7 +174,7 @@ struct KeyCustodyReviewTests {
         try db.execute(sql: "CREATE TABLE t(x)")
         db.close()
         return try await PseudoTerminal.run("/bin/bash", ["--norc", "--noprofile", "-i"], in: dir.path,
-                                      steps: [.type("PS1='s''h> '\n"), .expect("sh> ")] + steps, limit: 40)
+                                            steps: [.type("PS1='s''h> '\n"), .expect("sh> ")] + steps, limit: 40)
     }
 
     /// The command line the shell runs: status, with a key command that asks on the terminal.
@@ -221,7 +221,7 @@ struct KeyCustodyReviewTests {
             """
         for command in ["printf a; kill -9 $$", "printf partial; exit 1"] {
             let result = try await ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "keygen", "--wrap", "--passphrase-command", command,
-                                                                    "--out", "w.key"], currentDirectory: dir.path)
+                                                                          "--out", "w.key"], currentDirectory: dir.path)
             #expect(result.status == 69 && !FileManager.default.fileExists(atPath: dir.file("w.key")), "\(command): \(result.status) \(result.stderr)")
         }
     }
@@ -256,8 +256,8 @@ struct KeyCustodyReviewTests {
             """
         let probe = "echo \"copies: $(tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^MYK=[0-9a-f]')\" >&2; cat fields.keyring"
         let result = try await ProcessRunner.run("/usr/bin/python3", ["-c", script, Fixtures.strongroomBinary, "sql", "--database", "app.db", "--key-env", "MYK",
-                                                                "--field-keys-command", probe, "--csv", "SELECT id FROM customer"],
-                                           environment: ["KEYHEX": hex], currentDirectory: dir.path)
+                                                                      "--field-keys-command", probe, "--csv", "SELECT id FROM customer"],
+                                                 environment: ["KEYHEX": hex], currentDirectory: dir.path)
         #expect(result.status == 0 && result.stderr.contains("copies: 0"), "\(result.status) \(result.stderr)")
     }
 

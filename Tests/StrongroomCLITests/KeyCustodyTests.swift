@@ -59,7 +59,7 @@ struct KeyCustodyTests {
         let key = ["--key-file", "db.wrapped", "--passphrase-command", "cat '\(dbPass)'"]
         let keyring = ["--field-keys", "fields.wrapped", "--field-keys-passphrase-stdin"]
         let imported = try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email"] + key + keyring,
-                               input: fieldPass + "\n")
+                                     input: fieldPass + "\n")
         #expect(imported.status == 0, "\(imported.stderr)")
         try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
         try "ALTER TABLE customer ADD COLUMN tier TEXT NOT NULL DEFAULT 'basic';\n"
@@ -68,7 +68,7 @@ struct KeyCustodyTests {
         #expect(migrated.status == 0, "\(migrated.stderr)")
 
         let opened = try await run(["sql", "--database", "app.db", "--csv"] + key + keyring + ["SELECT id, name, strongroom_open(email, 'customer', 'email', id) AS email, tier FROM customer ORDER BY id"],
-                             input: fieldPass + "\n")
+                                   input: fieldPass + "\n")
         #expect(opened.stdout == "id,name,email,tier\n1,Ada,ada@example.com,basic\n2,Grace,grace@example.com,basic\n", "\(opened.stdout) \(opened.stderr)")
         let status = try await run(["status", "--database", "app.db"] + key)
         #expect(status.stdout.contains("key source    wrapped key file") && status.stdout.contains("customer.email"), "\(status.stdout)")
@@ -90,10 +90,10 @@ struct KeyCustodyTests {
         #expect(try await run(["keygen", "--out", "vault/db.key"]).status == 0)
         #expect(try await run(["keygen", "--field", "--out", "vault/fields.keyring"]).status == 0)
         let imported = try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email",
-                                "--key-command", "cat vault/db.key", "--field-keys-command", "cat vault/fields.keyring"])
+                                      "--key-command", "cat vault/db.key", "--field-keys-command", "cat vault/fields.keyring"])
         #expect(imported.status == 0, "\(imported.stderr)")
         let opened = try await run(["sql", "--database", "app.db", "--csv", "--key-command", "cat vault/db.key", "--field-keys-command", "cat vault/fields.keyring",
-                              "SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"])
+                                    "SELECT id, strongroom_open(email, 'customer', 'email', id) AS email FROM customer ORDER BY id"])
         #expect(opened.stdout == "id,email\n1,ada@example.com\n2,grace@example.com\n", "\(opened.stdout) \(opened.stderr)")
         let status = try await run(["status", "--database", "app.db", "--key-command", "cat vault/db.key"])
         #expect(status.stdout.contains("key source    key command"), "\(status.stdout)")
@@ -120,7 +120,7 @@ struct KeyCustodyTests {
         }
         let key = ["--key-file", "db.key", "--passphrase-stdin"]
         let imported = try await run(["import", "--from", "source.sqlite", "--database", "app.db", "--seal", "customer.email"] + key
-                               + ["--field-keys", "fields.keyring", "--field-keys-passphrase-command", "echo old"], input: "old\n")
+                                     + ["--field-keys", "fields.keyring", "--field-keys-passphrase-command", "echo old"], input: "old\n")
         #expect(imported.status == 0, "\(imported.stderr)")
         func sealedEmails() async throws -> [UInt8] {
             Array(try await run(["sql", "--database", "app.db", "--csv"] + key + ["SELECT hex(email) FROM customer ORDER BY id"], input: "old\n").stdout.utf8)
@@ -269,12 +269,12 @@ struct KeyCustodyTests {
         chmod(credentials + "/app-db-key", 0o400)
         chmod(credentials, 0o700)
         let status = try await ProcessRunner.run(Fixtures.strongroomBinary, ["status", "--database", "app.db", "--key-credential", "app-db-key", "--passphrase-command", "echo first"],
-                                           environment: ["CREDENTIALS_DIRECTORY": credentials], currentDirectory: dir.path)
+                                                 environment: ["CREDENTIALS_DIRECTORY": credentials], currentDirectory: dir.path)
         #expect(status.status == 0 && status.stdout.contains("key source    wrapped systemd credential"), "\(status.stdout) \(status.stderr)")
 
         #expect(try await run(["keygen", "--wrap", "--passphrase-command", "echo second", "--out", "backup.key"]).status == 0)
         let backup = try await run(["backup", "--database", "app.db", "--to", "copy.db", "--new-key-file", "backup.key", "--new-passphrase-command", "echo second",
-                              "--key-file", "db.key", "--passphrase-command", "echo first"])
+                                    "--key-file", "db.key", "--passphrase-command", "echo first"])
         #expect(backup.status == 0, "\(backup.stderr)")
         let copy = try await run(["sql", "--database", "copy.db", "--csv", "--key-file", "backup.key", "--passphrase-command", "echo second", "SELECT name FROM customer ORDER BY id"])
         #expect(copy.stdout == "name\nAda\nGrace\n", "\(copy.stdout) \(copy.stderr)")

@@ -20,8 +20,8 @@ struct PrivateCheckoutTests {
     func nobodyLoadsTheSQLCipherOfTheReadableCopy() async throws {
         let copy = try Unprivileged.copy(Fixtures.strongroomBinary)
         let ldd = try await ProcessRunner.run(ProcessRunner.which("setpriv") ?? "/usr/bin/setpriv",
-                                        ["--reuid=65534", "--regid=65534", "--clear-groups", ProcessRunner.which("ldd") ?? "/usr/bin/ldd", copy.binary],
-                                        environment: ["LD_LIBRARY_PATH": copy.libraryDirectory])
+                                              ["--reuid=65534", "--regid=65534", "--clear-groups", ProcessRunner.which("ldd") ?? "/usr/bin/ldd", copy.binary],
+                                              environment: ["LD_LIBRARY_PATH": copy.libraryDirectory])
         let line = ldd.stdout.split(separator: "\n").first { $0.contains("libsqlcipher") }.map(String.init) ?? ""
         #expect(line.contains("=> \(copy.libraryDirectory)/libsqlcipher"), "\(ldd.stdout)")
         #expect(!ldd.stdout.contains(Fixtures.repositoryRoot), "\(ldd.stdout)")

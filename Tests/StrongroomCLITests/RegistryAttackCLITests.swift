@@ -26,7 +26,7 @@ struct RegistryAttackCLITests {
         #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
-                                "--seal", "Customer.Email:indexed", "--seal", "Customer.Phone"])
+                                      "--seal", "Customer.Email:indexed", "--seal", "Customer.Phone"])
         #expect(imported.status == 0, "\(imported.stderr)")
     }
 

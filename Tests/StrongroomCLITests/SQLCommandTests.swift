@@ -96,7 +96,7 @@ struct SQLCommandTests {
         #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key",
-                                "--field-keys", "fields.keyring", "--seal", "Customer.Email:indexed", "--seal", "Customer.Phone"])
+                                      "--field-keys", "fields.keyring", "--seal", "Customer.Email:indexed", "--seal", "Customer.Phone"])
         #expect(imported.status == 0, "\(imported.stderr)")
         let query = "SELECT CustomerId, Email, Phone FROM Customer WHERE CustomerId = 1"
         // The operator names each value's binding in the SQL: nothing the

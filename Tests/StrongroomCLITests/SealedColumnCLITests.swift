@@ -21,7 +21,7 @@ struct SealedColumnCLITests {
         #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring"]
-                               + Self.seals.flatMap { ["--seal", $0] })
+                                     + Self.seals.flatMap { ["--seal", $0] })
         #expect(imported.status == 0, "\(imported.stderr)")
     }
 
@@ -41,7 +41,7 @@ struct SealedColumnCLITests {
         #expect(verify.stdout.contains("\"sealed_value_failures\" : [\n\n  ]") || verify.stdout.contains("\"sealed_value_failures\" : []"), "\(verify.stdout)")
 
         let exported = try await run(["export", "--database", "c.db", "--key-file", "db.key", "--to", "back.sqlite", "--field-keys", "fields.keyring",
-                                "--i-understand-the-output-is-plaintext"])
+                                      "--i-understand-the-output-is-plaintext"])
         #expect(exported.status == 0, "\(exported.stderr)")
         let original = try Connection(path: Fixtures.chinook, configuration: { var c = Configuration.plaintext; c.readOnly = true; return c }())
         let back = try Connection(path: dir.file("back.sqlite"), configuration: { var c = Configuration.plaintext; c.readOnly = true; return c }())
@@ -135,7 +135,7 @@ struct SealedColumnCLITests {
         #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "c.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
-                                "--seal", "Customer.Email", "--seal", "customer.EMAIL:deterministic"])
+                                      "--seal", "Customer.Email", "--seal", "customer.EMAIL:deterministic"])
         #expect(imported.status == 64, "\(imported.stderr)")
         #expect(imported.stderr.contains("twice"), "\(imported.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("c.db")))
@@ -150,7 +150,7 @@ struct SealedColumnCLITests {
         try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
         for tenant in ["a", "b"] {
             let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "\(tenant).db", "--key-file", "db.key", "--field-keys", "fields.keyring",
-                                    "--seal", "Customer.Phone", "--field-context", "tenant-\(tenant)"])
+                                          "--seal", "Customer.Phone", "--field-context", "tenant-\(tenant)"])
             #expect(imported.status == 0, "\(imported.stderr)")
             let verify = try await run(["verify", "--database", "\(tenant).db", "--key-file", "db.key", "--field-keys", "fields.keyring"])
             #expect(verify.status == 0, "\(verify.stdout)")

@@ -115,7 +115,7 @@ struct SealedSchemaTests {
         #expect(try await run(["keygen", "--out", "db.key"]).status == 0)
         #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
         let imported = try await run(["import", "--from", Fixtures.chinook, "--database", "app.db", "--key-file", "db.key",
-                                "--field-keys", "fields.keyring", "--seal", "Customer.Phone"])
+                                      "--field-keys", "fields.keyring", "--seal", "Customer.Phone"])
         #expect(imported.status == 0, "\(imported.stderr)")
         try FileManager.default.createDirectory(atPath: dir.file("Migrations"), withIntermediateDirectories: true)
         let verify = try await run(["verify"] + key + ["--field-keys", "fields.keyring"])

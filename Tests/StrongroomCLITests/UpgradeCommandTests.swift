@@ -96,7 +96,7 @@ struct UpgradeCommandTests {
         }
         let hex = Fixtures.hex(ofKeyFile: dir.file("legacy.key"))
         let info = try await ProcessRunner.run(try #require(ProcessRunner.which("sqlcipher")), [dir.file("legacy.db")],
-                                         input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_compatibility = 3;\n.dbinfo\n")
+                                               input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_compatibility = 3;\n.dbinfo\n")
         #expect(info.stdout.contains("software version:    3015002"), "\(info.stdout.split(separator: "\n").filter { $0.contains("version") })")
     }
 

@@ -26,8 +26,8 @@ struct PluginWarningTests {
         let sources = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".swift") }.sorted().map { directory + "/" + $0 }
         #expect(sources.count >= 5)
         let result = try await ProcessRunner.run(swiftc, ["-typecheck", "-swift-version", "6",
-                                                    "-enable-upcoming-feature", "ExistentialAny", "-enable-upcoming-feature", "InternalImportsByDefault",
-                                                    "-I", modules, "-I", shims, "-module-name", "StrongroomMacrosPlugin"] + sources)
+                                                          "-enable-upcoming-feature", "ExistentialAny", "-enable-upcoming-feature", "InternalImportsByDefault",
+                                                          "-I", modules, "-I", shims, "-module-name", "StrongroomMacrosPlugin"] + sources)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stderr.contains("warning:"), "\(result.stderr)")
         #expect(!result.stderr.contains("SendableMetatypes"), "\(result.stderr)")

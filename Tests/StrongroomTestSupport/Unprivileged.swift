@@ -16,8 +16,8 @@ public enum Unprivileged {
         let setpriv = ProcessRunner.which("setpriv") ?? "/usr/bin/setpriv"
         let copy = try readableCopy.get()
         return try await ProcessRunner.run(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", copy.binary] + arguments,
-                                     environment: environment.merging(["LD_LIBRARY_PATH": copy.libraryDirectory]) { $1 },
-                                     currentDirectory: currentDirectory)
+                                           environment: environment.merging(["LD_LIBRARY_PATH": copy.libraryDirectory]) { $1 },
+                                           currentDirectory: currentDirectory)
     }
 
     private static let readableCopy = Result { try copy(Fixtures.strongroomBinary) }

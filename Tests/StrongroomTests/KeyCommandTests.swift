@@ -85,7 +85,7 @@ struct KeyCommandTests {
     /// `strongroom status` on `database` with `options` in a session of its own, with no controlling terminal, as a service runs.
     func withoutTerminal(_ options: [String], database: String? = nil) async throws -> ProcessResult {
         try await ProcessRunner.run("/usr/bin/setsid", ["-w", Fixtures.strongroomBinary, "status", "--database", database ?? dir.file("none.db")] + options,
-                              currentDirectory: dir.path)
+                                    currentDirectory: dir.path)
     }
 
     /// Expects the process whose id the command wrote to `pidFile` to be gone

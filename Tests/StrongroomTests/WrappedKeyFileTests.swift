@@ -169,7 +169,7 @@ struct WrappedKeyFileTests {
         #expect(refused.status != 0 && refused.stderr.contains("InvalidTag"))
 
         let written = try await ProcessRunner.run("/usr/bin/python3", [script, "wrap", "1", dir.file("plain.key"), dir.file("python.wrapped")],
-                                            input: "python's passphrase\n")
+                                                  input: "python's passphrase\n")
         #expect(written.status == 0, "\(written.stderr)")
         let key = try KeyFile.read(at: dir.file("python.wrapped"), unwrappingWith: .bytes(Self.secret("python's passphrase")))
         #expect(opens(database, with: key))

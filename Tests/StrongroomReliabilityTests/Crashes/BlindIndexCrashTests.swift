@@ -48,7 +48,7 @@ struct BlindIndexCrashTests {
         }
         plain.close()
         let imported = try await cli(["import", "--from", "plain.sqlite", "--database", "seeded.db", "--key-file", "db.key", "--field-keys", "fields.keyring",
-                                "--seal", "customer.email", "--index", "customer.email_folded=email:nfkc-casefold/16"])
+                                      "--seal", "customer.email", "--index", "customer.email_folded=email:nfkc-casefold/16"])
         #expect(imported.status == 0, "\(imported.stderr)")
         return (try DatabaseKey.load(keyFile: dir.file("db.key")), try FieldKeyring.load(from: dir.file("fields.keyring")))
     }

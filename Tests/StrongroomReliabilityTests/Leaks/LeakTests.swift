@@ -59,9 +59,9 @@ struct LeakTests {
         #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--out", "new.key"], currentDirectory: dir.path).status == 0)
         #expect(try await ProcessRunner.run(Fixtures.strongroomBinary, ["keygen", "--field", "--out", "fields.keyring"], currentDirectory: dir.path).status == 0)
         try await searchCoreDump(name: "core dump", operation: "after a pool opened, sealed, read and rekeyed, then closed",
-                           arguments: ["old.key", "new.key", "fields.keyring"],
-                           secrets: [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
-                                     ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
+                                 arguments: ["old.key", "new.key", "fields.keyring"],
+                                 secrets: [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
+                                           ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
                                + Self.keyringKeys(Fixtures.bytes(of: dir.file("fields.keyring"))).map { ("field key", $0) },
                            passphrases: [])
     }
@@ -82,10 +82,10 @@ struct LeakTests {
             #expect(made.status == 0, "\(arguments): \(made.stderr)")
         }
         try await searchCoreDump(name: "core dump (wrapped key files, key command)",
-                           operation: "the same, the keys from a wrapped key file, a key command and a wrapped keyring",
-                           arguments: ["old.wrapped", "command:cat new.key", "fields.wrapped"],
-                           secrets: [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
-                                     ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
+                                 operation: "the same, the keys from a wrapped key file, a key command and a wrapped keyring",
+                                 arguments: ["old.wrapped", "command:cat new.key", "fields.wrapped"],
+                                 secrets: [("database key", Fixtures.hex(ofKeyFile: dir.file("old.key"))),
+                                           ("new database key", Fixtures.hex(ofKeyFile: dir.file("new.key")))]
                                + Self.keyringKeys(Fixtures.bytes(of: dir.file("fields.keyring"))).map { ("field key", $0) },
                            passphrases: [passphrase])
     }
@@ -293,7 +293,7 @@ struct LeakTests {
         FileManager.default.createFile(atPath: dir.file("passphrase.txt"), contents: Data((passphrase + "\n").utf8))
         chmod(dir.file("passphrase.txt"), 0o600)
         let wrapped = try await ProcessRunner.run(Fixtures.strongroomBinary, ["key", "wrap", "--in", "new.key", "--out", "new.wrapped", "--passphrase-command", "cat passphrase.txt"],
-                                            currentDirectory: dir.path)
+                                                  currentDirectory: dir.path)
         #expect(wrapped.status == 0, "key wrap: \(wrapped.stderr)")
         needles.append(("the wrapping passphrase", Array(passphrase.utf8)))
         // The key through the environment for the import, as a user may give it.

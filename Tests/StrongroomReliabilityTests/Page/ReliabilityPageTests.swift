@@ -142,7 +142,7 @@ struct ReliabilityPageTests {
     /// --results counts wherever it stands.
     @Test func theResultsFolderCountsWhereverItStands() async throws {
         let result = try await ProcessRunner.run("/usr/bin/env", ["python3", Self.script, "--sanitizers", "--results", dir.path],
-                                           environment: ["STRONGROOM_RELIABILITY_RUN": "S9"])
+                                                 environment: ["STRONGROOM_RELIABILITY_RUN": "S9"])
         #expect(result.status != 0 && result.stderr.contains("expected address and thread"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/sqlcipher3/sanitizers.run.json"))
     }
@@ -186,12 +186,12 @@ struct ReliabilityPageTests {
     @Test func theCheckStampsTheEngineAndRefusesAnotherOne() async throws {
         for name in ["address", "thread"] { try write("sanitizers", name, sanitizer(name, run: "S5"), engine: "sqlcipher4") }
         let wrong = try await page(["--engine", "sqlcipher4", "--sanitizers"],
-                             environment: ["STRONGROOM_RELIABILITY_RUN": "S5", "STRONGROOM_ENGINE_VERSION": "SQLCipher 3.4.1 on SQLite 3.15.2"])
+                                   environment: ["STRONGROOM_RELIABILITY_RUN": "S5", "STRONGROOM_ENGINE_VERSION": "SQLCipher 3.4.1 on SQLite 3.15.2"])
         #expect(wrong.status != 0 && wrong.stderr.contains("sqlcipher4"), "\(wrong.stderr)")
         let missing = try await page(["--engine", "sqlcipher4", "--sanitizers"], environment: ["STRONGROOM_RELIABILITY_RUN": "S5", "STRONGROOM_ENGINE_VERSION": ""])
         #expect(missing.status != 0 && missing.stderr.contains("STRONGROOM_ENGINE_VERSION"), "\(missing.stderr)")
         let right = try await page(["--engine", "sqlcipher4", "--sanitizers"],
-                             environment: ["STRONGROOM_RELIABILITY_RUN": "S5", "STRONGROOM_ENGINE_VERSION": "SQLCipher 4.6.1 community on SQLite 3.46.1"])
+                                   environment: ["STRONGROOM_RELIABILITY_RUN": "S5", "STRONGROOM_ENGINE_VERSION": "SQLCipher 4.6.1 community on SQLite 3.46.1"])
         #expect(right.status == 0, "\(right.stderr)")
         let stamp = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path + "/sqlcipher4/sanitizers.run.json"))) as? [String: Any]
         #expect(stamp?["engine"] as? String == "SQLCipher 4.6.1 community on SQLite 3.46.1")

@@ -46,7 +46,7 @@ struct WALGrowthTests {
         try KeyFile.write(.generate(), to: dir.file("db.key"))
         let environment = ProcessInfo.processInfo.environment.merging(added) { $1 }
         let run = try await ProcessRunner.run(Fixtures.reliabilityChild, [mode, "wal.db", "db.key"] + arguments,
-                                        environment: environment, currentDirectory: dir.path)
+                                              environment: environment, currentDirectory: dir.path)
         #expect(run.status == 0, "\(run.stderr)")
         return Load(figures: try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)"))
     }
