@@ -11,7 +11,8 @@ SWIFT_BUILD_FLAGS ?=
 PREFIX ?= /usr/local
 # Swift Testing starts every test of a run at once unless told otherwise; a test that awaits then
 # waits behind hundreds of others for one of the cooperative pool's two threads, and an async test
-# with a time limit ran past it (issue 51, item 5). At most TEST_WIDTH tests run at a time.
+# with a time limit ran past it (issue 51, item 5). In every swift test this Makefile runs (make test,
+# stress, the example's tests), at most TEST_WIDTH tests run at a time.
 TEST_WIDTH ?= 6
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= $(TEST_WIDTH)
 CLI := .build/release/strongroom

@@ -214,16 +214,16 @@ extension Connection {
 }
 
 extension Connection {
-    /// Whether a deferred foreign key constraint is violated now
-    /// (`SQLITE_DBSTATUS_DEFERRED_FKS`): the transaction's COMMIT would
-    /// fail. Rolling back the savepoint that made the violation resolves it.
-    /// (`turnOffDeferredForeignKeys` undoes a `PRAGMA defer_foreign_keys =
-    /// ON`, which lasts until the transaction ends; prepared once, with the
-    /// transaction statements.)
+    /// Undoes a `PRAGMA defer_foreign_keys = ON`, which lasts until the
+    /// transaction ends (a grouped write's, before the next write of the
+    /// group); prepared once, with the transaction statements.
     package func turnOffDeferredForeignKeys() throws(StrongroomError) {
         try executeTransactionControl("PRAGMA defer_foreign_keys = OFF")
     }
 
+    /// Whether a deferred foreign key constraint is violated now
+    /// (`SQLITE_DBSTATUS_DEFERRED_FKS`): the transaction's COMMIT would
+    /// fail. Rolling back the savepoint that made the violation resolves it.
     package var hasUnresolvedForeignKeys: Bool {
         guard !isClosed else { return false }
         var current: Int32 = 0, highest: Int32 = 0
