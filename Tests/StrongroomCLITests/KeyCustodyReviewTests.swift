@@ -211,6 +211,63 @@ struct KeyCustodyReviewTests {
                 "\(session.screen)")
     }
 
+    /// A key command that asks on the terminal, and takes a second to stop
+    /// at ^Z (as one does that a loaded machine keeps off the CPU), saying
+    /// on the terminal when it stops.
+    static let slowToStop = """
+        import os, signal, sys, time
+        tty = os.open("/dev/tty", os.O_RDWR)
+        def stop(signum, frame):
+            time.sleep(1)
+            os.write(tty, b"[key command stopping]\\n")
+            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTSTP)
+            signal.signal(signal.SIGTSTP, stop)
+        signal.signal(signal.SIGTSTP, stop)
+        os.write(tty, b"Unlock: ")
+        line = b""
+        while not line.endswith(b"\\n"):
+            line += os.read(tty, 1)
+        if line.strip() != b"open":
+            sys.exit(1)
+        sys.stdout.buffer.write(open("db.key", "rb").read())
+        """
+
+    /// ^Z while the key command had not stopped yet: strongroom stopped at
+    /// once, so the shell reported the job stopped and read the terminal
+    /// again while the command still read it too, and the command took the
+    /// first letter of the `fg` typed next (`g: command not found`, in 2 of
+    /// 3 runs of the whole suite). The job stops only once its command has.
+    @Test func aSuspendedJobStopsOnlyOnceItsKeyCommandHasStopped() async throws {
+        try Self.slowToStop.write(toFile: dir.file("ask.py"), atomically: true, encoding: .utf8)
+        let command = "'\(Fixtures.strongroomBinary)' status --database app.db --command-timeout 30 --key-command 'exec python3 ask.py' | cat"
+        let session = try await shellSession([
+            .type(command + "\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
+            .type("fg\n"), .expect("| cat"), .pause(seconds: 2), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
+        ])
+        let screen = session.screen
+        let commandStopped = screen.range(of: "[key command stopping]")?.lowerBound
+        let shellSawTheJobStop = screen.range(of: "Stopped")?.lowerBound
+        #expect(commandStopped != nil && shellSawTheJobStop != nil && commandStopped! < shellSawTheJobStop!, "\(screen)")
+        #expect(screen.contains("key source    key command") && !screen.contains("<killed"), "\(screen)")
+    }
+
+    /// ^Z at strongroom's own passphrase prompt: the handler that gives the
+    /// terminal its echo back raised SIGTSTP while SIGTSTP was blocked (as
+    /// it is in its own handler), caught it again on return, and so ran in
+    /// a loop on a whole core, never stopping; the shell never came back.
+    @Test func suspendingAtThePassphrasePromptStopsAndComesBack() async throws {
+        let session = try await PseudoTerminal.run("/bin/bash", ["--norc", "--noprofile", "-i"], in: dir.path, steps: [
+            .type("PS1='s''h> '\n"), .expect("sh> "),
+            .type("'\(Fixtures.strongroomBinary)' keygen --wrap --out tty.key\n"), .expect("New passphrase for the new key file:"),
+            .type("\u{1A}"), .expect("Stopped"), .expect("sh> "), .type("fg\n"), .expect("keygen --wrap"), .pause(seconds: 1),
+            .type("typed secret\n"), .expect("Again:"), .type("typed secret\n"), .expect("Wrote a new database key"), .expect("sh> "),
+            .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
+        ], limit: 40)
+        #expect(session.screen.contains("Wrote a new database key to tty.key") && !session.screen.contains("typed secret") && !session.screen.contains("<killed"),
+                "\(session.screen)")
+    }
+
     /// Under SIGCHLD ignored (inherited through exec), a command's failure
     /// was taken for success: a passphrase `printf a; kill -9 $$` wrapped a key.
     @Test func aFailingCommandFailsEvenWhenSIGCHLDIsIgnored() async throws {

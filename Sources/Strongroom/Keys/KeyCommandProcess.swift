@@ -14,8 +14,9 @@ import Foundation
 ///   `--password-command` runs. The command belongs to the same job: it may ask
 ///   on `/dev/tty` when the job is in the foreground, and ^Z, `bg`, `fg` and
 ///   ^C act on the whole job as the shell's job control does, with nothing to
-///   hand over. At a timeout only the command's shell is killed (its own
-///   children cannot be told apart from this job's other processes).
+///   hand over; at ^Z this process stops only once the shell has (see
+///   `KeyCommandSuspension`). At a timeout only the command's shell is killed
+///   (its own children cannot be told apart from this job's other processes).
 ///
 /// ``hasExited()`` tells that the shell has exited without reaping it, so that
 /// ``killLeftovers()`` can still kill its group after that.
@@ -25,7 +26,11 @@ final class KeyCommandProcess {
     private let pid: pid_t
     /// True when the child runs in a process group of its own.
     private let ownGroup: Bool
-    private var reaped = false
+    private var reaped = false {
+        didSet { if reaped, let slot = suspensionSlot { KeyCommandSuspension.unwatch(slot); suspensionSlot = nil } }
+    }
+    /// Where ^Z waits for the shell to stop (with a terminal only).
+    private var suspensionSlot: Int?
     /// True once ``hasExited()`` has seen the shell exit (it is then a zombie, not reaped).
     private var exited = false
 
@@ -91,6 +96,7 @@ final class KeyCommandProcess {
         }
         pid = child
         output = pipeEnds[0]
+        if !ownGroup { suspensionSlot = KeyCommandSuspension.watch(child) }
     }
 
     /// True once the command's shell has exited (or was reaped by someone

@@ -1,0 +1,136 @@
+import Foundation
+import Synchronization
+
+/// ^Z while a key command runs on this process's terminal: this process
+/// stops only once the command has stopped.
+///
+/// With a controlling terminal, a ``KeyCommand`` runs in this process's job
+/// (see `KeyCommandProcess`), and ^Z sends SIGTSTP to every process of the
+/// job at once. Each stops when the kernel next runs it. The shell waits only
+/// for its own children, this process among them, not for the command: once
+/// they have stopped it reports the job stopped, takes the terminal back and
+/// reads it, while a command that the kernel had not run yet may still be
+/// inside its own read of the terminal, and takes the first bytes typed to
+/// the shell (the `f` of `fg`). Resumed by `fg` before it stopped, it then
+/// stops for good, and the job waits for it until the command's timeout.
+///
+/// So while such a command runs, SIGTSTP is caught: the handler waits until
+/// each command's process has stopped or exited (at most ``stopWait``, for a
+/// command that ignores SIGTSTP), then stops this process the usual way, and
+/// catches SIGTSTP again once continued. It is installed only while SIGTSTP
+/// has its default action: a host that handles SIGTSTP itself keeps its
+/// handler, and the race.
+///
+/// Only the command's own process is waited for (the shell that `/bin/sh -c`
+/// runs, which does the reading for `read < /dev/tty`); a program the shell
+/// started cannot be told apart from the rest of the job.
+enum KeyCommandSuspension {
+    /// How long a stop waits for a command that does not stop (one that
+    /// ignores or catches SIGTSTP).
+    static let stopWait: Duration = .seconds(3)
+
+    /// The process ids the handler waits for, 0 in a free slot. Read by the
+    /// signal handler, which may take no lock.
+    private static let watched: InlineArray<16, Atomic<Int32>> = InlineArray { _ in Atomic(0) }
+
+    /// How many slots are taken.
+    private static let count = Mutex(0)
+    /// Whether the handler is to stay installed; read by the handler when continued.
+    private static let installed = Atomic(false)
+
+    /// Starts waiting for `pid` at each ^Z; returns the slot to give to
+    /// ``unwatch(_:)``, or nil when every slot is taken (that command is then
+    /// not waited for).
+    static func watch(_ pid: pid_t) -> Int? {
+        count.withLock { count in
+            guard let slot = watched.indices.first(where: { watched[$0].load(ordering: .relaxed) == 0 }) else { return nil }
+            watched[slot].store(pid, ordering: .releasing)
+            if count == 0 { installed.store(installIfDefault(), ordering: .releasing) }
+            count += 1
+            return slot
+        }
+    }
+
+    /// Stops waiting for the process in `slot`; the last one out puts
+    /// SIGTSTP's default action back.
+    ///
+    /// Called after the process is reaped: a ^Z in between asks about a
+    /// process id that is no longer this process's child, and gets ECHILD.
+    static func unwatch(_ slot: Int) {
+        count.withLock { count in
+            watched[slot].store(0, ordering: .releasing)
+            count -= 1
+            if count == 0 && installed.exchange(false, ordering: .acquiringAndReleasing) { restoreIfOurs() }
+        }
+    }
+
+    /// Installs the handler when SIGTSTP has its default action, or finds it
+    /// installed: a ^Z handled while the last command ended can put it back
+    /// after ``unwatch(_:)`` took it out (with nothing to wait for, it just stops).
+    private static func installIfDefault() -> Bool {
+        var current = sigaction()
+        guard sigaction(SIGTSTP, nil, &current) == 0 else { return false }
+        let handler = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+        if handler == unsafeBitCast(onStop, to: Int.self) { return true }
+        guard handler == unsafeBitCast(SIG_DFL, to: Int.self) else { return false }
+        var ours = sigaction()
+        ours.__sigaction_handler.sa_handler = onStop
+        ours.sa_flags = SA_RESTART
+        sigemptyset(&ours.sa_mask)
+        return sigaction(SIGTSTP, &ours, nil) == 0
+    }
+
+    private static func restoreIfOurs() {
+        var current = sigaction()
+        guard sigaction(SIGTSTP, nil, &current) == 0,
+              unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(onStop, to: Int.self) else { return }
+        var standard = sigaction()
+        standard.__sigaction_handler.sa_handler = SIG_DFL
+        sigemptyset(&standard.sa_mask)
+        sigaction(SIGTSTP, &standard, nil)
+    }
+
+    /// Waits for every watched command to stop, stops, and once continued
+    /// catches SIGTSTP again. Only async-signal-safe calls.
+    private static let onStop: @convention(c) (Int32) -> Void = { _ in
+        let savedErrno = errno
+        for slot in watched.indices {
+            let pid = watched[slot].load(ordering: .acquiring)
+            if pid != 0 { KeyCommandSuspension.waitUntilStopped(pid) }
+        }
+        // SIGTSTP is blocked while its handler runs: it is unblocked for the
+        // raise to stop this process now, not once the handler has returned
+        // (and caught it again). The mask comes back when the handler returns.
+        signal(SIGTSTP, SIG_DFL)
+        var stop = sigset_t()
+        sigemptyset(&stop)
+        sigaddset(&stop, SIGTSTP)
+        pthread_sigmask(SIG_UNBLOCK, &stop, nil)
+        raise(SIGTSTP)
+        // Continued (SIGCONT): the next ^Z is caught again, unless the last
+        // command ended while this process was stopped.
+        if installed.load(ordering: .acquiring) {
+            signal(SIGTSTP, KeyCommandSuspension.onStop)
+        }
+        errno = savedErrno
+    }
+
+    /// Returns once `pid` has stopped or exited, is not this process's child,
+    /// or ``stopWait`` has passed; the state is left for the real wait (WNOWAIT).
+    private static func waitUntilStopped(_ pid: pid_t) {
+        let step = 1_000_000  // nanoseconds
+        let (seconds, attoseconds) = stopWait.components
+        let steps = Int(seconds) * 1_000 + Int(attoseconds / 1_000_000_000_000_000)
+        for _ in 0..<steps {
+            var info = siginfo_t()
+            if waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOHANG | WNOWAIT) != 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            // si_signo stays 0 while the process neither stopped nor exited (WNOHANG).
+            if info.si_signo != 0 { return }
+            var pause = timespec(tv_sec: 0, tv_nsec: step)
+            nanosleep(&pause, nil)
+        }
+    }
+}
