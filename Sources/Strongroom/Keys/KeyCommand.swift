@@ -14,6 +14,10 @@ public import StrongroomCrypto
 /// command runs in this process's job (as restic's `--password-command`
 /// does), so it may ask while the job is in the foreground, and ^Z, `bg`,
 /// `fg` and ^C act on both as on any job; at the timeout its shell is killed.
+/// While such a command runs, and SIGTSTP has its default action, this
+/// process catches SIGTSTP: at ^Z it stops only once the command's shell has
+/// stopped (at most 3 s), so that the shell running the job gets the
+/// terminal back only when nothing of the job still reads it.
 /// Where there is none (a service), it runs in a process group of its own,
 /// killed whole at the timeout with whatever it started. The command is done
 /// when its shell exits: a process it started that still holds the output
