@@ -29,21 +29,27 @@ public enum OffThePool {
     /// Runs `work` on a new thread and returns (or throws) what it does.
     public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            start { continuation.resume(with: Result { try work() }) }
+            start(named: threadName) { continuation.resume(with: Result { try work() }) }
         }
     }
 
     /// Runs `work`, which cannot throw, on a new thread and returns what it does.
     public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await run(named: threadName, work)
+    }
+
+    /// Runs `work`, which cannot throw, on a new thread named `name` (at
+    /// most 15 bytes) and returns what it does.
+    public static func run<T: Sendable>(named name: String, _ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            start { continuation.resume(returning: work()) }
+            start(named: name) { continuation.resume(returning: work()) }
         }
     }
 
-    private static func start(_ body: @escaping @Sendable () -> Void) {
+    private static func start(named name: String, _ body: @escaping @Sendable () -> Void) {
         Thread {
             // Named as `pthread_setname_np` would, which Glibc's module does not export.
-            try? threadName.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            try? name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
             body()
         }.start()
     }
@@ -56,8 +62,11 @@ extension Process {
     /// when to kill the next, and the awaiting task may resume later than
     /// the end on a busy pool.
     @discardableResult
-    public func ended() async -> ContinuousClock.Instant {
-        await OffThePool.run {
+    ///
+    /// - Parameter threadName: the name of the thread that waits (a test
+    ///   that measures it gives one no other test's thread has).
+    public func ended(threadName: String = OffThePool.threadName) async -> ContinuousClock.Instant {
+        await OffThePool.run(named: threadName) {
             // Not `waitUntilExit()`: on a thread other than the one that started
             // the child it runs this thread's run loop, which is empty and
             // returns at once, and so spins a core until the child ends.

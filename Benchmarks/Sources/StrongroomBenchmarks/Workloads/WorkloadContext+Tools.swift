@@ -161,6 +161,8 @@ extension WorkloadContext {
             case "insert-statement": seconds = try Scenarios.statementInsert(path: insertPath, key: key, rows: rows, data: data)
             case "insert-record": seconds = try RecordScenarios.recordInsert(path: insertPath, key: key, rows: rows, data: data)
             case "create-sealed": seconds = try FieldScenarios.sealedCreates(path: insertPath, rows: rows)
+            case "import-chinook": seconds = try FieldScenarios.importChinook(to: insertPath, keyring: nil)
+            case "import-chinook-sealed": seconds = try FieldScenarios.importChinook(to: insertPath, keyring: FieldKeyring.generate())
             default: seconds = try ReadCounts.run(name, path: path, key: key, keyHex: keyHex, rows: rows, lookups: quick ? 1000 : 100_000)
             }
             FileHandle.standardError.write(Data("round \(round + 1): \(formatted(seconds, unit: "s"))\n".utf8))
