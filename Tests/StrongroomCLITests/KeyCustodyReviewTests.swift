@@ -211,14 +211,15 @@ struct KeyCustodyReviewTests {
                 "\(session.screen)")
     }
 
-    /// A key command that asks on the terminal, and takes a second to stop
-    /// at ^Z (as one does that a loaded machine keeps off the CPU), saying
-    /// on the terminal when it stops.
+    /// A key command that asks on the terminal, and takes half a second to
+    /// stop at ^Z (as one does that a loaded machine keeps off the CPU),
+    /// saying on the terminal when it stops (well within the 3 s strongroom
+    /// waits for it).
     static let slowToStop = """
         import os, signal, sys, time
         tty = os.open("/dev/tty", os.O_RDWR)
         def stop(signum, frame):
-            time.sleep(1)
+            time.sleep(0.5)
             os.write(tty, b"[key command stopping]\\n")
             signal.signal(signal.SIGTSTP, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTSTP)

@@ -15,9 +15,13 @@ public import StrongroomCrypto
 /// does), so it may ask while the job is in the foreground, and ^Z, `bg`,
 /// `fg` and ^C act on both as on any job; at the timeout its shell is killed.
 /// While such a command runs, and SIGTSTP has its default action, this
-/// process catches SIGTSTP: at ^Z it stops only once the command's shell has
-/// stopped (at most 3 s), so that the shell running the job gets the
-/// terminal back only when nothing of the job still reads it.
+/// process catches SIGTSTP: at ^Z it stops only once the command's own
+/// process (its `/bin/sh`) has stopped, or 3 s have passed, so that the
+/// shell running the job does not take the terminal back while that process
+/// still reads it (a program the command's shell started is not waited
+/// for). While the handler is installed, the thread it runs on (the main
+/// thread, unless that blocks SIGTSTP) sees `poll`, `nanosleep` and the like
+/// fail with EINTR after `fg`, as under any signal handler.
 /// Where there is none (a service), it runs in a process group of its own,
 /// killed whole at the timeout with whatever it started. The command is done
 /// when its shell exits: a process it started that still holds the output

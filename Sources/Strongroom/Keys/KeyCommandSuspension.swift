@@ -15,19 +15,30 @@ import Synchronization
 /// stops for good, and the job waits for it until the command's timeout.
 ///
 /// So while such a command runs, SIGTSTP is caught: the handler waits until
-/// each command's process has stopped or exited (at most ``stopWait``, for a
-/// command that ignores SIGTSTP), then stops this process the usual way, and
-/// catches SIGTSTP again once continued. It is installed only while SIGTSTP
-/// has its default action: a host that handles SIGTSTP itself keeps its
-/// handler, and the race.
+/// each command's process has stopped or exited (all together at most
+/// ``stopWaitMilliseconds``, for a command that ignores or catches SIGTSTP),
+/// then stops this process the usual way, and catches SIGTSTP again once
+/// continued. It is installed only while SIGTSTP has its default action: a
+/// host that handles SIGTSTP itself keeps its handler, and the race.
 ///
-/// Only the command's own process is waited for (the shell that `/bin/sh -c`
-/// runs, which does the reading for `read < /dev/tty`); a program the shell
-/// started cannot be told apart from the rest of the job.
+/// What it changes for the host while installed: the thread the kernel runs
+/// the handler on (the main thread, unless it blocks SIGTSTP) sees a call
+/// that SA_RESTART does not restart (`poll`, `epoll_wait`, `nanosleep`,
+/// `select`) fail with EINTR after `fg`, as under any handler.
+///
+/// Its limits: only the command's own process is waited for (the shell that
+/// `/bin/sh -c` runs, which does the reading for `read < /dev/tty`); a
+/// program the shell started cannot be told apart from the rest of the job.
+/// At most ``slotCount`` commands running at once are waited for. A command
+/// started by another thread during the wait received no SIGTSTP, and is
+/// waited for until the time is up.
 enum KeyCommandSuspension {
-    /// How long a stop waits for a command that does not stop (one that
-    /// ignores or catches SIGTSTP).
-    static let stopWait: Duration = .seconds(3)
+    /// How long, in all, a stop waits for commands that do not stop. A
+    /// computed constant: nothing is initialized lazily in the handler.
+    static var stopWaitMilliseconds: Int { 3_000 }
+
+    /// How many commands running at once are waited for.
+    static var slotCount: Int { 16 }
 
     /// The process ids the handler waits for, 0 in a free slot. Read by the
     /// signal handler, which may take no lock.
@@ -43,7 +54,7 @@ enum KeyCommandSuspension {
     /// not waited for).
     static func watch(_ pid: pid_t) -> Int? {
         count.withLock { count in
-            guard let slot = watched.indices.first(where: { watched[$0].load(ordering: .relaxed) == 0 }) else { return nil }
+            guard let slot = (0..<slotCount).first(where: { watched[$0].load(ordering: .relaxed) == 0 }) else { return nil }
             watched[slot].store(pid, ordering: .releasing)
             if count == 0 { installed.store(installIfDefault(), ordering: .releasing) }
             count += 1
@@ -65,8 +76,8 @@ enum KeyCommandSuspension {
     }
 
     /// Installs the handler when SIGTSTP has its default action, or finds it
-    /// installed: a ^Z handled while the last command ended can put it back
-    /// after ``unwatch(_:)`` took it out (with nothing to wait for, it just stops).
+    /// installed (a handler that another thread's ``unwatch(_:)`` raced is
+    /// put back to the default by the handler itself, but this stays safe).
     private static func installIfDefault() -> Bool {
         var current = sigaction()
         guard sigaction(SIGTSTP, nil, &current) == 0 else { return false }
@@ -91,12 +102,22 @@ enum KeyCommandSuspension {
     }
 
     /// Waits for every watched command to stop, stops, and once continued
-    /// catches SIGTSTP again. Only async-signal-safe calls.
+    /// catches SIGTSTP again. Only async-signal-safe calls, and plain loops
+    /// over integers (no iterator whose type metadata a debug build would
+    /// look up here first).
     private static let onStop: @convention(c) (Int32) -> Void = { _ in
         let savedErrno = errno
-        for slot in watched.indices {
+        // One budget for all the commands, a millisecond a step.
+        var stepsLeft = stopWaitMilliseconds
+        var slot = 0
+        while slot < slotCount {
             let pid = watched[slot].load(ordering: .acquiring)
-            if pid != 0 { KeyCommandSuspension.waitUntilStopped(pid) }
+            while pid != 0 && stepsLeft > 0 && !KeyCommandSuspension.hasStoppedOrExited(pid) {
+                var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+                nanosleep(&pause, nil)
+                stepsLeft -= 1
+            }
+            slot += 1
         }
         // SIGTSTP is blocked while its handler runs: it is unblocked for the
         // raise to stop this process now, not once the handler has returned
@@ -107,30 +128,23 @@ enum KeyCommandSuspension {
         sigaddset(&stop, SIGTSTP)
         pthread_sigmask(SIG_UNBLOCK, &stop, nil)
         raise(SIGTSTP)
-        // Continued (SIGCONT): the next ^Z is caught again, unless the last
-        // command ended while this process was stopped.
+        // Continued (SIGCONT): the next ^Z is caught again while commands
+        // run. Installed, then looked at again: an `unwatch(_:)` by another
+        // thread in between (which found SIGTSTP at its default and left it)
+        // is seen here, and the default goes back.
         if installed.load(ordering: .acquiring) {
             signal(SIGTSTP, KeyCommandSuspension.onStop)
+            if !installed.load(ordering: .acquiring) { signal(SIGTSTP, SIG_DFL) }
         }
         errno = savedErrno
     }
 
-    /// Returns once `pid` has stopped or exited, is not this process's child,
-    /// or ``stopWait`` has passed; the state is left for the real wait (WNOWAIT).
-    private static func waitUntilStopped(_ pid: pid_t) {
-        let step = 1_000_000  // nanoseconds
-        let (seconds, attoseconds) = stopWait.components
-        let steps = Int(seconds) * 1_000 + Int(attoseconds / 1_000_000_000_000_000)
-        for _ in 0..<steps {
-            var info = siginfo_t()
-            if waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOHANG | WNOWAIT) != 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            // si_signo stays 0 while the process neither stopped nor exited (WNOHANG).
-            if info.si_signo != 0 { return }
-            var pause = timespec(tv_sec: 0, tv_nsec: step)
-            nanosleep(&pause, nil)
-        }
+    /// True once `pid` has stopped or exited, or is not this process's child
+    /// (any error but EINTR); its state is left for the real wait (WNOWAIT).
+    private static func hasStoppedOrExited(_ pid: pid_t) -> Bool {
+        var info = siginfo_t()
+        if waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOHANG | WNOWAIT) != 0 { return errno != EINTR }
+        // si_signo stays 0 while the process neither stopped nor exited (WNOHANG).
+        return info.si_signo != 0
     }
 }
