@@ -58,7 +58,7 @@ struct BenchmarkCommand: ParsableCommand {
     var serviceRounds = 1
     @Option(help: "The service workload: wrk's connections (-c; wrk runs 2 threads).")
     var serviceConnections = 64
-    @Option(help: "Only this read, five times, for perf or callgrind: c, c-owned, statement, in-place, codable, record, strings, lookups-c, lookups-record, insert-c, insert-statement, insert-record, create-sealed, import-chinook, import-chinook-sealed.")
+    @Option(help: "Only this read, five times, for perf or callgrind: c, c-owned, statement, in-place, codable, record, strings, lookups-c, lookups-record, insert-c, insert-statement, insert-codable, insert-record, create-sealed, import-chinook, import-chinook-sealed.")
     var profile: String?
 
     static func main() {

@@ -159,6 +159,7 @@ extension WorkloadContext {
             switch name {
             case "insert-c": seconds = try Scenarios.cInsert(path: insertPath, keyHex: keyHex, rows: rows, data: data)
             case "insert-statement": seconds = try Scenarios.statementInsert(path: insertPath, key: key, rows: rows, data: data)
+            case "insert-codable": seconds = try Scenarios.encodableInsert(path: insertPath, key: key, rows: rows, data: data)
             case "insert-record": seconds = try RecordScenarios.recordInsert(path: insertPath, key: key, rows: rows, data: data)
             case "create-sealed": seconds = try FieldScenarios.sealedCreates(path: insertPath, rows: rows)
             case "import-chinook": seconds = try FieldScenarios.importChinook(to: insertPath, keyring: nil)
