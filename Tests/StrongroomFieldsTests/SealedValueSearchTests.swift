@@ -45,3 +45,89 @@ struct SealedValueSearchTests {
         #expect(findings[2].randomizedByKeyID == [7: 2] && findings[2].otherValues == 0 && findings[2].mode == .randomized)
     }
 }
+
+/// The adversary holds the database key and rewrites the schema: an index
+/// whose `sqlite_master` row names other columns or another expression than
+/// it was built on holds stale values, and a query SQLite answers from it
+/// (a covering index, or an index on the very expression an aggregate
+/// reads) sees those, not the table's (issue 51's review: the one read per
+/// table, a `max()` over one column, was answered from such an index on
+/// SQLCipher 4.6.1, and found no envelope where two were).
+@Suite("Sealed columns: finding sealed values past a lying index")
+struct SealedValueSearchIndexTests {
+    let dir = TemporaryDirectory()
+
+    /// What the search tests each value of a column with, `first` the byte an envelope starts with.
+    static func shapeTest(_ column: String, first: String = "01") -> String {
+        """
+        CASE typeof("\(column)") WHEN 'blob' THEN length("\(column)") = 20 OR substr("\(column)", 1, 1) = x'\(first)' \
+        WHEN 'text' THEN substr(CAST("\(column)" AS BLOB), 1, 1) = x'\(first)' END
+        """
+    }
+
+    @Test func anIndexWhoseSchemaRowLiesHidesNoSealedValue() throws {
+        let path = dir.file("lying-index.db")
+        let key = DatabaseKey.generate()
+        let adversary = try Connection(path: path, configuration: Configuration(key: key))
+        try adversary.execute(sql: """
+            CREATE TABLE alone(secret);
+            INSERT INTO alone VALUES (\(SealedValueSearchTests.gcm)), (\(SealedValueSearchTests.gcm));
+            CREATE INDEX alone_shape ON alone(\(Self.shapeTest("secret", first: "99")));
+            CREATE TABLE keyed(id INTEGER PRIMARY KEY, secret, decoy);
+            INSERT INTO keyed(secret, decoy) VALUES (\(SealedValueSearchTests.gcm), 'plain'), (\(SealedValueSearchTests.gcm), 'plain');
+            CREATE INDEX keyed_decoy ON keyed(decoy);
+            CREATE TABLE pair(id INTEGER PRIMARY KEY, secret, decoy);
+            INSERT INTO pair(secret, decoy) VALUES (\(SealedValueSearchTests.gcm), 'plain');
+            CREATE INDEX pair_decoy ON pair(decoy, id);
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET sql = 'CREATE INDEX alone_shape ON alone(\(Self.shapeTest("secret").replacingOccurrences(of: "'", with: "''")))' WHERE name = 'alone_shape';
+            UPDATE sqlite_master SET sql = 'CREATE INDEX keyed_decoy ON keyed(secret)' WHERE name = 'keyed_decoy';
+            UPDATE sqlite_master SET sql = 'CREATE INDEX pair_decoy ON pair(secret, decoy)' WHERE name = 'pair_decoy';
+            PRAGMA writable_schema = OFF;
+            """)
+        adversary.close()
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        let found = try SealedValueSearch.findings(in: db)
+        for table in ["alone", "keyed", "pair"] {
+            let finding = found.first { $0.table == table && $0.column == "secret" }
+            #expect(finding?.randomizedByKeyID == [7: table == "pair" ? 1 : 2], "\(table): \(found.filter { $0.column == "secret" })")
+        }
+    }
+}
+
+/// A column the adversary turned into a generated one by rewriting the
+/// table's `CREATE TABLE` (`secret AS (NULL) STORED`): its stored values
+/// still read back, and `PRAGMA table_info` leaves it out (issue 51's
+/// review: the search, which listed columns with it, missed the envelopes;
+/// `table_xinfo` lists it).
+@Suite("Sealed columns: finding sealed values in a column rewritten as generated")
+struct SealedValueSearchGeneratedColumnTests {
+    let dir = TemporaryDirectory()
+
+    @Test func aColumnRewrittenAsGeneratedIsStillSearched() throws {
+        let path = dir.file("generated.db")
+        let key = DatabaseKey.generate()
+        let adversary = try Connection(path: path, configuration: Configuration(key: key))
+        let version = try adversary.fetchOne(String.self, sql: "SELECT sqlite_version()") ?? ""
+        try adversary.execute(sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, secret);
+            INSERT INTO customer(secret) VALUES (\(SealedValueSearchTests.gcm)), (\(SealedValueSearchTests.gcm));
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET sql = 'CREATE TABLE customer(id INTEGER PRIMARY KEY, secret AS (NULL) STORED)' WHERE name = 'customer';
+            PRAGMA writable_schema = OFF;
+            """)
+        adversary.close()
+        // Generated columns came with SQLite 3.31; an older one cannot load the rewritten schema at all.
+        if version.split(separator: ".").compactMap({ Int($0) }).lexicographicallyPrecedes([3, 31]) {
+            #expect(throws: StrongroomError.self) {
+                let db = try Connection(path: path, configuration: Configuration(key: key))
+                _ = try SealedValueSearch.findings(in: db)
+            }
+            return
+        }
+        let db = try Connection(path: path, configuration: Configuration(key: key))
+        #expect(try db.fetchAll(Data?.self, sql: "SELECT secret FROM customer").compactMap { $0 }.count == 2, "the stored values still read back")
+        let found = try SealedValueSearch.findings(in: db)
+        #expect(found.first { $0.table == "customer" && $0.column == "secret" }?.randomizedByKeyID == [7: 2], "\(found)")
+    }
+}

@@ -61,10 +61,10 @@ extension Process {
     /// returns when it saw the end: a crash trial times a whole run to know
     /// when to kill the next, and the awaiting task may resume later than
     /// the end on a busy pool.
-    @discardableResult
     ///
     /// - Parameter threadName: the name of the thread that waits (a test
     ///   that measures it gives one no other test's thread has).
+    @discardableResult
     public func ended(threadName: String = OffThePool.threadName) async -> ContinuousClock.Instant {
         await OffThePool.run(named: threadName) {
             // Not `waitUntilExit()`: on a thread other than the one that started

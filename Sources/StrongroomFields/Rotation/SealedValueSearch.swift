@@ -114,11 +114,16 @@ public enum SealedValueSearch {
     /// or a BLOB or TEXT whose first byte is 1); only the columns where a
     /// value passed are read again, and counted. A plaintext Chinook is read
     /// in one pass per table instead of one sorted pass per column.
+    ///
+    /// Both reads are of the table itself (`NOT INDEXED`): an index whose
+    /// `sqlite_master` row was rewritten to name other columns or another
+    /// expression than it holds would answer with stale values (a covering
+    /// index, or one on the very expression an aggregate reads).
     public static func findings(in db: Connection) throws(StrongroomError) -> [Finding] {
         var findings: [Finding] = []
         for table in try tableNames(in: db) {
             let quotedTable = "main." + SQLScript.quotedIdentifier(table)
-            let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))").map({ row throws(StrongroomError) in try row.decode(String.self, column: "name") })
+            let columns = try searchedColumns(of: table, in: db)
             for column in try columnsThatMayHoldSealedValues(columns, of: quotedTable, in: db) {
                 let name = SQLScript.quotedIdentifier(column)
                 let bytes = "CAST(\(name) AS BLOB)"
@@ -137,7 +142,7 @@ public enum SealedValueSearch {
                     SELECT CASE WHEN \(blindIndex) THEN x'00' WHEN \(signature) THEN x'03' WHEN \(envelope) THEN substr(\(bytes), 2, 1) END AS kind,
                            CASE WHEN \(blindIndex) THEN substr(\(name), 1, 4) WHEN \(signature) OR \(envelope) THEN substr(\(bytes), 3, 4) END AS key_id,
                            count(*) AS n
-                      FROM \(quotedTable) WHERE \(name) IS NOT NULL GROUP BY 1, 2
+                      FROM \(quotedTable) NOT INDEXED WHERE \(name) IS NOT NULL GROUP BY 1, 2
                     """) {
                     let count = try row.decode(Int.self, column: "n")
                     guard let kind = try row.decode([UInt8]?.self, column: "kind")?.first,
@@ -155,6 +160,25 @@ public enum SealedValueSearch {
         return findings
     }
 
+    /// The columns of `table` whose values a read returns: `PRAGMA
+    /// table_xinfo` where SQLite has it (3.26 on), so that a column whose
+    /// `CREATE TABLE` the adversary rewrote as generated (`AS (…) STORED`),
+    /// which `table_info` leaves out, is searched too; the hidden columns of
+    /// a virtual table are not. Older SQLite ignores the pragma (no rows),
+    /// and `table_info` lists every column it can have.
+    static func searchedColumns(of table: String, in db: Connection) throws(StrongroomError) -> [String] {
+        let quoted = SQLScript.quotedIdentifier(table)
+        let extended = try db.fetchAll(sql: "PRAGMA main.table_xinfo(\(quoted))")
+        if !extended.isEmpty {
+            var names: [String] = []
+            for row in extended where try row.decode(Int.self, column: "hidden") != 1 {
+                names.append(try row.decode(String.self, column: "name"))
+            }
+            return names
+        }
+        return try db.fetchAll(sql: "PRAGMA main.table_info(\(quoted))").map { row throws(StrongroomError) in try row.decode(String.self, column: "name") }
+    }
+
     /// The columns of `columns` where at least one value is shaped as an
     /// envelope, a blind index or a row signature may be (a superset of
     /// what ``findings(in:)`` counts), in one read of the table.
@@ -167,7 +191,7 @@ public enum SealedValueSearch {
                                        WHEN 'text' THEN substr(CAST(\(name) AS BLOB), 1, 1) = x'01' END)
                 """
         }
-        guard let row = try db.fetchAll(sql: "SELECT \(tests.joined(separator: ", ")) FROM \(quotedTable)").first else { return [] }
+        guard let row = try db.fetchAll(sql: "SELECT \(tests.joined(separator: ", ")) FROM \(quotedTable) NOT INDEXED").first else { return [] }
         return columns.indices.compactMap { index in
             if case .integer(let passed) = row[index], passed != 0 { return columns[index] }
             return nil

@@ -15,7 +15,7 @@ import Strongroom
 /// At the end the scores must have grown by the writes that succeeded (no
 /// lost write), and every read must have found its row.
 ///
-/// Three shapes of the same clients:
+/// Four shapes of the same clients:
 /// - "Strongroom async": 1,000 Swift tasks (a task group), each awaiting
 ///   `asyncRead` and `asyncWrite` in turn;
 /// - "Strongroom async, group commit": the same, on a pool whose
@@ -260,8 +260,9 @@ enum AsyncPoolLoad {
 }
 
 extension WorkloadContext {
-    /// The async pool workload: Strongroom async, Strongroom sync on
-    /// threads, GRDB async (its own process), each run on a new file, in
+    /// The async pool workload: Strongroom async (with and without group
+    /// commit), Strongroom sync on threads, GRDB async (its own process),
+    /// each run on a new file, in
     /// the runner's interleaved rounds; throughput is the sample, and the
     /// latencies are the medians of the rounds' percentiles.
     func asyncPoolLoad(_ runner: inout Runner, seconds duration: Double, rounds: Int) throws {
