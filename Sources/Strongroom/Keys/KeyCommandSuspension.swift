@@ -119,15 +119,7 @@ enum KeyCommandSuspension {
             }
             slot += 1
         }
-        // SIGTSTP is blocked while its handler runs: it is unblocked for the
-        // raise to stop this process now, not once the handler has returned
-        // (and caught it again). The mask comes back when the handler returns.
-        signal(SIGTSTP, SIG_DFL)
-        var stop = sigset_t()
-        sigemptyset(&stop)
-        sigaddset(&stop, SIGTSTP)
-        pthread_sigmask(SIG_UNBLOCK, &stop, nil)
-        raise(SIGTSTP)
+        JobControl.stopInsideHandler()
         // Continued (SIGCONT): the next ^Z is caught again while commands
         // run. Installed, then looked at again: an `unwatch(_:)` by another
         // thread in between (which found SIGTSTP at its default and left it)

@@ -1,4 +1,5 @@
 import Foundation
+import Strongroom
 
 /// Reading a secret from a terminal: a prompt on standard error and echo
 /// off while it is typed, restored on every way out (signals included).
@@ -53,19 +54,9 @@ enum TerminalEcho {
 
     /// Suspended (^Z): gives the terminal back and stops; when continued,
     /// turns echo off again before the read goes on.
-    ///
-    /// SIGTSTP is blocked while its handler runs: it is unblocked for the
-    /// raise to stop this process now. Left blocked, it stayed pending, was
-    /// caught again when the handler returned, and the handler ran in a loop
-    /// (the mask comes back when the handler returns).
     private static let onStop: @convention(c) (Int32) -> Void = { _ in
         TerminalEcho.restore()
-        Foundation.signal(SIGTSTP, SIG_DFL)
-        var stop = sigset_t()
-        sigemptyset(&stop)
-        sigaddset(&stop, SIGTSTP)
-        pthread_sigmask(SIG_UNBLOCK, &stop, nil)
-        raise(SIGTSTP)
+        JobControl.stopInsideHandler()
         TerminalEcho.silence()
         Foundation.signal(SIGTSTP, TerminalEcho.onStop)
     }
