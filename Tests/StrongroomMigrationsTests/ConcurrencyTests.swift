@@ -120,10 +120,9 @@ struct ConcurrencyTests {
             try reset()
             let runner = try migrateProcess()
             // Spread the kills from process start to past the end of the run,
-            // aimed at the migration's writes (see CrashTrials.waitForKill).
+            // aimed at the migration's writes (see CrashTrials.kill(_:window:since:expectedStatus:hasWritten:)).
             let databasePath = f.databasePath
-            trials.waitForKill(window: window, since: .now) { CrashTrials.hasBegunWriting(databasePath) }
-            let (killed, failure) = await CrashTrials.kill(runner)
+            let (killed, failure) = await trials.kill(runner, window: window, since: .now) { CrashTrials.hasBegunWriting(databasePath) }
             #expect(failure == nil, "attempt \(attempt): the runner \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
 

@@ -107,8 +107,49 @@ public struct CrashTrials {
         return nextKillDelay(window: milliseconds, using: &generator)
     }
 
-    /// Trials that waited in ``waitForKill(window:since:hasWritten:)``.
+    /// Trials that waited in ``waitForKill(window:since:hasWritten:)`` or
+    /// ``kill(_:window:since:expectedStatus:hasWritten:)``.
     private var waited = 0
+
+    /// How a trial waits before its kill (``nextWait(window:aimingAtWrites:using:)``).
+    public enum KillWait: Sendable, Equatable {
+        /// Sleeps this many microseconds (``nextKillDelay(window:using:)``).
+        case sleep(microseconds: UInt32)
+        /// Until the operation first writes to the file, for `window` × 3
+        /// milliseconds at most, then 0 to 2 ms more.
+        case firstWrite(window: Int)
+
+        /// Waits as planned, blocking the calling thread.
+        func wait(since started: ContinuousClock.Instant, hasWritten: () -> Bool) {
+            switch self {
+            case .sleep(let microseconds):
+                usleep(microseconds)
+            case .firstWrite(let milliseconds):
+                let deadline = started + .milliseconds(max(milliseconds * 3, 10))
+                while !hasWritten() && ContinuousClock.now < deadline { usleep(200) }
+                usleep(UInt32.random(in: 0...2000))
+            }
+        }
+    }
+
+    /// Plans the next trial's wait: one trial in four, when the test can
+    /// tell the operation's first write (`aimingAtWrites`), until that
+    /// write; the others, a sleep for ``nextKillDelay(window:using:)``.
+    /// ``record(_:lasting:)`` then tells how long a wait for the first
+    /// write lasted.
+    public mutating func nextWait(window milliseconds: Int, aimingAtWrites: Bool, using generator: inout some RandomNumberGenerator) -> KillWait {
+        waited += 1
+        guard aimingAtWrites, waited % 4 == 0 else {
+            return .sleep(microseconds: nextKillDelay(window: milliseconds, using: &generator))
+        }
+        return .firstWrite(window: milliseconds)
+    }
+
+    /// Records how long a wait for the first write lasted, as the delay
+    /// of its kill for ``landed(_:)`` (a sleep's delay is known when it is planned).
+    public mutating func record(_ wait: KillWait, lasting elapsed: Duration) {
+        if case .firstWrite = wait { lastDelay = Self.milliseconds(elapsed) }
+    }
 
     /// Waits for the moment of the next kill of a child started at
     /// `started`. Three trials in four, ``nextKillDelay(window:)``; the
@@ -120,16 +161,42 @@ public struct CrashTrials {
     /// start-up times varying by tens of milliseconds let timing alone reach
     /// only now and then. Either way, ``landed(_:)`` then records where this
     /// kill landed.
+    ///
+    /// This blocks the calling thread; a test on the cooperative pool
+    /// calls ``kill(_:window:since:expectedStatus:hasWritten:)`` instead.
     public mutating func waitForKill(window milliseconds: Int, since started: ContinuousClock.Instant, hasWritten: (() -> Bool)? = nil) {
-        waited += 1
-        guard let hasWritten, waited % 4 == 0 else {
-            usleep(nextKillDelay(window: milliseconds))
-            return
+        var generator = SystemRandomNumberGenerator()
+        let wait = nextWait(window: milliseconds, aimingAtWrites: hasWritten != nil, using: &generator)
+        wait.wait(since: started, hasWritten: hasWritten ?? { false })
+        record(wait, lasting: ContinuousClock.now - started)
+    }
+
+    /// Waits for the moment of the next kill as
+    /// ``waitForKill(window:since:hasWritten:)`` does, sends `process`
+    /// SIGKILL, and tells how it ended (``kill(_:expectedStatus:)``).
+    /// The wait and the signal run on a thread of their own
+    /// (``OffThePool``): the kill lands when it was meant to however busy
+    /// the cooperative pool is, and no thread of the pool is held for the
+    /// wait (up to three times a whole run of the operation).
+    ///
+    /// ```swift
+    /// let runner = try start(arguments)
+    /// let (killed, failure) = await trials.kill(runner, window: window, since: .now) {
+    ///     CrashTrials.hasBegunWriting(database)
+    /// }
+    /// ```
+    public mutating func kill(_ process: Process, window milliseconds: Int, since started: ContinuousClock.Instant,
+                              expectedStatus: Int32 = 0, hasWritten: (@Sendable () -> Bool)? = nil) async -> (killed: Bool, failure: String?) {
+        var generator = SystemRandomNumberGenerator()
+        let wait = nextWait(window: milliseconds, aimingAtWrites: hasWritten != nil, using: &generator)
+        let elapsed = await OffThePool.run {
+            wait.wait(since: started, hasWritten: hasWritten ?? { false })
+            let now = ContinuousClock.now
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+            return now - started
         }
-        let deadline = started + .milliseconds(max(milliseconds * 3, 10))
-        while !hasWritten() && ContinuousClock.now < deadline { usleep(200) }
-        usleep(UInt32.random(in: 0...2000))
-        lastDelay = Self.milliseconds(ContinuousClock.now - started)
+        record(wait, lasting: elapsed)
+        return await Self.kill(process, expectedStatus: expectedStatus)
     }
 
     /// Whether a journal or WAL frames of `database` exist: the first sign
@@ -170,19 +237,6 @@ public struct CrashTrials {
         @unknown default:
             return (false, "ended in an unknown way")
         }
-    }
-
-    /// Waits `delay` microseconds, then ``kill(_:expectedStatus:)``: the
-    /// wait and the signal on a thread of their own (``OffThePool``), so that
-    /// the kill lands when it was meant to, however busy the cooperative pool
-    /// is, and the pool's thread is not held for the wait (up to 1.1 times a
-    /// whole run of the operation).
-    public static func kill(_ process: Process, afterMicroseconds delay: UInt32, expectedStatus: Int32 = 0) async -> (killed: Bool, failure: String?) {
-        await OffThePool.run {
-            usleep(delay)
-            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        }
-        return await kill(process, expectedStatus: expectedStatus)
     }
 
     /// Copies the files a crash left (`path` and its `-wal`, `-shm` and

@@ -124,8 +124,8 @@ struct BlindIndexCrashTests {
         for trial in 0..<trials.count {
             try reset()
             let runner = try start(add)
-            trials.waitForKill(window: window, since: .now, hasWritten: { CrashTrials.hasBegunWriting(dir.file("db.sqlite")) })
-            let (killed, failure) = await CrashTrials.kill(runner)
+            let database = dir.file("db.sqlite")
+            let (killed, failure) = await trials.kill(runner, window: window, since: .now) { CrashTrials.hasBegunWriting(database) }
             #expect(failure == nil, "trial \(trial): \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             let crash = try picture(key: key, keyring: keyring)

@@ -25,8 +25,10 @@ struct ImportCrashTests {
     }
 
     /// The temporary copies an import makes beside its destination.
-    func leftovers() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix(".strongroom-") }
+    func leftovers() -> [String] { Self.leftovers(in: dir.path) }
+
+    static func leftovers(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix(".strongroom-") }
     }
 
     /// Whether `out.db` is the whole copy: it opens with `key`, passes
@@ -73,7 +75,9 @@ struct ImportCrashTests {
         for trial in 0..<trials.count {
             reset()
             let importer = try importProcess()
-            let (killed, failure) = await CrashTrials.kill(importer, afterMicroseconds: trials.nextKillDelay(window: window))
+            let directory = dir.path
+            // One kill in four waits for the temporary copy to appear.
+            let (killed, failure) = await trials.kill(importer, window: window, since: .now) { !Self.leftovers(in: directory).isEmpty }
             #expect(failure == nil, "trial \(trial): the import \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
             // Inside the import: its temporary copy had been made.

@@ -135,8 +135,8 @@ struct SealedColumnCrashTests {
         try reset(from: seeded)
         let runner = try start(arguments)
         let database = dir.file("db.sqlite")
-        trials.waitForKill(window: window, since: .now, hasWritten: aimedAtWrites ? { CrashTrials.hasBegunWriting(database) } : nil)
-        let (killed, failure) = await CrashTrials.kill(runner)
+        let hasWritten: (@Sendable () -> Bool)? = aimedAtWrites ? { @Sendable in CrashTrials.hasBegunWriting(database) } : nil
+        let (killed, failure) = await trials.kill(runner, window: window, since: .now, hasWritten: hasWritten)
         #expect(failure == nil, "trial \(trial): \(arguments.prefix(2).joined(separator: " ")) \(failure ?? "")")
         if killed { trials.killedBeforeExit += 1 }
         return (killed, failure)

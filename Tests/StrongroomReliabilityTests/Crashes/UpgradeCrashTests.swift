@@ -45,8 +45,17 @@ struct UpgradeCrashTests {
     }
 
     /// The copies a run left beside the file (`.strongroom-PID-N.tmp`).
-    func temporaryCopies() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix(".strongroom-") }
+    func temporaryCopies() -> [String] { Self.temporaryCopies(in: dir.path) }
+
+    static func temporaryCopies(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix(".strongroom-") }
+    }
+
+    /// Whether a temporary copy beside the file has bytes in it: the upgrade has begun writing.
+    static func hasBegunWriting(in directory: String) -> Bool {
+        temporaryCopies(in: directory).contains { name in
+            ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0) > 0
+        }
     }
 
     @Test func aKilledUpgradeLeavesTheOldFileOrTheNewOneNeverNeither() async throws {
@@ -93,13 +102,11 @@ struct UpgradeCrashTests {
         for trial in 0..<trials.count {
             try reset()
             let upgrade = try upgradeProcess(database)
-            let (killed, failure) = await CrashTrials.kill(upgrade, afterMicroseconds: trials.nextKillDelay(window: window))
+            let directory = dir.path
+            let (killed, failure) = await trials.kill(upgrade, window: window, since: .now) { Self.hasBegunWriting(in: directory) }
             #expect(failure == nil, "trial \(trial): the upgrade \(failure ?? "")")
             if killed { trials.killedBeforeExit += 1 }
-            // A copy beside the file with bytes in it: the upgrade had begun writing.
-            let begun = temporaryCopies().contains { name in
-                ((try? FileManager.default.attributesOfItem(atPath: dir.file(name))[.size] as? Int) ?? 0) > 0
-            }
+            let begun = Self.hasBegunWriting(in: directory)
             try CrashTrials.copyCrashState(of: database, to: probe)
             let old = intact(probe, key: oldKey, format: .sqlcipher3)
             try CrashTrials.copyCrashState(of: database, to: probe)

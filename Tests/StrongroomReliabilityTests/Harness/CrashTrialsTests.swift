@@ -25,17 +25,28 @@ struct CrashTrialsTests {
     }
 
     /// One simulated test of `count` trials on `timeline`.
-    static func simulate(seed: UInt64, _ timeline: Timeline, count: Int = count) -> CrashTrials {
+    /// With `aimingAtWrites`, one trial in four waits for the operation's
+    /// first write, as a test that can tell it does (``CrashTrials/nextWait(window:aimingAtWrites:using:)``).
+    static func simulate(seed: UInt64, _ timeline: Timeline, count: Int = count, aimingAtWrites: Bool = false) -> CrashTrials {
         var random = SplitMix64(seed: seed)
         var trials = CrashTrials("simulated", defaultCount: count)
         for _ in 0..<count {
-            let delay = Int(trials.nextKillDelay(window: window, using: &random) / 1000)
-            #expect((0...window * 11 / 10).contains(delay))
+            let wait = trials.nextWait(window: window, aimingAtWrites: aimingAtWrites, using: &random)
             var start = Int.random(in: -timeline.jitter...timeline.jitter, using: &random)
             if timeline.stalls > 0, Int.random(in: 0..<100, using: &random) < timeline.stalls {
                 start += Int.random(in: 400...800, using: &random)
             }
-            let moment = delay - start
+            let moment: Int
+            switch wait {
+            case .sleep(let microseconds):
+                let delay = Int(microseconds / 1000)
+                #expect((0...window * 11 / 10).contains(delay))
+                moment = delay - start
+            case .firstWrite:
+                // The wait watches the child's file, so its own start does not move the kill.
+                moment = timeline.writes + Int.random(in: 0...2, using: &random)
+                trials.record(wait, lasting: .milliseconds(moment + start))
+            }
             trials.landed(moment < timeline.begins ? .before : moment < timeline.writes ? .begun : moment < timeline.ends ? .inside : .after)
         }
         return trials
@@ -88,6 +99,19 @@ struct CrashTrialsTests {
         let timeline = Timeline(jitter: 20, stalls: percent)
         let passing = (1...100).filter { Self.simulate(seed: $0, timeline).killedInside >= Self.count / 8 }.count
         #expect(passing >= 90, "\(passing) of 100 simulated tests with \(percent) % stalled starts put \(Self.count / 8) of \(Self.count) kills inside")
+    }
+
+    /// A rekey under `make test` (2026-11-27, CI): start-up that varied by
+    /// far more than the rewrite lasts put 1 of 24 kills inside it, where 2
+    /// must land, and 8 before it, 15 after. Timing alone cannot aim at a
+    /// 50 ms operation whose start moves by ±200 ms from trial to trial;
+    /// a wait for the first write can, whatever the start.
+    @Test func killsAimedAtTheFirstWriteReachItWhenStartsVaryWidely() {
+        let timeline = Timeline(jitter: 200)
+        let aimed = (1...100).filter { Self.simulate(seed: $0, timeline, count: 24, aimingAtWrites: true).killedInsideWithWrites >= 2 }.count
+        let timed = (1...100).filter { Self.simulate(seed: $0, timeline, count: 24).killedInside >= 2 }.count
+        #expect(aimed == 100, "\(aimed) of 100 simulated tests aimed at the first write put 2 of 24 kills inside")
+        #expect(timed < aimed, "timing alone: \(timed) of 100")
     }
 
     /// One wait in four, given a sign of the first write, kills soon after
