@@ -241,4 +241,30 @@ struct GroupCommitTests {
         #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM strict") } == 0)
         try pool.close()
     }
+    /// Issue 51, the POST profile: each write of a group after the first
+    /// set `PRAGMA defer_foreign_keys = OFF`, and setting a flag pragma
+    /// expires every prepared statement of the connection, so that SQLite
+    /// compiled each cached statement again at its next step (the service's
+    /// key check, trigger check and rowid lookup: 376,665 times each in
+    /// one benchmark run). The writes of a group reuse what they prepared.
+    @Test(.timeLimit(.minutes(1))) func theWritesOfAGroupDoNotCompileTheirCachedStatementsAgain() async throws {
+        let (pool, metrics) = try pool("reuse.db")
+        let sql = "SELECT count(*) FROM t WHERE v IS NOT NULL"
+        // Prepared and run once before the group, on the writer.
+        try pool.write { db in _ = try db.cachedStatement(sql: sql).fetchOne(Int.self) }
+        let writes: [@Sendable (Connection) throws -> Int] = (0..<10).map { i in
+            { db in
+                try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["w\(i)"])
+                let statement = try db.cachedStatement(sql: sql)
+                _ = try statement.fetchOne(Int.self)
+                return statement.timesPreparedAgain
+            }
+        }
+        let results = try await together(pool, writes)
+        let prepared = try results.map { try $0.get() }
+        let groups = try metrics.expectRecorder("strongroom.write.group.size", [("database", "reuse.db")]).values
+        #expect(groups.contains(10), "the 10 writes ran as one group: \(groups)")
+        #expect(prepared.allSatisfy { $0 == 0 }, "times SQLite compiled the cached statement again, after each write: \(prepared)")
+        try pool.close()
+    }
 }

@@ -216,8 +216,16 @@ extension Connection {
 extension Connection {
     /// Undoes a `PRAGMA defer_foreign_keys = ON`, which lasts until the
     /// transaction ends (a grouped write's, before the next write of the
-    /// group); prepared once, with the transaction statements.
+    /// group).
+    ///
+    /// Only when it is on: setting a flag pragma, even to the value it has,
+    /// expires every prepared statement of the connection (SQLite compiles
+    /// it with `OP_Expire`), and each cached statement of the next write
+    /// would be compiled again at its first step. The value is read with a
+    /// statement prepared each time: SQLite compiles the value a flag
+    /// pragma reads into the statement itself.
     package func turnOffDeferredForeignKeys() throws(StrongroomError) {
+        guard try prepare(sql: "PRAGMA defer_foreign_keys").fetchOne(Int.self) != 0 else { return }
         try executeTransactionControl("PRAGMA defer_foreign_keys = OFF")
     }
 
