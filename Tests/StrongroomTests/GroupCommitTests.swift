@@ -267,4 +267,29 @@ struct GroupCommitTests {
         #expect(prepared.allSatisfy { $0 == 0 }, "times SQLite compiled the cached statement again, after each write: \(prepared)")
         try pool.close()
     }
+    /// SQLite sets a flag pragma as it compiles it: a write that only
+    /// prepares `PRAGMA defer_foreign_keys = ON`, in any spelling SQLite
+    /// takes, and never runs it, has turned deferral on all the same; the
+    /// next write of the group must not inherit it.
+    @Test(.timeLimit(.minutes(1)), arguments: ["PRAGMA defer_foreign_keys = ON", "pragma \"DEFER_Foreign_Keys\"=1", "PRAGMA main.defer_foreign_keys = yes"])
+    func aDeferralOnlyCompiledDoesNotReachTheNextWrite(_ pragma: String) async throws {
+        let (pool, _) = try pool("compiled.db")
+        try pool.write { db in try db.execute(sql: "CREATE TABLE strict(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent(id))") }
+        let writes: [@Sendable (Connection) throws -> Void] = [
+            { db in
+                _ = try db.cachedStatement(sql: pragma)
+                try db.execute(sql: "INSERT INTO parent(id) VALUES (1)")
+            },
+            { db in
+                _ = try? db.execute(sql: "INSERT INTO strict(id, parent) VALUES (1, 99)")
+                try db.execute(sql: "INSERT INTO t(v) VALUES ('kept')")
+            },
+        ]
+        let results = try await together(pool, writes)
+        #expect(throws: Never.self) { try results[0].get() }
+        #expect(throws: Never.self) { try results[1].get() }
+        #expect(try values(pool) == ["kept"])
+        #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM strict") } == 0)
+        try pool.close()
+    }
 }

@@ -13,6 +13,7 @@ extension Connection {
         state.inspectedReads = []
         defer { state.inspectedReads = outer }
         var compiled: OpaquePointer?
+        state.noteCompiling(sql)
         let status = sqlite3_prepare_v2(handle, sql, -1, &compiled, nil)
         let reads = state.inspectedReads ?? []
         guard status == SQLITE_OK, let compiled else {

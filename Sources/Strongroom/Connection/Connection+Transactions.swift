@@ -223,8 +223,11 @@ extension Connection {
     /// it with `OP_Expire`), and each cached statement of the next write
     /// would be compiled again at its first step. The value is read with a
     /// statement prepared each time: SQLite compiles the value a flag
-    /// pragma reads into the statement itself.
+    /// pragma reads into the statement itself. Nothing is read while no
+    /// SQL naming the pragma was ever compiled on this connection: SQLite
+    /// sets a flag pragma as it compiles it (even a statement never run).
     package func turnOffDeferredForeignKeys() throws(StrongroomError) {
+        guard state.mayDeferForeignKeys else { return }
         guard try prepare(sql: "PRAGMA defer_foreign_keys").fetchOne(Int.self) != 0 else { return }
         try executeTransactionControl("PRAGMA defer_foreign_keys = OFF")
     }

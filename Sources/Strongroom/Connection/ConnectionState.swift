@@ -38,6 +38,41 @@ final class ConnectionState {
     @exclusivity(unchecked) var transactionLost: StrongroomError.Code? {
         didSet { refusesSteps = isClosed || transactionLost != nil }
     }
+    /// Set, for the connection's life, once SQL naming `defer_foreign_keys`
+    /// was compiled on it (``noteCompiling(_:)``): SQLite sets a flag pragma
+    /// as it compiles it, so only then can deferred foreign keys be on.
+    /// Until then a grouped write need not read the flag to undo it.
+    var mayDeferForeignKeys = false
+
+    /// Before SQLite compiles `sql` on this connection: notes whether it
+    /// names `defer_foreign_keys` (ASCII case-insensitive, as SQLite
+    /// matches pragma names; quoted or not).
+    func noteCompiling(_ sql: String) {
+        guard !mayDeferForeignKeys else { return }
+        mayDeferForeignKeys = Self.namesDeferForeignKeys(sql)
+    }
+
+    private static let deferForeignKeys = Array("defer_foreign_keys".utf8)
+
+    /// Whether `sql` holds `defer_foreign_keys`, in any ASCII case.
+    static func namesDeferForeignKeys(_ sql: String) -> Bool {
+        var sql = sql
+        return sql.withUTF8 { contains($0, deferForeignKeys) }
+    }
+
+    private static func contains(_ text: UnsafeBufferPointer<UInt8>, _ name: [UInt8]) -> Bool {
+        guard text.count >= name.count else { return false }
+        outer: for start in 0...(text.count - name.count) {
+            for (offset, byte) in name.enumerated() {
+                let found = text[start + offset]
+                // ASCII letters fold to lower case; '_' matches itself.
+                if (found >= 0x41 && found <= 0x5A ? found + 0x20 : found) != byte { continue outer }
+            }
+            return true
+        }
+        return false
+    }
+
     /// Whether `PRAGMA query_only` is set: a queue's read sets it and
     /// leaves it set for the next read (each set or clear makes SQLite
     /// expire every prepared statement); an access that may write clears it.

@@ -238,6 +238,7 @@ public final class Statement {
     private static func prepareHandle(connection: Connection, sql: String) throws(StrongroomError) -> (OpaquePointer?, Substring, UInt64) {
         connection.state.referencedDirectOnlyFunctions = 0
         connection.state.refusal = nil
+        connection.state.noteCompiling(sql)
         var handle: OpaquePointer?
         var tailOffset = 0
         let status = sql.withCString { cString in
