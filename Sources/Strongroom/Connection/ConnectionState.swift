@@ -42,7 +42,7 @@ final class ConnectionState {
     /// was compiled on it (``noteCompiling(_:)``): SQLite sets a flag pragma
     /// as it compiles it, so only then can deferred foreign keys be on.
     /// Until then a grouped write need not read the flag to undo it.
-    var mayDeferForeignKeys = false
+    @exclusivity(unchecked) var mayDeferForeignKeys = false
 
     /// Before SQLite compiles `sql` on this connection: notes whether it
     /// names `defer_foreign_keys` (ASCII case-insensitive, as SQLite
