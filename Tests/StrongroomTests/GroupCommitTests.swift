@@ -289,4 +289,11 @@ struct GroupCommitTests {
             try db.execute(sql: "INSERT INTO parent(id) VALUES (1)")
         }
     }
+    /// The pragma as a later statement of a script: each statement is
+    /// noted as SQLite compiles it, only its own text read.
+    @Test(.timeLimit(.minutes(1))) func aDeferralLaterInAScriptDoesNotReachTheNextWrite() async throws {
+        try await expectTheNextWriteChecksItsForeignKeysAtOnce("script.db") { db in
+            try db.execute(sql: "INSERT INTO parent(id) VALUES (1);\n-- then\nPRAGMA defer_foreign_keys = ON;")
+        }
+    }
 }

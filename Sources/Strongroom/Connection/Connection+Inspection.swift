@@ -13,8 +13,8 @@ extension Connection {
         state.inspectedReads = []
         defer { state.inspectedReads = outer }
         var compiled: OpaquePointer?
-        state.noteCompiling(sql)
         let status = sqlite3_prepare_v2(handle, sql, -1, &compiled, nil)
+        state.noteCompiled(sql, length: nil)
         let reads = state.inspectedReads ?? []
         guard status == SQLITE_OK, let compiled else {
             sqlite3_finalize(compiled)

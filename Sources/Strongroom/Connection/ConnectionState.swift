@@ -39,25 +39,31 @@ final class ConnectionState {
         didSet { refusesSteps = isClosed || transactionLost != nil }
     }
     /// Set, for the connection's life, once SQL naming `defer_foreign_keys`
-    /// was compiled on it (``noteCompiling(_:)``): SQLite sets a flag pragma
+    /// was compiled on it (``noteCompiled(_:length:)``): SQLite sets a flag pragma
     /// as it compiles it, so only then can deferred foreign keys be on.
     /// Until then a grouped write need not read the flag to undo it.
     @exclusivity(unchecked) var mayDeferForeignKeys = false
 
-    /// Before SQLite compiles `sql` on this connection: notes whether it
-    /// names `defer_foreign_keys` (ASCII case-insensitive, as SQLite
-    /// matches pragma names; quoted or not).
-    func noteCompiling(_ sql: String) {
+    /// After SQLite compiled the statement at the start of `sql` on this
+    /// connection (`length` bytes of it; nil when the compile failed, and
+    /// the whole text counts): notes whether it names `defer_foreign_keys`
+    /// (ASCII case-insensitive, as SQLite matches pragma names; quoted or
+    /// not). Only the statement compiled is read, not the rest of a
+    /// script, so a long script costs no more than its length.
+    func noteCompiled(_ sql: String, length: Int?) {
         guard !mayDeferForeignKeys else { return }
-        mayDeferForeignKeys = Self.namesDeferForeignKeys(sql)
+        mayDeferForeignKeys = Self.namesDeferForeignKeys(sql, length: length)
     }
 
     private static let deferForeignKeys = Array("defer_foreign_keys".utf8)
 
-    /// Whether `sql` holds `defer_foreign_keys`, in any ASCII case.
-    static func namesDeferForeignKeys(_ sql: String) -> Bool {
+    /// Whether the first `length` bytes of `sql` (all of it when nil) hold
+    /// `defer_foreign_keys`, in any ASCII case.
+    static func namesDeferForeignKeys(_ sql: String, length: Int? = nil) -> Bool {
         var sql = sql
-        return sql.withUTF8 { contains($0, deferForeignKeys) }
+        return sql.withUTF8 { text in
+            contains(UnsafeBufferPointer(rebasing: text.prefix(min(length ?? text.count, text.count))), deferForeignKeys)
+        }
     }
 
     private static func contains(_ text: UnsafeBufferPointer<UInt8>, _ name: [UInt8]) -> Bool {

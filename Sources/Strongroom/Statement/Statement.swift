@@ -238,9 +238,9 @@ public final class Statement {
     private static func prepareHandle(connection: Connection, sql: String) throws(StrongroomError) -> (OpaquePointer?, Substring, UInt64) {
         connection.state.referencedDirectOnlyFunctions = 0
         connection.state.refusal = nil
-        connection.state.noteCompiling(sql)
         var handle: OpaquePointer?
-        var tailOffset = 0
+        // SQLite always points `tail` somewhere; without it, nothing is left.
+        var tailOffset = sql.utf8.count
         let status = sql.withCString { cString in
             var tail: UnsafePointer<CChar>?
             // sqlite3_prepare_v2 compiles the first statement and points `tail`
@@ -249,6 +249,9 @@ public final class Statement {
             if let tail { tailOffset = cString.distance(to: tail) }
             return status
         }
+        // Before anything else can run on the connection: SQLite sets a
+        // flag pragma as it compiles it (see `turnOffDeferredForeignKeys`).
+        connection.state.noteCompiled(sql, length: status == SQLITE_OK ? tailOffset : nil)
         guard status == SQLITE_OK else {
             // In a script, the error quotes the statement that failed, not the rest.
             throw connection.lastError(status, sql: SQLScript.statements(in: sql).first ?? sql)
