@@ -107,8 +107,7 @@ public struct CrashTrials {
         return nextKillDelay(window: milliseconds, using: &generator)
     }
 
-    /// Trials that waited in ``waitForKill(window:since:hasWritten:)`` or
-    /// ``kill(_:window:since:expectedStatus:hasWritten:)``.
+    /// Trials that waited in ``kill(_:window:since:expectedStatus:hasWritten:)``.
     private var waited = 0
 
     /// How a trial waits before its kill (``nextWait(window:aimingAtWrites:using:)``).
@@ -151,29 +150,18 @@ public struct CrashTrials {
         if case .firstWrite = wait { lastDelay = Self.milliseconds(elapsed) }
     }
 
-    /// Waits for the moment of the next kill of a child started at
-    /// `started`. Three trials in four, ``nextKillDelay(window:)``; the
-    /// fourth, when `hasWritten` is given, until it first says the
-    /// operation has written to the file (asked every 200 µs, for the
-    /// window × 3 at most: a child may run slower than the run that
-    /// measured the window, under a sanitizer or on a busy machine), then
-    /// 0 to 2 ms more. A migration writes at its commit, milliseconds that
-    /// start-up times varying by tens of milliseconds let timing alone reach
-    /// only now and then. Either way, ``landed(_:)`` then records where this
-    /// kill landed.
+    /// Waits for the moment of the next kill of `process`, started at
+    /// `started`, sends it SIGKILL, and tells how it ended
+    /// (``kill(_:expectedStatus:)``). Three trials in four, a sleep for
+    /// ``nextKillDelay(window:using:)``; the fourth, when `hasWritten` is
+    /// given, until it first says the operation has written to the file
+    /// (asked every 200 µs, for the window × 3 at most: a child may run
+    /// slower than the run that measured the window, under a sanitizer or
+    /// on a busy machine), then 0 to 2 ms more. A migration writes at its
+    /// commit, milliseconds that start-up times varying by tens of
+    /// milliseconds let timing alone reach only now and then. Either way,
+    /// ``landed(_:)`` then records where this kill landed.
     ///
-    /// This blocks the calling thread; a test on the cooperative pool
-    /// calls ``kill(_:window:since:expectedStatus:hasWritten:)`` instead.
-    public mutating func waitForKill(window milliseconds: Int, since started: ContinuousClock.Instant, hasWritten: (() -> Bool)? = nil) {
-        var generator = SystemRandomNumberGenerator()
-        let wait = nextWait(window: milliseconds, aimingAtWrites: hasWritten != nil, using: &generator)
-        wait.wait(since: started, hasWritten: hasWritten ?? { false })
-        record(wait, lasting: ContinuousClock.now - started)
-    }
-
-    /// Waits for the moment of the next kill as
-    /// ``waitForKill(window:since:hasWritten:)`` does, sends `process`
-    /// SIGKILL, and tells how it ended (``kill(_:expectedStatus:)``).
     /// The wait and the signal run on a thread of their own
     /// (``OffThePool``): the kill lands when it was meant to however busy
     /// the cooperative pool is, and no thread of the pool is held for the
@@ -200,7 +188,7 @@ public struct CrashTrials {
     }
 
     /// Whether a journal or WAL frames of `database` exist: the first sign
-    /// of a write, cheap enough to ask every 200 µs (``waitForKill(window:since:hasWritten:)``).
+    /// of a write, cheap enough to ask every 200 µs (``kill(_:window:since:expectedStatus:hasWritten:)``).
     public static func hasBegunWriting(_ database: String) -> Bool {
         var status = stat()
         return access(database + "-journal", F_OK) == 0 || (stat(database + "-wal", &status) == 0 && status.st_size > 0)

@@ -46,10 +46,10 @@ final class ConnectionState {
 
     /// After SQLite compiled the statement at the start of `sql` on this
     /// connection (`length` bytes of it; nil when the compile failed, and
-    /// the whole text counts): notes whether it names `defer_foreign_keys`
-    /// (ASCII case-insensitive, as SQLite matches pragma names; quoted or
-    /// not). Only the statement compiled is read, not the rest of a
-    /// script, so a long script costs no more than its length.
+    /// the whole text counts): notes whether it names `defer_foreign_keys`,
+    /// as a whole name, in any ASCII case, quoted or not (as SQLite reads
+    /// pragma names). Only the statement compiled is read, not the rest of
+    /// a script, so a long script costs no more than its length.
     func noteCompiled(_ sql: String, length: Int?) {
         guard !mayDeferForeignKeys else { return }
         mayDeferForeignKeys = Self.namesDeferForeignKeys(sql, length: length)
@@ -57,26 +57,12 @@ final class ConnectionState {
 
     private static let deferForeignKeys = Array("defer_foreign_keys".utf8)
 
-    /// Whether the first `length` bytes of `sql` (all of it when nil) hold
-    /// `defer_foreign_keys`, in any ASCII case.
+    /// Whether the first `length` bytes of `sql` (all of it when nil)
+    /// name `defer_foreign_keys`, in any ASCII case, as the authorizer
+    /// looks for a function's name in a statement.
     static func namesDeferForeignKeys(_ sql: String, length: Int? = nil) -> Bool {
-        var sql = sql
-        return sql.withUTF8 { text in
-            contains(UnsafeBufferPointer(rebasing: text.prefix(min(length ?? text.count, text.count))), deferForeignKeys)
-        }
-    }
-
-    private static func contains(_ text: UnsafeBufferPointer<UInt8>, _ name: [UInt8]) -> Bool {
-        guard text.count >= name.count else { return false }
-        outer: for start in 0...(text.count - name.count) {
-            for (offset, byte) in name.enumerated() {
-                let found = text[start + offset]
-                // ASCII letters fold to lower case; '_' matches itself.
-                if (found >= 0x41 && found <= 0x5A ? found + 0x20 : found) != byte { continue outer }
-            }
-            return true
-        }
-        return false
+        let text = length.map { String(decoding: sql.utf8.prefix($0), as: UTF8.self) } ?? sql
+        return AuthorizerPolicy.mentions(Array(AuthorizerPolicy.asciiLowercased(text).utf8), deferForeignKeys)
     }
 
     /// Whether `PRAGMA query_only` is set: a queue's read sets it and

@@ -1,3 +1,4 @@
+import Foundation
 import StrongroomTestSupport
 import Testing
 
@@ -114,18 +115,31 @@ struct CrashTrialsTests {
         #expect(timed < aimed, "timing alone: \(timed) of 100")
     }
 
+    /// A child for the waits below to kill: it would sleep for 30 s.
+    static func sleeper() throws -> Process {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        child.arguments = ["30"]
+        try child.run()
+        return child
+    }
+
     /// One wait in four, given a sign of the first write, kills soon after
     /// it shows (here 60 ms into the child's run); with none, at the end of
-    /// the window. The other waits sleep for a chosen moment.
-    @Test func oneWaitInFourKillsSoonAfterTheFirstWrite() {
+    /// the window. The other waits sleep for a chosen moment. Measured
+    /// through ``CrashTrials/kill(_:window:since:expectedStatus:hasWritten:)``,
+    /// as the crash tests wait, with a real child killed each time.
+    @Test func oneWaitInFourKillsSoonAfterTheFirstWrite() async throws {
         var trials = CrashTrials("simulated", defaultCount: 8)
         let clock = ContinuousClock()
         var waits: [Duration] = []
         for round in 0..<8 {
+            let child = try Self.sleeper()
             let started = clock.now
             let writesAt = started + .milliseconds(60)
-            trials.waitForKill(window: 200, since: started) { round < 4 && clock.now >= writesAt }
+            let (killed, failure) = await trials.kill(child, window: 200, since: started) { round < 4 && clock.now >= writesAt }
             waits.append(clock.now - started)
+            #expect(killed && failure == nil, "round \(round): \(failure ?? "not killed")")
             trials.landed(.after)
         }
         #expect(waits[3] >= .milliseconds(60) && waits[3] < .milliseconds(120), "the fourth wait: \(waits[3])")
@@ -139,15 +153,17 @@ struct CrashTrialsTests {
     /// nothing written (make sanitize on SQLCipher 4.6.1 under
     /// AddressSanitizer: twice 1 of 12 or fewer kills of a diff-written
     /// migration found pages written).
-    @Test func aWaitForTheFirstWriteOutlastsASlowStart() {
+    @Test func aWaitForTheFirstWriteOutlastsASlowStart() async throws {
         var trials = CrashTrials("simulated", defaultCount: 4)
         let clock = ContinuousClock()
         var last: Duration = .zero
         for round in 0..<4 {
+            let child = try Self.sleeper()
             let started = clock.now
             let writesAt = started + .milliseconds(330)
-            trials.waitForKill(window: 200, since: started) { clock.now >= writesAt }
+            let (killed, failure) = await trials.kill(child, window: 200, since: started) { clock.now >= writesAt }
             if round == 3 { last = clock.now - started }
+            #expect(killed && failure == nil, "round \(round): \(failure ?? "not killed")")
             trials.landed(.after)
         }
         #expect(last >= .milliseconds(330) && last < .milliseconds(450), "the fourth wait: \(last)")
