@@ -36,6 +36,12 @@ struct OffThePoolTests {
     /// `async let` had not even started the wait after a fixed two seconds
     /// (no thread of that name yet; the test took 58 s).
     @Test(.timeLimit(.minutes(1))) func waitingForAChildCostsNoCPU() async throws {
+        try await Self.measureAWaitForAChild(threadName: "cpu-probe-wait")
+    }
+
+    /// The measurement of ``waitingForAChildCostsNoCPU()``, its waiting
+    /// thread named `probe` (at most 15 bytes).
+    static func measureAWaitForAChild(threadName probe: String) async throws {
         // The child runs until its standard input closes, then exits 0.
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -43,8 +49,14 @@ struct OffThePoolTests {
         let input = Pipe()
         child.standardInput = input
         try child.run()
-        let probe = "cpu-probe-wait"
         async let end = child.ended(threadName: probe)
+        // On every way out, the thrown ones too (a cancelled sleep below):
+        // declared after the `async let`, it runs before the implicit wait
+        // for it, which would otherwise wait for a child still reading.
+        defer {
+            try? input.fileHandleForWriting.close()
+            if child.isRunning { child.terminate() }
+        }
         // However long the cooperative pool takes to start the wait.
         let deadline = ContinuousClock.now + .seconds(40)
         while Self.cpuTicks(ofThreadsNamed: probe).isEmpty && ContinuousClock.now < deadline {
@@ -63,6 +75,31 @@ struct OffThePoolTests {
         }
         #expect(child.terminationReason == .exit && child.terminationStatus == 0)
         #expect(ended >= released, "ended() returned before the child ended: \(ended - released)")
+    }
+
+    /// A measurement cancelled while its child runs (its time limit, an
+    /// aborted run) ends, and so does its child: the pipe that keeps the
+    /// child reading is closed on every way out, not only after the
+    /// measurement. (Review: before, the cancelled test waited for ever on
+    /// its `async let`, its `sh` left running.)
+    @Test(.timeLimit(.minutes(1))) func aCancelledMeasurementEndsWithItsChild() async throws {
+        let measurement = Task { try await Self.measureAWaitForAChild(threadName: "cpu-probe-cncl") }
+        try await Task.sleep(for: .milliseconds(300))
+        measurement.cancel()
+        let finished = Finished()
+        Task { _ = await measurement.result; finished.set() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !finished.isSet && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(finished.isSet, "the cancelled measurement still waits for its child after 10 s")
+    }
+
+    /// Set once, read from any task.
+    final class Finished: @unchecked Sendable {
+        // Sendable: `value` is guarded by `lock`.
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.withLock { value } }
+        func set() { lock.withLock { value = true } }
     }
 
     /// `ended()` tells when the child ended, not when the awaiting task ran
