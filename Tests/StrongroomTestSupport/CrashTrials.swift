@@ -107,6 +107,11 @@ public struct CrashTrials {
         return nextKillDelay(window: milliseconds, using: &generator)
     }
 
+    /// From the child's start to the moment the last
+    /// ``kill(_:window:since:expectedStatus:hasWritten:)`` sent SIGKILL (the
+    /// child's exit and reaping after it not counted).
+    public private(set) var lastWait: Duration = .zero
+
     /// Trials that waited in ``kill(_:window:since:expectedStatus:hasWritten:)``.
     private var waited = 0
 
@@ -184,6 +189,7 @@ public struct CrashTrials {
             return now - started
         }
         record(wait, lasting: elapsed)
+        lastWait = elapsed
         return await Self.kill(process, expectedStatus: expectedStatus)
     }
 

@@ -138,7 +138,7 @@ struct CrashTrialsTests {
             let started = clock.now
             let writesAt = started + .milliseconds(60)
             let (killed, failure) = await trials.kill(child, window: 200, since: started) { round < 4 && clock.now >= writesAt }
-            waits.append(clock.now - started)
+            waits.append(trials.lastWait)
             #expect(killed && failure == nil, "round \(round): \(failure ?? "not killed")")
             trials.landed(.after)
         }
@@ -162,7 +162,7 @@ struct CrashTrialsTests {
             let started = clock.now
             let writesAt = started + .milliseconds(330)
             let (killed, failure) = await trials.kill(child, window: 200, since: started) { clock.now >= writesAt }
-            if round == 3 { last = clock.now - started }
+            if round == 3 { last = trials.lastWait }
             #expect(killed && failure == nil, "round \(round): \(failure ?? "not killed")")
             trials.landed(.after)
         }
