@@ -14,11 +14,18 @@
  *              algorithms (on SQLCipher 4.6.1 also the HMAC implementation),
  *              keys both and frees them again
  *   caching    a raw key, through a provider registered with
- *              sqlcipher_register_provider that keeps one keyed cipher context
- *              per direction and one keyed HMAC context per codec context and
- *              only sets the IV per page. Same algorithms, same bytes on disk:
- *              the stock `sqlcipher` shell opens what it writes
- *              (cipher_integrity_check) and the probe checks that it does.
+ *              sqlcipher_register_provider that keeps, per provider context
+ *              (one per cipher context: SQLCipher gives a codec a read and a
+ *              write one), a keyed cipher context per direction and a keyed
+ *              HMAC context, and only sets the IV per page. Same algorithms,
+ *              same bytes on disk: run.sh checks that each engine's stock shell
+ *              opens and verifies what it writes. Only what SQLCipher's defaults
+ *              use is supported (AES-256-CBC; HMAC and PBKDF2 over SHA1, SHA256
+ *              or SHA512); anything else is refused, as an error.
+ *
+ * The probe exits 1 when the provider that ran is not the mode's (PRAGMA
+ * cipher_provider) or when the caching provider failed a call (SQLCipher 3.4.1
+ * ignores some of its providers' errors), so a wrong run is not timed as right.
  *
  * A measurement probe, not library code: Strongroom registers no provider.
  * Build and run with run.sh (both engines), which makes a fresh raw key for the
@@ -29,10 +36,14 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef PROBE_SQLCIPHER4
 /* SQLCipher 3.4.1's provider (src/sqlcipher.h at v3.4.1). */
@@ -82,25 +93,41 @@ typedef struct {
 } provider;
 #endif
 extern int sqlcipher_register_provider(provider *p);
+#ifndef PROBE_SQLCIPHER4
 extern void *sqlcipher_malloc(int);
+#else
+extern void *sqlcipher_malloc(sqlite3_uint64);
+#endif
+/* SQLCipher's header declares it only under SQLITE_HAS_CODEC. */
+extern int sqlite3_key_v2(sqlite3 *db, const char *name, const void *key, int length);
 
-/* PRAGMA key = "x'<64 hex digits>'"; */
-static char keyPragma[128];
+/* The raw key as SQLCipher takes it: x'<64 hex digits>' (67 bytes). */
+static char keyLiteral[67];
+
+static void cleanse_key(void) { OPENSSL_cleanse(keyLiteral, sizeof keyLiteral); }
 
 static void read_key(const char *keyFile) {
-  char hex[65] = {0};
-  FILE *f = fopen(keyFile, "r");
-  if (f == NULL || fread(hex, 1, 64, f) != 64) { fprintf(stderr, "probe: %s holds no 64-digit hex key\n", keyFile); exit(2); }
-  fclose(f);
-  for (int i = 0; i < 64; i++) {
-    if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f') || (hex[i] >= 'A' && hex[i] <= 'F'))) {
-      fprintf(stderr, "probe: %s holds no 64-digit hex key\n", keyFile);
-      exit(2);
-    }
+  char buffer[80];
+  int fd = open(keyFile, O_RDONLY | O_CLOEXEC);
+  ssize_t length = fd < 0 ? -1 : read(fd, buffer, sizeof buffer);
+  if (fd >= 0) close(fd);
+  /* Exactly 64 hex digits, then at most a newline. */
+  int valid = length == 64 || (length == 65 && buffer[64] == '\n');
+  for (int i = 0; valid && i < 64; i++) valid = isxdigit((unsigned char)buffer[i]) != 0;
+  if (!valid) {
+    OPENSSL_cleanse(buffer, sizeof buffer);
+    fprintf(stderr, "probe: %s does not hold a raw key: 64 hex digits (and at most a newline) are expected\n", keyFile);
+    exit(2);
   }
-  snprintf(keyPragma, sizeof keyPragma, "PRAGMA key = \"x'%s'\";", hex);
-  OPENSSL_cleanse(hex, sizeof hex);
+  keyLiteral[0] = 'x';
+  keyLiteral[1] = '\'';
+  memcpy(keyLiteral + 2, buffer, 64);
+  keyLiteral[66] = '\'';
+  OPENSSL_cleanse(buffer, sizeof buffer);
 }
+
+/* Set when a call of the caching provider failed. */
+static int providerFailed;
 
 /* One codec context's state: keyed contexts, reused while the key is the same. */
 typedef struct {
@@ -119,12 +146,15 @@ static int noop(void *ctx) { (void)ctx; return SQLITE_OK; }
 static const char *name(void *ctx) { (void)ctx; return "probe-caching-openssl"; }
 static const char *version(void *ctx) { (void)ctx; return OPENSSL_VERSION_TEXT; }
 static int add_random(void *ctx, void *buffer, int length) { (void)ctx; RAND_add(buffer, length, 0); return SQLITE_OK; }
-static int random_bytes(void *ctx, void *buffer, int length) { (void)ctx; return RAND_bytes(buffer, length) == 1 ? SQLITE_OK : SQLITE_ERROR; }
+static int failed(void) { providerFailed = 1; return SQLITE_ERROR; }
+static int random_bytes(void *ctx, void *buffer, int length) { (void)ctx; return RAND_bytes(buffer, length) == 1 ? SQLITE_OK : failed(); }
 
-static const char *digest_name(int algorithm) { return algorithm == 0 ? "SHA1" : algorithm == 1 ? "SHA256" : "SHA512"; }
+/* SQLCipher's numbering: 0 SHA1, 1 SHA256, 2 SHA512. */
+static const char *digest_name(int algorithm) { return algorithm == 0 ? "SHA1" : algorithm == 1 ? "SHA256" : algorithm == 2 ? "SHA512" : NULL; }
 
-static int mac(caching_ctx *c, int algorithm, unsigned char *key, int keySize, unsigned char *in, int inSize, unsigned char *in2, int in2Size, unsigned char *out) {
+static int mac_call(caching_ctx *c, int algorithm, unsigned char *key, int keySize, unsigned char *in, int inSize, unsigned char *in2, int in2Size, unsigned char *out) {
   size_t length;
+  if (digest_name(algorithm) == NULL) return SQLITE_ERROR;
   if (c->mac == NULL && (c->mac = EVP_MAC_CTX_new(hmacImplementation)) == NULL) return SQLITE_ERROR;
   if (keySize > (int)sizeof c->macKey) return SQLITE_ERROR;
   if (c->macKeySize != keySize || c->macAlgorithm != algorithm || CRYPTO_memcmp(c->macKey, key, keySize) != 0) {
@@ -141,8 +171,11 @@ static int mac(caching_ctx *c, int algorithm, unsigned char *key, int keySize, u
   return EVP_MAC_final(c->mac, out, &length, 64) ? SQLITE_OK : SQLITE_ERROR;
 }
 
-static int cipher(void *ctx, int mode, unsigned char *key, int keySize, unsigned char *iv, unsigned char *in, int inSize, unsigned char *out) {
-  caching_ctx *c = ctx;
+static int mac(caching_ctx *c, int algorithm, unsigned char *key, int keySize, unsigned char *in, int inSize, unsigned char *in2, int in2Size, unsigned char *out) {
+  return mac_call(c, algorithm, key, keySize, in, inSize, in2, in2Size, out) == SQLITE_OK ? SQLITE_OK : failed();
+}
+
+static int cipher_call(caching_ctx *c, int mode, unsigned char *key, int keySize, unsigned char *iv, unsigned char *in, int inSize, unsigned char *out) {
   int direction = mode ? 1 : 0, first, last;
   EVP_CIPHER_CTX *e = c->directions[direction];
   if (e == NULL) {
@@ -163,6 +196,10 @@ static int cipher(void *ctx, int mode, unsigned char *key, int keySize, unsigned
   return first + last == inSize ? SQLITE_OK : SQLITE_ERROR;
 }
 
+static int cipher(void *ctx, int mode, unsigned char *key, int keySize, unsigned char *iv, unsigned char *in, int inSize, unsigned char *out) {
+  return cipher_call(ctx, mode, key, keySize, iv, in, inSize, out) == SQLITE_OK ? SQLITE_OK : failed();
+}
+
 static void forget(caching_ctx *c) {
   for (int i = 0; i < 2; i++) { EVP_CIPHER_CTX_free(c->directions[i]); c->directions[i] = NULL; c->cipherKeySizes[i] = -1; }
   EVP_MAC_CTX_free(c->mac);
@@ -178,7 +215,7 @@ static int ctx_init(void **ctx) {
   c->cipher = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
   c->cipherKeySizes[0] = c->cipherKeySizes[1] = c->macKeySize = -1;
   *ctx = c;
-  return c->cipher ? SQLITE_OK : SQLITE_ERROR;
+  return c->cipher ? SQLITE_OK : failed();
 }
 
 static int ctx_free(void **ctx) {
@@ -188,7 +225,8 @@ static int ctx_free(void **ctx) {
   return SQLITE_OK;
 }
 
-static const char *cipher_name(void *ctx) { (void)ctx; return "aes-256-cbc"; }
+/* As the stock provider names it (EVP_CIPHER_get0_name). */
+static const char *cipher_name(void *ctx) { (void)ctx; return "AES-256-CBC"; }
 static int key_size(void *ctx) { (void)ctx; return 32; }
 static int iv_size(void *ctx) { (void)ctx; return 16; }
 static int block_size(void *ctx) { (void)ctx; return 16; }
@@ -199,9 +237,10 @@ static int hmac3(void *ctx, unsigned char *key, int keySize, unsigned char *in, 
 }
 static int kdf3(void *ctx, const unsigned char *pass, int passSize, unsigned char *salt, int saltSize, int iterations, int keySize, unsigned char *key) {
   (void)ctx;
-  return PKCS5_PBKDF2_HMAC_SHA1((const char *)pass, passSize, salt, saltSize, iterations, keySize, key) ? SQLITE_OK : SQLITE_ERROR;
+  return PKCS5_PBKDF2_HMAC_SHA1((const char *)pass, passSize, salt, saltSize, iterations, keySize, key) ? SQLITE_OK : failed();
 }
-static int set_cipher(void *ctx, const char *cipherName) { (void)ctx; return strcmp(cipherName, "aes-256-cbc") == 0 ? SQLITE_OK : SQLITE_ERROR; }
+/* Only the default cipher; the stock provider takes any EVP cipher name. */
+static int set_cipher(void *ctx, const char *cipherName) { (void)ctx; return strcasecmp(cipherName, "aes-256-cbc") == 0 ? SQLITE_OK : SQLITE_ERROR; }
 static int hmac_size3(void *ctx) { (void)ctx; return 20; }
 /* The target's keyed contexts are its own: a copy starts them afresh. */
 static int ctx_copy(void *target, void *source) { (void)source; forget(target); return SQLITE_OK; }
@@ -214,17 +253,26 @@ static int hmac4(void *ctx, int algorithm, unsigned char *key, int keySize, unsi
 }
 static int kdf4(void *ctx, int algorithm, const unsigned char *pass, int passSize, unsigned char *salt, int saltSize, int iterations, int keySize, unsigned char *key) {
   (void)ctx;
-  const EVP_MD *md = algorithm == 0 ? EVP_sha1() : algorithm == 1 ? EVP_sha256() : EVP_sha512();
-  return PKCS5_PBKDF2_HMAC((const char *)pass, passSize, salt, saltSize, iterations, md, keySize, key) ? SQLITE_OK : SQLITE_ERROR;
+  const EVP_MD *md = algorithm == 0 ? EVP_sha1() : algorithm == 1 ? EVP_sha256() : algorithm == 2 ? EVP_sha512() : NULL;
+  if (md == NULL) return SQLITE_ERROR;
+  return PKCS5_PBKDF2_HMAC((const char *)pass, passSize, salt, saltSize, iterations, md, keySize, key) ? SQLITE_OK : failed();
 }
-static int hmac_size4(void *ctx, int algorithm) { (void)ctx; return algorithm == 0 ? 20 : algorithm == 1 ? 32 : 64; }
+/* 0 for an algorithm it does not know, as the stock provider answers. */
+static int hmac_size4(void *ctx, int algorithm) { (void)ctx; return algorithm == 0 ? 20 : algorithm == 1 ? 32 : algorithm == 2 ? 64 : 0; }
 static provider caching = { noop, noop, name, add_random, random_bytes, hmac4, kdf4, cipher, cipher_name, key_size, iv_size,
                             block_size, hmac_size4, ctx_init, ctx_free, (int (*)(void *))noop, version };
 #endif
 
+/* `what` names the step; it never holds the key. */
 static void fail(sqlite3 *db, const char *what) {
   fprintf(stderr, "probe: %s: %s\n", what, db ? sqlite3_errmsg(db) : "cannot open");
+  cleanse_key();
   exit(1);
+}
+
+/* Keys `db` with the raw key, from memory (never through SQL text). */
+static void key(sqlite3 *db) {
+  if (sqlite3_key_v2(db, "main", keyLiteral, (int)sizeof keyLiteral) != SQLITE_OK) fail(db, "keying");
 }
 
 static void exec(sqlite3 *db, const char *sql) {
@@ -245,17 +293,31 @@ static void run(sqlite3 *db, sqlite3_stmt *statement) {
 
 /* SQLCipher frees a registered provider when its last codec goes, then
    registers its own again: keep one keyed connection open for the process. */
-static void register_caching_provider(const char *anchorPath) {
-  hmacImplementation = EVP_MAC_fetch(NULL, "HMAC", NULL);
+static sqlite3 *register_caching_provider(const char *anchorPath) {
+  if ((hmacImplementation = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL) { fprintf(stderr, "probe: OpenSSL has no HMAC\n"); cleanse_key(); exit(1); }
   sqlite3_initialize();
   sqlite3 *anchor;
   remove(anchorPath);
-  if (sqlite3_open(anchorPath, &anchor) != SQLITE_OK) fail(anchor, "anchor");
-  exec(anchor, keyPragma);
+  if (sqlite3_open(anchorPath, &anchor) != SQLITE_OK) fail(anchor, "opening the anchor");
+  key(anchor);
   exec(anchor, "SELECT count(*) FROM sqlite_master;");
   provider *p = sqlcipher_malloc(sizeof *p);
+  if (p == NULL) { fprintf(stderr, "probe: out of memory\n"); cleanse_key(); exit(1); }
   *p = caching;
-  sqlcipher_register_provider(p);
+  if (sqlcipher_register_provider(p) != SQLITE_OK) fail(anchor, "registering the provider");
+  return anchor;
+}
+
+/* A whole number in [minimum, maximum], or exit 2 naming the argument. */
+static int argument(const char *text, const char *name, long minimum, long maximum) {
+  char *end;
+  errno = 0;
+  long value = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < minimum || value > maximum) {
+    fprintf(stderr, "probe: %s must be a whole number from %ld to %ld, not \"%s\"\n", name, minimum, maximum, text);
+    exit(2);
+  }
+  return (int)value;
 }
 
 static double now(void) {
@@ -270,13 +332,22 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *path = argv[1], *mode = argv[2];
-  int rows = argc > 4 ? atoi(argv[4]) : 50000, group = argc > 5 ? atoi(argv[5]) : 16, pageSize = argc > 6 ? atoi(argv[6]) : 0;
+  if (strcmp(mode, "plaintext") != 0 && strcmp(mode, "stock") != 0 && strcmp(mode, "caching") != 0) {
+    fprintf(stderr, "probe: the mode is plaintext, stock or caching, not \"%s\"\n", mode);
+    return 2;
+  }
+  int rows = argc > 4 ? argument(argv[4], "ROWS", 1, 100000000) : 50000;
+  int group = argc > 5 ? argument(argv[5], "GROUP", 1, 1000000) : 16;
+  int pageSize = argc > 6 ? argument(argv[6], "CIPHER_PAGE_SIZE", 0, 65536) : 0;
+  if (pageSize != 0 && (pageSize < 512 || (pageSize & (pageSize - 1)) != 0)) {
+    fprintf(stderr, "probe: CIPHER_PAGE_SIZE is 0 (the engine's default) or a power of two from 512 to 65536, not %d\n", pageSize);
+    return 2;
+  }
   int keyed = strcmp(mode, "plaintext") != 0;
   read_key(argv[3]);
-  char anchor[4096];
-  snprintf(anchor, sizeof anchor, "%s.anchor", path);
-  if (strcmp(mode, "caching") == 0) register_caching_provider(anchor);
-  else if (keyed && strcmp(mode, "stock") != 0) { fprintf(stderr, "probe: unknown mode %s\n", mode); return 2; }
+  char anchorPath[4096];
+  snprintf(anchorPath, sizeof anchorPath, "%s.anchor", path);
+  sqlite3 *anchor = strcmp(mode, "caching") == 0 ? register_caching_provider(anchorPath) : NULL;
 
   char wal[4096], shm[4096];
   snprintf(wal, sizeof wal, "%s-wal", path);
@@ -286,7 +357,7 @@ int main(int argc, char **argv) {
   if (sqlite3_open(path, &db) != SQLITE_OK) fail(db, "open");
   char setup[512];
   if (keyed) {
-    exec(db, keyPragma);
+    key(db);
     if (pageSize) { snprintf(setup, sizeof setup, "PRAGMA cipher_page_size = %d;", pageSize); exec(db, setup); }
   }
   exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
@@ -324,9 +395,16 @@ int main(int argc, char **argv) {
     provider = providerName;
   }
   if (sqlite3_close(db) != SQLITE_OK) fail(db, "close");
+  const char *expected = strcmp(mode, "caching") == 0 ? "probe-caching-openssl" : strcmp(mode, "stock") == 0 ? "openssl" : "none";
+  if (strcmp(provider, expected) != 0 || providerFailed) {
+    fprintf(stderr, "probe: %s ran with the provider \"%s\"%s: not timed\n", mode, provider, providerFailed ? ", and a call of it failed" : "");
+    cleanse_key();
+    return 1;
+  }
   printf("{\"mode\":\"%s\",\"provider\":\"%s\",\"version\":\"%s\",\"rows\":%d,\"group\":%d,\"cipher_page_size\":%d,\"us_per_insert\":%.2f}\n",
          mode, provider, sqlite3_libversion(), rows, group, pageSize, seconds * 1e6 / rows);
-  remove(anchor);
-  OPENSSL_cleanse(keyPragma, sizeof keyPragma);
+  if (anchor) sqlite3_close(anchor);
+  remove(anchorPath);
+  cleanse_key();
   return 0;
 }
