@@ -129,7 +129,7 @@ static void read_key(const char *keyFile) {
 /* Set when a call of the caching provider failed. */
 static int providerFailed;
 
-/* One codec context's state: keyed contexts, reused while the key is the same. */
+/* One provider context (one per SQLCipher cipher context): keyed contexts, reused while the key is the same. */
 typedef struct {
   EVP_CIPHER *cipher;
   EVP_CIPHER_CTX *directions[2];
