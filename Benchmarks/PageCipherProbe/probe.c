@@ -15,9 +15,10 @@
  *              keys both and frees them again
  *   caching    a raw key, through a provider registered with
  *              sqlcipher_register_provider that keeps, per provider context
- *              (one per cipher context: SQLCipher gives a codec a read and a
- *              write one), a keyed cipher context per direction and a keyed
- *              HMAC context, and only sets the IV per page. Same algorithms,
+ *              (3.4.1: one per cipher context, a codec's read and write ones;
+ *              4.6.1: one per codec, shared by both directions), a keyed
+ *              cipher context per direction and a keyed HMAC context, and
+ *              only sets the IV per page. Same algorithms,
  *              same bytes on disk: run.sh checks that each engine's stock shell
  *              opens and verifies what it writes. Only what SQLCipher's defaults
  *              use is supported (AES-256-CBC; HMAC and PBKDF2 over SHA1, SHA256
@@ -129,7 +130,7 @@ static void read_key(const char *keyFile) {
 /* Set when a call of the caching provider failed. */
 static int providerFailed;
 
-/* One provider context (one per SQLCipher cipher context): keyed contexts, reused while the key is the same. */
+/* One provider context (3.4.1: one per cipher context; 4.6.1: one per codec): keyed contexts, reused while the key is the same. */
 typedef struct {
   EVP_CIPHER *cipher;
   EVP_CIPHER_CTX *directions[2];
