@@ -118,7 +118,12 @@ final class AuthorizerPolicy {
 
     /// SQLite's folding of function names: ASCII letters only.
     static func asciiLowercased(_ name: String) -> String {
-        String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+        String(decoding: asciiLowercased(bytes: name.utf8), as: UTF8.self)
+    }
+
+    /// ``asciiLowercased(_:)`` of UTF-8 bytes, as bytes (for ``mentions(_:_:)``).
+    static func asciiLowercased(bytes: some Sequence<UInt8>) -> [UInt8] {
+        bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
     }
 }
 

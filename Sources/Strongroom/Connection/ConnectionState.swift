@@ -61,8 +61,10 @@ final class ConnectionState {
     /// name `defer_foreign_keys`, in any ASCII case, as the authorizer
     /// looks for a function's name in a statement.
     static func namesDeferForeignKeys(_ sql: String, length: Int? = nil) -> Bool {
-        let text = length.map { String(decoding: sql.utf8.prefix($0), as: UTF8.self) } ?? sql
-        return AuthorizerPolicy.mentions(Array(AuthorizerPolicy.asciiLowercased(text).utf8), deferForeignKeys)
+        // One copy of the bytes, folded (this runs on every compile until
+        // the name is seen).
+        let folded = AuthorizerPolicy.asciiLowercased(bytes: sql.utf8.prefix(length ?? Int.max))
+        return AuthorizerPolicy.mentions(folded, deferForeignKeys)
     }
 
     /// Whether `PRAGMA query_only` is set: a queue's read sets it and
