@@ -259,4 +259,40 @@ final class Counts: @unchecked Sendable {
     func snapshot() -> [String: Any] {
         lock.withLock { ["writes": writes, "reads": reads, "busy": busy, "partial": partial, "other_errors": otherErrors] }
     }
+
+    /// Whether at least `writes` writes and `reads` reads have been counted.
+    func reached(writes: Int, reads: Int) -> Bool {
+        lock.withLock { self.writes >= writes && self.reads >= reads }
+    }
+}
+
+/// When a timed load stops: not before its seconds, then as soon as it has
+/// made the writes and reads its test asks for (`WAL_MIN_WRITES`,
+/// `WAL_MIN_READS`; none by default), and at the latest at its cap, twice
+/// its seconds and 30 more. A slow or loaded machine runs longer instead
+/// of making a test fail on counts; a load that makes no progress still
+/// stops, short of them, and its test fails.
+struct LoadDeadline: Sendable {
+    let start = Date()
+    let seconds: Double
+    let minimumWrites: Int
+    let minimumReads: Int
+    let counts: Counts
+
+    init(seconds: Double, counts: Counts, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.seconds = seconds
+        self.counts = counts
+        minimumWrites = environment["WAL_MIN_WRITES"].flatMap(Int.init) ?? 0
+        minimumReads = environment["WAL_MIN_READS"].flatMap(Int.init) ?? 0
+    }
+
+    var isRunning: Bool {
+        let elapsed = Date().timeIntervalSince(start)
+        if elapsed < seconds { return true }
+        if elapsed >= 2 * seconds + 30 { return false }
+        return !counts.reached(writes: minimumWrites, reads: minimumReads)
+    }
+
+    /// The seconds since the load started.
+    var elapsed: Double { Date().timeIntervalSince(start) }
 }

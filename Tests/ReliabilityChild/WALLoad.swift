@@ -7,7 +7,9 @@ import Strongroom
 //   for 100 ms at a time, the readers staggered so that one is always
 //   active (SQLite's automatic checkpoints then never reset the log). A
 //   sampler reads the -wal's size every 100 ms. Prints one JSON line: the
-//   peak and last -wal size, the samples, and the counts.
+//   peak and last -wal size, the samples, the counts and the seconds it ran
+//   (more than SECONDS when it had not yet made the writes and reads of
+//   WAL_MIN_WRITES and WAL_MIN_READS: see LoadDeadline).
 //
 // reliability-child wal-load-async DB KEY SECONDS READERS
 //   issue 51, item 6: the default configuration; READERS async readers, each
@@ -24,10 +26,10 @@ extension ReliabilityChild {
         }
         let readSQL = ProcessInfo.processInfo.environment["WAL_READ_SQL"] ?? "SELECT count(*) FROM event"
         let holdMicroseconds = ProcessInfo.processInfo.environment["WAL_READ_HOLD_US"].flatMap(UInt32.init) ?? 0
-        let deadline = Date().addingTimeInterval(seconds)
         let counts = Counts()
+        let deadline = LoadDeadline(seconds: seconds, counts: counts)
         let writer = started {
-            while Date() < deadline {
+            while deadline.isRunning {
                 counts.counting {
                     try pool.write { db in
                         for _ in 0..<50 { try db.execute(sql: "INSERT INTO event(body) VALUES (randomblob(2000))") }
@@ -41,7 +43,7 @@ extension ReliabilityChild {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<readerCount {
                     group.addTask {
-                        while Date() < deadline {
+                        while deadline.isRunning {
                             do {
                                 _ = try await pool.asyncRead { db in
                                     let value = try db.fetchOne(Int.self, sql: readSQL)
@@ -65,6 +67,7 @@ extension ReliabilityChild {
         Task { _ = await readers.value; done.signal() }
         done.wait()
         var figures = counts.snapshot()
+        figures["seconds_run"] = deadline.elapsed
         figures["peak_wal_bytes"] = samples.max() ?? 0
         figures["last_wal_bytes"] = samples.last ?? 0
         // The peak from every 10 ms sample; the samples kept, one per 100 ms (each the largest of its ten).
@@ -74,10 +77,10 @@ extension ReliabilityChild {
         try pool.close()
     }
 
-    /// The size of `wal` every 10 ms until `deadline`.
-    static func sampleWAL(_ wal: String, until deadline: Date, every microseconds: UInt32 = 10_000) -> [Int] {
+    /// The size of `wal` every 10 ms while the load runs.
+    static func sampleWAL(_ wal: String, until deadline: LoadDeadline, every microseconds: UInt32 = 10_000) -> [Int] {
         var samples: [Int] = []
-        while Date() < deadline {
+        while deadline.isRunning {
             var status = stat()
             samples.append(stat(wal, &status) == 0 ? Int(status.st_size) : 0)
             usleep(microseconds)
@@ -92,11 +95,11 @@ extension ReliabilityChild {
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS event(id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
         }
-        let deadline = Date().addingTimeInterval(seconds)
         let counts = Counts()
+        let deadline = LoadDeadline(seconds: seconds, counts: counts)
         let writer = started {
             var n = 0
-            while Date() < deadline {
+            while deadline.isRunning {
                 counts.counting {
                     try pool.write { db in
                         try db.execute(sql: "INSERT INTO event(body) VALUES (randomblob(2000))")
@@ -111,7 +114,7 @@ extension ReliabilityChild {
         let readers = (0..<8).map { index in
             started {
                 usleep(UInt32(index) * 12_500)
-                while Date() < deadline {
+                while deadline.isRunning {
                     counts.counting {
                         _ = try pool.read { db in
                             let rows = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM event") ?? 0
@@ -124,15 +127,11 @@ extension ReliabilityChild {
             }
         }
         let wal = database + "-wal"
-        var samples: [Int] = []
-        while Date() < deadline {
-            var status = stat()
-            samples.append(stat(wal, &status) == 0 ? Int(status.st_size) : 0)
-            usleep(100_000)
-        }
+        let samples = sampleWAL(wal, until: deadline, every: 100_000)
         writer.join()
         for reader in readers { reader.join() }
         var figures = counts.snapshot()
+        figures["seconds_run"] = deadline.elapsed
         figures["peak_wal_bytes"] = samples.max() ?? 0
         figures["last_wal_bytes"] = samples.last ?? 0
         figures["samples"] = samples

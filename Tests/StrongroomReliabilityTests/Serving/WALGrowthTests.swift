@@ -8,7 +8,10 @@ import Testing
 /// checkpoint policy (``CheckpointPolicy``) must keep the -wal under twice
 /// its limit while every read ends within its wait (issue 51, item 6). 20 s
 /// in `make test`, `STRONGROOM_WAL_SECONDS` (300 in `make stress`)
-/// otherwise; the peaks go to the reliability results.
+/// otherwise; the peaks go to the reliability results. A load runs past its
+/// seconds until it has made the writes and reads its test counts on (the
+/// child's LoadDeadline), so a loaded machine makes it longer, not failed
+/// (issue 51, item 5); it stops short of them only at its cap, and fails.
 ///
 /// Serialized: each test blocks a thread of the cooperative pool (2 on this
 /// machine) while its child runs, and two at once starved the async tests
@@ -29,10 +32,12 @@ struct WALGrowthTests {
         var peak: Int { figures["peak_wal_bytes"] as? Int ?? -1 }
         var writes: Int { figures["writes"] as? Int ?? 0 }
         var reads: Int { figures["reads"] as? Int ?? 0 }
+        /// The seconds it ran, rounded: its own, or more (LoadDeadline).
+        var seconds: Int { Int(((figures["seconds_run"] as? Double) ?? -1).rounded()) }
         var errorsReachedCallers: Bool { (figures["other_errors"] as? Int ?? -1) != 0 || (figures["busy"] as? Int ?? -1) != 0 }
 
         /// The figures for the reliability page, under `name`.
-        func record(_ name: String, seconds: Int, limit: Int) throws {
+        func record(_ name: String, limit: Int) throws {
             try ReliabilityResults.write("wal", name: name, [
                 "seconds": seconds, "writes": writes, "reads": reads, "peak_wal_bytes": peak,
                 "last_wal_bytes": figures["last_wal_bytes"] as? Int ?? -1, "wal_size_limit": limit,
@@ -52,12 +57,12 @@ struct WALGrowthTests {
     }
 
     @Test(.timeLimit(.minutes(10))) func theWALStaysUnderItsBoundWithReadersAlwaysActive() async throws {
-        let run = try await load("wal-load", ["\(Self.seconds)"])
+        let run = try await load("wal-load", ["\(Self.seconds)"], environment: ["WAL_MIN_WRITES": "1001", "WAL_MIN_READS": "101"])
         let limit = try #require(CheckpointPolicy.default.walSizeLimit)
         #expect(run.writes > 1_000 && run.reads > 100, "\(run.figures)")
         #expect(!run.errorsReachedCallers, "\(run.figures)")
         #expect(run.peak > 0 && run.peak <= 2 * limit, "peak -wal \(run.peak) bytes against a limit of \(limit)")
-        try run.record("wal growth", seconds: Self.seconds, limit: limit)
+        try run.record("wal growth", limit: limit)
     }
 
     /// Issue 51, item 6: the bound under the load of a server, in the
@@ -70,12 +75,13 @@ struct WALGrowthTests {
     @Test(.timeLimit(.minutes(10)), arguments: [0, 100_000])
     func theWALStaysUnderItsBoundWithMoreAsyncReadersThanCores(holdingEachReadMicroseconds hold: Int) async throws {
         let seconds = max(5, Self.seconds / 2)
-        let run = try await load("wal-load-async", ["\(seconds)", "16"], environment: ["WAL_READ_HOLD_US": "\(hold)"])
+        let run = try await load("wal-load-async", ["\(seconds)", "16"],
+                                 environment: ["WAL_READ_HOLD_US": "\(hold)", "WAL_MIN_WRITES": "101", "WAL_MIN_READS": "101"])
         let limit = try #require(CheckpointPolicy.default.walSizeLimit)
         #expect(run.writes > 100 && run.reads > 100, "\(run.figures)")
         #expect(!run.errorsReachedCallers, "\(run.figures)")
         #expect(run.peak > limit / 2 && run.peak <= 2 * limit, "peak -wal \(run.peak) bytes against a limit of \(limit)")
-        try run.record("wal growth, 16 async readers holding each read \(hold / 1000) ms", seconds: seconds, limit: limit)
+        try run.record("wal growth, 16 async readers holding each read \(hold / 1000) ms", limit: limit)
     }
 
     /// Issue 51, item 6, the other side of the bound: reads that each
