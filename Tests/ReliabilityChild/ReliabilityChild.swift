@@ -268,12 +268,15 @@ final class Counts: @unchecked Sendable {
 
 /// When a timed load stops: not before its seconds, then as soon as it has
 /// made the writes and reads its test asks for (`WAL_MIN_WRITES`,
-/// `WAL_MIN_READS`; none by default), and at the latest at its cap, twice
-/// its seconds and 30 more. A slow or loaded machine runs longer instead
-/// of making a test fail on counts; a load that makes no progress still
-/// stops, short of them, and its test fails.
+/// `WAL_MIN_READS`; none by default), and at the latest at its cap: twice
+/// its seconds and 30 more, and at most 120 more (a 300 s load in `make
+/// stress` stops by 420 s, inside its test's 10-minute limit). A slow or
+/// loaded machine runs longer instead of making a test fail on counts; a
+/// load that makes no progress still stops, short of them, and its test
+/// fails. Timed on the monotonic clock: a step of the wall clock neither
+/// ends a load early nor stretches it.
 struct LoadDeadline: Sendable {
-    let start = Date()
+    let start = ContinuousClock.now
     let seconds: Double
     let minimumWrites: Int
     let minimumReads: Int
@@ -286,13 +289,19 @@ struct LoadDeadline: Sendable {
         minimumReads = environment["WAL_MIN_READS"].flatMap(Int.init) ?? 0
     }
 
+    /// The cap, in seconds from the start.
+    var cap: Double { min(2 * seconds + 30, seconds + 120) }
+
     var isRunning: Bool {
-        let elapsed = Date().timeIntervalSince(start)
+        let elapsed = self.elapsed
         if elapsed < seconds { return true }
-        if elapsed >= 2 * seconds + 30 { return false }
+        if elapsed >= cap { return false }
         return !counts.reached(writes: minimumWrites, reads: minimumReads)
     }
 
     /// The seconds since the load started.
-    var elapsed: Double { Date().timeIntervalSince(start) }
+    var elapsed: Double {
+        let duration = start.duration(to: .now)
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
 }

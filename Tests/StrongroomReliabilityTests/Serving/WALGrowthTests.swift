@@ -32,7 +32,8 @@ struct WALGrowthTests {
         var peak: Int { figures["peak_wal_bytes"] as? Int ?? -1 }
         var writes: Int { figures["writes"] as? Int ?? 0 }
         var reads: Int { figures["reads"] as? Int ?? 0 }
-        /// The seconds it ran, rounded: its own, or more (LoadDeadline).
+        /// The seconds it ran until it stopped, rounded: its own, or more
+        /// (LoadDeadline); -1 when the child did not say.
         var seconds: Int { Int(((figures["seconds_run"] as? Double) ?? -1).rounded()) }
         var errorsReachedCallers: Bool { (figures["other_errors"] as? Int ?? -1) != 0 || (figures["busy"] as? Int ?? -1) != 0 }
 
