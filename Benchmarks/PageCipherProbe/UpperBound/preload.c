@@ -4,7 +4,7 @@
  * service) with it, without changing the program. Measurement only, as
  * ../probe.c: Strongroom registers no provider.
  *
- *   cc -O2 -shared -fPIC -o preload3.so preload.c -lsqlcipher -lcrypto
+ *   cc -O2 -shared -fPIC $(pkg-config --cflags sqlcipher) -o preload3.so preload.c -lsqlcipher -lcrypto
  *   LD_PRELOAD=$PWD/preload3.so program ...
  *
  * Built against SQLCipher 3.4.1's headers (the system's); for 4.6.1 add

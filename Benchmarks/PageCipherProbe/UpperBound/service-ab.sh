@@ -6,9 +6,13 @@
 #   service-ab.sh ROUNDS LABEL=KIND:BINARY[:PRELOAD] ...
 #     KIND: grdb (Benchmarks/GRDBService), strongroom (encrypted, a raw key),
 #           plain (the example service on a plaintext file, --plaintext)
-#     PRELOAD: a library for LD_PRELOAD (preload.c) in that contender only
+#     PRELOAD: a library for LD_PRELOAD (preload.c) in a Strongroom contender only;
+#       its run counts only when the provider reports at exit that no call of it failed
 #   STRONGROOM=path/to/strongroom (keygen), PORT (default 18080)
+# A run with a non-2xx answer or a socket error stops the script, as does a
+# service that does not come up; no service outlives it.
 set -euo pipefail
+shopt -s inherit_errexit
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 load="$root/Examples/CustomerService/Load"
@@ -25,35 +29,56 @@ strongroom=${STRONGROOM:-$root/.build/release/strongroom}
 "$strongroom" keygen --out "$work/db.key" >/dev/null
 "$strongroom" keygen --field --out "$work/fields.keyring" >/dev/null
 
+fail() { echo "service-ab: $*" >&2; exit 1; }
+
+# Prints "LABEL REQ/S P99_US" for each of the 3 runs; runs in a subshell.
 run_one() {
-  local label=$1 kind=$2 binary=$3 preload=$4 dir="$work/run" pid
+  local label=$1 kind=$2 binary=$3 preload=$4 dir="$work/run" pid result
   rm -rf "$dir"; mkdir -m 700 "$dir"
+  [ -z "$preload" ] || [ "$kind" != grdb ] || fail "$label: a preload applies to a Strongroom contender only"
+  [ -z "$preload" ] || [ -f "$preload" ] || fail "$label: no preload library at $preload"
+  local common=(--host 127.0.0.1 --port "$port" --database "$dir/c.db" --readers 4 --log-level notice)
+  # TMPDIR: where preload.c keeps its anchor file, the run's own folder.
   case "$kind" in
-    grdb) "$binary" --host 127.0.0.1 --port "$port" --database "$dir/c.db" >"$dir/log" 2>&1 & ;;
-    strongroom) env ${preload:+LD_PRELOAD=$preload} "$binary" --host 127.0.0.1 --port "$port" --database "$dir/c.db" \
-                  --key-file "$work/db.key" --field-keys "$work/fields.keyring" --readers 4 --log-level notice \
-                  --migrations "$migrations" >"$dir/log" 2>&1 & ;;
-    plain) env ${preload:+LD_PRELOAD=$preload} "$binary" --host 127.0.0.1 --port "$port" --database "$dir/c.db" --plaintext \
-             --field-keys "$work/fields.keyring" --readers 4 --log-level notice --migrations "$migrations" >"$dir/log" 2>&1 & ;;
-    *) echo "service-ab: unknown kind $kind" >&2; exit 2 ;;
+    grdb) "$binary" "${common[@]}" >"$dir/log" 2>&1 & ;;
+    strongroom) env TMPDIR="$dir" ${preload:+"LD_PRELOAD=$preload"} "$binary" "${common[@]}" --key-file "$work/db.key" \
+                  --field-keys "$work/fields.keyring" --migrations "$migrations" >"$dir/log" 2>&1 & ;;
+    plain) env TMPDIR="$dir" ${preload:+"LD_PRELOAD=$preload"} "$binary" "${common[@]}" --plaintext \
+             --field-keys "$work/fields.keyring" --migrations "$migrations" >"$dir/log" 2>&1 & ;;
+    *) fail "unknown kind $kind" ;;
   esac
   pid=$!
+  trap 'kill -KILL "$pid" 2>/dev/null || true' EXIT
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/customers/1" && break; sleep 0.1; done
-  wrk -t 1 -c 1 -d 600s -s "$load/seed.lua" "http://127.0.0.1:$port" -- 10000 seed >/dev/null
+  kill -0 "$pid" 2>/dev/null && curl -s -o /dev/null "http://127.0.0.1:$port/customers/1" ||
+    { cat "$dir/log" >&2; fail "$label: the service did not come up on port $port"; }
+  timeout 900 wrk -t 1 -c 1 -d 600s -s "$load/seed.lua" "http://127.0.0.1:$port" -- 10000 seed >/dev/null ||
+    fail "$label: seeding failed"
   for r in 1 2 3; do
-    wrk -t 2 -c 64 -d 10s --latency -s "$load/create.lua" "http://127.0.0.1:$port" -- 10000 "n$RANDOM$r" | tail -1 |
-      python3 -c 'import json, sys; j = json.load(sys.stdin); print(sys.argv[1], round(j["requests_per_s"]), j["latency_us"]["p99"], j["non2xx"])' "$label"
+    result=$(wrk -t 2 -c 64 -d 10s --latency -s "$load/create.lua" "http://127.0.0.1:$port" -- 10000 "n$RANDOM$r" | tail -1)
+    python3 -c '
+import json, sys
+j = json.loads(sys.argv[2])
+errors = j["non2xx"] + sum(j["socket_errors"].values())
+if errors: sys.exit(f"service-ab: {sys.argv[1]}: {errors} failed requests")
+print(sys.argv[1], round(j["requests_per_s"]), j["latency_us"]["p99"])' "$label" "$result" >>"$dir/rows"
   done
   kill -TERM "$pid"; wait "$pid" || true
-  grep -h '^preload:' "$dir/log" >&2 || true
+  trap - EXIT
+  if [ -n "$preload" ]; then
+    grep -h '^preload:' "$dir/log" >&2 || true
+    grep -q '^preload: .*a call failed: no$' "$dir/log" || fail "$label: the preloaded provider did not run, or a call of it failed"
+  fi
+  cat "$dir/rows"
 }
 
-echo "label req/s p99_us non2xx" > "$work/runs"
+echo "label req/s p99_us" > "$work/runs"
 for _ in $(seq "$rounds"); do
   for contender in "$@"; do
     label=${contender%%=*}; spec=${contender#*=}
     IFS=: read -r kind binary preload <<<"$spec"
-    run_one "$label" "$kind" "$binary" "${preload:-}" | tee -a "$work/runs"
+    rows=$(run_one "$label" "$kind" "$binary" "${preload:-}")
+    echo "$rows" | tee -a "$work/runs"
   done
 done
 python3 - "$work/runs" <<'PY'
@@ -63,5 +88,5 @@ labels = list(dict.fromkeys(r[0] for r in rows))
 medians = {l: statistics.median(int(r[1]) for r in rows if r[0] == l) for l in labels}
 first = labels[0]
 for l in labels:
-    print(f"{l}: median {medians[l]:.0f} req/s over {sum(r[0] == l for r in rows)} runs, {medians[l] / medians[first]:.2f}x of {first}; non-2xx {sum(int(r[3]) for r in rows if r[0] == l)}")
+    print(f"{l}: median {medians[l]:.0f} req/s over {sum(r[0] == l for r in rows)} runs, {medians[l] / medians[first]:.2f}x of {first}")
 PY
