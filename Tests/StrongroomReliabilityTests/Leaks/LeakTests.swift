@@ -157,6 +157,14 @@ struct LeakTests {
     }
 
     /// The processes below `pid` (children, their children…), from `/proc/*/stat`.
+    /// The end of a key command the watcher must see: it waits until the
+    /// watcher has seen it in 3 snapshots (`../child-seen`, from the
+    /// command's folder, so the command is also watched more than 3 times), at
+    /// most 30 s, well inside the command's timeout. Not a fixed sleep: a
+    /// snapshot on a loaded machine can take longer than any sleep chosen
+    /// (a 0.5 s one was missed), and the order is what the test needs.
+    static let waitUntilSeen = "i=0; while [ ! -e ../child-seen ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done"
+
     static func descendants(of pid: pid_t) -> [pid_t] {
         var parents: [pid_t: pid_t] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
@@ -183,7 +191,7 @@ struct LeakTests {
     /// `databases`: files whose opening marks the command at work (the
     /// first snapshot that finds one open is `firstDatabaseOpen`).
     static func watch(_ process: Process, folders: [String], allowed: Set<String>, needles: [(String, [UInt8])],
-                      databases: Set<String> = []) -> Sightings {
+                      databases: Set<String> = [], childSeen: String? = nil) -> Sightings {
         var seen = Sightings()
         let pid = process.processIdentifier
         func search(_ bytes: [UInt8], _ place: String) {
@@ -200,7 +208,11 @@ struct LeakTests {
             search(Fixtures.bytes(of: "/proc/\(pid)/cmdline"), "the command line")
             // A key command's process, and what it starts: their command lines and environments.
             let children = descendants(of: pid)
-            if !children.isEmpty { seen.childSightings += 1 }
+            if !children.isEmpty {
+                seen.childSightings += 1
+                // Seen in 3 snapshots: the key command may end now (waitUntilSeen).
+                if seen.childSightings == 3, let childSeen { FileManager.default.createFile(atPath: childSeen, contents: nil) }
+            }
             for child in children {
                 search(Fixtures.bytes(of: "/proc/\(child)/cmdline"), "a child's command line")
                 search(Fixtures.bytes(of: "/proc/\(child)/environ"), "a child's environment")
@@ -301,9 +313,9 @@ struct LeakTests {
             ("import", ["import", "--from", dir.file("source/plain.sqlite"), "--database", "app.db", "--key-env", "APP_DB_KEY"], ["APP_DB_KEY": keyHex]),
             ("migrate", ["migrate", "--database", "app.db", "--key-credential", "work-key"], ["CREDENTIALS_DIRECTORY": credentials]),
             ("rekey", ["rekey", "--database", "app.db", "--key-file", "../work.key", "--new-key-file", "../new.key"], [:]),
-            ("sql", ["sql", "--database", "app.db", "--key-file", "../new.wrapped", "--passphrase-command", "cat ../passphrase.txt; sleep 0.5",
+            ("sql", ["sql", "--database", "app.db", "--key-file", "../new.wrapped", "--passphrase-command", "cat ../passphrase.txt; \(Self.waitUntilSeen)",
                      "--csv", "SELECT count(*) FROM note WHERE body LIKE '%9%'"], [:]),
-            ("status", ["status", "--database", "app.db", "--key-command", "cat ../new.key; sleep 0.5"], [:]),
+            ("status", ["status", "--database", "app.db", "--key-command", "cat ../new.key; \(Self.waitUntilSeen)"], [:]),
         ]
         for (name, arguments, environment) in runs {
             let process = Process()
@@ -326,9 +338,11 @@ struct LeakTests {
                                         dir.file("passphrase.txt")]
             let databases: Set<String> = [dir.file("source/plain.sqlite"), dir.file("work/app.db")]
             let needles = needles
+            let childSeen = dir.file("child-seen")
             let seen = await OffThePool.run {
-                Self.watch(process, folders: folders, allowed: allowed, needles: needles, databases: databases)
+                Self.watch(process, folders: folders, allowed: allowed, needles: needles, databases: databases, childSeen: childSeen)
             }
+            unlink(childSeen)
             await process.ended()
             let printed = output.fileHandleForReading.readDataToEndOfFile() + errors.fileHandleForReading.readDataToEndOfFile()
             var found = seen.found
