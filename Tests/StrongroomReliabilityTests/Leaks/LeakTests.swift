@@ -156,7 +156,6 @@ struct LeakTests {
         var childSightings = 0
     }
 
-    /// The processes below `pid` (children, their children…), from `/proc/*/stat`.
     /// The end of a key command the watcher must see: it waits until the
     /// watcher has seen it in 3 snapshots (`../child-seen`, from the
     /// command's folder, so the command is also watched more than 3 times), at
@@ -165,6 +164,7 @@ struct LeakTests {
     /// (a 0.5 s one was missed), and the order is what the test needs.
     static let waitUntilSeen = "i=0; while [ ! -e ../child-seen ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done"
 
+    /// The processes below `pid` (children, their children…), from `/proc/*/stat`.
     static func descendants(of pid: pid_t) -> [pid_t] {
         var parents: [pid_t: pid_t] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
