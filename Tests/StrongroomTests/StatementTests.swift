@@ -611,6 +611,56 @@ struct StatementTests {
         #expect(try db.fetchOne(String?.self, sql: "SELECT email FROM person WHERE id = 2") == .some(nil))
     }
 
+    /// A record that encodes one key twice fills one parameter, not two:
+    /// the statement's other parameter is unfilled, and the run refused.
+    @Test func aKeyEncodedTwiceFillsOneParameter() throws {
+        struct Twice: Encodable {
+            enum Key: String, CodingKey { case id, name }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Key.self)
+                try container.encode(7, forKey: .id)
+                try container.encode(8, forKey: .id)
+            }
+        }
+        let insert = try db.cachedStatement(sql: "INSERT INTO person(id, name) VALUES (:id, :name)")
+        try insert.execute(record: Person(id: 1, name: "A", email: nil, score: 0, active: true, avatar: nil, born: nil))
+        let error = #expect(throws: StrongroomError.self) { try insert.execute(record: Twice()) }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("fills 1 of the statement's 2 parameters") == true)
+        #expect(try db.fetchAll(Int.self, sql: "SELECT id FROM person") == [1])
+    }
+
+    /// Records of one type that encode different keys, at 3 and at 70
+    /// columns (above 64, the parameters a record filled are not tracked
+    /// bit by bit): a column the later record leaves out gets its default,
+    /// never the earlier record's value.
+    @Test(arguments: [3, 70])
+    func aKeyALaterRecordLeavesOutIsNeverTheEarlierRecordsValue(columns: Int) throws {
+        struct Wide: Encodable {
+            struct Key: CodingKey {
+                var stringValue: String
+                init(stringValue: String) { self.stringValue = stringValue }
+                var intValue: Int? { nil }
+                init?(intValue: Int) { nil }
+            }
+            let values: [Int?]
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Key.self)
+                for (column, value) in values.enumerated() {
+                    if let value { try container.encode(value, forKey: Key(stringValue: "c\(column)")) }
+                }
+            }
+        }
+        let names = (0..<columns).map { "c\($0)" }
+        try db.execute(sql: "CREATE TABLE wide (\(names.map { "\($0) INTEGER DEFAULT -1" }.joined(separator: ", ")))")
+        let last = columns - 1
+        try db.insert(Wide(values: (0..<columns).map { $0 }), into: "wide")
+        try db.insert(Wide(values: (0..<columns).map { $0 == last ? nil : 100 + $0 }), into: "wide")
+        try db.insert(Wide(values: (0..<columns).map { 200 + $0 }), into: "wide")
+        #expect(try db.fetchAll(Int.self, sql: "SELECT c\(last) FROM wide ORDER BY rowid") == [last, -1, 200 + last])
+        #expect(try db.fetchAll(Int.self, sql: "SELECT c0 FROM wide ORDER BY rowid") == [0, 100, 200])
+    }
+
     @Test func insertIntoTableBuildsTheStatement() throws {
         let person = Person(id: 3, name: "Eve", email: nil, score: 9, active: true, avatar: nil, born: nil)
         try db.insert(person, into: "person")

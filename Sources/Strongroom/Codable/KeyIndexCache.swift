@@ -16,6 +16,9 @@ final class KeyIndexCache {
         var resolvedCount = 0
         /// Keys of the current record that found none.
         var unresolvedCount = 0
+        /// Parameters 1...64 the current record bound, one bit each (bit
+        /// 0 is parameter 1), so a key bound twice counts once.
+        var boundParameters: UInt64 = 0
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -36,7 +39,19 @@ final class KeyIndexCache {
         state.pointee.position = 0
         state.pointee.resolvedCount = 0
         state.pointee.unresolvedCount = 0
+        state.pointee.boundParameters = 0
     }
+
+    /// Notes that parameter `index` was bound for the current record (an
+    /// index above 64 is not tracked: see `boundParameterCount`).
+    @inline(__always)
+    func markBound(_ index: Int32) {
+        guard index >= 1 && index <= 64 else { return }
+        state.pointee.boundParameters |= 1 &<< UInt64(truncatingIfNeeded: index &- 1)
+    }
+
+    /// How many different parameters (among 1...64) the current record bound.
+    var boundParameterCount: Int { state.pointee.boundParameters.nonzeroBitCount }
 
     /// How many keys of the current record found an index.
     var resolvedCount: Int { state.pointee.resolvedCount }

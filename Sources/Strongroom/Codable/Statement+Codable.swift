@@ -22,20 +22,30 @@ extension Statement {
 
     /// Resets the statement and binds the properties of `record` to its
     /// parameters, each key to the parameter of its name; returns how many
-    /// keys found a parameter and how many found none.
+    /// parameters the record filled and how many keys found none.
+    ///
+    /// No parameter is left holding the last record's value: when the record
+    /// does not fill every parameter, the bindings are cleared (every
+    /// parameter NULL) and the caller refuses to run the statement or binds
+    /// it again. Up to 64 parameters, which the record filled is tracked one
+    /// bit each, so a record that fills them all (the usual case) costs no
+    /// `sqlite3_clear_bindings`; above 64, the bindings are cleared first.
     func bind<Record: Encodable>(record: Record) throws(StrongroomError) -> (bound: Int, unbound: Int) {
         reset()
-        clearBindings()
-        let sink = StatementSink(statement: self)
+        let tracked = parameterCount <= 64
+        if !tracked { clearBindings() }
         encodingKeys.beginRecord()
         do {
-            try record.encode(to: RecordEncoder(sink: sink))
-        } catch let error as StrongroomError {
-            throw error
+            try record.encode(to: RecordEncoder(sink: recordSink))
         } catch {
+            clearBindings()
+            if let error = error as? StrongroomError { throw error }
             throw StrongroomError(.conversion, "Cannot encode \(Record.self): \(error)", path: connection.path, sql: sql)
         }
-        return (encodingKeys.resolvedCount, encodingKeys.unresolvedCount)
+        guard tracked else { return (encodingKeys.resolvedCount, encodingKeys.unresolvedCount) }
+        let filled = encodingKeys.boundParameterCount
+        if filled < parameterCount { clearBindings() }
+        return (filled, encodingKeys.unresolvedCount)
     }
 
     /// Runs the statement and decodes every row into `T`.

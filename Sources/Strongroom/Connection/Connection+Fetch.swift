@@ -98,10 +98,34 @@ extension Connection {
     /// encodes other keys (an `encode(to:)` that skips nil values) is
     /// inserted with a statement of its own keys, also cached.
     public func insert<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) {
-        if let transform = columnTransform, transform.transformsInserts(into: table) {
-            try insert(record, into: table, through: transform)
+        let type = ObjectIdentifier(Record.self)
+        let statement: Statement
+        // The type and table inserted last on a connection without a
+        // transform are checked first: no hashing in a loop of inserts.
+        // (Set only when no transform is installed; installing one empties it.)
+        if let last = lastEncodableInsert, last.type == type, KeyIndexCache.sameName(last.table, table) {
+            statement = last.statement
+        } else {
+            if let transform = columnTransform, transform.transformsInserts(into: table) {
+                try insert(record, into: table, through: transform)
+                return
+            }
+            statement = try encodableInsertStatement(record, into: table)
+        }
+        let (bound, unbound) = try statement.bind(record: record)
+        guard bound == statement.parameterCount && unbound == 0 else {
+            // Keys other than the first record's: none is dropped, none
+            // left to the last record's binding (bind cleared them).
+            try insertWithItsOwnKeys(record, into: table)
             return
         }
+        while try statement.step() {}
+    }
+
+    /// The cached INSERT of `Record`'s keys into `table`, prepared from the
+    /// keys `record` encodes the first time; remembered as the last one
+    /// used when no transform is installed.
+    private func encodableInsertStatement<Record: Encodable>(_ record: Record, into table: String) throws(StrongroomError) -> Statement {
         let cacheKey = InsertCacheKey(type: ObjectIdentifier(Record.self), table: ExactText(table))
         let statement: Statement
         if let cached = insertStatementCache[cacheKey] {
@@ -118,15 +142,8 @@ extension Connection {
             statement.parametersByKey = Dictionary(sink.keys.enumerated().map { ($1, Int32($0 + 1)) }, uniquingKeysWith: { first, _ in first })
             insertStatementCache[cacheKey] = statement
         }
-        let (bound, unbound) = try statement.bind(record: record)
-        guard bound == statement.parameterCount && unbound == 0 else {
-            // Keys other than the first record's: none is dropped, none
-            // left to the last record's binding.
-            statement.clearBindings()
-            try insertWithItsOwnKeys(record, into: table)
-            return
-        }
-        while try statement.step() {}
+        if columnTransform == nil { lastEncodableInsert = (cacheKey.type, table, statement) }
+        return statement
     }
 
     /// Encodes `record` into `sink`; a failure is a conversion error.

@@ -61,6 +61,9 @@ public final class Connection {
     /// installed, looked up without hashing or exclusivity checks on every
     /// insert of a loop.
     @exclusivity(unchecked) var lastRecordInsert: (type: ObjectIdentifier, statement: Statement)?
+    /// The entry of `insertStatementCache` used last while no transform is
+    /// installed (`insert(_:into:)`), looked up as `lastRecordInsert` is.
+    @exclusivity(unchecked) var lastEncodableInsert: (type: ObjectIdentifier, table: String, statement: Statement)?
     var savepointDepth = 0
     /// `BEGIN DEFERRED`, `COMMIT`, `SAVEPOINT` and `RELEASE` statements, by
     /// text (see `executeTransactionControl`): at most a few.
@@ -482,6 +485,7 @@ public final class Connection {
         schemaScanStatements.removeAll()
         transactionStatements.removeAll()
         lastRecordInsert = nil
+        lastEncodableInsert = nil
     }
 
     /// Releases the statements this connection caches, and returns how many
