@@ -76,7 +76,8 @@ test: setup test-setup
 
 ## test-sqlcipher4: the whole suite on SQLCipher 4.6.1, Debian's bookworm-backports packages (libsqlcipher1,
 ## libsqlcipher-dev, sqlcipher) fetched with apt and unpacked into .build/sqlcipher4, the system's packages left
-## as they are; its own build in .build/sqlcipher4/build. ARGS: options for swift test (--filter X)
+## as they are; the suite's objects in .build linked again against 4.6.1's library (nothing compiled twice), after
+## a check that 4.6.1's header declares every SQLite name the sources use. ARGS: options for swift test (--filter X)
 test-sqlcipher4: setup test-setup
 	bash Scripts/test-sqlcipher4.sh $(ARGS)
 
