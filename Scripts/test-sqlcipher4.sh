@@ -4,14 +4,16 @@
 # Scripts/sqlcipher4.sh.
 #
 # The suite's objects are the ones `swift test` compiled in .build against the system's
-# SQLCipher headers; this script links them again against 4.6.1's library (SwiftPM sees
+# SQLCipher headers (with no PKG_CONFIG_PATH and no SWIFT_BUILD_FLAGS, as make test
+# builds them); this script links them again against 4.6.1's library (SwiftPM sees
 # only the link commands change, so it recompiles nothing) and checks every binary loads
 # 4.6.1 alone before a test runs. A later `swift test` links them back to the system's
 # SQLCipher. Compiled once for both engines, a cold `make test` builds the package and
 # swift-syntax once, not twice (issue 51: CI had reached 41 minutes of its 40).
-# What compiling against 4.6.1's own header would check is checked first, directly: every
-# SQLite and SQLCipher name the sources use that the system's header declares is declared
-# by 4.6.1's header too. (`make bench` also compiles the library against it, in release.)
+# In place of compiling against 4.6.1's own header, a check first: every SQLite and
+# SQLCipher name the sources use that the system's header declares is declared by 4.6.1's
+# header too (names, not their types; SQLite does not change a signature). `make bench`
+# compiles the library against 4.6.1's header, in release.
 #
 #   Scripts/test-sqlcipher4.sh [swift test options, e.g. --filter X]
 set -euo pipefail
@@ -25,6 +27,12 @@ source "$DIR/env"
 # header declares, must be declared by 4.6.1's header: the shim included as the build
 # includes it, 4.6.1's include folder first.
 include="$DIR/root/usr/include"
+# -I only puts a folder first: without 4.6.1's header there, the system's would answer.
+if ! printf '#include "%s"\n_Static_assert(SQLITE_VERSION_NUMBER >= 3046000, "not 4.6.1");\n' "$PWD/Sources/CSQLCipher/shim.h" \
+        | cc -fsyntax-only -w -I"$include" -x c - 2>/dev/null; then
+    echo "test-sqlcipher4: $include/sqlcipher/sqlite3.h is not SQLite 3.46's header (rm -rf $DIR and run again)" >&2
+    exit 1
+fi
 declared() { # declared INCLUDE_DIR NAME ("" for the system's header)
     printf '#include "%s"\n__typeof__(%s) *strongroom_check;\n' "$PWD/Sources/CSQLCipher/shim.h" "$2" \
         | cc -fsyntax-only -w ${1:+-I"$1"} -x c - 2>/dev/null
@@ -46,6 +54,8 @@ echo "test-sqlcipher4: 4.6.1's header declares all $used SQLite and SQLCipher na
 # The system's compile flags (so no object is compiled again), 4.6.1's library.
 relink="$DIR/pkgconfig-relink"
 mkdir -p "$relink"
+system_cflags=$(env -u PKG_CONFIG_PATH pkg-config --cflags sqlcipher) \
+    || { echo "test-sqlcipher4: pkg-config --cflags sqlcipher failed for the system's SQLCipher" >&2; exit 1; }
 cat > "$relink/sqlcipher.pc" <<EOF
 libdir=$PWD/$DIR/lib
 
@@ -53,7 +63,7 @@ Name: SQLCipher
 Description: SQLCipher 4.6.1's library (Debian bookworm-backports, unpacked); the system's SQLCipher headers
 Version: 4.6.1
 Libs: -L\${libdir} -l:libsqlcipher.so.1
-Cflags: $(env -u PKG_CONFIG_PATH pkg-config --cflags sqlcipher)
+Cflags: $system_cflags
 EOF
 # shellcheck disable=SC2086
 PKG_CONFIG_PATH="$PWD/$relink" swift build --build-tests $SQLCIPHER4_SWIFT_FLAGS

@@ -125,23 +125,22 @@ final class FailingSink: RecordSink {
 
 /// Binds each encoded key to the statement parameter of the same name.
 ///
-/// One per statement, made on its first record and kept (`Statement.recordSink`):
-/// nothing to allocate per record. The statement owns it, so it holds the
-/// statement unretained, and uses it without a retain per key.
+/// Made per record and holding its statement strongly: a record's
+/// `encode(to:)` may keep the encoder past the call, and a kept encoder must
+/// never reach a freed statement.
 final class StatementSink: RecordSink {
-    private let statement: Unmanaged<Statement>
+    let statement: Statement
 
-    init(statement: Statement) { self.statement = .passUnretained(statement) }
+    init(statement: Statement) { self.statement = statement }
 
     @inline(__always)
     func put(_ value: DatabaseValue, forKey key: String) throws {
-        try statement._withUnsafeGuaranteedRef { statement in
-            guard let index = statement.encodingKeys.index(for: key, resolve: { statement.parameterIndex(named: $0) }) else {
-                return // A property the statement does not use.
-            }
-            try statement.bind(value, at: index)
-            statement.encodingKeys.markBound(index)
+        let statement = self.statement
+        guard let index = statement.encodingKeys.index(for: key, resolve: { statement.parameterIndex(named: $0) }) else {
+            return // A property the statement does not use.
         }
+        try statement.bind(value, at: index)
+        statement.encodingKeys.markBound(index)
     }
 }
 

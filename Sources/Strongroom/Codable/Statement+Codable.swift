@@ -36,7 +36,7 @@ extension Statement {
         if !tracked { clearBindings() }
         encodingKeys.beginRecord()
         do {
-            try record.encode(to: RecordEncoder(sink: recordSink))
+            try record.encode(to: RecordEncoder(sink: StatementSink(statement: self)))
         } catch {
             clearBindings()
             if let error = error as? StrongroomError { throw error }

@@ -115,7 +115,9 @@ extension Connection {
         let (bound, unbound) = try statement.bind(record: record)
         guard bound == statement.parameterCount && unbound == 0 else {
             // Keys other than the first record's: none is dropped, none
-            // left to the last record's binding (bind cleared them).
+            // left to the last record's binding, and none of this record's
+            // values left bound in the cached statement.
+            statement.clearBindings()
             try insertWithItsOwnKeys(record, into: table)
             return
         }

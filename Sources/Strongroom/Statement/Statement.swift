@@ -74,15 +74,6 @@ public final class Statement {
         return made
     }
     let encodingKeys = KeyIndexCache()
-    @exclusivity(unchecked) private var sink: StatementSink?
-    /// Binds an `Encodable` record's keys to the parameters; one per
-    /// statement (a record bound costs no allocation).
-    var recordSink: StatementSink {
-        if let sink { return sink }
-        let made = StatementSink(statement: self)
-        sink = made
-        return made
-    }
     /// The `Decodable` type last read: whether it is a ``TableRecord`` (read
     /// by position), and the plan that opens what it declares.
     @exclusivity(unchecked) var decodableState: (type: ObjectIdentifier, isRecord: Bool, plan: OpeningPlan?)?
