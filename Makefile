@@ -79,7 +79,7 @@ test: setup test-setup
 ## as they are; the suite's objects in .build linked again against 4.6.1's library (nothing compiled twice), after
 ## a check that 4.6.1's header declares every SQLite name the sources use. ARGS: options for swift test (--filter X)
 test-sqlcipher4: setup test-setup
-	bash Scripts/test-sqlcipher4.sh $(ARGS)
+	SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" bash Scripts/test-sqlcipher4.sh $(ARGS)
 
 ## test-example: the customer service example (Examples/CustomerService, a package of its own on Hummingbird 2): its debug
 ## build and its tests, the built service run as a process: routes, bad input, keys and credentials, shutdown, 503 and
@@ -156,8 +156,8 @@ LOAD_SECONDS ?= 60
 ## WAL_SECONDS: how long the WAL-growth load runs (1 writer, 8 overlapping readers; make test runs 20 s)
 WAL_SECONDS ?= 300
 ## ENGINE: the engine make stress, make sanitize and make soak build and run on: sqlcipher3 (the system's SQLCipher 3.4.1, the
-## default) or sqlcipher4 (SQLCipher 4.6.1 from bookworm-backports, Scripts/sqlcipher4.sh, a build of its own under
-## .build/sqlcipher4/). Each engine has its own folder of results; RELIABILITY.md shows both, each row naming its engine.
+## default) or sqlcipher4 (SQLCipher 4.6.1 from bookworm-backports, Scripts/sqlcipher4.sh: the tests' build in .build
+## linked again against it by Scripts/test-sqlcipher4.sh; sanitize and soak build their own). Each engine has its own folder of results; RELIABILITY.md shows both, each row naming its engine.
 ## On SQLCipher 4 there is a seventh crash trial: the upgrade of a SQLCipher 3 file (on 3 there is nothing to upgrade).
 ENGINE ?= sqlcipher3
 override ENGINE := $(strip $(ENGINE))

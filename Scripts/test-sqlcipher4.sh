@@ -4,8 +4,8 @@
 # Scripts/sqlcipher4.sh.
 #
 # The suite's objects are the ones `swift test` compiled in .build against the system's
-# SQLCipher headers (with no PKG_CONFIG_PATH and no SWIFT_BUILD_FLAGS, as make test
-# builds them); this script links them again against 4.6.1's library (SwiftPM sees
+# SQLCipher headers, with no PKG_CONFIG_PATH and the SWIFT_BUILD_FLAGS make test passes
+# both (the environment's, default none); this script links them again against 4.6.1's library (SwiftPM sees
 # only the link commands change, so it recompiles nothing) and checks every binary loads
 # 4.6.1 alone before a test runs. A later `swift test` links them back to the system's
 # SQLCipher. Compiled once for both engines, a cold `make test` builds the package and
@@ -66,8 +66,9 @@ Libs: -L\${libdir} -l:libsqlcipher.so.1
 Cflags: $system_cflags
 EOF
 # shellcheck disable=SC2086
-PKG_CONFIG_PATH="$PWD/$relink" swift build --build-tests $SQLCIPHER4_SWIFT_FLAGS
-bin=$(swift build --show-bin-path)
+PKG_CONFIG_PATH="$PWD/$relink" swift build --build-tests ${SWIFT_BUILD_FLAGS:-} $SQLCIPHER4_SWIFT_FLAGS
+# shellcheck disable=SC2086
+bin=$(swift build ${SWIFT_BUILD_FLAGS:-} --show-bin-path)
 checked=0
 for f in "$bin"/*.xctest "$bin"/strongroom "$bin"/reliability-child "$bin"/customer-lookup; do
     [ -f "$f" ] || continue
@@ -81,4 +82,5 @@ for f in "$bin"/*.xctest "$bin"/strongroom "$bin"/reliability-child "$bin"/custo
 done
 [ "$checked" -gt 0 ] || { echo "test-sqlcipher4: no binary found in $bin" >&2; exit 1; }
 echo "test-sqlcipher4: $checked binaries link SQLCipher $("$DIR/bin/sqlcipher" :memory: 'PRAGMA cipher_version;') alone"
-swift test --skip-build "$@"
+# shellcheck disable=SC2086
+swift test --skip-build ${SWIFT_BUILD_FLAGS:-} "$@"
