@@ -433,6 +433,30 @@ struct CLITests {
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// `import --seal` writes its sealing and VACUUM with SQLite's syncs off
+    /// (the copy has no name yet; issue 51): the copy must still be synced
+    /// after its last write and before it is linked into place, or a power
+    /// cut could leave a named file whose pages never reached the disk.
+    @Test func aSealedImportSyncsItsCopyBeforeNamingIt() async throws {
+        let strace = try #require(ProcessRunner.which("strace"), "strace watches the system calls; `make test-setup` installs it")
+        _ = try await keygen()
+        #expect(try await run(["keygen", "--field", "--out", "fields.keyring"]).status == 0)
+        let log = dir.file("strace.log")
+        let result = try await ProcessRunner.run(strace, ["-f", "-y", "-e", "trace=pwrite64,write,fsync,fdatasync,link,rename", "-o", log, Fixtures.strongroomBinary,
+                                                          "import", "--from", Fixtures.chinook, "--database", "sealed.db", "--seal", "Customer.Email:indexed",
+                                                          "--key-file", "db.key", "--field-keys", "fields.keyring"],
+                                                 environment: ProcessRunner.underStrace, currentDirectory: dir.path)
+        #expect(result.status == 0, "\(result.stderr)")
+        let calls = try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "\n")
+        // The copy: `.strongroom-<pid>-<n>.tmp`, shown by strace -y beside its descriptor.
+        func onCopy(_ call: String) -> Bool { call.range(of: #"<[^>]*/\.strongroom-[0-9]+-[0-9]+\.tmp>"#, options: .regularExpression) != nil }
+        let named = try #require(calls.firstIndex { ($0.contains("link(") && !$0.contains("unlink(") || $0.contains("rename(")) && $0.contains("sealed.db") },
+                                 "the copy is linked into place")
+        let lastWrite = try #require(calls[..<named].lastIndex { ($0.contains("pwrite64(") || $0.contains(" write(")) && onCopy($0) }, "the copy is written")
+        #expect(calls[lastWrite..<named].contains { ($0.contains("fsync(") || $0.contains("fdatasync(")) && onCopy($0) && $0.hasSuffix("= 0") },
+                "no sync of the copy between its last write and its link:\n\(calls[lastWrite...named].joined(separator: "\n"))")
+    }
+
     /// Filesystems without hard links (FAT, some SMB shares) refuse link(2)
     /// with EPERM: simulated with strace's fault injection (review of issue 7).
     @Test func importWorksWhereHardLinksAreRefused() async throws {

@@ -88,12 +88,17 @@ final class PlantedSQLFixture {
 
     /// A database with two customers whose e-mails are sealed, and the
     /// registry (its name starts like strongroom_seal, and is no mention of
-    /// it); returns its path.
-    func database(_ name: String) throws -> String {
+    /// it); returns its path. `encoding`: the database's text encoding
+    /// (`PRAGMA encoding`), fixed by its first table.
+    func database(_ name: String, encoding: String = "UTF-8") throws -> String {
         let path = dir.file(name)
+        let table = "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)"
+        if encoding != "UTF-8" {
+            try bare(path).execute(sql: "PRAGMA encoding = '\(encoding)'; \(table);")
+        }
         let queue = try app(path)
         try queue.write { db in
-            try db.execute(sql: "CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB)")
+            if encoding == "UTF-8" { try db.execute(sql: table) }
             try SealedColumnRegistry.record(Self.columns, keyring: keyring, in: db)
             try db.insert(Customer(id: 1, email: "ada@example.com"), into: "customer")
             try db.insert(Customer(id: 2, email: "bob@example.com"), into: "customer")

@@ -124,6 +124,41 @@ struct PlantedSchemaRowTests {
         }
         #expect(error?.code.rawValue == "untrusted_schema", "\(error?.message ?? "")")
     }
+    /// In a UTF-16 database, a schema row whose sql is a BLOB is loaded as
+    /// text in that encoding (SQLite reads it with sqlite3_column_text): a
+    /// DEFAULT calling strongroom_seal stored so seals nothing. The schema
+    /// scan reads the row as that text (`CAST(sql AS TEXT)`) and names the
+    /// table; before it did (issue 51), it decoded the BLOB's bytes as
+    /// UTF-8 and saw no call, and only the count of the statement's calls
+    /// refused the INSERT.
+    @Test func aSchemaRowStoredAsAUTF16BlobIsReadAsSQLiteReadsIt() throws {
+        let path = try f.database("utf16.db", encoding: "UTF-16le")
+        let db = try f.toolConnection(path)
+        try db.execute(sql: "INSERT INTO customer(id, country) VALUES (3, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
+        do {
+            let adversary = try f.bare(path)
+            #expect(try adversary.fetchOne(String.self, sql: "PRAGMA encoding") == "UTF-16le")
+            let version = try adversary.fetchOne(Int.self, sql: "PRAGMA schema_version")!
+            try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = CAST('CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB, guess DEFAULT (strongroom_seal(''UK'', ''customer'', ''country'', ''deterministic'')))' AS BLOB) WHERE name = 'customer'; PRAGMA writable_schema = OFF; PRAGMA schema_version = \(version + 1);")
+            #expect(try adversary.fetchOne(String.self, sql: "SELECT typeof(sql) FROM sqlite_master WHERE name = 'customer'") == "blob")
+            adversary.close()
+        }
+        var thrown: (any Error)?
+        do {
+            try db.execute(sql: "INSERT INTO customer(id, country) VALUES (4, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
+        } catch { thrown = error }
+        let adversary = try f.bare(path)
+        try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(Self.clean)' WHERE name = 'customer'; PRAGMA writable_schema = OFF;")
+        adversary.close()
+        let guesses = try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
+        #expect(guesses == 0, "guesses=\(guesses ?? -1) thrown=\(String(describing: thrown))")
+        if SQLCipherLibrary.sqliteVersionNumber < 3_030_000 {
+            // Without SQLITE_DIRECTONLY: the scan itself names the table.
+            let message = (thrown as? StrongroomError)?.message ?? ""
+            #expect(message.contains("The table \"customer\" in the schema of main calls strongroom_seal()"), "\(message)")
+        }
+    }
+
     /// The application turns on PRAGMA case_sensitive_like (an ordinary
     /// setting, used to let LIKE use indexes): an upper-case mention must
     /// still be found (a LIKE prefilter once let it pass unseen).

@@ -46,6 +46,37 @@ struct SealedValueSearchTests {
     }
 }
 
+/// `sealedColumns(in:)` reads a table only until each column has a value
+/// that cannot be an envelope (issue 51): it must still name exactly the
+/// columns the full count gives a mode, whatever row the telling value is in.
+@Suite("Sealed columns: the columns found sealed by their envelopes")
+struct SealedColumnsByEnvelopeTests {
+    let dir = TemporaryDirectory()
+
+    @Test func theColumnsWithAModeAreFoundWhereverTheTellingValueIs() throws {
+        let db = try Connection(path: dir.file("only.db"), configuration: Configuration(key: .generate()))
+        let gcm = SealedValueSearchTests.gcm, siv = SealedValueSearchTests.sivAsText
+        try db.execute(sql: """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, sealed, late_plain, late_null_sealed, late_index, one_byte, text_sealed, plain, never);
+            CREATE TABLE wide(a, b);
+            """)
+        // 40 rows: every column but `plain` looks sealed until row 40.
+        for row in 1...40 {
+            let last = row == 40
+            try db.execute(sql: """
+                INSERT INTO t(sealed, late_plain, late_null_sealed, late_index, one_byte, text_sealed, plain, never) VALUES
+                (\(gcm), \(last ? "'plain at last'" : gcm), \(row < 30 ? "NULL" : gcm), \(last ? SealedValueSearchTests.blindIndex : gcm),
+                 \(last ? "x'01'" : gcm), \(siv), 'plain', NULL)
+                """)
+        }
+        try db.execute(sql: "INSERT INTO wide VALUES (1, \(gcm)), (NULL, \(gcm)), ('x', 42)")
+        let expected = try SealedValueSearch.findings(in: db).filter { $0.mode != nil }.map { "\($0.table).\($0.column)" }.sorted()
+        let found = try SealedValueSearch.sealedColumns(in: db).map { "\($0.table).\($0.column):\($0.mode)" }.sorted()
+        #expect(expected == ["t.late_null_sealed", "t.sealed", "t.text_sealed"])
+        #expect(found == ["t.late_null_sealed:randomized", "t.sealed:randomized", "t.text_sealed:deterministic"], "\(found)")
+    }
+}
+
 /// The adversary holds the database key and rewrites the schema: an index
 /// whose `sqlite_master` row names other columns or another expression than
 /// it was built on holds stale values, and a query SQLite answers from it

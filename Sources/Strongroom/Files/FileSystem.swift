@@ -69,6 +69,16 @@ package enum FileSystem {
         return fsync(descriptor) == 0 ? nil : errno
     }
 
+    /// Syncs the file at `path` (`fsync`): what was written to it survives
+    /// a power cut.
+    /// - Returns: the `errno` of a failed `open` or `fsync`, nil otherwise.
+    package static func sync(_ path: String) -> Int32? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        return fsync(descriptor) == 0 ? nil : errno
+    }
+
     /// Creates `path` empty with exactly `mode` (whatever the umask) when
     /// nothing is there; returns whether it did. Never follows a link at
     /// `path` nor replaces a file.

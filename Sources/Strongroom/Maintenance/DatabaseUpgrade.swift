@@ -274,13 +274,9 @@ public enum DatabaseUpgrade {
                 throw StrongroomError(.cannotCreate, "Cannot give the upgraded copy of \(path) the original's permissions: \(String(cString: strerror(errno))); \(path) is as it was.", path: path)
             }
         }
-        let descriptor = open(copy, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0, fsync(descriptor) == 0 else {
-            let reason = String(cString: strerror(errno))
-            if descriptor >= 0 { close(descriptor) }
-            throw StrongroomError(.ioError, "Cannot sync the upgraded copy of \(path): \(reason); \(path) is as it was.", path: path)
+        if let failure = FileSystem.sync(copy) {
+            throw StrongroomError(.ioError, "Cannot sync the upgraded copy of \(path): \(String(cString: strerror(failure))); \(path) is as it was.", path: path)
         }
-        close(descriptor)
         for suffix in ["-wal", "-shm"] { unlink(original + suffix) }
         guard rename(copy, original) == 0 else {
             throw StrongroomError(.cannotCreate, "Cannot put the upgraded copy in place of \(path): \(String(cString: strerror(errno))); \(path) is as it was.", path: path)

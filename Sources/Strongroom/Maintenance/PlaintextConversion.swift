@@ -63,7 +63,10 @@ public enum PlaintextConversion {
     ///
     /// `finishing`, when given, runs on the new file once it is verified and
     /// before it takes its name (sealing columns, for one): if it throws,
-    /// the new file is removed. The file is vacuumed after it.
+    /// the new file is removed. The file is vacuumed after it. `finishing`
+    /// and the VACUUM run with `PRAGMA synchronous = OFF` (the file has no
+    /// name yet: a crash leaves nothing at `destination`); the file is
+    /// synced once before it is named.
     public static func importPlaintext(from source: String, to destination: String, key: DatabaseKey, logger: Logger? = nil,
                                        progress: (@Sendable (Progress) -> Void)? = nil,
                                        finishing: ((Connection) throws(StrongroomError) -> Void)? = nil) throws(StrongroomError) -> Report {
@@ -198,10 +201,18 @@ public enum PlaintextConversion {
             if let finishing {
                 // The last change, on the verified copy before it has its
                 // name; VACUUM then rewrites every page, so none of the copy's
-                // freed pages keeps what the change replaced.
+                // freed pages keeps what the change replaced. Nothing needs
+                // to reach the disk before the copy is whole (a crash leaves
+                // it unnamed, to be removed): SQLite syncs nothing meanwhile,
+                // and the file is synced once, below, before it is named.
+                try copy.execute(sql: "PRAGMA synchronous = OFF")
                 try finishing(copy)
                 try copy.execute(sql: "VACUUM")
                 _ = try copy.fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                copy.close()
+                if let failure = FileSystem.sync(temporary) {
+                    throw StrongroomError(.ioError, "Cannot sync the new copy of \(source): \(String(cString: strerror(failure))); it was removed.", path: destination)
+                }
             }
             copy.close()
             try OutputFile.publish(temporary, at: destination)

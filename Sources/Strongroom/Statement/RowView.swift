@@ -206,6 +206,42 @@ public struct RowView {
         return try text.withUTF8 { try body($0) }
     }
 
+    // MARK: Stored bytes
+
+    /// The shape of a value as the file stores it, never opened.
+    package struct StoredShape {
+        /// The value is NULL.
+        package let isNull: Bool
+        /// The value is a BLOB.
+        package let isBlob: Bool
+        /// The value is TEXT.
+        package let isText: Bool
+        /// A BLOB's or a TEXT's byte count (TEXT in the database's encoding); 0 otherwise.
+        package let byteCount: Int
+        /// The first of those bytes (what `substr(CAST(x AS BLOB), 1, 1)`
+        /// reads), nil when there is none.
+        package let firstByte: UInt8?
+    }
+
+    /// The value at statement column `index` as stored, read in place with
+    /// no copy and no conversion of text to UTF-8, whatever the row's
+    /// record or the connection's ``ColumnTransform`` opens: what a search
+    /// of the file for sealed values tests, value by value.
+    package func storedShape(at index: Int) -> StoredShape {
+        guard index >= 0, index < columnCount, let value = sqlite3_column_value(handle, Int32(index)) else {
+            return StoredShape(isNull: true, isBlob: false, isText: false, byteCount: 0, firstByte: nil)
+        }
+        let type = sqlite3_value_type(value)
+        guard type == SQLITE_BLOB || type == SQLITE_TEXT else {
+            return StoredShape(isNull: type == SQLITE_NULL, isBlob: false, isText: false, byteCount: 0, firstByte: nil)
+        }
+        // sqlite3_value_blob gives a TEXT's bytes as held, in the database's encoding.
+        let bytes = sqlite3_value_blob(value)
+        let count = Int(sqlite3_value_bytes(value))
+        let first = count > 0 ? bytes?.load(as: UInt8.self) : nil
+        return StoredShape(isNull: false, isBlob: type == SQLITE_BLOB, isText: type == SQLITE_TEXT, byteCount: count, firstByte: first)
+    }
+
     // MARK: Internals
 
     /// The statement column of `index` (a record's property, when the
@@ -326,6 +362,21 @@ extension Statement {
     /// Call ``RowView/loadOpenedColumns()`` on each row before reading it.
     func rowView(columnOfProperty: [Int32]? = nil, plan: OpeningPlan? = nil) -> RowView {
         RowView(statement: self, opened: openingColumnReader(plan), columnOfProperty: columnOfProperty)
+    }
+
+    /// Steps through the statement's rows (with no arguments), giving
+    /// `body` a view of each to read with ``RowView/storedShape(at:)``,
+    /// until `body` returns false or the rows end: the package's scans of
+    /// the values a file stores.
+    package func forEachStoredRow(_ body: (RowView) -> Bool) throws(StrongroomError) {
+        reset()
+        defer { reset() }
+        guard try step() else { return }
+        // One view for every row, as forEachRow makes; nothing is opened.
+        let row = RowView(statement: self, opened: nil, columnOfProperty: nil)
+        repeat {
+            guard body(row) else { return }
+        } while try step()
     }
 
     /// The view a ``TableRecord`` of type `T` reads the rows through: its

@@ -114,17 +114,40 @@ public enum SealedValueSearch {
     /// or a BLOB or TEXT whose first byte is 1); only the columns where a
     /// value passed are read again, and counted. A plaintext Chinook is read
     /// in one pass per table instead of one sorted pass per column.
+    /// (``sealedColumns(in:keyring:)`` reads less: it rules a column out at
+    /// its first value that cannot be an envelope, and stops reading a table
+    /// once every column is.)
     ///
     /// Both reads are of the table itself (`NOT INDEXED`): an index whose
     /// `sqlite_master` row was rewritten to name other columns or another
     /// expression than it holds would answer with stale values (a covering
     /// index, or one on the very expression an aggregate reads).
     public static func findings(in db: Connection) throws(StrongroomError) -> [Finding] {
+        try findings(in: db, among: .anyEnvelope)
+    }
+
+    /// Which columns of a table ``findings(in:among:)`` counts in.
+    enum Candidates {
+        /// Every column where one value may be an envelope, a blind index
+        /// or a row signature: what ``findings(in:)`` reports.
+        case anyEnvelope
+        /// Only the columns all of whose values may be envelopes (and one
+        /// at least is there): the findings whose ``Finding/mode`` is not
+        /// nil, and perhaps others, which the mode then leaves out.
+        case onlyEnvelopes
+    }
+
+    /// ``findings(in:)``, in the columns `candidates` picks of each table.
+    static func findings(in db: Connection, among candidates: Candidates) throws(StrongroomError) -> [Finding] {
         var findings: [Finding] = []
         for table in try tableNames(in: db) {
             let quotedTable = "main." + SQLScript.quotedIdentifier(table)
             let columns = try searchedColumns(of: table, in: db)
-            for column in try columnsThatMayHoldSealedValues(columns, of: quotedTable, in: db) {
+            let picked = switch candidates {
+            case .anyEnvelope: try columnsThatMayHoldSealedValues(columns, of: quotedTable, in: db)
+            case .onlyEnvelopes: try columnsThatMayHoldOnlyEnvelopes(columns, of: quotedTable, in: db)
+            }
+            for column in picked {
                 let name = SQLScript.quotedIdentifier(column)
                 let bytes = "CAST(\(name) AS BLOB)"
                 let blindIndex = "typeof(\(name)) = 'blob' AND length(\(name)) = \(4 + FieldEnvelope.blindIndexTagByteCount)"
@@ -181,20 +204,68 @@ public enum SealedValueSearch {
 
     /// The columns of `columns` where at least one value is shaped as an
     /// envelope, a blind index or a row signature may be (a superset of
-    /// what ``findings(in:)`` counts), in one read of the table.
+    /// what ``findings(in:)`` counts), in one read of the table: a BLOB of
+    /// 20 bytes, or a BLOB or TEXT whose first stored byte is 1.
+    ///
+    /// The values are tested in Swift as SQLite holds them (an SQL
+    /// aggregate per column cost Chinook's sealed import 19 ms of its 34 ms
+    /// of sealing, issue 51), each column until one value passes, and the
+    /// read stops when every column has passed.
     static func columnsThatMayHoldSealedValues(_ columns: [String], of quotedTable: String, in db: Connection) throws(StrongroomError) -> [String] {
-        guard !columns.isEmpty else { return [] }
-        let tests = columns.map { column in
-            let name = SQLScript.quotedIdentifier(column)
-            return """
-                max(CASE typeof(\(name)) WHEN 'blob' THEN length(\(name)) = \(4 + FieldEnvelope.blindIndexTagByteCount) OR substr(\(name), 1, 1) = x'01'
-                                       WHEN 'text' THEN substr(CAST(\(name) AS BLOB), 1, 1) = x'01' END)
-                """
+        var passed = [Bool](repeating: false, count: columns.count)
+        try scan(columns, of: quotedTable, in: db) { value in
+            // Decided for this column: it passed.
+            (value.isBlob && value.byteCount == 4 + FieldEnvelope.blindIndexTagByteCount) || value.firstByte == 1 ? true : nil
+        } decided: { index, _ in passed[index] = true }
+        return columns.indices.compactMap { passed[$0] ? columns[$0] : nil }
+    }
+
+    /// The columns of `columns` whose every value may be an envelope (a
+    /// BLOB or TEXT whose first stored byte is 1) and one value at least is
+    /// not NULL: a superset of the findings whose ``Finding/mode`` is not
+    /// nil, which have no value of another shape. A column is ruled out at
+    /// its first value of another shape, and the read stops once every
+    /// column is, most often on a table's first row: a plaintext table is
+    /// not read through (issue 51).
+    static func columnsThatMayHoldOnlyEnvelopes(_ columns: [String], of quotedTable: String, in db: Connection) throws(StrongroomError) -> [String] {
+        var ruledOut = [Bool](repeating: false, count: columns.count)
+        var shaped = [Bool](repeating: false, count: columns.count)
+        try scan(columns, of: quotedTable, in: db) { value in
+            // NULL, or what may be an envelope: the column stays open. Any
+            // other shape rules it out, for good.
+            value.isNull || value.firstByte == 1 ? nil : true
+        } decided: { index, _ in
+            ruledOut[index] = true
+        } undecided: { index in
+            shaped[index] = true
         }
-        guard let row = try db.fetchAll(sql: "SELECT \(tests.joined(separator: ", ")) FROM \(quotedTable) NOT INDEXED").first else { return [] }
-        return columns.indices.compactMap { index in
-            if case .integer(let passed) = row[index], passed != 0 { return columns[index] }
-            return nil
+        return columns.indices.compactMap { !ruledOut[$0] && shaped[$0] ? columns[$0] : nil }
+    }
+
+    /// Reads `columns` of the table itself (`NOT INDEXED`: an index whose
+    /// `sqlite_master` row was rewritten to name other columns than it
+    /// holds would answer with stale values), row by row, as stored.
+    /// `test` gives a value's verdict: nil goes on testing its column (after
+    /// `undecided`, for a value that is not NULL), true or false decides the
+    /// column (`decided`) and its values are not tested again. The read
+    /// stops once every column is decided.
+    private static func scan(_ columns: [String], of quotedTable: String, in db: Connection,
+                             test: (RowView.StoredShape) -> Bool?, decided: (Int, Bool) -> Void,
+                             undecided: (Int) -> Void = { _ in }) throws(StrongroomError) {
+        guard !columns.isEmpty else { return }
+        let statement = try db.prepare(sql: "SELECT \(columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")) FROM \(quotedTable) NOT INDEXED")
+        var open = Array(columns.indices)
+        try statement.forEachStoredRow { row in
+            open.removeAll { index in
+                let value = row.storedShape(at: index)
+                guard let verdict = test(value) else {
+                    if !value.isNull { undecided(index) }
+                    return false
+                }
+                decided(index, verdict)
+                return true
+            }
+            return !open.isEmpty
         }
     }
 
@@ -212,7 +283,8 @@ public enum SealedValueSearch {
         if let keyring { try RegistrySignature.verify(keyring, in: db) }
         let recorded = try SealedColumnRegistry.columns(in: db)
         var columns = recorded
-        for finding in try findings(in: db) {
+        // Only envelopes: a column with a value of another shape has no mode.
+        for finding in try findings(in: db, among: .onlyEnvelopes) {
             guard let mode = finding.mode else { continue }
             let column = SealedColumn(table: finding.table, column: finding.column, mode: mode)
             if !recorded.contains(where: { $0.names(sameColumnAs: column) }) { columns.append(column) }
