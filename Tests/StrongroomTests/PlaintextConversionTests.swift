@@ -117,6 +117,32 @@ struct PlaintextConversionTests {
             == plain.fetchAll(String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"))
     }
 
+    /// A `finishing` that leaves a connection reading the new file keeps the
+    /// last checkpoint from moving the VACUUM's pages into it; with SQLite's
+    /// syncs off, only the file is synced before it is named (issue 51's
+    /// review). The import must fail and name nothing: the file would hold
+    /// the pages from before the change, with what it replaced.
+    @Test func aCopyFinishingLeftReadIsNotNamed() throws {
+        let source = try plaintextSource()
+        let destination = dir.file("held.db")
+        let key = DatabaseKey.generate()
+        var reader: Connection?
+        defer { reader?.close() }
+        var configuration = Configuration(key: key)
+        configuration.busyTimeout = .milliseconds(100)
+        let error = #expect(throws: StrongroomError.self) {
+            try PlaintextConversion.importPlaintext(from: source, to: destination, key: key, finishing: { (db: Connection) throws(StrongroomError) -> Void in
+                try db.execute(sql: "UPDATE Customer SET Email = 'replaced'")
+                let other = try Connection(path: db.path, configuration: configuration)
+                try other.execute(sql: "BEGIN")
+                _ = try other.fetchOne(Int.self, sql: "SELECT count(*) FROM Customer")
+                reader = other
+            })
+        }
+        #expect(error?.code == .busy, "\(error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: destination))
+    }
+
     @Test func exportRoundTrip() throws {
         let source = try plaintextSource()
         let encrypted = dir.file("enc.db")

@@ -208,7 +208,14 @@ public enum PlaintextConversion {
                 try copy.execute(sql: "PRAGMA synchronous = OFF")
                 try finishing(copy)
                 try copy.execute(sql: "VACUUM")
-                _ = try copy.fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                // The sync below reaches only the file: every frame must be
+                // in it (a connection `finishing` left reading would keep
+                // the VACUUM's pages in the -wal, and the file named would
+                // hold what the change replaced).
+                let checkpoint = try copy.fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)").first
+                guard let checkpoint, case .integer(0) = checkpoint[0], checkpoint[1] == checkpoint[2] else {
+                    throw StrongroomError(.busy, "Another connection still reads the new copy of \(source) (one that finishing opened and left open), so its last changes could not be moved into the file; it was removed. Close every connection finishing opens before it returns.", path: destination)
+                }
                 copy.close()
                 if let failure = FileSystem.sync(temporary) {
                     throw StrongroomError(.ioError, "Cannot sync the new copy of \(source): \(String(cString: strerror(failure))); it was removed.", path: destination)

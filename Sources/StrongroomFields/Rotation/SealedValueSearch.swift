@@ -225,8 +225,10 @@ public enum SealedValueSearch {
     /// not NULL: a superset of the findings whose ``Finding/mode`` is not
     /// nil, which have no value of another shape. A column is ruled out at
     /// its first value of another shape, and the read stops once every
-    /// column is, most often on a table's first row: a plaintext table is
-    /// not read through (issue 51).
+    /// column is: on a plaintext table, at the first row where no column
+    /// is NULL (a column NULL in every row, or one that may be sealed,
+    /// keeps it reading to the end). Chinook's tables stop within a few
+    /// rows (issue 51).
     static func columnsThatMayHoldOnlyEnvelopes(_ columns: [String], of quotedTable: String, in db: Connection) throws(StrongroomError) -> [String] {
         var ruledOut = [Bool](repeating: false, count: columns.count)
         var shaped = [Bool](repeating: false, count: columns.count)
