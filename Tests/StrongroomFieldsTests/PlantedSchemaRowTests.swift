@@ -143,6 +143,18 @@ struct PlantedSchemaRowTests {
             #expect(try adversary.fetchOne(String.self, sql: "SELECT typeof(sql) FROM sqlite_master WHERE name = 'customer'") == "blob")
             adversary.close()
         }
+        let (thrown, guesses) = try insertAfterThePlant(db, path)
+        #expect(guesses == 0, "guesses=\(guesses ?? -1) thrown=\(String(describing: thrown))")
+        if SQLCipherLibrary.sqliteVersionNumber < 3_030_000 {
+            // Without SQLITE_DIRECTONLY: the scan itself names the table.
+            let message = (thrown as? StrongroomError)?.message ?? ""
+            #expect(message.contains("The table \"customer\" in the schema of main calls strongroom_seal()"), "\(message)")
+        }
+    }
+
+    /// The tool's INSERT once the adversary planted a DEFAULT on `guess`:
+    /// what it threw, and (the clean schema put back) how many rows got a guess.
+    func insertAfterThePlant(_ db: Connection, _ path: String) throws -> (thrown: (any Error)?, guesses: Int?) {
         var thrown: (any Error)?
         do {
             try db.execute(sql: "INSERT INTO customer(id, country) VALUES (4, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
@@ -150,13 +162,7 @@ struct PlantedSchemaRowTests {
         let adversary = try f.bare(path)
         try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(Self.clean)' WHERE name = 'customer'; PRAGMA writable_schema = OFF;")
         adversary.close()
-        let guesses = try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
-        #expect(guesses == 0, "guesses=\(guesses ?? -1) thrown=\(String(describing: thrown))")
-        if SQLCipherLibrary.sqliteVersionNumber < 3_030_000 {
-            // Without SQLITE_DIRECTONLY: the scan itself names the table.
-            let message = (thrown as? StrongroomError)?.message ?? ""
-            #expect(message.contains("The table \"customer\" in the schema of main calls strongroom_seal()"), "\(message)")
-        }
+        return (thrown, try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL"))
     }
 
     /// The application turns on PRAGMA case_sensitive_like (an ordinary
@@ -173,14 +179,7 @@ struct PlantedSchemaRowTests {
             try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE TABLE customer(id INTEGER PRIMARY KEY, email BLOB, country BLOB, guess DEFAULT (STRONGROOM_SEAL(''UK'', ''customer'', ''country'', ''deterministic'')))' WHERE name = 'customer'; PRAGMA writable_schema = OFF; PRAGMA schema_version = \(version + 1);")
             adversary.close()
         }
-        var thrown: (any Error)?
-        do {
-            try db.execute(sql: "INSERT INTO customer(id, country) VALUES (4, strongroom_seal('FR', 'customer', 'country', 'deterministic'))")
-        } catch { thrown = error }
-        let adversary = try f.bare(path)
-        try adversary.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = '\(Self.clean)' WHERE name = 'customer'; PRAGMA writable_schema = OFF;")
-        adversary.close()
-        let guesses = try f.bare(path).fetchOne(Int.self, sql: "SELECT count(*) FROM customer WHERE guess IS NOT NULL")
+        let (thrown, guesses) = try insertAfterThePlant(db, path)
         #expect(guesses == 0, "guesses=\(guesses ?? -1) thrown=\(String(describing: thrown)) guesses=\(guesses ?? -1)")
     }
 }
