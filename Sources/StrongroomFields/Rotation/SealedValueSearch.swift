@@ -214,9 +214,9 @@ public enum SealedValueSearch {
     static func columnsThatMayHoldSealedValues(_ columns: [String], of quotedTable: String, in db: Connection) throws(StrongroomError) -> [String] {
         var passed = [Bool](repeating: false, count: columns.count)
         try scan(columns, of: quotedTable, in: db) { value in
-            // Decided for this column: it passed.
-            (value.isBlob && value.byteCount == 4 + FieldEnvelope.blindIndexTagByteCount) || value.firstByte == 1 ? true : nil
-        } decided: { index, _ in passed[index] = true }
+            // A value that passes decides its column.
+            (value.isBlob && value.byteCount == 4 + FieldEnvelope.blindIndexTagByteCount) || value.firstByte == 1
+        } decided: { index in passed[index] = true }
         return columns.indices.compactMap { passed[$0] ? columns[$0] : nil }
     }
 
@@ -233,10 +233,10 @@ public enum SealedValueSearch {
         var ruledOut = [Bool](repeating: false, count: columns.count)
         var shaped = [Bool](repeating: false, count: columns.count)
         try scan(columns, of: quotedTable, in: db) { value in
-            // NULL, or what may be an envelope: the column stays open. Any
+            // NULL, or what may be an envelope, leaves the column open; any
             // other shape rules it out, for good.
-            value.isNull || value.firstByte == 1 ? nil : true
-        } decided: { index, _ in
+            !(value.isNull || value.firstByte == 1)
+        } decided: { index in
             ruledOut[index] = true
         } undecided: { index in
             shaped[index] = true
@@ -247,12 +247,12 @@ public enum SealedValueSearch {
     /// Reads `columns` of the table itself (`NOT INDEXED`: an index whose
     /// `sqlite_master` row was rewritten to name other columns than it
     /// holds would answer with stale values), row by row, as stored.
-    /// `test` gives a value's verdict: nil goes on testing its column (after
-    /// `undecided`, for a value that is not NULL), true or false decides the
-    /// column (`decided`) and its values are not tested again. The read
-    /// stops once every column is decided.
+    /// A value for which `decides` is true decides its column (`decided`),
+    /// whose values are not tested again; any other goes on testing it
+    /// (after `undecided`, for a value that is not NULL). The read stops
+    /// once every column is decided.
     private static func scan(_ columns: [String], of quotedTable: String, in db: Connection,
-                             test: (RowView.StoredShape) -> Bool?, decided: (Int, Bool) -> Void,
+                             decides: (RowView.StoredShape) -> Bool, decided: (Int) -> Void,
                              undecided: (Int) -> Void = { _ in }) throws(StrongroomError) {
         guard !columns.isEmpty else { return }
         let statement = try db.prepare(sql: "SELECT \(columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")) FROM \(quotedTable) NOT INDEXED")
@@ -260,11 +260,11 @@ public enum SealedValueSearch {
         try statement.forEachStoredRow { row in
             open.removeAll { index in
                 let value = row.storedShape(at: index)
-                guard let verdict = test(value) else {
+                guard decides(value) else {
                     if !value.isNull { undecided(index) }
                     return false
                 }
-                decided(index, verdict)
+                decided(index)
                 return true
             }
             return !open.isEmpty
