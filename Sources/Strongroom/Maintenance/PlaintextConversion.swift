@@ -216,12 +216,11 @@ public enum PlaintextConversion {
                 guard let checkpoint, case .integer(0) = checkpoint[0], checkpoint[1] == checkpoint[2] else {
                     throw StrongroomError(.busy, "Another connection still reads the new copy of \(source) (one that finishing opened and left open), so its last changes could not be moved into the file; it was removed. Close every connection finishing opens before it returns.", path: destination)
                 }
-                copy.close()
-                if let failure = FileSystem.sync(temporary) {
-                    throw StrongroomError(.ioError, "Cannot sync the new copy of \(source): \(String(cString: strerror(failure))); it was removed.", path: destination)
-                }
             }
             copy.close()
+            if finishing != nil, let failure = FileSystem.sync(temporary) {
+                throw StrongroomError(.ioError, "Cannot sync the new copy of \(source): \(String(cString: strerror(failure))); it was removed.", path: destination)
+            }
             try OutputFile.publish(temporary, at: destination)
             sourceConnection.logger.info("converted database", metadata: ["source": "\(source)", "destination": "\(destination)", "tables": "\(sourceTables.count)"])
             return Report(tables: sourceTables, userVersion: userVersion, applicationID: applicationID)

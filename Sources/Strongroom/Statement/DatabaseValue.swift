@@ -36,7 +36,7 @@ extension DatabaseValue: CustomStringConvertible {
 }
 
 /// SQLite's five storage classes, without the value.
-enum StorageClass {
+package enum StorageClass {
     case null, integer, real, text, blob
 }
 

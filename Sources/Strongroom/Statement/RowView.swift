@@ -210,12 +210,8 @@ public struct RowView {
 
     /// The shape of a value as the file stores it, never opened.
     package struct StoredShape {
-        /// The value is NULL.
-        package let isNull: Bool
-        /// The value is a BLOB.
-        package let isBlob: Bool
-        /// The value is TEXT.
-        package let isText: Bool
+        /// Its storage class.
+        package let storageClass: StorageClass
         /// A BLOB's or a TEXT's byte count (TEXT in the database's encoding); 0 otherwise.
         package let byteCount: Int
         /// The first of those bytes (what `substr(CAST(x AS BLOB), 1, 1)`
@@ -228,18 +224,15 @@ public struct RowView {
     /// record or the connection's ``ColumnTransform`` opens: what a search
     /// of the file for sealed values tests, value by value.
     package func storedShape(at index: Int) -> StoredShape {
-        guard index >= 0, index < columnCount, let value = sqlite3_column_value(handle, Int32(index)) else {
-            return StoredShape(isNull: true, isBlob: false, isText: false, byteCount: 0, firstByte: nil)
-        }
-        let type = sqlite3_value_type(value)
-        guard type == SQLITE_BLOB || type == SQLITE_TEXT else {
-            return StoredShape(isNull: type == SQLITE_NULL, isBlob: false, isText: false, byteCount: 0, firstByte: nil)
-        }
-        // sqlite3_value_blob gives a TEXT's bytes as held, in the database's encoding.
-        let bytes = sqlite3_value_blob(value)
-        let count = Int(sqlite3_value_bytes(value))
-        let first = count > 0 ? bytes?.load(as: UInt8.self) : nil
-        return StoredShape(isNull: false, isBlob: type == SQLITE_BLOB, isText: type == SQLITE_TEXT, byteCount: count, firstByte: first)
+        guard index >= 0, index < columnCount else { return StoredShape(storageClass: .null, byteCount: 0, firstByte: nil) }
+        let column = Int32(index)
+        let storageClass = statement.storageClass(at: column)
+        guard storageClass == .blob || storageClass == .text else { return StoredShape(storageClass: storageClass, byteCount: 0, firstByte: nil) }
+        // sqlite3_column_blob gives a TEXT's bytes as held, in the
+        // database's encoding; the count is asked after it, as SQLite says.
+        let bytes = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return StoredShape(storageClass: storageClass, byteCount: count, firstByte: count > 0 ? bytes?.load(as: UInt8.self) : nil)
     }
 
     // MARK: Internals
