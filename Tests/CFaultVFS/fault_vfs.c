@@ -14,6 +14,7 @@ typedef struct FaultFile {
 static sqlite3_vfs *real_vfs;
 static sqlite3_vfs fault_vfs;
 static pthread_mutex_t fault_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fault_released = PTHREAD_COND_INITIALIZER;  // signalled at disarm
 static char fault_path[4096];
 static int fault_armed;
 static int fault_kind;  // a StrongroomFault
@@ -48,6 +49,12 @@ static int fWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 o) {
 static int fTruncate(sqlite3_file *f, sqlite3_int64 size) { return REAL(f)->pMethods->xTruncate(REAL(f), size); }
 static int fSync(sqlite3_file *f, int flags) {
     if (should_fail((FaultFile *)f, STRONGROOM_FAULT_SYNC_ERROR)) return SQLITE_IOERR_FSYNC;
+    if (should_fail((FaultFile *)f, STRONGROOM_FAULT_SYNC_HELD)) {
+        // Waits for disarm, then syncs as usual.
+        pthread_mutex_lock(&fault_mutex);
+        while (fault_armed && fault_kind == STRONGROOM_FAULT_SYNC_HELD) pthread_cond_wait(&fault_released, &fault_mutex);
+        pthread_mutex_unlock(&fault_mutex);
+    }
     return REAL(f)->pMethods->xSync(REAL(f), flags);
 }
 static int fFileSize(sqlite3_file *f, sqlite3_int64 *size) { return REAL(f)->pMethods->xFileSize(REAL(f), size); }
@@ -145,6 +152,7 @@ void strongroom_fault_vfs_arm_with(const char *path, int kind) {
 void strongroom_fault_vfs_disarm(void) {
     pthread_mutex_lock(&fault_mutex);
     fault_armed = 0;
+    pthread_cond_broadcast(&fault_released);
     pthread_mutex_unlock(&fault_mutex);
 }
 

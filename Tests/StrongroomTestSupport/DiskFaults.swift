@@ -42,10 +42,14 @@ public enum DiskFaults {
         case readError = 2
         /// `fsync` fails with `SQLITE_IOERR_FSYNC`.
         case syncError = 3
+        /// `fsync` waits until `body` returns, then syncs: a disk that is
+        /// slow to sync, for as long as the test needs. Not an error.
+        case syncHeld = 4
     }
 
     /// Runs `body` while `file` shows `fault`, and returns its result with
-    /// the number of operations that failed.
+    /// the number of operations that failed (or, for ``Fault/syncHeld``,
+    /// that were held).
     public static func whileFailing<T>(_ file: String, with fault: Fault, _ body: () throws -> T) rethrows -> (result: T, failures: Int) {
         lock.lock()
         defer { lock.unlock() }

@@ -31,7 +31,11 @@ public final class DatabasePool: @unchecked Sendable {
     /// Readers not in use (each with its thread; its connection opens at
     /// its first use).
     private var idleReaders: [Reader] = []
-    private var readerKey: DatabaseKey?
+    private var readerKey: DatabaseKey? {
+        didSet { checkpointer.use(readerKey) }
+    }
+    /// The pool's automatic checkpoints, on a connection of their own.
+    private let checkpointer: WALCheckpointer
     /// Set when a rekey failed: the writer may reopen on either key, and
     /// readers must follow it (see `refreshReaderKeyIfNeeded`).
     private var readerKeyIsStale = false
@@ -68,15 +72,20 @@ public final class DatabasePool: @unchecked Sendable {
         let readerCount = max(configuration.maximumReaderCount, 1)
         let readerGate = AccessGate(capacity: readerCount, configuration: configuration, resource: "a reader of \(path.split(separator: "/").last.map(String.init) ?? path)", path: path)
         self.readerGate = readerGate
-        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration, role: "writer", observer: observer, readers: readerGate)
-        self.path = path
-        self.logger = configuration.logger
         var readers = configuration
         readers.readOnly = true
         readers.createIfMissing = false
+        let readerKey = try Self.readerKey(for: configuration.key, writer: writerConnection)
+        let checkpointer = WALCheckpointer(path: path, configuration: readers)
+        checkpointer.use(readerKey)
+        self.checkpointer = checkpointer
+        self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration, role: "writer", observer: observer, readers: readerGate,
+                                    checkpointer: checkpointer)
+        self.path = path
+        self.logger = configuration.logger
         self.readerConfiguration = readers
         self.idleReaders = (0..<readerCount).map { _ in Reader() }
-        self.readerKey = try Self.readerKey(for: configuration.key, writer: writerConnection)
+        self.readerKey = readerKey
     }
 
     deinit {

@@ -54,6 +54,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     private var nextCheckpoint: ContinuousClock.Instant?
     /// A pool's writer: the pool's readers, paused while the log is truncated.
     private let readersToPauseForCheckpoints: AccessGate?
+    /// A pool's writer: where its automatic checkpoints run instead.
+    private let checkpointer: WALCheckpointer?
     /// ``Configuration/groupsAsyncWrites``, as opened (read without the permit).
     private let groupsAsyncWrites: Bool
     /// The database path.
@@ -66,8 +68,11 @@ public final class DatabaseQueue: @unchecked Sendable {
                       observer: AccessObserver(path: path, configuration: configuration))
     }
 
-    init(connection: Connection, configuration: Configuration, role: String, observer: AccessObserver, readers: AccessGate? = nil) {
+    init(connection: Connection, configuration: Configuration, role: String, observer: AccessObserver, readers: AccessGate? = nil,
+         checkpointer: WALCheckpointer? = nil) {
         self.observer = observer
+        self.checkpointer = checkpointer
+        checkpointer?.watch(connection)
         self.readersToPauseForCheckpoints = readers
         self.checkpointPolicy = role == "writer" ? configuration.checkpointPolicy : nil
         self.groupsAsyncWrites = configuration.groupsAsyncWrites
@@ -198,6 +203,7 @@ public final class DatabaseQueue: @unchecked Sendable {
         // Every permit is back, none will be handed out: the queue's state
         // is this thread's now.
         keysToTry = []
+        checkpointer?.close()
         connection.close(because: "its DatabaseQueue was closed.")
         thread.stop()
     }
@@ -463,8 +469,11 @@ public final class DatabaseQueue: @unchecked Sendable {
         do {
             // Other processes' readers, if any: what is left of the wait.
             let left = max(.milliseconds(1), policy.maximumWait - (ContinuousClock.now - start))
-            let busy = try connection.withBusyTimeout(left) {
-                try connection.fetchOne(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)") ?? 1
+            // One checkpoint at a time: SQLite refuses a second without waiting.
+            let busy = try withNoBackgroundCheckpoint {
+                try connection.withBusyTimeout(left) {
+                    try connection.fetchOne(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)") ?? 1
+                }
             }
             guard busy == 0 else {
                 gaveUp(policy, before: before, reason: "another connection still read the log")
@@ -480,6 +489,12 @@ public final class DatabaseQueue: @unchecked Sendable {
         } catch {
             gaveUp(policy, before: before, reason: (error as? StrongroomError)?.code.rawValue ?? "error")
         }
+    }
+
+    /// Runs `body` once the pool's background checkpoint, if one runs, is done.
+    private func withNoBackgroundCheckpoint<T>(_ body: () throws -> T) rethrows -> T {
+        guard let checkpointer else { return try body() }
+        return try checkpointer.excluding(body)
     }
 
     /// A checkpoint that did not complete: not tried again for twice the wait.
@@ -540,6 +555,7 @@ public final class DatabaseQueue: @unchecked Sendable {
             reopened.encryption = .encrypted(key)
             do {
                 connection = try Connection(path: path, configuration: reopened)
+                checkpointer?.watch(connection)
                 configuration = reopened
                 keysToTry = []
                 return

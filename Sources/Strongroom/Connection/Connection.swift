@@ -74,6 +74,9 @@ public final class Connection {
     var interruptClearing: OpaquePointer?
     /// The commit and rollback hooks, if any (see `guardTransaction`).
     var transactionHooks: TransactionHooks?
+    /// A pool's writer: what its `sqlite3_wal_hook` calls, kept alive for as
+    /// long as the handle may call it.
+    var walHookTarget: WALCheckpointer?
     /// The authorizer's policy, once one is installed (see `authorizer`).
     var authorizerPolicy: AuthorizerPolicy?
     /// The schema scan's query, per schema, and the schema texts it found

@@ -22,12 +22,13 @@ enum StrongroomFault {
     STRONGROOM_FAULT_WRITE_ERROR = 1,  // writes fail with SQLITE_IOERR_WRITE (EIO)
     STRONGROOM_FAULT_READ_ERROR = 2,   // reads fail with SQLITE_IOERR_READ
     STRONGROOM_FAULT_SYNC_ERROR = 3,   // fsync fails with SQLITE_IOERR_FSYNC
+    STRONGROOM_FAULT_SYNC_HELD = 4,    // fsync waits until disarmed, then syncs
 };
 
 // Like strongroom_fault_vfs_arm, with another fault: a StrongroomFault.
 void strongroom_fault_vfs_arm_with(const char *path, int kind);
 
-// Writes succeed again.
+// Writes succeed again; syncs held wait no longer.
 void strongroom_fault_vfs_disarm(void);
 
 // Makes every lock request on the file named exactly `path` fail with

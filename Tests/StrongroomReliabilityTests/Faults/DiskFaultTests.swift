@@ -27,6 +27,7 @@ struct DiskFaultTests {
             case .writeError: "write error (EIO)"
             case .readError: "read error (EIO)"
             case .syncError: "fsync error"
+            case .syncHeld: "fsync held"
             }
         }
     }
