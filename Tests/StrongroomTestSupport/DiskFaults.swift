@@ -59,6 +59,10 @@ public enum DiskFaults {
         return (result, Int(strongroom_fault_vfs_failed_writes()))
     }
 
+    /// How many operations the armed file failed (or held) so far, read
+    /// while `body` runs.
+    public static var operationsAffected: Int { Int(strongroom_fault_vfs_failed_writes()) }
+
     /// Runs `body` while connections that open `file` from now on cannot
     /// lock it (`SQLITE_BUSY`), as if another process held it; connections
     /// open already are not affected.

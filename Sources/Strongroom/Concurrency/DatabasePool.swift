@@ -276,7 +276,9 @@ public final class DatabasePool: @unchecked Sendable {
             defer { readerGate.resume() }
             let db: Connection
             do {
-                db = try writer.rekeyOnQueue(to: newKey)
+                // No checkpoint beside the rekey, and no checkpoint
+                // connection left open on the old key after it.
+                db = try checkpointer.rekeying { try writer.rekeyOnQueue(to: newKey) }
             } catch {
                 // The writer is on one key or the other, or will reopen on
                 // it at its next use: readers follow it then.

@@ -157,6 +157,7 @@ public final class DatabaseQueue: @unchecked Sendable {
         } catch {
             connection.rollbackQuietly()
             if let error = error as? StrongroomError, error.code == .fileMoved {
+                checkpointer?.close()
                 connection.close(because: "its files were deleted or moved while open")
                 filesMoved = StrongroomError(.fileMoved, error.message + " This queue is closed; open a new one.", path: path)
             }
@@ -460,8 +461,15 @@ public final class DatabaseQueue: @unchecked Sendable {
         try? Self.allowWrites(connection)
         let before = connection.journalFileSize ?? 0
         let start = ContinuousClock.now
+        // One checkpoint at a time (SQLite refuses a second without
+        // waiting): the pool's background one ends first, within the wait.
+        guard checkpointer?.claim(within: policy.maximumWait) ?? true else {
+            gaveUp(policy, before: before, reason: "a background checkpoint outlasted the wait")
+            return
+        }
+        defer { checkpointer?.endClaim() }
         let readers = readersToPauseForCheckpoints
-        guard readers?.pause(within: policy.maximumWait) ?? true else {
+        guard readers?.pause(within: max(.milliseconds(1), policy.maximumWait - (ContinuousClock.now - start))) ?? true else {
             gaveUp(policy, before: before, reason: "reads outlasted the wait")
             return
         }
@@ -469,11 +477,8 @@ public final class DatabaseQueue: @unchecked Sendable {
         do {
             // Other processes' readers, if any: what is left of the wait.
             let left = max(.milliseconds(1), policy.maximumWait - (ContinuousClock.now - start))
-            // One checkpoint at a time: SQLite refuses a second without waiting.
-            let busy = try withNoBackgroundCheckpoint {
-                try connection.withBusyTimeout(left) {
-                    try connection.fetchOne(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)") ?? 1
-                }
+            let busy = try connection.withBusyTimeout(left) {
+                try connection.fetchOne(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)") ?? 1
             }
             guard busy == 0 else {
                 gaveUp(policy, before: before, reason: "another connection still read the log")
@@ -489,12 +494,6 @@ public final class DatabaseQueue: @unchecked Sendable {
         } catch {
             gaveUp(policy, before: before, reason: (error as? StrongroomError)?.code.rawValue ?? "error")
         }
-    }
-
-    /// Runs `body` once the pool's background checkpoint, if one runs, is done.
-    private func withNoBackgroundCheckpoint<T>(_ body: () throws -> T) rethrows -> T {
-        guard let checkpointer else { return try body() }
-        return try checkpointer.excluding(body)
     }
 
     /// A checkpoint that did not complete: not tried again for twice the wait.

@@ -17,15 +17,17 @@ import Logging
 /// waits for a checkpoint in progress first: SQLite lets one checkpoint run
 /// at a time, and refuses a second without waiting.
 final class WALCheckpointer: @unchecked Sendable {
-    // Sendable: `scheduled`, `closed`, `configuration` and `generation` are
-    // guarded by `state`; `connection` and `openedGeneration` by `running`,
-    // which is held for each checkpoint.
+    // Sendable: `scheduled`, `closed`, `keyIsKnown`, `configuration` and
+    // `generation` are guarded by `state`; `connection` and
+    // `openedGeneration` by `running`, which is held for each checkpoint.
     private let state = NSLock()
     private var scheduled = false
     private var closed = false
     /// What the next connection opens with, and how many times it changed.
     private var configuration: Configuration
     private var generation = 0
+    /// False from a rekey until the pool knows the key again: no connection opens.
+    private var keyIsKnown = true
     private let running = NSLock()
     private var connection: Connection?
     private var openedGeneration = 0
@@ -51,15 +53,29 @@ final class WALCheckpointer: @unchecked Sendable {
 
     deinit { thread.stop() }
 
-    /// The key to open with from now on (after a rekey): the connection open
-    /// now is replaced at the next checkpoint. A checkpoint copies pages as
-    /// they are, so one run meanwhile on the old key's connection copies
-    /// what the new key wrote, unread.
+    /// The key to open with from now on (the readers' key, set again after
+    /// a rekey): a connection still open on another is replaced at the next
+    /// checkpoint.
     func use(_ key: DatabaseKey?) {
         state.lock()
         configuration.encryption = key.map { .encrypted($0) } ?? .plaintext
         generation += 1
+        keyIsKnown = true
         state.unlock()
+    }
+
+    /// Runs a rekey: waits for the checkpoint in progress, closes the
+    /// connection (no connection stays open on the old key), runs `body`
+    /// with no checkpoint beside it, and opens none until ``use(_:)`` gives
+    /// the key that opens the file now.
+    func rekeying<T>(_ body: () throws -> T) rethrows -> T {
+        running.lock()
+        defer { running.unlock() }
+        connection = nil
+        state.lock()
+        keyIsKnown = false
+        state.unlock()
+        return try body()
     }
 
     /// Takes SQLite's automatic checkpoints off `writer`: after each of its
@@ -69,8 +85,14 @@ final class WALCheckpointer: @unchecked Sendable {
     /// the writer's `PRAGMA wal_autocheckpoint` reads 0.)
     func watch(_ writer: Connection) {
         writer.walHookTarget = self
-        sqlite3_wal_hook(writer.handle, { context, _, _, frames in
+        sqlite3_wal_hook(writer.handle, { context, db, name, frames in
             guard let context else { return SQLITE_OK }
+            if let name, strcmp(name, "main") != 0 {
+                // An attached WAL database: checkpointed in the commit, as
+                // SQLite's own hook does; only `main` has a connection here.
+                if frames >= WALCheckpointer.framesPerCheckpoint { sqlite3_wal_checkpoint(db, name) }
+                return SQLITE_OK
+            }
             Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(frames: frames)
             return SQLITE_OK
         }, Unmanaged.passUnretained(self).toOpaque())
@@ -100,9 +122,9 @@ final class WALCheckpointer: @unchecked Sendable {
     private func checkpoint() {
         state.lock()
         scheduled = false
-        let (isClosed, configuration, generation) = (closed, self.configuration, self.generation)
+        let (isClosed, keyIsKnown, configuration, generation) = (closed, self.keyIsKnown, self.configuration, self.generation)
         state.unlock()
-        guard !isClosed else { return }
+        guard !isClosed, keyIsKnown else { return }
         if openedGeneration != generation { connection = nil }
         do {
             let db = try connection ?? Connection(path: path, configuration: configuration)
@@ -110,6 +132,7 @@ final class WALCheckpointer: @unchecked Sendable {
             openedGeneration = generation
             let code = sqlite3_wal_checkpoint_v2(db.handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             if code != SQLITE_OK && code != SQLITE_BUSY {
+                connection = nil // the next one opens afresh
                 logger.notice("a background checkpoint failed; a later commit sets it off again", metadata: ["path": "\(path)", "sqlite_code": "\(code)"])
             }
         } catch {
@@ -117,17 +140,32 @@ final class WALCheckpointer: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with no checkpoint of this checkpointer in progress (the
-    /// writer's truncation: SQLite refuses a second checkpoint at once).
+    /// Runs `body` with no checkpoint of this checkpointer in progress
+    /// (SQLite refuses a second checkpoint while one runs, without waiting).
     func excluding<T>(_ body: () throws -> T) rethrows -> T {
         running.lock()
         defer { running.unlock() }
         return try body()
     }
 
+    /// Waits up to `wait` for the checkpoint in progress to end; true when
+    /// none runs now, until ``endClaim()``. For the policy's truncation,
+    /// which must not wait without bound.
+    func claim(within wait: Duration) -> Bool {
+        let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+        return running.lock(before: Date(timeIntervalSinceNow: seconds))
+    }
+
+    /// Ends a successful ``claim(within:)``.
+    func endClaim() {
+        running.unlock()
+    }
+
     /// Once the checkpoint in progress, if any, is done: closes the
     /// connection; later commits set off nothing. Call before the writer
-    /// closes, which then checkpoints what is left as the last connection.
+    /// closes, which then checkpoints what is left as the last connection,
+    /// and when the writer finds its files moved (no connection may keep
+    /// the old `-wal` open).
     func close() {
         state.lock()
         closed = true

@@ -45,7 +45,9 @@ extension Connection {
             // PASSIVE: copy every committed frame the readers allow into the
             // database file, through the -wal still open; the columns are
             // (busy, frames in the log, frames checkpointed), -1 when busy.
-            if let result = try? fetchOne(sql: "PRAGMA wal_checkpoint(PASSIVE)"),
+            // A pool's background checkpoint, if one runs, ends first.
+            let checkpoint = { try? self.fetchOne(sql: "PRAGMA wal_checkpoint(PASSIVE)") }
+            if let result = walHookTarget.map({ $0.excluding(checkpoint) }) ?? checkpoint(),
                let busy = try? result.decode(Int.self, at: 0), let frames = try? result.decode(Int.self, at: 1),
                let copied = try? result.decode(Int.self, at: 2) {
                 saved = busy == 0 && frames >= 0 && frames == copied
