@@ -2,8 +2,8 @@
 ///
 /// SQLite checkpoints the write-ahead log by itself (`PASSIVE`, every 1,000
 /// pages; in a pool, on a connection and thread of the pool's own rather
-/// than in the writer's commit), and starts it over from its beginning once every frame is
-/// copied back and no reader still reads it. A pool whose readers always
+/// than in the writer's commit), and starts it over from its beginning
+/// once every frame is copied back and no reader still reads it. A pool whose readers always
 /// overlap never gives it that moment: each checkpoint stops at the
 /// oldest reader's snapshot, the log never starts over, and the `-wal`
 /// grows for as long as the load lasts (a known SQLite hazard; see
@@ -11,9 +11,9 @@
 ///
 /// Past ``walSizeLimit``, the pool's writer truncates the log after its
 /// commit, once the caller has its result. It makes the moment SQLite
-/// needs: new reads of the pool wait, a background checkpoint in progress
-/// ends, the reads running get up to ``maximumWait`` to end, then
-/// `PRAGMA wal_checkpoint(TRUNCATE)` copies
+/// needs: a background checkpoint in progress gets up to ``maximumWait``
+/// to end, new reads of the pool wait, the reads running get what is left
+/// of ``maximumWait`` to end, then `PRAGMA wal_checkpoint(TRUNCATE)` copies
 /// every frame back and truncates the file to zero bytes, and the reads
 /// waiting go on (readers that keep coming would otherwise keep the log's
 /// read locks forever). The next write waits for the checkpoint. When a
