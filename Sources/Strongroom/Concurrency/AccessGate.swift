@@ -117,7 +117,7 @@ final class AccessGate: @unchecked Sendable {
         order.append(waiter)
         waitingCount += 1
         if waiter.semaphore == nil, let maximumWait {
-            waiter.deadline = Self.deadline(after: maximumWait)
+            waiter.deadline = maximumWait.dispatchDeadline
             if !deadlineTimerArmed { armDeadlineTimer(at: waiter.deadline!) }
         }
         return waiter
@@ -189,18 +189,6 @@ final class AccessGate: @unchecked Sendable {
         return true
     }
 
-    /// Now plus `duration`, clamped: a negative wait is none, and one too
-    /// long to count in nanoseconds is forever.
-    private static func deadline(after duration: Duration) -> DispatchTime {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, attoseconds >= 0 else { return .now() }
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let (nanoseconds, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard !overflow, !overflowAgain, UInt64(nanoseconds) < UInt64.max - now else { return .distantFuture }
-        return DispatchTime(uptimeNanoseconds: now + UInt64(nanoseconds))
-    }
-
     /// After unlocking: tells a settled waiter its outcome.
     private static func wake(_ waiter: Waiter, _ outcome: Result<Void, StrongroomOrCancellation>) {
         if let semaphore = waiter.semaphore {
@@ -239,7 +227,7 @@ final class AccessGate: @unchecked Sendable {
     private func acquireBlocking(_ metrics: AccessObserver.KindMetrics) throws(StrongroomError) {
         guard let waiter = try enqueueLocked(Waiter(), metrics) else { return }
         if let maximumWait {
-            if waiter.semaphore!.wait(timeout: Self.deadline(after: maximumWait)) == .timedOut {
+            if waiter.semaphore!.wait(timeout: maximumWait.dispatchDeadline) == .timedOut {
                 condition.lock()
                 if settle(waiter, .failure(.refused(tooLong()))) { metrics.refusedByWait.increment() }
                 condition.unlock()
@@ -382,7 +370,7 @@ final class AccessGate: @unchecked Sendable {
     /// permit is back (the gate stays paused), false when some were still
     /// out after `timeout` (the gate hands out permits again).
     func pause(within timeout: Duration) -> Bool {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        let deadline = timeout.dateFromNow
         condition.lock()
         paused = true
         while available < capacity {

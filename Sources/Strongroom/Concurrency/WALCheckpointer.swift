@@ -152,8 +152,7 @@ final class WALCheckpointer: @unchecked Sendable {
     /// none runs now, until ``endClaim()``. For the policy's truncation,
     /// which must not wait without bound.
     func claim(within wait: Duration) -> Bool {
-        let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
-        return running.lock(before: Date(timeIntervalSinceNow: seconds))
+        running.lock(before: wait.dateFromNow)
     }
 
     /// Ends a successful ``claim(within:)``.

@@ -185,9 +185,7 @@ public final class Connection {
         try Self.checkBeforeReading(path: path, header: headerKind, hasKey: key != nil, configuration: configuration)
         // Extended codes tell UNIQUE from FOREIGN KEY violations.
         sqlite3_extended_result_codes(db, 1)
-        let busyMilliseconds = Int32(clamping: configuration.busyTimeout.components.seconds * 1000
-            + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000)
-        sqlite3_busy_timeout(db, busyMilliseconds)
+        sqlite3_busy_timeout(db, Self.milliseconds(configuration.busyTimeout))
 
         if let key {
             // The key goes in as bytes, before any statement touches the file.
