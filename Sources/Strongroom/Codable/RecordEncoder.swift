@@ -123,24 +123,20 @@ final class FailingSink: RecordSink {
     }
 }
 
-/// Binds each encoded key to the statement parameter of the same name.
+/// A statement is the sink of the records bound to it: each encoded key is
+/// bound to the statement parameter of the same name.
 ///
-/// Made per record and holding its statement strongly: a record's
-/// `encode(to:)` may keep the encoder past the call, and a kept encoder must
-/// never reach a freed statement.
-final class StatementSink: RecordSink {
-    let statement: Statement
-
-    init(statement: Statement) { self.statement = statement }
-
+/// No object is made per record: the encoder holds the statement itself,
+/// strongly, so an encoder that a record's `encode(to:)` keeps past the call
+/// never reaches a freed statement.
+extension Statement: RecordSink {
     @inline(__always)
     func put(_ value: DatabaseValue, forKey key: String) throws {
-        let statement = self.statement
-        guard let index = statement.encodingKeys.index(for: key, resolve: { statement.parameterIndex(named: $0) }) else {
+        guard let index = encodingKeys.index(for: key, resolve: { parameterIndex(named: $0) }) else {
             return // A property the statement does not use.
         }
-        try statement.bind(value, at: index)
-        statement.encodingKeys.markBound(index)
+        try bind(value, at: index)
+        encodingKeys.markBound(index)
     }
 }
 

@@ -36,7 +36,7 @@ extension Statement {
         if !tracked { clearBindings() }
         encodingKeys.beginRecord()
         do {
-            try record.encode(to: RecordEncoder(sink: StatementSink(statement: self)))
+            try record.encode(to: RecordEncoder(sink: self))
         } catch {
             clearBindings()
             if let error = error as? StrongroomError { throw error }
