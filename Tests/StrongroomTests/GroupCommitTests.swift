@@ -2,6 +2,7 @@ import Foundation
 import MetricsTestKit
 import Strongroom
 import StrongroomTestSupport
+import Synchronization
 import Testing
 
 /// Issue 51: group commit (`Configuration.groupsAsyncWrites`). Async writes
@@ -17,10 +18,11 @@ struct GroupCommitTests {
     let dir = TemporaryDirectory()
 
     /// A grouping pool, its metrics, and a table `t(id, v UNIQUE)`.
-    func pool(_ name: String, grouping: Bool = true) throws -> (DatabasePool, TestMetrics) {
+    func pool(_ name: String, grouping: Bool = true, undo: Configuration.GroupedWriteUndo = .savepoints) throws -> (DatabasePool, TestMetrics) {
         let metrics = TestMetrics()
         var configuration = Configuration(key: .generate())
         configuration.groupsAsyncWrites = grouping
+        configuration.groupedWriteUndo = undo
         configuration.metricsFactory = metrics
         let pool = try DatabasePool(path: dir.file(name), configuration: configuration)
         try pool.write { db in
@@ -55,12 +57,16 @@ struct GroupCommitTests {
         return results
     }
 
+    /// Both ways of taking back a failed write: what a caller sees is the same.
+    static let undoModes: [Configuration.GroupedWriteUndo] = [.savepoints, .runningTheOthersAgain]
+
     func values(_ pool: DatabasePool) throws -> Set<String> {
         Set(try pool.read { db in try db.fetchAll(String.self, sql: "SELECT v FROM t") })
     }
 
-    @Test(.timeLimit(.minutes(1))) func writesWaitingTogetherShareOneTransactionAndEachGetsItsOwnResult() async throws {
-        let (pool, metrics) = try pool("together.db")
+    @Test(.timeLimit(.minutes(1)), arguments: Self.undoModes)
+    func writesWaitingTogetherShareOneTransactionAndEachGetsItsOwnResult(undo: Configuration.GroupedWriteUndo) async throws {
+        let (pool, metrics) = try pool("together.db", undo: undo)
         let writes: [@Sendable (Connection) throws -> Int64] = (0..<20).map { i in
             { db in
                 try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["w\(i)"])
@@ -79,8 +85,9 @@ struct GroupCommitTests {
         try pool.close()
     }
 
-    @Test(.timeLimit(.minutes(1))) func aWriteThatFailsRollsBackItselfAlone() async throws {
-        let (pool, _) = try pool("alone.db")
+    @Test(.timeLimit(.minutes(1)), arguments: Self.undoModes)
+    func aWriteThatFailsRollsBackItselfAlone(undo: Configuration.GroupedWriteUndo) async throws {
+        let (pool, _) = try pool("alone.db", undo: undo)
         struct Refused: Error {}
         try pool.write { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('taken')") }
         let writes: [@Sendable (Connection) throws -> Void] = (0..<12).map { i in
@@ -111,9 +118,9 @@ struct GroupCommitTests {
     /// Alone, a write that leaves a deferred foreign key unresolved fails at
     /// its COMMIT; in a group, it is rolled back with the same code, and the
     /// writes around it commit.
-    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
-    func aWriteLeavingADeferredForeignKeyUnresolvedFailsAlone(grouping: Bool) async throws {
-        let (pool, _) = try pool("deferred-\(grouping).db", grouping: grouping)
+    @Test(.timeLimit(.minutes(1)), arguments: [(false, .savepoints), (true, .savepoints), (true, .runningTheOthersAgain)] as [(Bool, Configuration.GroupedWriteUndo)])
+    func aWriteLeavingADeferredForeignKeyUnresolvedFailsAlone(grouping: Bool, undo: Configuration.GroupedWriteUndo) async throws {
+        let (pool, _) = try pool("deferred-\(grouping).db", grouping: grouping, undo: undo)
         let writes: [@Sendable (Connection) throws -> Void] = [
             { db in try db.execute(sql: "INSERT INTO parent(id) VALUES (1); INSERT INTO child(id, parent) VALUES (1, 1)") },
             { db in try db.execute(sql: "INSERT INTO child(id, parent) VALUES (2, 99)") },
@@ -131,8 +138,9 @@ struct GroupCommitTests {
     /// before it in the group were not committed, and are told so; the
     /// writes after it run in a transaction of their own. Whatever a caller
     /// was told, its row is there exactly when it succeeded.
-    @Test(.timeLimit(.minutes(1))) func aStatementThatEndsTheTransactionFailsOnlyTheWritesBeforeIt() async throws {
-        let (pool, _) = try pool("rollback.db")
+    @Test(.timeLimit(.minutes(1)), arguments: Self.undoModes)
+    func aStatementThatEndsTheTransactionFailsOnlyTheWritesBeforeIt(undo: Configuration.GroupedWriteUndo) async throws {
+        let (pool, _) = try pool("rollback.db", undo: undo)
         try pool.write { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('taken')") }
         let writes: [@Sendable (Connection) throws -> Void] = (0..<8).map { i in
             { db in
@@ -154,8 +162,9 @@ struct GroupCommitTests {
     /// A write cancelled while it waits leaves the queue; one cancelled
     /// while its closure runs is not interrupted (that would roll back the
     /// group): its savepoint is rolled back after the closure returns.
-    @Test(.timeLimit(.minutes(1))) func cancelledWritesLeaveNothingAndTakeNoOtherDown() async throws {
-        let (pool, _) = try pool("cancelled.db")
+    @Test(.timeLimit(.minutes(1)), arguments: Self.undoModes)
+    func cancelledWritesLeaveNothingAndTakeNoOtherDown(undo: Configuration.GroupedWriteUndo) async throws {
+        let (pool, _) = try pool("cancelled.db", undo: undo)
         let running = Latch(), finish = Latch()
         let writes: [@Sendable (Connection) throws -> Void] = [
             { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('first')") },
@@ -187,8 +196,9 @@ struct GroupCommitTests {
     /// Review of group commit: a write granted with its group but cancelled
     /// before its closure starts gives up at once; it does not wait for the
     /// closures before it in the group.
-    @Test(.timeLimit(.minutes(1))) func aWriteCancelledBeforeItsTurnInTheGroupGivesUpAtOnce() async throws {
-        let (pool, _) = try pool("cancelled-in-group.db")
+    @Test(.timeLimit(.minutes(1)), arguments: Self.undoModes)
+    func aWriteCancelledBeforeItsTurnInTheGroupGivesUpAtOnce(undo: Configuration.GroupedWriteUndo) async throws {
+        let (pool, _) = try pool("cancelled-in-group.db", undo: undo)
         let running = Latch(), finish = Latch()
         let answered = Latch()
         let writes: [@Sendable (Connection) throws -> Void] = [
@@ -295,5 +305,38 @@ struct GroupCommitTests {
         try await expectTheNextWriteChecksItsForeignKeysAtOnce("script.db") { db in
             try db.execute(sql: "INSERT INTO parent(id) VALUES (1);\n-- then\nPRAGMA defer_foreign_keys = ON;")
         }
+    }
+
+    /// Issue 51, ``Configuration/GroupedWriteUndo/runningTheOthersAgain``:
+    /// no write of a group runs in a savepoint (SQLCipher encrypts every
+    /// page a savepoint may restore) until one fails. Then the transaction
+    /// is rolled back, the failed write's caller gets its error, and the
+    /// writes before it run again, each in a savepoint now, their callers
+    /// getting the second run's results; a later failure is taken back by
+    /// its savepoint alone, so no closure runs more than twice.
+    @Test(.timeLimit(.minutes(1))) func withoutSavepointsAFailedWriteRunsTheWritesBeforeItAgain() async throws {
+        let (pool, _) = try pool("again.db", undo: .runningTheOthersAgain)
+        struct Refused: Error {}
+        let runs = Mutex([Int](repeating: 0, count: 8))
+        let statements = Mutex([String]())
+        try pool.write { db in db.traceStatements { sql in statements.withLock { $0.append(sql) } } }
+        let writes: [@Sendable (Connection) throws -> Int] = (0..<8).map { i in
+            { db in
+                try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["w\(i)"])
+                if i == 3 || i == 5 { throw Refused() }
+                return runs.withLock { $0[i] += 1; return $0[i] }
+            }
+        }
+        let results = try await together(pool, writes)
+        for i in [0, 1, 2] { #expect((try? results[i].get()) == 2, "write \(i), run again after write 3 failed: \(results[i])") }
+        for i in [3, 5] { #expect(results[i].error is Refused, "\(results[i])") }
+        for i in [4, 6, 7] { #expect((try? results[i].get()) == 1, "write \(i): \(results[i])") }
+        #expect(try values(pool) == ["w0", "w1", "w2", "w4", "w6", "w7"])
+        let log = statements.withLock { $0 }
+        let rollback = try #require(log.firstIndex { $0.hasPrefix("ROLLBACK") }, "the failed write rolled the transaction back: \(log)")
+        #expect(!log[..<rollback].contains { $0.hasPrefix("SAVEPOINT") }, "no savepoint before the first failure: \(log)")
+        #expect(log[rollback...].filter { $0.hasPrefix("SAVEPOINT") }.count == 7, "then each write in its own: \(log)")
+        #expect(log.filter { $0.hasPrefix("ROLLBACK") && !$0.hasPrefix("ROLLBACK TO") }.count == 1, "one rollback of the transaction: \(log)")
+        try pool.close()
     }
 }

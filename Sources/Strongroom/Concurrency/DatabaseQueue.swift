@@ -58,6 +58,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     private let checkpointer: WALCheckpointer?
     /// ``Configuration/groupsAsyncWrites``, as opened (read without the permit).
     private let groupsAsyncWrites: Bool
+    /// ``Configuration/groupedWriteUndo``, as opened.
+    private let groupedWriteUndo: Configuration.GroupedWriteUndo
     /// The database path.
     public let path: String
 
@@ -76,6 +78,7 @@ public final class DatabaseQueue: @unchecked Sendable {
         self.readersToPauseForCheckpoints = readers
         self.checkpointPolicy = role == "writer" ? configuration.checkpointPolicy : nil
         self.groupsAsyncWrites = configuration.groupsAsyncWrites
+        self.groupedWriteUndo = configuration.groupedWriteUndo
         self.connection = connection
         self.configuration = configuration
         self.path = connection.path
@@ -335,9 +338,12 @@ public final class DatabaseQueue: @unchecked Sendable {
                 access.onCancelBeforeStart {
                     if outcome.claimForCancelling() { finish(.failure(CancellationError())) }
                 }
-                let member = WriteGroup.Member(run: { db in
-                    guard outcome.claimForRunning() else { return }
-                    outcome.result = Result { try self.runGroupedClosure(body, on: db, access: access, span: span) }
+                let member = WriteGroup.Member(run: { db, inSavepoint in
+                    guard outcome.claimForRunning() else { return false }
+                    let result = Result { try self.runGroupedClosure(body, on: db, inSavepoint: inSavepoint, access: access, span: span) }
+                    outcome.result = result
+                    if case .failure = result { return true }
+                    return false
                 }, deliver: { failure in
                     if let result = outcome.delivered(failure) { finish(result) }
                 })
@@ -347,22 +353,26 @@ public final class DatabaseQueue: @unchecked Sendable {
         }
     }
 
-    /// One grouped write's closure, in its own savepoint of the group's
-    /// transaction: rolled back when it throws, when its task was cancelled
-    /// meanwhile (its SQL is never interrupted: that would roll back the
-    /// whole transaction), or when it leaves a deferred foreign key
-    /// unresolved (the COMMIT would fail for every write of the group).
-    private func runGroupedClosure<T>(_ body: (Connection) throws -> T, on db: Connection, access: CancellableAccess, span: any Tracing.Span) throws -> T {
+    /// One grouped write's closure, in the group's transaction, failing
+    /// when it throws, when its task was cancelled meanwhile (its SQL is
+    /// never interrupted: that would roll back the whole transaction), or
+    /// when it leaves a deferred foreign key unresolved (the COMMIT would
+    /// fail for every write of the group). In a savepoint of its own, rolled
+    /// back when it fails; without one (``Configuration/GroupedWriteUndo/runningTheOthersAgain``),
+    /// ``runGroup(_:)`` rolls back the transaction when it fails.
+    private func runGroupedClosure<T>(_ body: (Connection) throws -> T, on db: Connection, inSavepoint: Bool, access: CancellableAccess,
+                                      span: any Tracing.Span) throws -> T {
         if access.isCancelled { throw CancellationError() }
-        return try observer.observe(.write, span: span, on: db) {
-            try db.inSavepoint { db in
-                let value = try body(db)
-                if access.isCancelled { throw CancellationError() }
-                if db.hasUnresolvedForeignKeys {
-                    throw StrongroomError(.foreignKeyConstraint, "FOREIGN KEY constraint failed: this write left a deferred foreign key unresolved, so its COMMIT would fail; it was rolled back (the writes it shared a transaction with were not).", path: db.path)
-                }
-                return value
+        func write(_ db: Connection) throws -> T {
+            let value = try body(db)
+            if access.isCancelled { throw CancellationError() }
+            if db.hasUnresolvedForeignKeys {
+                throw StrongroomError(.foreignKeyConstraint, "FOREIGN KEY constraint failed: this write left a deferred foreign key unresolved, so its COMMIT would fail; it was rolled back (the writes it shared a transaction with were not).", path: db.path)
             }
+            return value
+        }
+        return try observer.observe(.write, span: span, on: db) {
+            inSavepoint ? try db.inSavepoint(write) : try write(db)
         }
     }
 
@@ -372,16 +382,28 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// the transaction is no longer open (SQLite rolled it back) ends it
     /// early: the writes before it get that failure (nothing of them was
     /// committed) and the writes after it run in a transaction of their own.
-    private func runGroup(_ members: [WriteGroup.Member]) {
+    ///
+    /// Without savepoints (``Configuration/GroupedWriteUndo/runningTheOthersAgain``),
+    /// a write that fails rolls the transaction back: its caller gets its
+    /// error, and the group runs again without it, from its first write not
+    /// yet committed, each write in a savepoint.
+    private func runGroup(_ groupMembers: [WriteGroup.Member]) {
         // Leaves `inTransaction` after a write that ended the transaction
         // (it is rolled back already; inTransaction rolls back quietly).
         struct TransactionEnded: Error {}
+        // Leaves `inTransaction` after a write that failed without a
+        // savepoint, so that the transaction is rolled back.
+        struct WriteFailed: Error {}
+        var members = groupMembers
+        var inSavepoints = groupedWriteUndo == .savepoints
         var first = 0
         while first < members.count {
             // The write after which the transaction was no longer open, and
             // the code of the failure that rolled it back (nil: the closure
             // ended the transaction itself).
             var ended: (index: Int, code: StrongroomError.Code?)?
+            // The write that failed without a savepoint.
+            var failed: Int?
             do {
                 try runOnQueue("write", reading: false) { db in
                     try db.inTransaction(.immediate) { db in
@@ -389,10 +411,14 @@ public final class DatabaseQueue: @unchecked Sendable {
                             // Each write as alone: a PRAGMA defer_foreign_keys
                             // of the one before lasts until the transaction ends.
                             if index > first { try db.turnOffDeferredForeignKeys() }
-                            members[index].run(db)
+                            let writeFailed = members[index].run(db, inSavepoints)
                             if !db.isInsideTransaction || db.state.transactionLost != nil {
                                 ended = (index, db.state.transactionLost)
                                 throw TransactionEnded()
+                            }
+                            if writeFailed && !inSavepoints {
+                                failed = index
+                                throw WriteFailed()
                             }
                         }
                     }
@@ -401,6 +427,14 @@ public final class DatabaseQueue: @unchecked Sendable {
                 for member in members[first...] { member.deliver(nil) }
                 first = members.count
             } catch {
+                if let failed, ended == nil {
+                    // Rolled back: the failed write's error is its caller's
+                    // answer; the writes before it run again, each in a
+                    // savepoint now, with those after it.
+                    members.remove(at: failed).deliver(nil)
+                    inSavepoints = true
+                    continue
+                }
                 guard let ended else {
                     // BEGIN or COMMIT failed (or the files moved): no write of the group was committed.
                     for member in members[first...] { member.deliver(error) }

@@ -16,8 +16,11 @@ final class WriteGroup: @unchecked Sendable {
     /// One write of the group.
     struct Member: Sendable {
         /// Runs the write's closure in the group's open transaction, in a
-        /// savepoint of its own; its outcome waits for ``deliver``.
-        let run: @Sendable (Connection) -> Void
+        /// savepoint of its own when the flag is true; its outcome waits for
+        /// ``deliver``. Returns true when the closure failed. Run again
+        /// after a rollback, it runs the closure again (unless its caller
+        /// was answered meanwhile).
+        let run: @Sendable (_ db: Connection, _ inSavepoint: Bool) -> Bool
         /// Gives the caller its outcome, or `failure` instead when its
         /// closure succeeded but its transaction did not commit (or it
         /// never ran).
@@ -55,10 +58,11 @@ final class GroupedOutcome<T: Sendable>: @unchecked Sendable {
     var result: Result<T, any Error>?
 
     /// The writer's thread, at the write's turn: true when the closure is to
-    /// run (nobody answered the caller yet).
+    /// run (nobody answered the caller yet). True again when the closure is
+    /// to run again, after its transaction was rolled back.
     func claimForRunning() -> Bool {
         lock.withLock {
-            guard state == .waiting else { return false }
+            guard state != .answered else { return false }
             state = .running
             return true
         }

@@ -169,7 +169,7 @@ public struct Configuration: Sendable {
     /// Group commit: async writes (``DatabaseQueue/asyncWrite(_:)``,
     /// ``DatabasePool/asyncWrite(_:)``) that wait for the connection
     /// together are run together, in one `IMMEDIATE` transaction, each in a
-    /// savepoint of its own. Default `false`.
+    /// savepoint of its own (or none: ``groupedWriteUndo``). Default `false`.
     ///
     /// Under concurrent writes (a service's requests), most of a small
     /// write's cost is its transaction's: taking the locks, SQLCipher
@@ -179,7 +179,9 @@ public struct Configuration: Sendable {
     ///
     /// - Its closure runs alone on the connection, after the writes that
     ///   waited before it, and sees theirs.
-    /// - A closure that throws rolls back its own savepoint, and only its
+    /// - A closure that throws is undone alone (its savepoint is rolled
+    ///   back, or with ``GroupedWriteUndo/runningTheOthersAgain`` the
+    ///   transaction, and the writes before it run again), and only its
     ///   caller gets the error.
     /// - Each caller gets its result once the transaction has committed,
     ///   never before: a result is a durable write (as durable as
@@ -220,6 +222,49 @@ public struct Configuration: Sendable {
     /// let pool = try DatabasePool(path: "app.db", configuration: configuration)
     /// ```
     public var groupsAsyncWrites = false
+
+    /// How a group of async writes (``groupsAsyncWrites``) takes back the
+    /// one write of it that fails. Default ``GroupedWriteUndo/savepoints``.
+    ///
+    /// SQLCipher encrypts every page a savepoint may have to restore, once
+    /// per savepoint: for small writes, the savepoint each write of a
+    /// group runs in costs more than the write. With
+    /// ``GroupedWriteUndo/runningTheOthersAgain`` no write has one; a write
+    /// that fails takes the group's transaction back instead, and the
+    /// writes before it run again.
+    ///
+    /// ```swift
+    /// var configuration = Configuration(key: key)
+    /// configuration.groupsAsyncWrites = true
+    /// // The app's write closures touch nothing but the database.
+    /// configuration.groupedWriteUndo = .runningTheOthersAgain
+    /// ```
+    public var groupedWriteUndo = GroupedWriteUndo.savepoints
+
+    /// How a group of async writes takes back the one write of it that
+    /// fails: see ``Configuration/groupedWriteUndo``.
+    public enum GroupedWriteUndo: Sendable, Hashable {
+        /// Each write runs in a savepoint of its own, which is rolled back
+        /// when its closure throws: the other writes of the group are not
+        /// touched. Each closure runs once.
+        case savepoints
+        /// The writes run without savepoints. When a closure throws (or
+        /// its task was cancelled meanwhile, or it leaves a deferred foreign
+        /// key unresolved), the group's transaction is rolled back, its
+        /// caller gets its error, and the writes before it run again, each
+        /// in a savepoint, in a new transaction with the writes after it.
+        ///
+        /// What the callers see is what ``savepoints`` gives them (each
+        /// write after those before it, and seeing theirs; a failed write
+        /// undone alone; results once committed), with one difference: the
+        /// closure of a write that shared its transaction with a failed one
+        /// may run twice, and its caller gets the second run's result. A
+        /// closure must then have no effect outside the database (it
+        /// counts nothing, sends nothing), or one that may happen twice.
+        /// A group has at most one such rollback: after it, its writes run
+        /// in savepoints, so no closure runs more than twice.
+        case runningTheOthersAgain
+    }
 
     /// The longest a caller waits for a connection before it is refused
     /// with ``StrongroomError/Code/connectionUnavailable`` (nothing run).

@@ -42,7 +42,7 @@ struct CustomerServiceCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-wait-ms"), help: "Milliseconds a request may wait for a connection before a 503.")
     var maximumWaitMilliseconds = 2000
 
-    @Flag(name: .customLong("group-commit"), inversion: .prefixedNo, help: "Run the creates and updates that wait for the writer together in one transaction, each in its own savepoint (Configuration.groupsAsyncWrites).")
+    @Flag(name: .customLong("group-commit"), inversion: .prefixedNo, help: "Run the creates and updates that wait for the writer together in one transaction (Configuration.groupsAsyncWrites); a failed one rolls it back and the others run again (Configuration.groupedWriteUndo).")
     var groupCommit = true
 
     @Option(name: .customLong("max-body"), help: "The largest request body in bytes; a larger one gets 413.")

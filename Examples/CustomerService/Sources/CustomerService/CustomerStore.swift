@@ -51,9 +51,14 @@ final class CustomerStore: Sendable {
         configuration.maximumWaiters = settings.maximumWaiters
         configuration.maximumWait = settings.maximumWait
         // Creates and updates that wait for the writer together share one
-        // transaction, each in its own savepoint; each request still gets
-        // its own answer, after the COMMIT (group commit).
+        // transaction; each request still gets its own answer, after the
+        // COMMIT (group commit). The store's write closures touch nothing
+        // but the database, so they run without a savepoint each (whose
+        // pages SQLCipher would encrypt once more): a failed one (a
+        // duplicate e-mail) rolls the transaction back, and the writes
+        // before it run again.
         configuration.groupsAsyncWrites = settings.groupsWrites
+        configuration.groupedWriteUndo = .runningTheOthersAgain
         configuration.logger = logger
         configuration.seal(Customer.schema, keyring: settings.keyring)
         let pool = try DatabasePool(path: settings.path, configuration: configuration)
