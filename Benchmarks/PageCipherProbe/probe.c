@@ -5,8 +5,9 @@
  *
  * It inserts rows shaped like CustomerService's (a name, an 80-byte sealed
  * e-mail, a country, a 16-byte blind index under a UNIQUE index) into a new WAL
- * database, in transactions of GROUP inserts, each in its own savepoint, as the
- * service's group commit does. The database is opened one of three ways:
+ * database, in transactions of GROUP inserts, each in its own savepoint (none
+ * with PROBE_SAVEPOINTS=0), as the service's group commit does in either of
+ * its Configuration.groupedWriteUndo modes. The database is opened one of three ways:
  *
  *   plaintext  no key: SQLite alone, the floor
  *   stock      a raw key, SQLCipher's own OpenSSL provider, which for every
@@ -340,6 +341,10 @@ int main(int argc, char **argv) {
   int rows = argc > 4 ? argument(argv[4], "ROWS", 1, 100000000) : 50000;
   int group = argc > 5 ? argument(argv[5], "GROUP", 1, 1000000) : 16;
   int pageSize = argc > 6 ? argument(argv[6], "CIPHER_PAGE_SIZE", 0, 65536) : 0;
+  /* PROBE_SAVEPOINTS=0: no savepoint around each insert (what
+     Configuration.groupedWriteUndo = .runningTheOthersAgain runs). */
+  const char *savepointSetting = getenv("PROBE_SAVEPOINTS");
+  int savepoints = !(savepointSetting && strcmp(savepointSetting, "0") == 0);
   if (pageSize != 0 && (pageSize < 512 || (pageSize & (pageSize - 1)) != 0)) {
     fprintf(stderr, "probe: CIPHER_PAGE_SIZE is 0 (the engine's default) or a power of two from 512 to 65536, not %d\n", pageSize);
     return 2;
@@ -372,7 +377,7 @@ int main(int argc, char **argv) {
   for (int done = 0; done < rows;) {
     run(db, begin);
     for (int i = 0; i < group && done < rows; i++, done++) {
-      run(db, savepoint);
+      if (savepoints) run(db, savepoint);
       RAND_bytes(email, sizeof email);
       RAND_bytes(blindIndex, sizeof blindIndex);
       sqlite3_bind_text(insert, 1, "Ada Lovelace", -1, SQLITE_STATIC);
@@ -380,7 +385,7 @@ int main(int argc, char **argv) {
       sqlite3_bind_text(insert, 3, "GB", -1, SQLITE_STATIC);
       sqlite3_bind_blob(insert, 4, blindIndex, sizeof blindIndex, SQLITE_STATIC);
       run(db, insert);
-      run(db, release);
+      if (savepoints) run(db, release);
     }
     run(db, commit);
   }
@@ -402,8 +407,8 @@ int main(int argc, char **argv) {
     cleanse_key();
     return 1;
   }
-  printf("{\"mode\":\"%s\",\"provider\":\"%s\",\"version\":\"%s\",\"rows\":%d,\"group\":%d,\"cipher_page_size\":%d,\"us_per_insert\":%.2f}\n",
-         mode, provider, sqlite3_libversion(), rows, group, pageSize, seconds * 1e6 / rows);
+  printf("{\"mode\":\"%s\",\"provider\":\"%s\",\"version\":\"%s\",\"rows\":%d,\"group\":%d,\"cipher_page_size\":%d,\"savepoints\":%d,\"us_per_insert\":%.2f}\n",
+         mode, provider, sqlite3_libversion(), rows, group, pageSize, savepoints, seconds * 1e6 / rows);
   if (anchor) sqlite3_close(anchor);
   remove(anchorPath);
   cleanse_key();

@@ -339,4 +339,42 @@ struct GroupCommitTests {
         #expect(log.filter { $0.hasPrefix("ROLLBACK") && !$0.hasPrefix("ROLLBACK TO") }.count == 1, "one rollback of the transaction: \(log)")
         try pool.close()
     }
+
+    /// Review of `runningTheOthersAgain`: a write whose closure has returned
+    /// once, cancelled before it runs again, is not taken down by the
+    /// cancellation: with savepoints, a cancellation after its closure
+    /// returned changes nothing, and it commits; so it does here.
+    @Test(.timeLimit(.minutes(1))) func aWriteCancelledBetweenItsTwoRunsStillCommits() async throws {
+        let (pool, _) = try pool("cancelled-between-runs.db", undo: .runningTheOthersAgain)
+        struct Refused: Error {}
+        let runs = Mutex(0)
+        let secondRun = Latch(), finish = Latch()
+        let writes: [@Sendable (Connection) throws -> Void] = [
+            { db in
+                try db.execute(sql: "INSERT INTO t(v) VALUES ('a')")
+                // Its second run waits until the next write's task is cancelled.
+                if runs.withLock({ $0 += 1; return $0 }) == 2 {
+                    secondRun.open()
+                    finish.wait()
+                }
+            },
+            { db in try db.execute(sql: "INSERT INTO t(v) VALUES ('m')") },
+            { db in
+                try db.execute(sql: "INSERT INTO t(v) VALUES ('f')")
+                throw Refused()
+            },
+        ]
+        let results = try await together(pool, writes) { tasks in
+            Task {
+                await secondRun.opened()
+                tasks[1].cancel()
+                finish.open()
+            }
+        }
+        #expect(throws: Never.self) { try results[0].get() }
+        #expect(throws: Never.self) { try results[1].get() }
+        #expect(results[2].error is Refused, "\(results[2])")
+        #expect(try values(pool) == ["a", "m"])
+        try pool.close()
+    }
 }

@@ -340,7 +340,13 @@ public final class DatabaseQueue: @unchecked Sendable {
                 }
                 let member = WriteGroup.Member(run: { db, inSavepoint in
                     guard outcome.claimForRunning() else { return false }
-                    let result = Result { try self.runGroupedClosure(body, on: db, inSavepoint: inSavepoint, access: access, span: span) }
+                    // Run again after a rollback: its closure returned once,
+                    // and a cancellation since changes nothing (with
+                    // savepoints, it would commit).
+                    let runAgain = outcome.result != nil
+                    let result = Result {
+                        try self.runGroupedClosure(body, on: db, inSavepoint: inSavepoint, access: runAgain ? nil : access, span: span)
+                    }
                     outcome.result = result
                     if case .failure = result { return true }
                     return false
@@ -359,15 +365,16 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// when it leaves a deferred foreign key unresolved (the COMMIT would
     /// fail for every write of the group). In a savepoint of its own, rolled
     /// back when it fails; without one (``Configuration/GroupedWriteUndo/runningTheOthersAgain``),
-    /// ``runGroup(_:)`` rolls back the transaction when it fails.
-    private func runGroupedClosure<T>(_ body: (Connection) throws -> T, on db: Connection, inSavepoint: Bool, access: CancellableAccess,
+    /// ``runGroup(_:)`` rolls back the transaction when it fails. `access`
+    /// nil: cancellation is not looked at (the closure runs again).
+    private func runGroupedClosure<T>(_ body: (Connection) throws -> T, on db: Connection, inSavepoint: Bool, access: CancellableAccess?,
                                       span: any Tracing.Span) throws -> T {
-        if access.isCancelled { throw CancellationError() }
+        if access?.isCancelled == true { throw CancellationError() }
         func write(_ db: Connection) throws -> T {
             let value = try body(db)
-            if access.isCancelled { throw CancellationError() }
+            if access?.isCancelled == true { throw CancellationError() }
             if db.hasUnresolvedForeignKeys {
-                throw StrongroomError(.foreignKeyConstraint, "FOREIGN KEY constraint failed: this write left a deferred foreign key unresolved, so its COMMIT would fail; it was rolled back (the writes it shared a transaction with were not).", path: db.path)
+                throw StrongroomError(.foreignKeyConstraint, "FOREIGN KEY constraint failed: this write left a deferred foreign key unresolved, so its COMMIT would fail; it was rolled back (the writes it shared a transaction with were not, or ran again).", path: db.path)
             }
             return value
         }

@@ -206,8 +206,9 @@ public struct Configuration: Sendable {
     ///   to it. Cancelled meanwhile, it gives up at once.
     /// - Cancelling the task of a write whose closure is running does not
     ///   interrupt its SQL (an interrupt would roll back the writes before
-    ///   it): the closure runs to its end, then its savepoint is rolled back
-    ///   and the call throws `CancellationError`. A write cancelled while it
+    ///   it): the closure runs to its end, then it is undone as a closure
+    ///   that throws (see ``groupedWriteUndo``) and the call throws
+    ///   `CancellationError`. A write cancelled while it
     ///   waits leaves the queue at once, as without grouping.
     /// - A closure must not end the transaction itself (a `COMMIT`, a
     ///   `ROLLBACK`), as with any ``DatabaseQueue/asyncWrite(_:)``.
@@ -256,13 +257,21 @@ public struct Configuration: Sendable {
         ///
         /// What the callers see is what ``savepoints`` gives them (each
         /// write after those before it, and seeing theirs; a failed write
-        /// undone alone; results once committed), with one difference: the
-        /// closure of a write that shared its transaction with a failed one
-        /// may run twice, and its caller gets the second run's result. A
-        /// closure must then have no effect outside the database (it
-        /// counts nothing, sends nothing), or one that may happen twice.
-        /// A group has at most one such rollback: after it, its writes run
-        /// in savepoints, so no closure runs more than twice.
+        /// undone alone; results once committed; a write whose closure has
+        /// returned is not taken back by its task's cancellation), with one
+        /// difference: the closure of a write that shared its transaction
+        /// with a failed one may run twice, and its caller gets the second
+        /// run's result. A closure must then have no effect outside the
+        /// database (it counts nothing, sends nothing), or one that may
+        /// happen twice. Metrics and traces count both runs. A group has at
+        /// most one such rollback: after it, its writes run in savepoints,
+        /// so no closure runs more than twice.
+        ///
+        /// A statement after which SQLite itself rolls back the transaction
+        /// (`SQLITE_FULL`, `SQLITE_IOERR`, an `OR ROLLBACK` conflict) fails
+        /// the writes before it as with ``savepoints``: they are not run
+        /// again, and their callers are told to run them again (see
+        /// ``Configuration/groupsAsyncWrites``).
         case runningTheOthersAgain
     }
 
