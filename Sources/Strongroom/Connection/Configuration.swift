@@ -228,8 +228,9 @@ public struct Configuration: Sendable {
     /// one write of it that fails. Default ``GroupedWriteUndo/savepoints``.
     ///
     /// SQLCipher encrypts every page a savepoint may have to restore, once
-    /// per savepoint: for small writes, the savepoint each write of a
-    /// group runs in costs more than the write. With
+    /// per savepoint: on SQLCipher 3's 1 KiB pages, the savepoint each
+    /// small write of a group runs in costs about as much as the page
+    /// cipher's whole share of the write. With
     /// ``GroupedWriteUndo/runningTheOthersAgain`` no write has one; a write
     /// that fails takes the group's transaction back instead, and the
     /// writes before it run again.
