@@ -502,6 +502,8 @@ public final class DatabaseQueue: @unchecked Sendable {
         try? Self.allowWrites(connection)
         let before = connection.journalFileSize ?? 0
         let start = ContinuousClock.now
+        // What is left of the policy's wait (at least 1 ms), for each wait in turn.
+        func left() -> Duration { max(.milliseconds(1), policy.maximumWait - (ContinuousClock.now - start)) }
         // One checkpoint at a time (SQLite refuses a second without
         // waiting): the pool's background one ends first, within the wait.
         guard checkpointer?.claim(within: policy.maximumWait) ?? true else {
@@ -510,15 +512,14 @@ public final class DatabaseQueue: @unchecked Sendable {
         }
         defer { checkpointer?.endClaim() }
         let readers = readersToPauseForCheckpoints
-        guard readers?.pause(within: max(.milliseconds(1), policy.maximumWait - (ContinuousClock.now - start))) ?? true else {
+        guard readers?.pause(within: left()) ?? true else {
             gaveUp(policy, before: before, reason: "reads outlasted the wait")
             return
         }
         defer { readers?.resume() }
         do {
             // Other processes' readers, if any: what is left of the wait.
-            let left = max(.milliseconds(1), policy.maximumWait - (ContinuousClock.now - start))
-            let busy = try connection.withBusyTimeout(left) {
+            let busy = try connection.withBusyTimeout(left()) {
                 try connection.fetchOne(Int.self, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)") ?? 1
             }
             guard busy == 0 else {
