@@ -4,7 +4,7 @@ import Strongroom
 // reliability-child async-serving pool|queue DB KEY
 //   issue 37, item 1, in a process of its own so that no other test's
 //   threads or load count: 8 async reads of 0.3 s while an unrelated task
-//   sleeps 20 times 10 ms, then 10,000 concurrent async reads while a
+//   sleeps 10 times 10 ms, then 10,000 concurrent async reads while a
 //   sampler reads the process's thread count from /proc/self/status.
 //   Prints one JSON line of counts and times.
 extension ReliabilityChild {
@@ -28,19 +28,19 @@ extension ReliabilityChild {
         }
         let baselineThreads = threadCount()
 
-        // 8 reads of 0.3 s, and an unrelated task's 20 sleeps of 10 ms.
+        // 8 reads of 0.3 s, and an unrelated task's 10 sleeps of 10 ms.
         let running = Concurrency()
         let start = DispatchTime.now().uptimeNanoseconds
         async let sleeper: UInt64 = {
-            for _ in 0..<20 { try? await Task.sleep(nanoseconds: 10_000_000) }
+            for _ in 0..<10 { try? await Task.sleep(nanoseconds: 10_000_000) }
             return DispatchTime.now().uptimeNanoseconds
         }()
         let readsDone: UInt64 = try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
                     _ = try await read { db in
-                        running.enter(thread: currentThreadName(), nice: currentThreadNice())
-                        defer { running.leave() }
+                        let begun = running.enter(thread: currentThreadName(), nice: currentThreadNice())
+                        defer { running.leave(begun: begun) }
                         usleep(300_000)
                         return try db.fetchOne(Int.self, sql: "SELECT x FROM t") ?? 0
                     }
@@ -82,6 +82,8 @@ extension ReliabilityChild {
             "reads_seconds": readSeconds,
             "sleeper_seconds": sleeperSeconds,
             "sleeper_before_reads": sleeperDone < readsDone,
+            "sleeper_before_first_read": sleeperDone < running.firstEnd,
+            "read_body_seconds": Double(running.bodyNanoseconds) / 1e9,
             "completed": completed,
             "max_threads": maximum.value,
         ]
@@ -116,9 +118,22 @@ final class Concurrency: @unchecked Sendable {
     // Sendable: every field is guarded by `lock`.
     private let lock = NSLock()
     private var now = 0, most = 0, names: Set<String> = [], nices: Set<Int> = []
-    func enter(thread: String, nice: Int) { lock.withLock { now += 1; most = max(most, now); names.insert(thread); nices.insert(nice) } }
+    private var ended: UInt64 = .max, inside: UInt64 = 0
+    /// Counts a body begun on `thread`; returns when (uptime, ns).
+    func enter(thread: String, nice: Int) -> UInt64 {
+        lock.withLock { now += 1; most = max(most, now); names.insert(thread); nices.insert(nice) }
+        return DispatchTime.now().uptimeNanoseconds
+    }
     var niceValues: Set<Int> { lock.withLock { nices } }
-    func leave() { lock.withLock { now -= 1 } }
+    /// Counts a body begun at `begun` as ended now.
+    func leave(begun: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        lock.withLock { self.now -= 1; ended = min(ended, now); inside += now - begun }
+    }
+    /// When the first body ended (uptime, ns).
+    var firstEnd: UInt64 { lock.withLock { ended } }
+    /// The time spent inside bodies, added up.
+    var bodyNanoseconds: UInt64 { lock.withLock { inside } }
     var maximum: Int { lock.withLock { most } }
     var threadNames: Set<String> { lock.withLock { names } }
 }

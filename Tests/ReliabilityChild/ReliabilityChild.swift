@@ -215,10 +215,11 @@ func started(_ body: @escaping @Sendable () -> Void) -> JoinableThread {
     return thread
 }
 
-/// An error from a task, read after it ends.
+/// An error from a task, or the seconds it reported, read after it ends.
 final class Outcome: @unchecked Sendable {
     // Sendable: written by the task before it signals, read after the wait.
     var error: (any Error)?
+    var seconds: Double = -1
 }
 
 /// A flag set once, read from other threads.
@@ -235,6 +236,7 @@ final class Counts: @unchecked Sendable {
     // Sendable: every field is guarded by `lock`.
     private let lock = NSLock()
     private var writes = 0, reads = 0, busy = 0, partial = 0, otherErrors = 0
+    private var walPeak = 0
 
     func add(writes: Int = 0, reads: Int = 0, busy: Int = 0, partial: Int = 0, otherErrors: Int = 0) {
         lock.withLock {
@@ -260,15 +262,23 @@ final class Counts: @unchecked Sendable {
         lock.withLock { ["writes": writes, "reads": reads, "busy": busy, "partial": partial, "other_errors": otherErrors] }
     }
 
-    /// Whether at least `writes` writes and `reads` reads have been counted.
-    func reached(writes: Int, reads: Int) -> Bool {
-        lock.withLock { self.writes >= writes && self.reads >= reads }
+    /// Notes a size of the `-wal`, sampled.
+    func noteWAL(bytes: Int) { lock.withLock { walPeak = max(walPeak, bytes) } }
+
+    /// The largest `-wal` size noted so far.
+    var peakWAL: Int { lock.withLock { walPeak } }
+
+    /// Whether at least `writes` writes and `reads` reads have been
+    /// counted, and a `-wal` of at least `walBytes` noted.
+    func reached(writes: Int, reads: Int, walBytes: Int = 0) -> Bool {
+        lock.withLock { self.writes >= writes && self.reads >= reads && walPeak >= walBytes }
     }
 }
 
 /// When a timed load stops: not before its seconds, then as soon as it has
 /// made the writes and reads its test asks for (`WAL_MIN_WRITES`,
-/// `WAL_MIN_READS`; none by default), and at the latest at its cap: twice
+/// `WAL_MIN_READS`; none by default) and seen the `-wal` reach the size it
+/// asks for (`WAL_MIN_PEAK_BYTES`), and at the latest at its cap: twice
 /// its seconds and 30 more, and at most 120 more (a 300 s load in `make
 /// stress` stops by 420 s, inside its test's 10-minute limit). A slow or
 /// loaded machine runs longer instead of making a test fail on counts; a
@@ -280,6 +290,7 @@ struct LoadDeadline: Sendable {
     let seconds: Double
     let minimumWrites: Int
     let minimumReads: Int
+    let minimumPeak: Int
     let counts: Counts
 
     init(seconds: Double, counts: Counts, environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -287,6 +298,7 @@ struct LoadDeadline: Sendable {
         self.counts = counts
         minimumWrites = environment["WAL_MIN_WRITES"].flatMap(Int.init) ?? 0
         minimumReads = environment["WAL_MIN_READS"].flatMap(Int.init) ?? 0
+        minimumPeak = environment["WAL_MIN_PEAK_BYTES"].flatMap(Int.init) ?? 0
     }
 
     /// The cap, in seconds from the start.
@@ -296,7 +308,7 @@ struct LoadDeadline: Sendable {
         let elapsed = self.elapsed
         if elapsed < seconds { return true }
         if elapsed >= cap { return false }
-        return !counts.reached(writes: minimumWrites, reads: minimumReads)
+        return !counts.reached(writes: minimumWrites, reads: minimumReads, walBytes: minimumPeak)
     }
 
     /// The seconds since the load started.

@@ -17,6 +17,10 @@ import Strongroom
 //   pool's, a read always waits for one: the readers always overlap), and
 //   one writer committing batches of 50 inserts of 2,000 bytes as fast as
 //   it can. The same JSON line (the -wal sampled every 10 ms).
+//   WAL_READ_HOLD_US holds each read that long. WAL_LONG_READ_UNTIL_BYTES:
+//   one more read, begun with the load, holds its reader (and its snapshot)
+//   until the -wal has been seen past that many bytes, or until the load's
+//   cap; its seconds go out as "long_read_seconds" (-1 when there was none).
 extension ReliabilityChild {
     static func walLoadAsync(database: String, keyFile: String, seconds: Double, readers readerCount: Int) throws {
         let configuration = Configuration(key: try DatabaseKey.load(keyFile: keyFile))
@@ -26,8 +30,22 @@ extension ReliabilityChild {
         }
         let readSQL = ProcessInfo.processInfo.environment["WAL_READ_SQL"] ?? "SELECT count(*) FROM event"
         let holdMicroseconds = ProcessInfo.processInfo.environment["WAL_READ_HOLD_US"].flatMap(UInt32.init) ?? 0
+        let longReadUntil = ProcessInfo.processInfo.environment["WAL_LONG_READ_UNTIL_BYTES"].flatMap(Int.init)
         let counts = Counts()
         let deadline = LoadDeadline(seconds: seconds, counts: counts)
+        // Begun, and its snapshot taken, before the writer starts.
+        let longReadBegun = DispatchSemaphore(value: 0)
+        let longRead = Task<Double, any Error> {
+            guard let longReadUntil else { longReadBegun.signal(); return -1 }
+            return try await pool.asyncRead { db in
+                _ = try db.fetchOne(Int.self, sql: readSQL)
+                longReadBegun.signal()
+                let begun = deadline.elapsed
+                while counts.peakWAL <= longReadUntil && deadline.elapsed < deadline.cap { usleep(10_000) }
+                return deadline.elapsed - begun
+            }
+        }
+        longReadBegun.wait()
         let writer = started {
             while deadline.isRunning {
                 counts.counting {
@@ -61,15 +79,22 @@ extension ReliabilityChild {
                 }
             }
         }
-        let samples = sampleWAL(database + "-wal", until: deadline)
+        let samples = sampleWAL(database + "-wal", until: deadline, noting: counts)
         // When the load stopped, before the reads queued behind it drain.
         let secondsRun = deadline.elapsed
         writer.join()
         let done = DispatchSemaphore(value: 0)
-        Task { _ = await readers.value; done.signal() }
+        let longReadSeconds = Outcome()
+        Task {
+            _ = await readers.value
+            do { longReadSeconds.seconds = try await longRead.value } catch { longReadSeconds.error = error }
+            done.signal()
+        }
         done.wait()
+        if let error = longReadSeconds.error { throw error }
         var figures = counts.snapshot()
         figures["seconds_run"] = secondsRun
+        figures["long_read_seconds"] = longReadSeconds.seconds
         figures["peak_wal_bytes"] = samples.max() ?? 0
         figures["last_wal_bytes"] = samples.last ?? 0
         // The peak from every 10 ms sample; the samples kept, one per 100 ms (each the largest of its ten).
@@ -79,12 +104,14 @@ extension ReliabilityChild {
         try pool.close()
     }
 
-    /// The size of `wal` every 10 ms while the load runs.
-    static func sampleWAL(_ wal: String, until deadline: LoadDeadline, every microseconds: UInt32 = 10_000) -> [Int] {
+    /// The size of `wal` every 10 ms while the load runs, each noted in `counts`.
+    static func sampleWAL(_ wal: String, until deadline: LoadDeadline, every microseconds: UInt32 = 10_000, noting counts: Counts? = nil) -> [Int] {
         var samples: [Int] = []
         while deadline.isRunning {
             var status = stat()
-            samples.append(stat(wal, &status) == 0 ? Int(status.st_size) : 0)
+            let size = stat(wal, &status) == 0 ? Int(status.st_size) : 0
+            samples.append(size)
+            counts?.noteWAL(bytes: size)
             usleep(microseconds)
         }
         return samples

@@ -24,8 +24,8 @@
 /// twice the limit while every read ends within ``maximumWait``, however
 /// many readers there are (measured with 8 readers of 100 ms always active,
 /// and with 16 async readers back to back: the peak was the limit plus one
-/// transaction); reads that keep outlasting it let the `-wal` grow for as
-/// long as they come (see <doc:ServingRequests>).
+/// transaction); reads that keep outlasting it can keep the `-wal` growing
+/// for as long as they come (see <doc:ServingRequests>).
 ///
 /// ```swift
 /// var configuration = Configuration(key: key)

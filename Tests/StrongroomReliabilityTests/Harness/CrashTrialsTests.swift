@@ -125,8 +125,13 @@ struct CrashTrialsTests {
     }
 
     /// One wait in four, given a sign of the first write, kills soon after
-    /// it shows (here 60 ms into the child's run); with none, at the end of
-    /// the window. The other waits sleep for a chosen moment. Measured
+    /// it shows (here 60 ms into the child's run); with none, at its cap
+    /// (the window × 3, 600 ms). The other waits sleep for a chosen moment
+    /// within the window × 1.1 (220 ms). Each verdict asks which of the two
+    /// moments a wait ended nearer (the write or the cap, the window or the
+    /// cap), not whether it ended within a few milliseconds of the right one,
+    /// so that a loaded machine's late wake-ups do not decide it (issue 51,
+    /// item 5; it was < 120 ms and < 300 ms). Measured
     /// through ``CrashTrials/kill(_:window:since:expectedStatus:hasWritten:)``,
     /// as the crash tests wait, with a real child killed each time.
     @Test func oneWaitInFourKillsSoonAfterTheFirstWrite() async throws {
@@ -142,9 +147,9 @@ struct CrashTrialsTests {
             #expect(killed && failure == nil, "round \(round): \(failure ?? "not killed")")
             trials.landed(.after)
         }
-        #expect(waits[3] >= .milliseconds(60) && waits[3] < .milliseconds(120), "the fourth wait: \(waits[3])")
-        #expect(waits[7] >= .milliseconds(220), "with no write, the eighth wait ends with the window × 1.1: \(waits[7])")
-        #expect(waits.enumerated().allSatisfy { $0.offset % 4 == 3 || $0.element < .milliseconds(300) }, "\(waits)")
+        #expect(waits[3] >= .milliseconds(60) && waits[3] < .milliseconds((60 + 600) / 2), "the fourth wait: \(waits[3])")
+        #expect(waits[7] >= .milliseconds(600), "with no write, the eighth wait ends at its cap, the window × 3: \(waits[7])")
+        #expect(waits.enumerated().allSatisfy { $0.offset % 4 == 3 || $0.element < .milliseconds((220 + 600) / 2) }, "\(waits)")
     }
 
     /// A child slower than the uninterrupted run that measured the window
@@ -166,6 +171,7 @@ struct CrashTrialsTests {
             #expect(killed && failure == nil, "round \(round): \(failure ?? "not killed")")
             trials.landed(.after)
         }
-        #expect(last >= .milliseconds(330) && last < .milliseconds(450), "the fourth wait: \(last)")
+        // Nearer the write at 330 ms than the cap at 600 ms.
+        #expect(last >= .milliseconds(330) && last < .milliseconds((330 + 600) / 2), "the fourth wait: \(last)")
     }
 }

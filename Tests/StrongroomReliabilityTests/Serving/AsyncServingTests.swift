@@ -19,9 +19,15 @@ struct AsyncServingTests {
     }
 
     /// 8 reads of 0.3 s on a 4-reader pool run 4 at a time, on the pool's
-    /// own threads; an unrelated task's 20 sleeps of 10 ms end within
-    /// 0.3 s, before the reads; 10,000 concurrent reads all complete with at
-    /// most readers + writer + 8 threads in the process.
+    /// own threads; an unrelated task's 10 sleeps of 10 ms end before the
+    /// first read does; 10,000 concurrent reads all complete with at most
+    /// readers + writer + 8 threads in the process.
+    ///
+    /// Orders and ratios, not seconds (issue 51, item 5): the reads' wall
+    /// time against the time spent inside them (4 at a time: a quarter), the
+    /// sleeper's end against the first read's end. It was "the sleeper ends
+    /// within 0.3 s" and "the reads within 1 s": the queue's sleeper took
+    /// 0.311 s on a loaded machine.
     @Test(.timeLimit(.minutes(2))) func poolReadsRunOnThreadsOfTheirOwn() async throws {
         let figures = try await serve("pool")
         #expect(figures["max_concurrent"] as? Int == 4, "\(figures)")
@@ -31,9 +37,9 @@ struct AsyncServingTests {
         // reads leaves the writer's thread its share of the CPU.
         let processNice = figures["process_nice"] as? Int ?? -99
         #expect(figures["body_nice"] as? [Int] == [min(processNice + 5, 19)], "\(figures)")
-        #expect((figures["sleeper_seconds"] as? Double ?? 9) <= 0.3, "\(figures)")
-        #expect(figures["sleeper_before_reads"] as? Bool == true, "\(figures)")
-        #expect((figures["reads_seconds"] as? Double ?? 9) < 1.0, "4 at a time: about 0.6 s; \(figures)")
+        #expect(figures["sleeper_before_first_read"] as? Bool == true, "\(figures)")
+        let wall = figures["reads_seconds"] as? Double ?? 9, inside = figures["read_body_seconds"] as? Double ?? 0
+        #expect(wall < 0.4 * inside, "4 at a time: a quarter of the time inside the reads; \(figures)")
         #expect(figures["completed"] as? Int == 10_000, "\(figures)")
         let threads = figures["max_threads"] as? Int ?? 999
         #expect(threads > 0 && threads <= 4 + 1 + 8, "\(figures)")
@@ -47,8 +53,7 @@ struct AsyncServingTests {
         #expect(figures["body_nice"] as? [Int] == [figures["process_nice"] as? Int ?? -99], "a queue's thread keeps the process's priority: \(figures)")
         let names = figures["body_threads"] as? [String] ?? []
         #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("strongroom") }, "bodies ran on \(names)")
-        #expect((figures["sleeper_seconds"] as? Double ?? 9) <= 0.3, "\(figures)")
-        #expect(figures["sleeper_before_reads"] as? Bool == true, "\(figures)")
+        #expect(figures["sleeper_before_first_read"] as? Bool == true, "\(figures)")
         #expect(figures["completed"] as? Int == 10_000, "\(figures)")
         let threads = figures["max_threads"] as? Int ?? 999
         #expect(threads > 0 && threads <= 1 + 8, "\(figures)")

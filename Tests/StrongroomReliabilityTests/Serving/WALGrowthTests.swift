@@ -85,13 +85,23 @@ struct WALGrowthTests {
         try run.record("wal growth, 16 async readers holding each read \(hold / 1000) ms", limit: limit)
     }
 
-    /// Issue 51, item 6, the other side of the bound: reads that each
-    /// outlast the policy's `maximumWait` (1 s) make every checkpoint give
-    /// up, and the `-wal` grows past twice the limit (as the documentation
-    /// of CheckpointPolicy and ServingRequests states).
-    @Test(.timeLimit(.minutes(10))) func readsThatOutlastTheWaitLetTheWALGrowPastTheBound() async throws {
-        let run = try await load("wal-load-async", ["8", "4"], environment: ["WAL_READ_HOLD_US": "1500000"])
+    /// Issue 51, item 6, the other side of the bound: a read that outlasts
+    /// the policy's `maximumWait` (1 s) makes every checkpoint begun while
+    /// it runs give up, and the `-wal` grows past twice the limit (as the
+    /// documentation of CheckpointPolicy and ServingRequests states). The
+    /// read is held until the `-wal` is seen past that (at most the load's
+    /// cap, 46 s), so a slow machine makes it longer, not failed. It was 4
+    /// readers holding each read 1.5 s: they began together, so a checkpoint
+    /// begun in their last second saw them end within its wait and truncated
+    /// the log, and on a loaded machine every checkpoint did (a peak of the
+    /// limit plus one transaction, in CI and here with 3 busy loops beside it).
+    @Test(.timeLimit(.minutes(10))) func aReadThatOutlastsTheWaitLetsTheWALGrowPastTheBound() async throws {
         let limit = try #require(CheckpointPolicy.default.walSizeLimit)
-        #expect(run.peak > 2 * limit, "peak -wal \(run.peak) bytes against a limit of \(limit): \(run.writes) writes")
+        let run = try await load("wal-load-async", ["4", "4"],
+                                 environment: ["WAL_LONG_READ_UNTIL_BYTES": "\(2 * limit)", "WAL_MIN_PEAK_BYTES": "\(2 * limit + 1)"])
+        let longRead = run.figures["long_read_seconds"] as? Double ?? -1
+        #expect(longRead > 1, "the long read lasted \(longRead) s: \(run.figures)")
+        #expect(!run.errorsReachedCallers, "\(run.figures)")
+        #expect(run.peak > 2 * limit, "peak -wal \(run.peak) bytes against a limit of \(limit): \(run.writes) writes in \(run.seconds) s")
     }
 }
