@@ -21,6 +21,8 @@ import Strongroom
 //   one more read, begun with the load, holds its reader (and its snapshot)
 //   until the -wal has been seen past that many bytes, or until the load's
 //   cap; its seconds go out as "long_read_seconds" (-1 when there was none).
+//   Set WAL_MIN_PEAK_BYTES above it, or the load may stop (at its seconds)
+//   before the read does, and then waits for it until the cap.
 extension ReliabilityChild {
     static func walLoadAsync(database: String, keyFile: String, seconds: Double, readers readerCount: Int) throws {
         let configuration = Configuration(key: try DatabaseKey.load(keyFile: keyFile))
@@ -37,12 +39,19 @@ extension ReliabilityChild {
         let longReadBegun = DispatchSemaphore(value: 0)
         let longRead = Task<Double, any Error> {
             guard let longReadUntil else { longReadBegun.signal(); return -1 }
-            return try await pool.asyncRead { db in
-                _ = try db.fetchOne(Int.self, sql: readSQL)
+            do {
+                return try await pool.asyncRead { db in
+                    _ = try db.fetchOne(Int.self, sql: readSQL)
+                    longReadBegun.signal()
+                    let begun = deadline.elapsed
+                    while counts.peakWAL <= longReadUntil && deadline.elapsed < deadline.cap { usleep(10_000) }
+                    return deadline.elapsed - begun
+                }
+            } catch {
+                // A read that failed before it began lets the load go on
+                // (and its error out at the end), rather than wait for ever.
                 longReadBegun.signal()
-                let begun = deadline.elapsed
-                while counts.peakWAL <= longReadUntil && deadline.elapsed < deadline.cap { usleep(10_000) }
-                return deadline.elapsed - begun
+                throw error
             }
         }
         longReadBegun.wait()
@@ -156,7 +165,7 @@ extension ReliabilityChild {
             }
         }
         let wal = database + "-wal"
-        let samples = sampleWAL(wal, until: deadline, every: 100_000)
+        let samples = sampleWAL(wal, until: deadline, every: 100_000, noting: counts)
         let secondsRun = deadline.elapsed
         writer.join()
         for reader in readers { reader.join() }

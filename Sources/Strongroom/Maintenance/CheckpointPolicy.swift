@@ -20,7 +20,8 @@
 /// read outlasts ``maximumWait`` (an export, a report), or another process
 /// still reads the log, the checkpoint gives up, and it is not tried again
 /// for twice ``maximumWait``: one long read costs the writer at most a third
-/// of its time, and the `-wal` grows until that read ends. The bound is
+/// of its time, and the `-wal` grows until that read ends (and until the
+/// next try, up to twice ``maximumWait`` later). The bound is
 /// twice the limit while every read ends within ``maximumWait``, however
 /// many readers there are (measured with 8 readers of 100 ms always active,
 /// and with 16 async readers back to back: the peak was the limit plus one
