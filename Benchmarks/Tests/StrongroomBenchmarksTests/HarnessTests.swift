@@ -456,3 +456,29 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         #expect(Set(orders.map(\.first!)).count == 3 && Set(orders.map(\.last!)).count == 3, "\(orders)")
     }
 }
+
+/// The GRDB service is a peer only if the two services differ in their
+/// database layer alone: the request bodies are parsed, checked and
+/// normalized by the same code, and the answers written by the same code.
+@Suite struct ServicePeerTests {
+    /// The repository's root, wherever the tests run from.
+    private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A file's text without its leading `//` comment lines and the blank line after them.
+    private static func body(_ path: String) throws -> String {
+        let text = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)[...]
+        while let first = lines.first, first.hasPrefix("//") { lines.removeFirst() }
+        if lines.first == "" { lines.removeFirst() }
+        return lines.joined(separator: "\n")
+    }
+
+    @Test(arguments: ["CustomerInput.swift", "CustomerJSON.swift"])
+    func theGRDBServiceParsesAndAnswersWithTheExamplesOwnCode(file: String) throws {
+        let example = try Self.body("Examples/CustomerService/Sources/CustomerService/\(file)")
+        let peer = try Self.body("Benchmarks/GRDBService/Sources/GRDBService/\(file)")
+        #expect(!example.isEmpty)
+        #expect(peer == example, "Benchmarks/GRDBService's \(file) is not the example's: copy Examples/CustomerService's (keep the header comment)")
+    }
+}
