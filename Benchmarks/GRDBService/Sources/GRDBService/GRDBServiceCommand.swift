@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -61,6 +62,8 @@ struct GRDBServiceCommand: AsyncParsableCommand {
         let routes = Routes(store: store, logger: logger, maximumBodySize: maximumBodySize)
         let app = Application(
             router: routes.router(),
+            // As the example: a connection that sends nothing for 30 s is closed.
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: TimeAmount.seconds(30))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "GRDBService"),
             onServerRunning: { channel in
                 logger.notice("listening", metadata: ["address": "\(host)", "port": "\(channel.localAddress?.port ?? 0)"])

@@ -1,9 +1,11 @@
 // The example's routes (Examples/CustomerService), unchanged but for the
-// database's error type: the same routes, JSON, statuses and headers.
+// database's module and error type (GRDB's DatabaseError): the same routes,
+// JSON, statuses, headers and error answers. A test holds them so.
 
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 import GRDB
 
 /// The API's routes, on a ``CustomerStore``.
@@ -107,7 +109,7 @@ struct Routes: Sendable {
         }
         do {
             return Data(buffer: try await request.body.collect(upTo: maximumBodySize))
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw RequestError(.contentTooLarge, "body_too_large", "The body is over \(maximumBodySize) bytes.")
         }
     }
@@ -165,9 +167,13 @@ struct ErrorMiddleware: RouterMiddleware {
                 logger.warning("request refused", metadata: ["route": "\(request.method) \(request.uri.path)", "code": "\(error.extendedResultCode.rawValue)"])
             }
             return answer
-        case let error as HTTPError:
+        case let error as any HTTPResponseError:
             let status = RequestError.Status(rawValue: error.status.code) ?? .badRequest
             return RequestError(status, status == .notFound ? "not_found" : "http_\(error.status.code)", error.status.reasonPhrase)
+        case is HTTPParserError:
+            // The client's bytes, not the service's failure: no error-level line for it.
+            logger.debug("malformed request", metadata: ["route": "\(request.method) \(request.uri.path)"])
+            return RequestError(.badRequest, "bad_request", "The request is not valid HTTP/1.1 (its body's framing): send it again, well formed.")
         case is CancellationError:
             return RequestError(.serviceUnavailable, "cancelled", "The request was cancelled.", retryAfter: 1)
         default:
