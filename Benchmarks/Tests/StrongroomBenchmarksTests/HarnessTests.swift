@@ -459,7 +459,9 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
 
 /// The GRDB service is a peer only if the two services differ in their
 /// database layer alone: the request bodies are parsed, checked and
-/// normalized by the same code, and the answers written by the same code.
+/// normalized by the same code (its `CustomerInput.swift` and
+/// `CustomerJSON.swift` are links to the example's), and the answers
+/// written by the same code.
 @Suite struct ServicePeerTests {
     /// The repository's root, wherever the tests run from.
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -479,7 +481,7 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         let example = try Self.body("Examples/CustomerService/Sources/CustomerService/\(file)")
         let peer = try Self.body("Benchmarks/GRDBService/Sources/GRDBService/\(file)")
         #expect(!example.isEmpty)
-        #expect(peer == example, "Benchmarks/GRDBService's \(file) is not the example's: copy Examples/CustomerService's (keep the header comment)")
+        #expect(peer == example, "Benchmarks/GRDBService's \(file) is not the example's: it is a link to Examples/CustomerService's (ln -s)")
     }
 
     /// Where the routes may differ: the database's module and error type,
