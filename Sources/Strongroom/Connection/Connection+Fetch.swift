@@ -63,6 +63,13 @@ extension Connection {
         try cachedStatement(sql: sql).fetchOne(arguments: arguments, opening: properties)
     }
 
+    /// The first column of the first row of a query as stored, or nil when
+    /// there is no row (``Statement/firstValue(arguments:)``), through the
+    /// statement cache.
+    package func firstValue(sql: String, arguments: StatementArguments = .none) throws(StrongroomError) -> DatabaseValue? {
+        try cachedStatement(sql: sql).firstValue(arguments: arguments)
+    }
+
     /// Every row of a query decoded into `T`.
     ///
     /// ```swift
@@ -165,16 +172,23 @@ extension Connection {
         guard !sink.keys.isEmpty else {
             throw StrongroomError(.misuse, "\(Record.self) encodes no property to insert.", path: path)
         }
-        try insertStatement(into: table, columns: sink.keys)
-            .execute(arguments: StatementArguments(sink.values.map { $0 as any DatabaseValueConvertible }))
+        try insertStatement(into: table, columns: sink.keys).execute(arguments: StatementArguments(values: sink.values))
     }
 
     /// The cached `INSERT INTO table (columns…)`, with positional parameters.
+    /// The last one used is compared first, byte for byte, before the
+    /// cache's key is built: a run of inserts into one table hashes nothing.
     private func insertStatement(into table: String, columns: [String]) throws(StrongroomError) -> Statement {
+        if let last = lastInsertStatement, last.matches(table: table, columns: columns) { return last.statement }
         let cacheKey = ([table] + columns).map(ExactText.init)
-        if let cached = insertStatementsByColumns[cacheKey] { return cached }
-        let statement = try prepare(sql: Self.insertSQL(into: table, columns: columns))
-        insertStatementsByColumns[cacheKey] = statement
+        let statement: Statement
+        if let cached = insertStatementsByColumns[cacheKey] {
+            statement = cached
+        } else {
+            statement = try prepare(sql: Self.insertSQL(into: table, columns: columns))
+            insertStatementsByColumns[cacheKey] = statement
+        }
+        lastInsertStatement = LastInsertStatement(table: table, columns: columns, statement: statement)
         return statement
     }
 
@@ -203,7 +217,7 @@ extension Connection {
         let insertRow = { (db: Connection) throws in
             var columns = columns, values = values
             try transform.prepareInsert(into: table, columns: &columns, values: &values, connection: db)
-            try db.insertStatement(into: table, columns: columns).execute(arguments: StatementArguments(values.map { $0 as any DatabaseValueConvertible }))
+            try db.insertStatement(into: table, columns: columns).execute(arguments: StatementArguments(values: values))
         }
         try write(into: table, through: transform, insertRow)
     }
@@ -234,10 +248,10 @@ extension Connection {
     /// answers true: a savepoint more, never one less. An INSERT into a
     /// table of main runs only main's and temp's triggers.
     func schemaMayHoldTriggers() throws(StrongroomError) -> Bool {
-        try fetchOne(Bool.self, sql: """
+        try firstValue(sql: """
             SELECT EXISTS (SELECT 1 FROM main.sqlite_master WHERE type = 'trigger' OR sql LIKE '%trigger%')
                 OR EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'trigger' OR sql LIKE '%trigger%')
-            """) ?? true
+            """) != .integer(0)
     }
 
     /// `INSERT INTO "table" ("a", "b") VALUES (?1, ?2)`: positional

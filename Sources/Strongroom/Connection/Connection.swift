@@ -64,6 +64,9 @@ public final class Connection {
     /// The entry of `insertStatementCache` used last while no transform is
     /// installed (`insert(_:into:)`), looked up as `lastRecordInsert` is.
     @exclusivity(unchecked) var lastEncodableInsert: (type: ObjectIdentifier, table: String, statement: Statement)?
+    /// The entry of `insertStatementsByColumns` used last (the inserts of
+    /// transformed rows), compared before the cache's key is built.
+    @exclusivity(unchecked) var lastInsertStatement: LastInsertStatement?
     var savepointDepth = 0
     /// `BEGIN DEFERRED`, `COMMIT`, `SAVEPOINT` and `RELEASE` statements, by
     /// text (see `executeTransactionControl`): at most a few.
@@ -487,6 +490,7 @@ public final class Connection {
         transactionStatements.removeAll()
         lastRecordInsert = nil
         lastEncodableInsert = nil
+        lastInsertStatement = nil
     }
 
     /// Releases the statements this connection caches, and returns how many
@@ -651,6 +655,26 @@ extension Connection {
 /// text and names. Swift's `==` on strings takes canonically equivalent
 /// texts for one ("é" and "e" + U+0301): as cache keys they would hand one
 /// table's statement to a query on the other.
+/// An INSERT statement with the table and columns it was built for,
+/// matched byte for byte (as ``ExactText`` compares).
+struct LastInsertStatement {
+    let table: ExactText
+    let columns: [ExactText]
+    let statement: Statement
+
+    init(table: String, columns: [String], statement: Statement) {
+        self.table = ExactText(table)
+        self.columns = columns.map(ExactText.init)
+        self.statement = statement
+    }
+
+    func matches(table: String, columns: [String]) -> Bool {
+        guard columns.count == self.columns.count, self.table == ExactText(table) else { return false }
+        for (name, own) in zip(columns, self.columns) where own != ExactText(name) { return false }
+        return true
+    }
+}
+
 package struct ExactText: Hashable, Sendable {
     package let text: String
 

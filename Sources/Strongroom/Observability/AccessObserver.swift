@@ -89,6 +89,9 @@ final class AccessObserver: Sendable {
     func startSpan(_ kind: AccessKind) -> any Span {
         let tracer = self.tracer ?? InstrumentationSystem.tracer
         let span = tracer.startSpan("strongroom.\(kind.rawValue)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        // A span that records nothing (no tracer bootstrapped) takes no
+        // attributes: each set would build a dictionary it drops.
+        guard span.isRecording else { return span }
         span.attributes["db.system.name"] = "sqlite"
         span.attributes["db.namespace"] = database
         span.attributes["db.operation.name"] = kind.rawValue

@@ -111,7 +111,7 @@ extension Connection {
             // hold them exactly (SQLite's `=` takes 'ADA' for 'ada' under
             // COLLATE NOCASE, and 1 for 1.0).
             let statement = try db.updateStatement(table: table, set: set.map { columns[$0] }, key: rowKey, exactly: transform != nil)
-            try statement.execute(arguments: StatementArguments((set + key).map { values[$0] as any DatabaseValueConvertible }))
+            try statement.execute(arguments: StatementArguments(values: (set + key).map { values[$0] }))
             guard db.changesCount > 0 else {
                 let described = zip(rowKey, key.map { values[$0] }).map { "\($0) = \($1)" }.joined(separator: ", ")
                 throw StrongroomError(.notFound, "No row of \(table) has \(described): nothing was updated. Insert it, or check the key.", path: db.path)

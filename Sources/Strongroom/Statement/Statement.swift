@@ -555,6 +555,17 @@ public final class Statement {
         return try currentRow(properties.isEmpty ? nil : try openingPlan(opening: properties))
     }
 
+    /// The first column of the first row as stored, with no conversion, or
+    /// nil when there is no row: the library's own one-value queries (a
+    /// rowid, a check value), without a decoder.
+    package func firstValue(arguments: StatementArguments = .none) throws(StrongroomError) -> DatabaseValue? {
+        reset()
+        defer { reset() }
+        try bind(arguments: arguments)
+        guard try step() else { return nil }
+        return databaseValue(at: 0)
+    }
+
     /// Runs the statement and calls `body` with each row as it is read, in
     /// place: a ``RowView`` reads its values straight from SQLite, and is
     /// valid during the call only (``RowView/copy()`` keeps one).

@@ -554,10 +554,15 @@ final class SealingTransform: ColumnTransform {
     /// table is AUTOINCREMENT is read from the loaded schema, not queried.
     private func assignRowid(for key: PrimaryKey, column: String, connection: Connection) throws(StrongroomError) -> DatabaseValue {
         let next: Int64
-        if connection.isAutoincrement(column, of: key.table) {
-            next = try connection.fetchOne(Int64.self, sql: key.largestRowidQueries.everUsed, arguments: [key.table]) ?? 0
+        let (sql, arguments): (String, StatementArguments) = connection.isAutoincrement(column, of: key.table)
+            ? (key.largestRowidQueries.everUsed, StatementArguments(values: [.text(key.table)]))
+            : (key.largestRowidQueries.rowid, .none)
+        // Read as stored; anything but an integer (an `sqlite_sequence`
+        // edited to hold text) goes through the decoder, which names it.
+        if case .integer(let largest) = try connection.firstValue(sql: sql, arguments: arguments) {
+            next = largest
         } else {
-            next = try connection.fetchOne(Int64.self, sql: key.largestRowidQueries.rowid) ?? 0
+            next = try connection.fetchOne(Int64.self, sql: sql, arguments: arguments) ?? 0
         }
         guard next < Int64.max else {
             throw StrongroomError(.constraint, "\(key.table) has no rowid left to assign; give the primary key a value.", path: connection.path)

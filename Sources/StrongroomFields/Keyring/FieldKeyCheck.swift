@@ -23,6 +23,8 @@ import StrongroomCrypto
 /// migrations) has nothing to compare with until its first such write.
 public enum FieldKeyCheck {
     package static let table = "strongroom_field_keys"
+    /// A key's check value, by `key_id` (one text: one cached statement).
+    static let checkValueQuery = "SELECT check_value FROM main.\(table) WHERE key_id = ?"
     static let createTableSQL = "CREATE TABLE IF NOT EXISTS main.\(table) (key_id INTEGER PRIMARY KEY, check_value BLOB NOT NULL)"
     static let info = Array("key-check".utf8)
 
@@ -112,9 +114,16 @@ public enum FieldKeyCheck {
     /// there is a wrong keyring, refused.
     static func isActiveKeyRecorded(of keyring: FieldKeyring, check: [UInt8], in db: Connection) throws(StrongroomError) -> Bool {
         let id = keyring.activeKeyID
-        // try?: no table yet is "not recorded".
-        guard let known = try? db.fetchOne([UInt8].self, sql: "SELECT check_value FROM main.\(table) WHERE key_id = ?", arguments: [DatabaseValue.integer(Int64(id))]) else {
-            return false
+        let arguments = StatementArguments(values: [.integer(Int64(id))])
+        // try?: no table yet is "not recorded". A BLOB is read as stored;
+        // anything else (NULL, or an edited row's TEXT) as it always was.
+        let known: [UInt8]
+        switch try? db.firstValue(sql: checkValueQuery, arguments: arguments) {
+        case .blob(let bytes)?: known = bytes
+        case nil: return false
+        default:
+            guard let converted = try? db.fetchOne([UInt8].self, sql: checkValueQuery, arguments: arguments) else { return false }
+            known = converted
         }
         guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
         return true
@@ -133,8 +142,7 @@ public enum FieldKeyCheck {
             // Until the connection records it: then its own check value, and no other.
             if let check = try value(of: id, in: cipher.keyring) {
                 cipher.activeKeyRecorded = { [weak db] in
-                    guard let db, let known = try? db.fetchOne([UInt8].self, sql: "SELECT check_value FROM main.\(table) WHERE key_id = ?",
-                                                               arguments: [DatabaseValue.integer(Int64(id))]) else { return false }
+                    guard let db, let known = try? db.fetchOne([UInt8].self, sql: checkValueQuery, arguments: [DatabaseValue.integer(Int64(id))]) else { return false }
                     return ConstantTime.equal(known, check)
                 }
             }
