@@ -131,3 +131,68 @@ struct ObservabilityTests {
         #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 0)
     }
 }
+
+/// Review of issue 51's hot path (helper-27): a tracer whose spans say they
+/// record only once an attribute is set (as swift-distributed-tracing's own
+/// test span does) still gets the access's attributes. Only the no-op
+/// tracer's spans are left without them.
+@Suite("Observability: spans that start recording late")
+struct LateRecordingSpanTests {
+    let dir = TemporaryDirectory()
+
+    final class LateSpan: Span, @unchecked Sendable {
+        let context: ServiceContext
+        private let lock = NSLock()
+        private var name: String
+        private var stored = SpanAttributes()
+        private let ended: @Sendable (LateSpan) -> Void
+
+        init(name: String, context: ServiceContext, ended: @escaping @Sendable (LateSpan) -> Void) {
+            (self.name, self.context, self.ended) = (name, context, ended)
+        }
+
+        var operationName: String {
+            get { lock.withLock { name } }
+            set { lock.withLock { name = newValue } }
+        }
+        var attributes: SpanAttributes {
+            get { lock.withLock { stored } }
+            set { lock.withLock { stored = newValue } }
+        }
+        var isRecording: Bool { lock.withLock { !stored.isEmpty } }
+        func setStatus(_ status: SpanStatus) {}
+        func addEvent(_ event: SpanEvent) {}
+        func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {}
+        func addLink(_ link: SpanLink) {}
+        func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) { ended(self) }
+    }
+
+    final class LateTracer: Tracer, @unchecked Sendable {
+        private let lock = NSLock()
+        private var spans: [LateSpan] = []
+        var finished: [LateSpan] { lock.withLock { spans } }
+
+        func startSpan<Instant: TracerInstant>(_ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
+                                               at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt) -> LateSpan {
+            LateSpan(name: operationName, context: context()) { [weak self] span in self?.lock.withLock { self?.spans.append(span) } }
+        }
+        func forceFlush() {}
+        func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract) where Extract.Carrier == Carrier {}
+        func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject) where Inject.Carrier == Carrier {}
+    }
+
+    @Test func aSpanThatRecordsOnceGivenAttributesGetsThem() async throws {
+        let tracer = LateTracer()
+        var configuration = Configuration(key: .generate())
+        configuration.tracer = tracer
+        let queue = try DatabaseQueue(path: dir.file("late.db"), configuration: configuration)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        _ = try await queue.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") }
+        let spans = tracer.finished
+        #expect(spans.count == 2, "\(spans.map(\.operationName))")
+        for span in spans {
+            #expect(span.attributes["db.system.name"]?.toSpanAttribute() == "sqlite", "\(span.operationName)")
+            #expect(span.attributes["db.namespace"]?.toSpanAttribute() == "late.db")
+        }
+    }
+}

@@ -1,7 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
+#if canImport(Darwin)
 import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 import Synchronization
 
@@ -66,7 +68,9 @@ private final class MarksOfThisThread {
     static var currentOrNew: MarksOfThisThread {
         if let marks = current { return marks }
         let marks = MarksOfThisThread()
-        pthread_setspecific(key, Unmanaged.passRetained(marks).toOpaque())
+        let status = pthread_setspecific(key, Unmanaged.passRetained(marks).toOpaque())
+        // Unset, the mark would be lost and a call back into the queue would wait for itself.
+        precondition(status == 0, "pthread_setspecific failed (\(status)): no memory for this thread's marks")
         return marks
     }
 }

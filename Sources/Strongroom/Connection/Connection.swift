@@ -651,10 +651,6 @@ extension Connection {
     }
 }
 
-/// A string compared and hashed by its UTF-8 bytes, as SQLite compares SQL
-/// text and names. Swift's `==` on strings takes canonically equivalent
-/// texts for one ("é" and "e" + U+0301): as cache keys they would hand one
-/// table's statement to a query on the other.
 /// An INSERT statement with the table and columns it was built for,
 /// matched byte for byte (as ``ExactText`` compares).
 struct LastInsertStatement {
@@ -675,6 +671,10 @@ struct LastInsertStatement {
     }
 }
 
+/// A string compared and hashed by its UTF-8 bytes, as SQLite compares SQL
+/// text and names. Swift's `==` on strings takes canonically equivalent
+/// texts for one ("é" and "e" + U+0301): as cache keys they would hand one
+/// table's statement to a query on the other.
 package struct ExactText: Hashable, Sendable {
     package let text: String
 

@@ -88,10 +88,12 @@ final class AccessObserver: Sendable {
     /// Starts the span of one access, a child of the task's service context.
     func startSpan(_ kind: AccessKind) -> any Span {
         let tracer = self.tracer ?? InstrumentationSystem.tracer
-        let span = tracer.startSpan("strongroom.\(kind.rawValue)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        // A span that records nothing (no tracer bootstrapped) takes no
-        // attributes: each set would build a dictionary it drops.
-        guard span.isRecording else { return span }
+        let context = ServiceContext.current ?? .topLevel
+        // The no-op tracer (none bootstrapped) gets no attributes: each set
+        // would build a dictionary its span drops. Any other tracer's spans
+        // get them, even one that says it records only once given some.
+        if tracer is NoOpTracer { return NoOpTracer.NoOpSpan(context: context) }
+        let span = tracer.startSpan("strongroom.\(kind.rawValue)", context: context, ofKind: .client)
         span.attributes["db.system.name"] = "sqlite"
         span.attributes["db.namespace"] = database
         span.attributes["db.operation.name"] = kind.rawValue
