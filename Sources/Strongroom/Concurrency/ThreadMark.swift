@@ -22,7 +22,8 @@ struct ThreadMark: Sendable {
 
     private static let nextID = Atomic<UInt64>(1)
 
-    /// A mark of its own (each queue or pool makes one); `role` names it in a debugger.
+    /// A mark of its own (each queue or pool makes one). `role` says whose
+    /// at the call site only; marks are told apart by their numbers.
     init(_ role: String) {
         id = Self.nextID.add(1, ordering: .relaxed).oldValue
     }
