@@ -403,7 +403,7 @@ public final class DatabasePool: @unchecked Sendable {
     private var checkedOut: [Reader] = []
 
     /// Set on a thread while it runs one of this pool's reads.
-    private let readingMark = ThreadMark("pool.read")
+    private let readingMark = ThreadMark()
 
     /// A pool called again from inside one of its own closures would wait
     /// for itself (a reader it holds, a writer it is): a typed error instead.

@@ -90,7 +90,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     deinit { thread.stop() }
 
     /// Set on the thread that runs one of the queue's closures.
-    private let mark = ThreadMark("queue")
+    private let mark = ThreadMark()
 
     /// True inside one of the queue's closures, even through another queue
     /// or pool.

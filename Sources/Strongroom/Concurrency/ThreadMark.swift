@@ -22,9 +22,8 @@ struct ThreadMark: Sendable {
 
     private static let nextID = Atomic<UInt64>(1)
 
-    /// A mark of its own (each queue or pool makes one). `role` says whose
-    /// at the call site only; marks are told apart by their numbers.
-    init(_ role: String) {
+    /// A mark of its own (each queue or pool makes one).
+    init() {
         id = Self.nextID.add(1, ordering: .relaxed).oldValue
     }
 

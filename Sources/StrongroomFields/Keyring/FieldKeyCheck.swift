@@ -114,19 +114,21 @@ public enum FieldKeyCheck {
     /// there is a wrong keyring, refused.
     static func isActiveKeyRecorded(of keyring: FieldKeyring, check: [UInt8], in db: Connection) throws(StrongroomError) -> Bool {
         let id = keyring.activeKeyID
-        let arguments = StatementArguments(values: [.integer(Int64(id))])
-        // try?: no table yet is "not recorded". A BLOB is read as stored;
-        // anything else (NULL, or an edited row's TEXT) as it always was.
-        let known: [UInt8]
-        switch try? db.firstValue(sql: checkValueQuery, arguments: arguments) {
-        case .blob(let bytes)?: known = bytes
-        case nil: return false
-        default:
-            guard let converted = try? db.fetchOne([UInt8].self, sql: checkValueQuery, arguments: arguments) else { return false }
-            known = converted
-        }
+        guard let known = storedCheckValue(of: id, in: db) else { return false }
         guard ConstantTime.equal(known, check) else { throw wrongKeyring(id, db) }
         return true
+    }
+
+    /// The check value the database records for key `id`, or nil: no row,
+    /// or no table yet. A BLOB is read as stored; anything else (NULL, or an
+    /// edited row's TEXT) through the decoder, as it always was.
+    static func storedCheckValue(of id: UInt32, in db: Connection) -> [UInt8]? {
+        let arguments = StatementArguments(values: [.integer(Int64(id))])
+        switch try? db.firstValue(sql: checkValueQuery, arguments: arguments) {
+        case .blob(let bytes)?: return bytes
+        case nil: return nil
+        default: return try? db.fetchOne([UInt8].self, sql: checkValueQuery, arguments: arguments)
+        }
     }
 
     /// What a connection given `cipher`'s keyring does as it opens (it
@@ -142,7 +144,7 @@ public enum FieldKeyCheck {
             // Until the connection records it: then its own check value, and no other.
             if let check = try value(of: id, in: cipher.keyring) {
                 cipher.activeKeyRecorded = { [weak db] in
-                    guard let db, let known = try? db.fetchOne([UInt8].self, sql: checkValueQuery, arguments: [DatabaseValue.integer(Int64(id))]) else { return false }
+                    guard let db, let known = storedCheckValue(of: id, in: db) else { return false }
                     return ConstantTime.equal(known, check)
                 }
             }
