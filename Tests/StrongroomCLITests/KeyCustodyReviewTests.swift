@@ -173,6 +173,7 @@ struct KeyCustodyReviewTests {
         let db = try Connection(path: dir.file("app.db"), configuration: Configuration(key: try KeyFile.read(at: dir.file("db.key"))))
         try db.execute(sql: "CREATE TABLE t(x)")
         db.close()
+        try Self.asker.write(toFile: dir.file("ask.py"), atomically: true, encoding: .utf8)
         return try await PseudoTerminal.run("/bin/bash", ["--norc", "--noprofile", "-i"], in: dir.path,
                                             steps: [.type("PS1='s''h> '\n"), .expect("sh> ")] + steps, limit: 40)
     }
@@ -180,6 +181,68 @@ struct KeyCustodyReviewTests {
     /// The command line the shell runs: status, with a key command that asks on the terminal.
     var askingStatus: String {
         "'\(Fixtures.strongroomBinary)' status --database app.db --command-timeout 30 --key-command \"printf 'Un''lock: ' > /dev/tty; read -r a < /dev/tty; [ \\\"\\$a\\\" = open ] && cat db.key\""
+    }
+
+    /// A key command that asks on the terminal and says where it stands, so
+    /// that a session types only once the answer can reach it, never after a
+    /// pause that a loaded machine may outlast (`fg` prints the job before it
+    /// gives it the terminal: an answer typed then went to the shell).
+    /// Arguments: seconds to wait before asking, and seconds to take to stop
+    /// at ^Z (0: stops at once, as SIGTSTP's default).
+    /// - `[key command waiting]` at start, when it waits first;
+    /// - `[key command asks in the foreground]` once it has asked and its
+    ///   process group has the terminal, and again each time it has it back
+    ///   (after a stop, or after running in the background): what is typed
+    ///   from then on reaches it. A thread watches the terminal's group, as
+    ///   `fg` continues only a job that is stopped (a running one gets the
+    ///   terminal and no SIGCONT);
+    /// - `[key command stopping]` when it stops at last, if slow to stop.
+    static let asker = """
+        import os, signal, sys, threading, time
+        wait, stop_delay = float(sys.argv[1]), float(sys.argv[2])
+        tty = os.open("/dev/tty", os.O_RDWR)
+        asked = threading.Event()
+        said = False
+        def continued(signum, frame):
+            global said
+            said = False
+        def watch():
+            global said
+            # Signals are caught by the main thread (its read is interrupted), not here.
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCONT, signal.SIGTSTP])
+            asked.wait()
+            while True:
+                here = os.tcgetpgrp(tty) == os.getpgrp()
+                if here and not said:
+                    os.write(tty, b"[key command asks in the foreground]\\r\\n")
+                said = here
+                time.sleep(0.01)
+        def stop(signum, frame):
+            time.sleep(stop_delay)
+            os.write(tty, b"[key command stopping]\\r\\n")
+            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTSTP)
+            signal.signal(signal.SIGTSTP, stop)
+        signal.signal(signal.SIGCONT, continued)
+        if stop_delay > 0:
+            signal.signal(signal.SIGTSTP, stop)
+        threading.Thread(target=watch, daemon=True).start()
+        if wait > 0:
+            os.write(tty, b"[key command waiting]\\r\\n")
+            time.sleep(wait)
+        os.write(tty, b"Unlock: ")
+        asked.set()
+        line = b""
+        while not line.endswith(b"\\n"):
+            line += os.read(tty, 1)
+        if line.strip() != b"open":
+            sys.exit(1)
+        sys.stdout.buffer.write(open("db.key", "rb").read())
+        """
+
+    /// The command line the shell runs: status, with `asker` as its key command.
+    func askerStatus(wait: Double = 0, stopDelay: Double = 0) -> String {
+        "'\(Fixtures.strongroomBinary)' status --database app.db --command-timeout 30 --key-command 'exec python3 ask.py \(wait) \(stopDelay)'"
     }
 
     /// ^Z then `bg`: strongroom, now in the background, took the terminal
@@ -201,38 +264,12 @@ struct KeyCustodyReviewTests {
     /// alone, the shell waited for the rest of the job, and the terminal hung.
     @Test func suspendingAPipelineStopsTheWholeJob() async throws {
         let session = try await shellSession([
-            .type(askingStatus + " | cat\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
-            // `fg` prints the job before it gives it the terminal: the answer is
-            // typed after that, and a pause, so that a loaded machine's slow
-            // hand-over does not give "open" to the shell.
-            .type("fg\n"), .expect("| cat"), .pause(seconds: 2), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
+            .type(askerStatus() + " | cat\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
+            .type("fg\n"), .expect("[key command asks in the foreground]"), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
         #expect(session.screen.contains("Stopped") && session.screen.contains("key source    key command") && !session.screen.contains("<killed"),
                 "\(session.screen)")
     }
-
-    /// A key command that asks on the terminal, and takes half a second to
-    /// stop at ^Z (as one does that a loaded machine keeps off the CPU),
-    /// saying on the terminal when it stops (well within the 3 s strongroom
-    /// waits for it).
-    static let slowToStop = """
-        import os, signal, sys, time
-        tty = os.open("/dev/tty", os.O_RDWR)
-        def stop(signum, frame):
-            time.sleep(0.5)
-            os.write(tty, b"[key command stopping]\\n")
-            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTSTP)
-            signal.signal(signal.SIGTSTP, stop)
-        signal.signal(signal.SIGTSTP, stop)
-        os.write(tty, b"Unlock: ")
-        line = b""
-        while not line.endswith(b"\\n"):
-            line += os.read(tty, 1)
-        if line.strip() != b"open":
-            sys.exit(1)
-        sys.stdout.buffer.write(open("db.key", "rb").read())
-        """
 
     /// ^Z while the key command had not stopped yet: strongroom stopped at
     /// once, so the shell reported the job stopped and read the terminal
@@ -240,11 +277,11 @@ struct KeyCustodyReviewTests {
     /// first letter of the `fg` typed next (`g: command not found`, in 2 of
     /// 3 runs of the whole suite). The job stops only once its command has.
     @Test func aSuspendedJobStopsOnlyOnceItsKeyCommandHasStopped() async throws {
-        try Self.slowToStop.write(toFile: dir.file("ask.py"), atomically: true, encoding: .utf8)
-        let command = "'\(Fixtures.strongroomBinary)' status --database app.db --command-timeout 30 --key-command 'exec python3 ask.py' | cat"
+        // Half a second to stop at ^Z, as a command that a loaded machine keeps
+        // off the CPU (well within the 3 s strongroom waits for it).
         let session = try await shellSession([
-            .type(command + "\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
-            .type("fg\n"), .expect("| cat"), .pause(seconds: 2), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
+            .type(askerStatus(stopDelay: 0.5) + " | cat\n"), .expect("Unlock:"), .type("\u{1A}"), .expect("sh> "),
+            .type("fg\n"), .expect("[key command asks in the foreground]"), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
         let screen = session.screen
         let commandStopped = screen.range(of: "[key command stopping]")?.lowerBound
@@ -261,8 +298,9 @@ struct KeyCustodyReviewTests {
         let session = try await PseudoTerminal.run("/bin/bash", ["--norc", "--noprofile", "-i"], in: dir.path, steps: [
             .type("PS1='s''h> '\n"), .expect("sh> "),
             .type("'\(Fixtures.strongroomBinary)' keygen --wrap --out tty.key\n"), .expect("New passphrase for the new key file:"),
-            .type("\u{1A}"), .expect("Stopped"), .expect("sh> "), .type("fg\n"), .expect("keygen --wrap"), .pause(seconds: 1),
-            .type("typed secret\n"), .expect("Again:"), .type("typed secret\n"), .expect("Wrote a new database key"), .expect("sh> "),
+            .type("\u{1A}"), .expect("Stopped"), .expect("sh> "), .type("fg\n"), .expect("keygen --wrap"),
+            // Asked again once continued with echo off: typing before that could echo.
+            .expect("New passphrase for the new key file:"), .type("typed secret\n"), .expect("Again:"), .type("typed secret\n"), .expect("Wrote a new database key"), .expect("sh> "),
             .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ], limit: 40)
         #expect(session.screen.contains("Wrote a new database key to tty.key") && !session.screen.contains("typed secret") && !session.screen.contains("<killed"),
@@ -321,11 +359,6 @@ struct KeyCustodyReviewTests {
 
     // MARK: Third review
 
-    /// The command line the shell runs: status, with a key command that waits, then asks on the terminal.
-    func slowAskingStatus(wait seconds: Int) -> String {
-        askingStatus.replacingOccurrences(of: "--key-command \"", with: "--key-command \"sleep \(seconds); ")
-    }
-
     /// ^Z, `bg`, and the command ending in the background: strongroom took
     /// the terminal back from the shell, which then quit.
     @Test func aCommandThatEndsInTheBackgroundLeavesTheShellItsTerminal() async throws {
@@ -342,7 +375,7 @@ struct KeyCustodyReviewTests {
     /// that asks was never continued, and the answer went to the shell.
     @Test func aCommandStartedInTheBackgroundAsksOnceBroughtToTheForeground() async throws {
         let session = try await shellSession([
-            .type(askingStatus + " &\n"), .expect("sh> "), .pause(seconds: 1), .type("fg\n"), .pause(seconds: 1), .type("open\n"),
+            .type(askerStatus() + " &\n"), .expect("Unlock:"), .type("fg\n"), .expect("[key command asks in the foreground]"), .type("open\n"),
             .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
         #expect(session.screen.contains("key source    key command") && !session.screen.contains("command not found") && !session.screen.contains("<killed"),
@@ -353,8 +386,12 @@ struct KeyCustodyReviewTests {
     /// again, in the foreground, and the answer went to the shell.
     @Test func aCommandThatAsksAfterBackgroundAndForegroundGetsItsAnswer() async throws {
         let session = try await shellSession([
-            .type(slowAskingStatus(wait: 2) + "\n"), .pause(seconds: 0.5), .type("\u{1A}"), .expect("sh> "), .type("bg\n"), .expect("sh> "),
-            .type("fg\n"), .expect("Unlock:"), .pause(seconds: 0.5), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
+            .type(askerStatus(wait: 2) + "\n"), .expect("[key command waiting]"), .type("\u{1A}"), .expect("sh> "), .type("bg\n"), .expect("sh> "),
+            // Once it asks in the foreground, half a second for the job to stop
+            // itself again (the defect), before the answer is typed: a pause
+            // that a loaded machine makes too short lets the defect pass, never
+            // fails the fix.
+            .type("fg\n"), .expect("[key command asks in the foreground]"), .pause(seconds: 0.5), .type("open\n"), .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
         #expect(session.screen.contains("key source    key command") && !session.screen.contains("command not found") && !session.screen.contains("<killed"),
                 "\(session.screen)")

@@ -16,6 +16,13 @@ enum TerminalEcho {
     nonisolated(unsafe) private static let saved = allocateSettings()
     nonisolated(unsafe) private static let quiet = allocateSettings()
     nonisolated(unsafe) private static var isOff = false
+    /// The prompt, for `onStop` to show again once continued with echo off
+    /// (as sudo asks again): the shell has printed its job report since,
+    /// and the prompt says when typing is safe again (no echo). Its length
+    /// is 0 when there is no prompt to show (standard error no terminal).
+    nonisolated(unsafe) private static let prompt = UnsafeMutablePointer<UInt8>.allocate(capacity: promptCapacity)
+    nonisolated(unsafe) private static var promptLength = 0
+    private static let promptCapacity = 256
     private static let endingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
     /// Runs `read` with echo off when standard input is a terminal, after
@@ -27,6 +34,13 @@ enum TerminalEcho {
         quiet.pointee = saved.pointee
         quiet.pointee.c_lflag &= ~tcflag_t(ECHO)
         quiet.pointee.c_lflag |= tcflag_t(ECHONL)
+        // Written before the handlers are installed, as the settings are.
+        promptLength = 0
+        if isatty(STDERR_FILENO) == 1 {
+            let bytes = Array(prompt.utf8.prefix(promptCapacity))
+            Self.prompt.update(from: bytes, count: bytes.count)
+            promptLength = bytes.count
+        }
         var previous: [(Int32, sighandler_t?)] = []
         for (signal, handler) in endingSignals.map({ ($0, onEnd) }) + [(SIGTSTP, onStop)] {
             // A signal the command was started with ignored (nohup) stays ignored.
@@ -40,8 +54,9 @@ enum TerminalEcho {
         defer {
             restore()
             for (signal, handler) in previous { Foundation.signal(signal, handler) }
+            promptLength = 0
         }
-        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data(prompt.utf8)) }
+        if promptLength > 0 { FileHandle.standardError.write(Data(prompt.utf8)) }
         return try read()
     }
 
@@ -53,11 +68,15 @@ enum TerminalEcho {
     }
 
     /// Suspended (^Z): gives the terminal back and stops; when continued,
-    /// turns echo off again before the read goes on.
+    /// turns echo off again, then shows the prompt again, before the read
+    /// goes on: what is typed once the prompt is back is not echoed.
     private static let onStop: @convention(c) (Int32) -> Void = { _ in
+        let savedErrno = errno
         TerminalEcho.restore()
         JobControl.stopInsideHandler()
         TerminalEcho.silence()
+        if TerminalEcho.promptLength > 0 { _ = write(STDERR_FILENO, TerminalEcho.prompt, TerminalEcho.promptLength) }
+        errno = savedErrno
         Foundation.signal(SIGTSTP, TerminalEcho.onStop)
     }
 
