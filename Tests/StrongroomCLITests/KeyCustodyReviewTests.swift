@@ -307,6 +307,22 @@ struct KeyCustodyReviewTests {
                 "\(session.screen)")
     }
 
+    /// A prompt is shown again after `fg` whole: one longer than the room
+    /// kept for it (256 bytes; a long path in it) was shown cut short.
+    @Test func aLongPromptIsShownAgainWholeAfterSuspendAndForeground() async throws {
+        #expect(try await run(["keygen", "--out", "plain.key"]).status == 0)
+        let out = String(repeating: "k", count: 240) + ".key"
+        let prompt = "New passphrase for \(out): "
+        let session = try await PseudoTerminal.run("/bin/bash", ["--norc", "--noprofile", "-i"], in: dir.path, steps: [
+            .type("PS1='s''h> '\n"), .expect("sh> "),
+            .type("'\(Fixtures.strongroomBinary)' key wrap --in plain.key --out \(out)\n"), .expect(prompt),
+            .type("\u{1A}"), .expect("Stopped"), .expect("sh> "), .type("fg\n"), .expect("key wrap"),
+            .expect(prompt), .type("typed secret\n"), .expect("Again:"), .type("typed secret\n"), .expect("Wrote"), .expect("sh> "),
+            .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
+        ], limit: 40)
+        #expect(prompt.utf8.count > 256 && session.screen.contains("Wrote \(out)") && !session.screen.contains("<killed"), "\(session.screen)")
+    }
+
     /// Under SIGCHLD ignored (inherited through exec), a command's failure
     /// was taken for success: a passphrase `printf a; kill -9 $$` wrapped a key.
     @Test func aFailingCommandFailsEvenWhenSIGCHLDIsIgnored() async throws {
@@ -375,7 +391,12 @@ struct KeyCustodyReviewTests {
     /// that asks was never continued, and the answer went to the shell.
     @Test func aCommandStartedInTheBackgroundAsksOnceBroughtToTheForeground() async throws {
         let session = try await shellSession([
-            .type(askerStatus() + " &\n"), .expect("Unlock:"), .type("fg\n"), .expect("[key command asks in the foreground]"), .type("open\n"),
+            // `set -b`: the shell reports the job's stop (at its first read of
+            // the terminal) at once; `fg` is typed after that. Typed before,
+            // it could find the job running, give it the terminal without
+            // continuing it, and the stop came after (a loaded machine).
+            .type("set -b\n"), .expect("sh> "),
+            .type(askerStatus() + " &\n"), .expect("Stopped"), .type("fg\n"), .expect("[key command asks in the foreground]"), .type("open\n"),
             .expect("key source"), .expect("sh> "), .type("exit\n"), .pause(seconds: 0.5), .type("exit\n"),
         ])
         #expect(session.screen.contains("key source    key command") && !session.screen.contains("command not found") && !session.screen.contains("<killed"),
