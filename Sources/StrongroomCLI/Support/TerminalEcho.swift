@@ -19,10 +19,13 @@ enum TerminalEcho {
     /// The prompt, for `onStop` to show again once continued with echo off
     /// (as sudo asks again): the shell has printed its job report since,
     /// and the prompt says when typing is safe again (no echo). Its length
-    /// is 0 when there is no prompt to show (standard error no terminal).
+    /// is 0 until the prompt has been shown once, and when there is none to
+    /// show again (standard error no terminal, a prompt longer than the
+    /// room: never shown cut short).
     nonisolated(unsafe) private static let prompt = UnsafeMutablePointer<UInt8>.allocate(capacity: promptCapacity)
     nonisolated(unsafe) private static var promptLength = 0
-    private static let promptCapacity = 256
+    /// Room for a prompt that names a file by its longest path (PATH_MAX).
+    private static let promptCapacity = 4_200
     private static let endingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
     /// Runs `read` with echo off when standard input is a terminal, after
@@ -34,13 +37,13 @@ enum TerminalEcho {
         quiet.pointee = saved.pointee
         quiet.pointee.c_lflag &= ~tcflag_t(ECHO)
         quiet.pointee.c_lflag |= tcflag_t(ECHONL)
-        // Written before the handlers are installed, as the settings are.
+        // Written before the handlers are installed, as the settings are;
+        // its length only once it has been shown (a ^Z before that shows it
+        // once, not twice).
         promptLength = 0
-        if isatty(STDERR_FILENO) == 1 {
-            let bytes = Array(prompt.utf8.prefix(promptCapacity))
-            Self.prompt.update(from: bytes, count: bytes.count)
-            promptLength = bytes.count
-        }
+        let bytes = Array(prompt.utf8)
+        let showsAgain = isatty(STDERR_FILENO) == 1 && bytes.count <= promptCapacity
+        if showsAgain { Self.prompt.update(from: bytes, count: bytes.count) }
         var previous: [(Int32, sighandler_t?)] = []
         for (signal, handler) in endingSignals.map({ ($0, onEnd) }) + [(SIGTSTP, onStop)] {
             // A signal the command was started with ignored (nohup) stays ignored.
@@ -52,11 +55,21 @@ enum TerminalEcho {
         }
         silence()
         defer {
-            restore()
-            for (signal, handler) in previous { Foundation.signal(signal, handler) }
+            // SIGTSTP's handler goes back before the terminal is restored
+            // (a ^Z in between ran ours after the restore: it turned echo
+            // off again and asked again for what had been read); the ending
+            // signals' after (each restores the terminal before it ends).
+            // A handler already running on another thread can still turn
+            // echo off: a window of a few instructions.
             promptLength = 0
+            for (signal, handler) in previous where signal == SIGTSTP { Foundation.signal(signal, handler) }
+            restore()
+            for (signal, handler) in previous where signal != SIGTSTP { Foundation.signal(signal, handler) }
         }
-        if promptLength > 0 { FileHandle.standardError.write(Data(prompt.utf8)) }
+        if isatty(STDERR_FILENO) == 1 {
+            FileHandle.standardError.write(Data(bytes))
+            if showsAgain { promptLength = bytes.count }
+        }
         return try read()
     }
 
