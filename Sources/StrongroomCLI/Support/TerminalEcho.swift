@@ -19,8 +19,8 @@ enum TerminalEcho {
     /// The prompt, for `onStop` to show again once continued with echo off
     /// (as sudo asks again): the shell has printed its job report since,
     /// and the prompt says when typing is safe again (no echo). Its length
-    /// is 0 until the prompt has been shown once, and when there is none to
-    /// show again (standard error no terminal, a prompt longer than the
+    /// is 0 until the prompt is about to be shown, and when there is none
+    /// to show again (standard error no terminal, a prompt longer than the
     /// room: never shown cut short).
     nonisolated(unsafe) private static let prompt = UnsafeMutablePointer<UInt8>.allocate(capacity: promptCapacity)
     nonisolated(unsafe) private static var promptLength = 0
@@ -37,9 +37,7 @@ enum TerminalEcho {
         quiet.pointee = saved.pointee
         quiet.pointee.c_lflag &= ~tcflag_t(ECHO)
         quiet.pointee.c_lflag |= tcflag_t(ECHONL)
-        // Written before the handlers are installed, as the settings are;
-        // its length only once it has been shown (a ^Z before that shows it
-        // once, not twice).
+        // Written before the handlers are installed, as the settings are.
         promptLength = 0
         let bytes = Array(prompt.utf8)
         let showsAgain = isatty(STDERR_FILENO) == 1 && bytes.count <= promptCapacity
@@ -66,10 +64,12 @@ enum TerminalEcho {
             restore()
             for (signal, handler) in previous where signal != SIGTSTP { Foundation.signal(signal, handler) }
         }
-        if isatty(STDERR_FILENO) == 1 {
-            FileHandle.standardError.write(Data(bytes))
-            if showsAgain { promptLength = bytes.count }
-        }
+        // The length goes in before the prompt is written: a ^Z typed the
+        // moment it shows could come before a later store, and the prompt
+        // was then not shown again (seen under load). A ^Z typed before it
+        // shows can show it twice.
+        if showsAgain { promptLength = bytes.count }
+        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data(bytes)) }
         return try read()
     }
 
