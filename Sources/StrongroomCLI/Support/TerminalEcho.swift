@@ -24,6 +24,12 @@ enum TerminalEcho {
     /// room: never shown cut short).
     nonisolated(unsafe) private static let prompt = UnsafeMutablePointer<UInt8>.allocate(capacity: promptCapacity)
     nonisolated(unsafe) private static var promptLength = 0
+    /// True from before the handlers are installed until the read's end
+    /// puts them back; SIGTSTP's handler before ours. A handler that runs
+    /// on another thread while the read ends puts itself back only while
+    /// this is true, and looks again after (as `KeyCommandSuspension`).
+    nonisolated(unsafe) private static var isReading = false
+    nonisolated(unsafe) private static var previousStop: sighandler_t?
     /// Room for a prompt that names a file by its longest path (PATH_MAX).
     private static let promptCapacity = 4_200
     private static let endingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
@@ -43,6 +49,7 @@ enum TerminalEcho {
         let showsAgain = isatty(STDERR_FILENO) == 1 && bytes.count <= promptCapacity
         if showsAgain { Self.prompt.update(from: bytes, count: bytes.count) }
         var previous: [(Int32, sighandler_t?)] = []
+        isReading = true
         for (signal, handler) in endingSignals.map({ ($0, onEnd) }) + [(SIGTSTP, onStop)] {
             // A signal the command was started with ignored (nohup) stays ignored.
             let before = Foundation.signal(signal, handler)
@@ -50,6 +57,7 @@ enum TerminalEcho {
                 Foundation.signal(signal, SIG_IGN)
             }
             previous.append((signal, before))
+            if signal == SIGTSTP { previousStop = before }
         }
         silence()
         defer {
@@ -58,8 +66,10 @@ enum TerminalEcho {
             // off again and asked again for what had been read); the ending
             // signals' after (each restores the terminal before it ends).
             // A handler already running on another thread can still turn
-            // echo off: a window of a few instructions.
+            // echo off (a window of a few instructions); it does not stay
+            // installed (`isReading`).
             promptLength = 0
+            isReading = false
             for (signal, handler) in previous where signal == SIGTSTP { Foundation.signal(signal, handler) }
             restore()
             for (signal, handler) in previous where signal != SIGTSTP { Foundation.signal(signal, handler) }
@@ -89,8 +99,11 @@ enum TerminalEcho {
         JobControl.stopInsideHandler()
         TerminalEcho.silence()
         if TerminalEcho.promptLength > 0 { _ = write(STDERR_FILENO, TerminalEcho.prompt, TerminalEcho.promptLength) }
+        if TerminalEcho.isReading {
+            Foundation.signal(SIGTSTP, TerminalEcho.onStop)
+            if !TerminalEcho.isReading { Foundation.signal(SIGTSTP, TerminalEcho.previousStop) }
+        }
         errno = savedErrno
-        Foundation.signal(SIGTSTP, TerminalEcho.onStop)
     }
 
     /// Room for one `termios` of its full C size, zeroed, never freed.
@@ -100,9 +113,11 @@ enum TerminalEcho {
         return settings
     }
 
+    /// `isOff` first: a signal that ends the process while `tcsetattr` runs
+    /// (^C as the command starts) found it false, and left echo off.
     private static func silence() {
-        tcsetattr(STDIN_FILENO, TCSANOW, quiet)
         isOff = true
+        tcsetattr(STDIN_FILENO, TCSANOW, quiet)
     }
 
     /// TCSANOW, never waiting for output to drain: a signal handler must
