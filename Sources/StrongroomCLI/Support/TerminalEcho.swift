@@ -48,7 +48,7 @@ enum TerminalEcho {
         let bytes = Array(prompt.utf8)
         let showsAgain = isatty(STDERR_FILENO) == 1 && bytes.count <= promptCapacity
         if showsAgain { Self.prompt.update(from: bytes, count: bytes.count) }
-        var previous: [(Int32, sighandler_t?)] = []
+        var previousEnding: [(Int32, sighandler_t?)] = []
         isReading = true
         for (signal, handler) in endingSignals.map({ ($0, onEnd) }) + [(SIGTSTP, onStop)] {
             // A signal the command was started with ignored (nohup) stays ignored.
@@ -56,8 +56,7 @@ enum TerminalEcho {
             if let before, unsafeBitCast(before, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
                 Foundation.signal(signal, SIG_IGN)
             }
-            previous.append((signal, before))
-            if signal == SIGTSTP { previousStop = before }
+            if signal == SIGTSTP { previousStop = before } else { previousEnding.append((signal, before)) }
         }
         silence()
         defer {
@@ -70,9 +69,9 @@ enum TerminalEcho {
             // installed (`isReading`).
             promptLength = 0
             isReading = false
-            for (signal, handler) in previous where signal == SIGTSTP { Foundation.signal(signal, handler) }
+            Foundation.signal(SIGTSTP, previousStop)
             restore()
-            for (signal, handler) in previous where signal != SIGTSTP { Foundation.signal(signal, handler) }
+            for (signal, handler) in previousEnding { Foundation.signal(signal, handler) }
         }
         // The length goes in before the prompt is written: a ^Z typed the
         // moment it shows could come before a later store, and the prompt

@@ -120,15 +120,11 @@ public enum FieldKeyCheck {
     }
 
     /// The check value the database records for key `id`, or nil: no row,
-    /// or no table yet. A BLOB is read as stored; anything else (NULL, or an
-    /// edited row's TEXT) through the decoder, as it always was.
+    /// no table yet (`try?`), or NULL. Converted as `[UInt8]` converts any
+    /// value: an edited row's TEXT as its bytes (which then do not match).
     static func storedCheckValue(of id: UInt32, in db: Connection) -> [UInt8]? {
         let arguments = StatementArguments(values: [.integer(Int64(id))])
-        switch try? db.firstValue(sql: checkValueQuery, arguments: arguments) {
-        case .blob(let bytes)?: return bytes
-        case nil: return nil
-        default: return try? db.fetchOne([UInt8].self, sql: checkValueQuery, arguments: arguments)
-        }
+        return (try? db.firstValue(sql: checkValueQuery, arguments: arguments)).flatMap { [UInt8].fromDatabaseValue($0) }
     }
 
     /// What a connection given `cipher`'s keyring does as it opens (it
