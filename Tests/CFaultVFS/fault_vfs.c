@@ -19,6 +19,7 @@ static char fault_path[4096];
 static int fault_armed;
 static int fault_kind;  // a StrongroomFault
 static int fault_count;
+static int sync_count;  // for STRONGROOM_FAULT_COUNTED
 static char busy_path[4096];
 static long busy_after_serial = -1;  // files opened after this one are kept out
 static long open_serial;
@@ -44,11 +45,16 @@ static int fRead(sqlite3_file *f, void *p, int n, sqlite3_int64 o) {
 static int fWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 o) {
     if (should_fail((FaultFile *)f, STRONGROOM_FAULT_FULL)) return SQLITE_FULL;
     if (should_fail((FaultFile *)f, STRONGROOM_FAULT_WRITE_ERROR)) return SQLITE_IOERR_WRITE;
+    (void)should_fail((FaultFile *)f, STRONGROOM_FAULT_COUNTED);  // counted, not failed
     return REAL(f)->pMethods->xWrite(REAL(f), p, n, o);
 }
 static int fTruncate(sqlite3_file *f, sqlite3_int64 size) { return REAL(f)->pMethods->xTruncate(REAL(f), size); }
 static int fSync(sqlite3_file *f, int flags) {
     if (should_fail((FaultFile *)f, STRONGROOM_FAULT_SYNC_ERROR)) return SQLITE_IOERR_FSYNC;
+    FaultFile *file = (FaultFile *)f;
+    pthread_mutex_lock(&fault_mutex);
+    if (fault_armed && fault_kind == STRONGROOM_FAULT_COUNTED && file->name && strcmp(file->name, fault_path) == 0) sync_count++;
+    pthread_mutex_unlock(&fault_mutex);
     if (should_fail((FaultFile *)f, STRONGROOM_FAULT_SYNC_HELD)) {
         // Waits for disarm, then syncs as usual.
         pthread_mutex_lock(&fault_mutex);
@@ -146,6 +152,7 @@ void strongroom_fault_vfs_arm_with(const char *path, int kind) {
     fault_path[sizeof fault_path - 1] = 0;
     fault_armed = 1;
     fault_count = 0;
+    sync_count = 0;
     pthread_mutex_unlock(&fault_mutex);
 }
 
@@ -159,6 +166,13 @@ void strongroom_fault_vfs_disarm(void) {
 int strongroom_fault_vfs_failed_writes(void) {
     pthread_mutex_lock(&fault_mutex);
     int count = fault_count;
+    pthread_mutex_unlock(&fault_mutex);
+    return count;
+}
+
+int strongroom_fault_vfs_counted_syncs(void) {
+    pthread_mutex_lock(&fault_mutex);
+    int count = sync_count;
     pthread_mutex_unlock(&fault_mutex);
     return count;
 }

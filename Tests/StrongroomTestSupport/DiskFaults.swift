@@ -45,6 +45,9 @@ public enum DiskFaults {
         /// `fsync` waits until `body` returns, then syncs: a disk that is
         /// slow to sync, for as long as the test needs. Not an error.
         case syncHeld = 4
+        /// Nothing fails: writes and `fsync`s are counted
+        /// (``operationsAffected``, ``countedSyncs``).
+        case counted = 5
     }
 
     /// Runs `body` while `file` shows `fault`, and returns its result with
@@ -62,6 +65,10 @@ public enum DiskFaults {
     /// How many operations the armed file failed (or held) so far, read
     /// while `body` runs.
     public static var operationsAffected: Int { Int(strongroom_fault_vfs_failed_writes()) }
+
+    /// How many times the file armed with ``Fault/counted`` was synced so
+    /// far, read while `body` runs (the next arm starts again at 0).
+    public static var countedSyncs: Int { Int(strongroom_fault_vfs_counted_syncs()) }
 
     /// Runs `body` while connections that open `file` from now on cannot
     /// lock it (`SQLITE_BUSY`), as if another process held it; connections

@@ -23,6 +23,7 @@ enum StrongroomFault {
     STRONGROOM_FAULT_READ_ERROR = 2,   // reads fail with SQLITE_IOERR_READ
     STRONGROOM_FAULT_SYNC_ERROR = 3,   // fsync fails with SQLITE_IOERR_FSYNC
     STRONGROOM_FAULT_SYNC_HELD = 4,    // fsync waits until disarmed, then syncs
+    STRONGROOM_FAULT_COUNTED = 5,      // nothing fails: writes and fsyncs are counted
 };
 
 // Like strongroom_fault_vfs_arm, with another fault: a StrongroomFault.
@@ -39,7 +40,11 @@ void strongroom_fault_vfs_keep_out(const char *path);
 // New connections may lock the file again.
 void strongroom_fault_vfs_let_in(void);
 
-// How many operations failed since the last arm.
+// How many operations failed since the last arm (for STRONGROOM_FAULT_COUNTED,
+// how many writes there were).
 int strongroom_fault_vfs_failed_writes(void);
+
+// How many fsyncs of the armed file a STRONGROOM_FAULT_COUNTED arm counted.
+int strongroom_fault_vfs_counted_syncs(void);
 
 #endif

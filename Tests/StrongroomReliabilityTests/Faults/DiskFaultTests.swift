@@ -28,6 +28,7 @@ struct DiskFaultTests {
             case .readError: "read error (EIO)"
             case .syncError: "fsync error"
             case .syncHeld: "fsync held"
+            case .counted: "counted"
             }
         }
     }
