@@ -76,7 +76,7 @@ public final class DatabasePool: @unchecked Sendable {
         readers.readOnly = true
         readers.createIfMissing = false
         let readerKey = try Self.readerKey(for: configuration.key, writer: writerConnection)
-        let checkpointer = WALCheckpointer(path: path, configuration: readers)
+        let checkpointer = WALCheckpointer(path: path, configuration: readers, observer: observer)
         checkpointer.use(readerKey)
         self.checkpointer = checkpointer
         self.writer = DatabaseQueue(connection: writerConnection, configuration: writerConfiguration, role: "writer", observer: observer, readers: readerGate,

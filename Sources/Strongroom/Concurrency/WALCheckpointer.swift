@@ -72,6 +72,7 @@ final class WALCheckpointer: @unchecked Sendable {
     private let thread = ConnectionThread(name: "strongroom-ckpt")
     private let path: String
     private let logger: Logger
+    private let observer: AccessObserver
 
     /// The log's size in pages past which a commit asks for a checkpoint:
     /// SQLite's own default (`wal_autocheckpoint`).
@@ -90,7 +91,7 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// `configuration`: the pool's readers' (the key they open with),
     /// opened for writing, since a checkpoint writes the database file.
-    init(path: String, configuration: Configuration) {
+    init(path: String, configuration: Configuration, observer: AccessObserver) {
         var configuration = configuration
         configuration.readOnly = false
         configuration.createIfMissing = false
@@ -98,6 +99,7 @@ final class WALCheckpointer: @unchecked Sendable {
         self.path = path
         self.configuration = configuration
         self.logger = configuration.logger
+        self.observer = observer
     }
 
     deinit { thread.stop() }
@@ -173,6 +175,7 @@ final class WALCheckpointer: @unchecked Sendable {
             let code = sqlite3_wal_checkpoint_v2(writer, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
             let took = ContinuousClock.now - started
             running.unlock()
+            observer.writerCheckpoints.increment()
             state.lock()
             lastBackgroundTook = nil
             // Copying every frame, with no commit beside it, it synced the database file.
@@ -221,6 +224,7 @@ final class WALCheckpointer: @unchecked Sendable {
                 let started = ContinuousClock.now
                 let code = sqlite3_wal_checkpoint_v2(db.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done)
                 let took = ContinuousClock.now - started
+                observer.backgroundCheckpoints.increment()
                 if code == SQLITE_OK {
                     copied = done
                     state.withLock { lastBackgroundTook = done == log && done != copiedFrames ? took : nil }
