@@ -21,6 +21,17 @@ static inline int strongroom_sqlite_disable_memstatus(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+// Syncs the database file of `db`'s main database through SQLite's own file
+// (the VFS that opened it, as a checkpoint's sync goes), without writing
+// anything: how long a checkpoint's sync of it takes now. A SQLite code.
+static inline int strongroom_sync_database_file(sqlite3 *db) {
+    sqlite3_file *file = 0;
+    int rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+    if (rc != SQLITE_OK) return rc;
+    if (file == 0 || file->pMethods == 0 || file->pMethods->xSync == 0) return SQLITE_ERROR;
+    return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+}
+
 // prctl is variadic, which Swift cannot call: makes this process not
 // dumpable (no core dump, no ptrace by other processes of its user), for
 // CoreDumps.disable(). Returns -1 where there is no prctl.

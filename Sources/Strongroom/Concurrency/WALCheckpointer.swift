@@ -21,18 +21,23 @@ import Logging
 /// frames with two `fdatasync`s each, until one fell between two commits:
 /// about 11 a cycle, and one page written back for each frame logged. Now
 /// commits schedule nothing while a checkpoint is waiting or running; one
-/// that ends with many frames left over runs again at once, and one that
-/// ends with a few (``catchUpFrames``) leaves them to the writer, which
-/// copies them at its next commit, with no commit beside it; the
-/// transaction after that starts the log again. The writer then waits for
-/// that checkpoint's `fsync` of the database file, so it does so only while
-/// the last checkpoint known to have synced it took under
-/// ``quickCheckpoint``: on a disk slow to sync, commits never wait for a
-/// checkpoint, and the log starts again when a background checkpoint falls
-/// between two commits, as before. (A checkpoint syncs the database file
-/// only when it reaches the log's end, which SQLite does not report: a
-/// background one did when the log starts again after it; the writer's own
-/// did when it copied every frame, since no commit ran beside it.)
+/// that ends with many frames left over runs again at once (while it
+/// copies more), and one that ends with a few (``catchUpFrames``) leaves
+/// them to the writer, which copies them at its next commit, with no
+/// commit beside it; the transaction after that starts the log again.
+///
+/// The writer's commit then waits for that checkpoint, `fsync`s included.
+/// It runs at most one a cycle of the log, and only while the database
+/// file is known to sync quickly: the checkpoint thread times an `fsync` of
+/// it through SQLite's file (``probeInterval``), and the writer's own
+/// checkpoints, which copy every frame with no commit beside them, sync it
+/// too; each must keep its thread blocked under ``quickCheckpoint``. Once
+/// the disk is slow to sync, the next such commit waits for one slow
+/// `fsync` (however long the disk takes), and later ones wait for none,
+/// the log starting again when a background checkpoint falls between two
+/// commits, as before, until a timed `fsync` is quick again. Frames left to
+/// the writer when the writes stop stay in the log (durable there) until
+/// the next commit or the pool's close.
 ///
 /// Truncating the log (``CheckpointPolicy``) stays with the writer, which
 /// waits for a checkpoint in progress first: SQLite lets one checkpoint run
@@ -40,7 +45,8 @@ import Logging
 final class WALCheckpointer: @unchecked Sendable {
     // Sendable: `scheduled`, `closed`, `keyIsKnown`, `configuration`,
     // `generation`, `loggedFrames`, `copiedFrames`, `leftBehind`,
-    // `syncsQuickly` and `lastBackgroundTook` are guarded by `state`;
+    // `committedMeanwhile`, `caughtUpThisCycle`, `syncsQuickly` and
+    // `lastProbe` are guarded by `state`;
     // `connection` and `openedGeneration` by `running`, which is held for
     // each checkpoint.
     private let state = NSLock()
@@ -53,13 +59,20 @@ final class WALCheckpointer: @unchecked Sendable {
     /// True when the last background checkpoint left a few frames for the
     /// writer's next commit to copy.
     private var leftBehind = false
-    /// True while the last checkpoint known to have synced the database
-    /// file (one that reached the log's end) took under ``quickCheckpoint``.
+    /// True when a commit came while a background checkpoint was waiting
+    /// or running (a failed one then runs again).
+    private var committedMeanwhile = false
+    /// True once the writer ran a checkpoint in this cycle of the log: it
+    /// runs one at most, however many background ones leave frames (a
+    /// reader can stop both short, cycle after cycle).
+    private var caughtUpThisCycle = false
+    /// True while the last timed `fsync` of the database file (a probe, or
+    /// the writer's own checkpoint) kept its thread blocked under
+    /// ``quickCheckpoint``.
     private var syncsQuickly = false
-    /// How long the last background checkpoint took, when it copied frames
-    /// and every frame of the log as it found it: it synced the database
-    /// file if the log starts again before another checkpoint runs.
-    private var lastBackgroundTook: Duration?
+    /// When the checkpoint thread last timed an `fsync` of the database
+    /// file to learn whether it syncs quickly (see ``probeInterval``).
+    private var lastProbe: ContinuousClock.Instant?
     private var closed = false
     /// What the next connection opens with, and how many times it changed.
     private var configuration: Configuration
@@ -80,14 +93,23 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// The most frames a background checkpoint leaves to the writer: what a
     /// few commits add while one runs. (A reader may hold some of them;
-    /// PASSIVE leaves those, and the writer does not try again.)
+    /// PASSIVE leaves those, and the writer does not try again before the
+    /// log starts again.)
     static let catchUpFrames: Int32 = 250
 
-    /// The longest a checkpoint that syncs the database file may take for
-    /// the writer to run the next one itself. On this project's machine (an
-    /// SSD), one that copies 1,000 frames of a customer service under load
-    /// takes 1.5-6 ms, and the writer's own, of 14-140 frames, 0.6-3 ms.
+    /// The longest a checkpoint that syncs the database file may keep its
+    /// thread blocked (``BlockedTime``: on the disk, not waiting for a core
+    /// on a busy machine) for the writer to run the next one itself. On
+    /// this project's machine (an SSD), one that copies 1,000 frames of a
+    /// customer service under load takes 1.5-6 ms in all, and the writer's
+    /// own, of 14-140 frames, 0.6-3 ms.
     static let quickCheckpoint: Duration = .milliseconds(10)
+
+    /// How often, at most, the checkpoint thread times an `fsync` of the
+    /// database file while the writer leaves every checkpoint to it (at a
+    /// pool's first checkpoint, and after one that was slow): through
+    /// SQLite's file, so that it takes as long as a checkpoint's would.
+    static let probeInterval: Duration = .seconds(10)
 
     /// `configuration`: the pool's readers' (the key they open with),
     /// opened for writing, since a checkpoint writes the database file.
@@ -154,30 +176,28 @@ final class WALCheckpointer: @unchecked Sendable {
     /// left, or schedules one unless one is waiting or running.
     private func committed(frames: Int32, by writer: OpaquePointer?) {
         state.lock()
-        if frames < loggedFrames {
-            // The log started again: the checkpoint before reached its end.
-            if let took = lastBackgroundTook { syncsQuickly = took < Self.quickCheckpoint }
-            lastBackgroundTook = nil
-        }
+        // The log started again.
+        if frames < loggedFrames { caughtUpThisCycle = false }
         loggedFrames = frames
         let catchingUp = leftBehind
         leftBehind = false
+        if scheduled { committedMeanwhile = true }
         guard frames >= Self.framesPerCheckpoint, !scheduled, !closed else {
             state.unlock()
             return
         }
-        if catchingUp, syncsQuickly, frames - copiedFrames <= Self.catchUpFrames, running.try() {
+        if catchingUp, syncsQuickly, !caughtUpThisCycle, frames - copiedFrames <= Self.catchUpFrames, running.try() {
             // No other checkpoint runs (SQLite would refuse this one), and
             // no commit beside this one: the writer is here.
+            caughtUpThisCycle = true
             state.unlock()
             var log: Int32 = 0, copied: Int32 = 0
-            let started = ContinuousClock.now
-            let code = sqlite3_wal_checkpoint_v2(writer, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
-            let took = ContinuousClock.now - started
+            let (code, took) = BlockedTime.measure {
+                sqlite3_wal_checkpoint_v2(writer, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
+            }
             running.unlock()
             observer.writerCheckpoints.increment()
             state.lock()
-            lastBackgroundTook = nil
             // Copying every frame, with no commit beside it, it synced the database file.
             if took >= Self.quickCheckpoint || (code == SQLITE_OK && copied >= log && copied > copiedFrames) {
                 syncsQuickly = took < Self.quickCheckpoint
@@ -193,27 +213,30 @@ final class WALCheckpointer: @unchecked Sendable {
             }
         }
         scheduled = true
+        committedMeanwhile = false
         state.unlock()
-        submit()
-    }
-
-    private func submit() {
+        // Runs the checkpoint, and again as long as it asks to (never by
+        // submitting from the job: a thread that cannot start runs a job on
+        // the caller's thread, which holds `running`).
         thread.submit { [self] in
             running.lock()
             defer { running.unlock() }
-            checkpoint()
+            while checkpoint() {}
         }
     }
 
-    /// Holding `running`: a `PASSIVE` checkpoint, which waits for nobody.
-    /// It runs again at once when it leaves many frames that commits added
-    /// meanwhile, and leaves a few to the writer. A failure is logged and
-    /// left for a later commit to set off again, as SQLite does with its own.
-    private func checkpoint() {
+    /// Holding `running`: a `PASSIVE` checkpoint, which waits for nobody;
+    /// true when it is to run again at once: it copied frames and left many
+    /// that commits added meanwhile, or it failed with commits meanwhile
+    /// (as one scheduled by them would have run). A few frames left go to
+    /// the writer. A failure is logged and left for a later commit to set
+    /// off again, as SQLite does with its own.
+    private func checkpoint() -> Bool {
         state.lock()
         let (isClosed, keyIsKnown, configuration, generation) = (closed, self.keyIsKnown, self.configuration, self.generation)
+        committedMeanwhile = false
         state.unlock()
-        var copied: Int32?
+        var outcome: (copied: Int32, log: Int32, took: Duration)?
         if !isClosed, keyIsKnown {
             if openedGeneration != generation { connection = nil }
             do {
@@ -221,14 +244,12 @@ final class WALCheckpointer: @unchecked Sendable {
                 connection = db
                 openedGeneration = generation
                 var log: Int32 = 0, done: Int32 = 0
-                let started = ContinuousClock.now
-                let code = sqlite3_wal_checkpoint_v2(db.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done)
-                let took = ContinuousClock.now - started
-                observer.backgroundCheckpoints.increment()
-                if code == SQLITE_OK {
-                    copied = done
-                    state.withLock { lastBackgroundTook = done == log && done != copiedFrames ? took : nil }
+                let (code, took) = BlockedTime.measure {
+                    sqlite3_wal_checkpoint_v2(db.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done)
                 }
+                observer.backgroundCheckpoints.increment()
+                if code == SQLITE_OK { outcome = (done, log, took) }
+                probeIfDue(db)
                 if code != SQLITE_OK && code != SQLITE_BUSY {
                     connection = nil // the next one opens afresh
                     logger.notice("a background checkpoint failed; a later commit sets it off again", metadata: ["path": "\(path)", "sqlite_code": "\(code)"])
@@ -237,22 +258,47 @@ final class WALCheckpointer: @unchecked Sendable {
                 logger.notice("the checkpoint connection did not open; a later commit tries again", metadata: ["path": "\(path)", "reason": "\((error as? StrongroomError)?.code.rawValue ?? "error")"])
             }
         }
-        let again: Bool = state.withLock {
-            scheduled = false
-            guard let copied, !closed else { return false }
-            // Copied nothing new: a reader holds the rest; the next commit asks again.
-            let progressed = copied != copiedFrames
-            copiedFrames = copied
-            let left = loggedFrames - copied
-            if left > Self.catchUpFrames {
-                scheduled = progressed
-            } else if left > 0 {
-                leftBehind = true
+        return state.withLock {
+            defer { committedMeanwhile = false }
+            guard !closed else {
+                scheduled = false
+                return false
             }
+            guard let outcome else {
+                scheduled = committedMeanwhile
+                return scheduled
+            }
+            // Copied nothing new: a reader holds the rest; the next commit asks again.
+            let progressed = outcome.copied != copiedFrames
+            copiedFrames = outcome.copied
+            // Copying every frame as it found the log, it synced the
+            // database file if no commit came meanwhile: the log starting
+            // again at the next commit tells.
+            let left = loggedFrames - outcome.copied
+            scheduled = left > Self.catchUpFrames && progressed
+            if !scheduled && left > 0 && progressed { leftBehind = true }
             return scheduled
         }
-        // (Runs after this one: `running` is held until it returns.)
-        if again { submit() }
+    }
+
+    /// Holding `running`, on the checkpoint thread: while the writer leaves
+    /// every checkpoint to this thread, times an `fsync` of the database
+    /// file (at most once a ``probeInterval``); the writer runs checkpoints
+    /// again once one is blocked under ``quickCheckpoint``. A checkpoint
+    /// syncs the file only when it reaches the log's end, which SQLite does
+    /// not report, and under a steady stream of commits a background one
+    /// seldom does: this is how the pool learns the disk syncs quickly.
+    private func probeIfDue(_ db: Connection) {
+        let now = ContinuousClock.now
+        let due = state.withLock {
+            guard !syncsQuickly, lastProbe.map({ now - $0 >= Self.probeInterval }) ?? true else { return false }
+            lastProbe = now
+            return true
+        }
+        guard due else { return }
+        let (code, blocked) = BlockedTime.measure { strongroom_sync_database_file(db.handle) }
+        guard code == SQLITE_OK else { return }
+        state.withLock { syncsQuickly = blocked < Self.quickCheckpoint }
     }
 
     /// Runs `body` with no checkpoint of this checkpointer in progress

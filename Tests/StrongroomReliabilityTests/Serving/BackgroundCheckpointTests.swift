@@ -85,8 +85,11 @@ struct BackgroundCheckpointTests {
     /// background checkpoint used to end with the frames committed while it
     /// ran left over, and every commit then set off another, until one fell
     /// between two commits: about 11 checkpoints a cycle of the log, each
-    /// with its `fsync`s, writing back about as many pages as the log took.
+    /// with its `fsync`s, writing back 2.3 pages for each commit of one row.
     /// Now one that leaves a few leaves them to the writer's next commit.
+    /// (Only on a disk that syncs a checkpoint in under 10 ms: on a slower
+    /// one the writer leaves them to the background, as before, and this
+    /// fails.)
     @Test(.timeLimit(.minutes(3))) func aSteadyStreamOfCommitsIsNotCheckpointedCommitByCommit() throws {
         DiskFaults.install()
         let path = dir.file("s.db")
@@ -97,8 +100,9 @@ struct BackgroundCheckpointTests {
         }
         let commits = 12_000
         // The database file is synced by a checkpoint that reaches the log's
-        // end, once a cycle of the log: about 36 cycles of 1,000 frames here.
-        // Before (891b4c0): 4 cycles, 7,129 pages written back each.
+        // end, once a cycle of the log. 12,000 commits log about 36,000
+        // frames: 11,235-11,390 pages written back, about 36 cycles; before
+        // (891b4c0), 27,920-28,516 pages, in 3 to 28 cycles.
         let (cycles, pagesWritten) = try DiskFaults.whileFailing(path, with: .counted) {
             for _ in 0..<commits {
                 try pool.write { db in
@@ -109,8 +113,8 @@ struct BackgroundCheckpointTests {
             return DiskFaults.countedSyncs
         }
         #expect(try pool.read { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == commits)
-        #expect(cycles >= 10, "the log started again \(cycles) times in \(commits) commits")
-        #expect(pagesWritten <= max(cycles, 1) * Int(1_000), "\(pagesWritten) pages written back in \(cycles) cycles of the log")
+        #expect(cycles >= 2, "the log started again \(cycles) times in \(commits) commits")
+        #expect(pagesWritten < commits * 3 / 2, "\(pagesWritten) pages written back for \(commits) commits, in \(cycles) cycles of the log")
     }
 
     /// The checkpoint connection opens at the first checkpoint, with the

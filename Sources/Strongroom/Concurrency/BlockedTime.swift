@@ -1,0 +1,48 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// How long the calling thread was blocked while a closure ran: neither
+/// running nor waiting for a core, but waiting on the disk (an `fsync`) or
+/// a lock. A busy machine, which makes a closure take longer only by
+/// keeping the thread from a core, adds nothing to it.
+///
+/// On Linux, from the scheduler's figures for the thread
+/// (`/proc/thread-self/schedstat`: nanoseconds on a core, nanoseconds
+/// waiting for one); where they cannot be read, the whole time the closure
+/// took counts as blocked.
+enum BlockedTime {
+    /// Runs `body`; its result, and the time the thread was blocked in it.
+    static func measure<T>(_ body: () throws -> T) rethrows -> (result: T, blocked: Duration) {
+        let before = scheduled()
+        let start = ContinuousClock.now
+        let result = try body()
+        let took = ContinuousClock.now - start
+        guard let before, let after = scheduled() else { return (result, took) }
+        let ran = Duration.nanoseconds(Int64(truncatingIfNeeded: after &- before))
+        return (result, max(.zero, took - ran))
+    }
+
+    /// Nanoseconds the thread spent on a core plus waiting for one, or nil.
+    private static func scheduled() -> UInt64? {
+        #if os(Linux)
+        let fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 96)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count - 1) }
+        guard count > 0 else { return nil }
+        // "<on a core> <waiting for one> <timeslices>\n"
+        let fields = buffer[..<count].split(separator: UInt8(ascii: " "), maxSplits: 2)
+        guard fields.count >= 2, let running = UInt64(String(decoding: fields[0], as: UTF8.self)),
+              let waiting = UInt64(String(decoding: fields[1], as: UTF8.self)) else { return nil }
+        return running &+ waiting
+        #else
+        return nil
+        #endif
+    }
+}
