@@ -11,10 +11,11 @@ import Musl
 /// a lock. A busy machine, which makes a closure take longer only by
 /// keeping the thread from a core, adds nothing to it.
 ///
-/// On Linux, from the scheduler's figures for the thread
-/// (`/proc/thread-self/schedstat`: nanoseconds on a core, nanoseconds
-/// waiting for one); where they cannot be read, the whole time the closure
-/// took counts as blocked.
+/// On Linux: the time it took, less the thread's CPU time
+/// (`CLOCK_THREAD_CPUTIME_ID`) and the time it waited for a core (the
+/// second figure of `/proc/thread-self/schedstat`, brought up to date each
+/// time the thread gets a core, so exact while it runs). Where those cannot
+/// be read, the whole time the closure took counts as blocked.
 enum BlockedTime {
     /// Runs `body`; its result, and the time the thread was blocked in it.
     static func measure<T>(_ body: () throws -> T) rethrows -> (result: T, blocked: Duration) {
@@ -30,17 +31,20 @@ enum BlockedTime {
     /// Nanoseconds the thread spent on a core plus waiting for one, or nil.
     private static func scheduled() -> UInt64? {
         #if os(Linux)
+        var cpu = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0 else { return nil }
         let fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 96)
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count - 1) }
         guard count > 0 else { return nil }
-        // "<on a core> <waiting for one> <timeslices>\n"
+        // "<on a core> <waiting for one> <timeslices>\n"; the first lags
+        // while the thread runs, the clock does not.
         let fields = buffer[..<count].split(separator: UInt8(ascii: " "), maxSplits: 2)
-        guard fields.count >= 2, let running = UInt64(String(decoding: fields[0], as: UTF8.self)),
-              let waiting = UInt64(String(decoding: fields[1], as: UTF8.self)) else { return nil }
-        return running &+ waiting
+        guard fields.count >= 3, let waiting = UInt64(String(decoding: fields[1], as: UTF8.self)),
+              let slices = UInt64(String(decoding: fields[2].prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)), slices > 0 else { return nil }
+        return UInt64(cpu.tv_sec) &* 1_000_000_000 &+ UInt64(cpu.tv_nsec) &+ waiting
         #else
         return nil
         #endif

@@ -106,9 +106,12 @@ final class WALCheckpointer: @unchecked Sendable {
     static let quickCheckpoint: Duration = .milliseconds(10)
 
     /// How often, at most, the checkpoint thread times an `fsync` of the
-    /// database file while the writer leaves every checkpoint to it (at a
-    /// pool's first checkpoint, and after one that was slow): through
-    /// SQLite's file, so that it takes as long as a checkpoint's would.
+    /// database file while the writer leaves every checkpoint to it (from a
+    /// pool's first checkpoint that commits overlap, and after one that was
+    /// slow): through SQLite's file, right after a checkpoint that left what
+    /// it wrote unsynced, so that it writes as much as a checkpoint's would.
+    /// It holds the checkpoint thread's lock meanwhile: a `close()` or
+    /// rekey waits for it as for a checkpoint.
     static let probeInterval: Duration = .seconds(10)
 
     /// `configuration`: the pool's readers' (the key they open with),
@@ -182,7 +185,10 @@ final class WALCheckpointer: @unchecked Sendable {
         let catchingUp = leftBehind
         leftBehind = false
         if scheduled { committedMeanwhile = true }
-        guard frames >= Self.framesPerCheckpoint, !scheduled, !closed else {
+        // (Nor while a rekey holds `running`, the key unknown: a commit
+        // inside it reaches here, and a job run on this thread, should its
+        // thread not start, would wait for `running` forever.)
+        guard frames >= Self.framesPerCheckpoint, !scheduled, !closed, keyIsKnown else {
             state.unlock()
             return
         }
@@ -196,7 +202,7 @@ final class WALCheckpointer: @unchecked Sendable {
                 sqlite3_wal_checkpoint_v2(writer, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
             }
             running.unlock()
-            observer.writerCheckpoints.increment()
+            if code == SQLITE_OK { observer.writerCheckpoints.increment() }
             state.lock()
             // Copying every frame, with no commit beside it, it synced the database file.
             if took >= Self.quickCheckpoint || (code == SQLITE_OK && copied >= log && copied > copiedFrames) {
@@ -236,20 +242,23 @@ final class WALCheckpointer: @unchecked Sendable {
         let (isClosed, keyIsKnown, configuration, generation) = (closed, self.keyIsKnown, self.configuration, self.generation)
         committedMeanwhile = false
         state.unlock()
-        var outcome: (copied: Int32, log: Int32, took: Duration)?
+        var copied: Int32?
         if !isClosed, keyIsKnown {
             if openedGeneration != generation { connection = nil }
             do {
                 let db = try connection ?? Connection(path: path, configuration: configuration)
                 connection = db
                 openedGeneration = generation
-                var log: Int32 = 0, done: Int32 = 0
-                let (code, took) = BlockedTime.measure {
-                    sqlite3_wal_checkpoint_v2(db.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done)
+                var done: Int32 = 0
+                let code = sqlite3_wal_checkpoint_v2(db.handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, &done)
+                if code == SQLITE_OK {
+                    observer.backgroundCheckpoints.increment()
+                    copied = done
+                    // Commits came while it copied: it stopped short of the
+                    // log's end and left what it wrote to the file unsynced,
+                    // so an fsync now has as much to write as a checkpoint's.
+                    if state.withLock({ loggedFrames > done }) { probeIfDue(db) }
                 }
-                observer.backgroundCheckpoints.increment()
-                if code == SQLITE_OK { outcome = (done, log, took) }
-                probeIfDue(db)
                 if code != SQLITE_OK && code != SQLITE_BUSY {
                     connection = nil // the next one opens afresh
                     logger.notice("a background checkpoint failed; a later commit sets it off again", metadata: ["path": "\(path)", "sqlite_code": "\(code)"])
@@ -264,26 +273,24 @@ final class WALCheckpointer: @unchecked Sendable {
                 scheduled = false
                 return false
             }
-            guard let outcome else {
+            guard let copied else {
                 scheduled = committedMeanwhile
                 return scheduled
             }
             // Copied nothing new: a reader holds the rest; the next commit asks again.
-            let progressed = outcome.copied != copiedFrames
-            copiedFrames = outcome.copied
-            // Copying every frame as it found the log, it synced the
-            // database file if no commit came meanwhile: the log starting
-            // again at the next commit tells.
-            let left = loggedFrames - outcome.copied
+            let progressed = copied != copiedFrames
+            copiedFrames = copied
+            let left = loggedFrames - copied
             scheduled = left > Self.catchUpFrames && progressed
             if !scheduled && left > 0 && progressed { leftBehind = true }
             return scheduled
         }
     }
 
-    /// Holding `running`, on the checkpoint thread: while the writer leaves
-    /// every checkpoint to this thread, times an `fsync` of the database
-    /// file (at most once a ``probeInterval``); the writer runs checkpoints
+    /// Holding `running`, on the checkpoint thread, after a checkpoint that
+    /// left what it wrote unsynced: while the writer leaves every
+    /// checkpoint to this thread, times an `fsync` of the database file (at
+    /// most once a ``probeInterval``); the writer runs checkpoints
     /// again once one is blocked under ``quickCheckpoint``. A checkpoint
     /// syncs the file only when it reaches the log's end, which SQLite does
     /// not report, and under a steady stream of commits a background one
