@@ -19,11 +19,14 @@ import Musl
 enum BlockedTime {
     /// Runs `body`; its result, and the time the thread was blocked in it.
     static func measure<T>(_ body: () throws -> T) rethrows -> (result: T, blocked: Duration) {
-        let before = scheduled()
+        // The clock outside both readings: a wait for a core between them
+        // and the clock counts as blocked (too much, never too little).
         let start = ContinuousClock.now
+        let before = scheduled()
         let result = try body()
+        let after = scheduled()
         let took = ContinuousClock.now - start
-        guard let before, let after = scheduled() else { return (result, took) }
+        guard let before, let after else { return (result, took) }
         let ran = Duration.nanoseconds(Int64(truncatingIfNeeded: after &- before))
         return (result, max(.zero, took - ran))
     }

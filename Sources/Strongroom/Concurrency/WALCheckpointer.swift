@@ -254,10 +254,14 @@ final class WALCheckpointer: @unchecked Sendable {
                 if code == SQLITE_OK {
                     observer.backgroundCheckpoints.increment()
                     copied = done
-                    // Commits came while it copied: it stopped short of the
-                    // log's end and left what it wrote to the file unsynced,
-                    // so an fsync now has as much to write as a checkpoint's.
-                    if state.withLock({ loggedFrames > done }) { probeIfDue(db) }
+                    // It copied frames and stopped short of the log's end
+                    // (commits came meanwhile, or a reader held the rest):
+                    // what it wrote to the file is unsynced, so an fsync now
+                    // has as much to write as a checkpoint's. (A commit that
+                    // lands just after a checkpoint that did sync makes this
+                    // time a clean file: at worst the writer's next copy is
+                    // one slow commit, once a probeInterval.)
+                    if state.withLock({ loggedFrames > done && done != copiedFrames }) { probeIfDue(db) }
                 }
                 if code != SQLITE_OK && code != SQLITE_BUSY {
                     connection = nil // the next one opens afresh
