@@ -433,7 +433,7 @@ struct CLITests {
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
-    /// `import --seal` writes its sealing with SQLite's syncs off
+    /// `import --seal` writes its sealing and VACUUM with SQLite's syncs off
     /// (the copy has no name yet; issue 51): the copy must still be synced
     /// after its last write and before it is linked into place, or a power
     /// cut could leave a named file whose pages never reached the disk.

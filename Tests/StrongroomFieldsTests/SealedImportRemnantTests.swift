@@ -23,33 +23,48 @@ struct SealedImportRemnantTests {
         return try #require(object["found"] as? [String: [Int]])
     }
 
-    /// A plaintext source whose notes, once sealed, no longer fit where
-    /// they were: lengths from 100 bytes to past a page, so that on either
-    /// engine's page size some notes move to overflow pages and leave their
-    /// old cells behind (with secure_delete off and no VACUUM, 10 of the 60
-    /// stayed readable in the file on SQLCipher 3.4.1).
-    func noteSource() throws -> (path: String, markers: [String]) {
-        let path = dir.file("notes.sqlite")
+    /// A plaintext source of two tables of people: e-mails and names of
+    /// varied lengths, rows in shuffled order. Sealing the e-mail makes
+    /// SQLite rebalance the pages; a page it rebuilds keeps old copies of
+    /// cells in its unallocated gap, which secure_delete does not zero
+    /// (review of e9fdae1, which relied on it). The shapes are the ones
+    /// where that happens on each engine, every run: `customer` on SQLCipher
+    /// 3.4.1's 1 KiB pages, `client` (values twice as long) on 4.6.1's
+    /// 4 KiB pages; `customer`'s index adds index pages, where it happens
+    /// in some runs (the envelopes' order is random). The markers
+    /// (`user00042@`, `clnt00042@`) are each e-mail's unique start.
+    func peopleSource() throws -> (path: String, markers: [String]) {
+        let path = dir.file("people.sqlite")
         let db = try Connection(path: path, configuration: .plaintext)
-        try db.execute(sql: "CREATE TABLE note(id INTEGER PRIMARY KEY, body TEXT)")
         var markers: [String] = []
-        for id in 1...60 {
-            let marker = "remnant-marker-\(id)-"
-            markers.append(marker)
-            try db.execute(sql: "INSERT INTO note VALUES (?, ?)", arguments: [id, marker + String(repeating: "x", count: id * 83)])
+        try db.inTransaction(.immediate) { db in
+            for (table, prefix, scale) in [("customer", "user", 1), ("client", "clnt", 2)] {
+                var random = SplitMix64(seed: 3)
+                try db.execute(sql: "CREATE TABLE \(table)(id INTEGER PRIMARY KEY, email TEXT, name TEXT)")
+                let rows = 6000
+                for (id, number) in (0..<rows).shuffled(using: &random).enumerated() {
+                    let email = prefix + String(repeating: "0", count: 5 - String(number).count) + "\(number)@"
+                        + String(repeating: "x", count: Int.random(in: 1...(120 * scale), using: &random)) + ".example.com"
+                    try db.execute(sql: "INSERT INTO \(table) VALUES (?, ?, ?)",
+                                   arguments: [id + 1, email, String(repeating: "n", count: Int.random(in: 1...(200 * scale), using: &random))])
+                }
+                markers += (0..<rows).map { prefix + String(repeating: "0", count: 5 - String($0).count) + "\($0)@" }
+            }
+            try db.execute(sql: "CREATE INDEX customer_email ON customer(email)")
         }
         db.close()
         return (path, markers)
     }
 
-    /// The import turns secure_delete on for `finishing`; one that turns it
-    /// off again gets a VACUUM after it instead.
+    /// Both with SQLite's secure_delete as the engines build it (on) and
+    /// turned off by `finishing`: the VACUUM after `finishing` is what
+    /// leaves nothing behind, not secure_delete.
     @Test(arguments: [false, true]) func noPageOfASealedImportHoldsAValueItSealed(finishingTurnsSecureDeleteOff: Bool) async throws {
         let key = DatabaseKey.generate()
         let keyFile = dir.file("db.key")
         try KeyFile.write(key, to: keyFile)
         let keyring = FieldKeyring.generate()
-        let (source, markers) = try noteSource()
+        let (source, markers) = try peopleSource()
 
         // The search reads the pages: an import that seals nothing shows every value.
         let unsealed = dir.file("unsealed.db")
@@ -60,7 +75,7 @@ struct SealedImportRemnantTests {
         _ = try PlaintextConversion.importPlaintext(from: source, to: sealed, key: key, finishing: { (db: Connection) throws(StrongroomError) -> Void in
             if finishingTurnsSecureDeleteOff { try db.execute(sql: "PRAGMA secure_delete = OFF") }
             do {
-                try ColumnSealing.sealInPlace([.randomized("body", in: "note")], keyring: keyring, in: db)
+                try ColumnSealing.sealInPlace([.randomized("email", in: "customer"), .randomized("email", in: "client")], keyring: keyring, in: db)
             } catch {
                 throw StrongroomError(.sealedValue, "\(error)")
             }
@@ -74,6 +89,57 @@ struct SealedImportRemnantTests {
         let db = try Connection(path: sealed, configuration: configuration)
         #expect(try ColumnSealing.failures(keyring: keyring, in: db).isEmpty)
         #expect(try db.fetchAll(String.self, sql: "PRAGMA integrity_check") == ["ok"])
-        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM note") == markers.count)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT (SELECT count(*) FROM customer) + (SELECT count(*) FROM client)") == markers.count)
+    }
+
+    /// A source analyzed by a SQLite built with STAT4 (neither engine here
+    /// is) holds sample keys of its indexes in `sqlite_stat4`: for an index
+    /// on a sealed column, its plaintext values, live rows that no VACUUM
+    /// removes (review of e9fdae1). Sealing a column drops its table's
+    /// samples (and SQLite 3.7's `sqlite_stat3`'s); ANALYZE on such a build
+    /// makes new ones, of envelopes.
+    @Test func sealingDropsTheIndexSamplesOfItsTable() async throws {
+        let sqlite3 = try #require(ProcessRunner.which("sqlite3"), "the sqlite3 shell writes the STAT4 tables; `make test-setup` installs it")
+        let key = DatabaseKey.generate()
+        let keyFile = dir.file("db.key")
+        try KeyFile.write(key, to: keyFile)
+        let source = dir.file("analyzed.sqlite")
+        let markers = ["user00001@sample.example.com", "user00002@sample.example.com"]
+        // SQLite keeps the names sqlite_stat3 and sqlite_stat4 for ANALYZE;
+        // writable_schema lets a build without STAT4 make them.
+        let made = try await ProcessRunner.run(sqlite3, [source, """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, name TEXT);
+            CREATE INDEX customer_email ON customer(email);
+            CREATE TABLE other(id INTEGER PRIMARY KEY, label TEXT);
+            INSERT INTO customer VALUES (1, '\(markers[0])', 'Ada'), (2, '\(markers[1])', 'Grace');
+            INSERT INTO other VALUES (1, 'kept');
+            PRAGMA writable_schema = 1;
+            CREATE TABLE sqlite_stat4(tbl, idx, neq, nlt, ndlt, sample);
+            CREATE TABLE sqlite_stat3(tbl, idx, neq, nlt, ndlt, sample);
+            """])
+        try #require(made.status == 0, "\(made.stderr)")
+        let filled = try await ProcessRunner.run(sqlite3, [source, """
+            INSERT INTO sqlite_stat4 VALUES ('customer', 'customer_email', '1 1', '0 0', '0 0', CAST('\(markers[0])' AS BLOB));
+            INSERT INTO sqlite_stat4 VALUES ('Customer', 'customer_email', '1 1', '1 1', '1 1', CAST('\(markers[1])' AS BLOB));
+            INSERT INTO sqlite_stat3 VALUES ('CUSTOMER', 'customer_email', '1', '0', '0', '\(markers[0])');
+            INSERT INTO sqlite_stat4 VALUES ('other', 'other_label', '1 1', '0 0', '0 0', CAST('kept' AS BLOB));
+            """])
+        try #require(filled.status == 0, "\(filled.stderr)")
+
+        let keyring = FieldKeyring.generate()
+        let sealed = dir.file("sealed.db")
+        _ = try PlaintextConversion.importPlaintext(from: source, to: sealed, key: key, finishing: { (db: Connection) throws(StrongroomError) -> Void in
+            do {
+                try ColumnSealing.sealInPlace([.randomized("email", in: "customer")], keyring: keyring, in: db)
+            } catch {
+                throw StrongroomError(.sealedValue, "\(error)")
+            }
+        })
+        let left = try await pagesHolding(markers, in: sealed, keyFile: keyFile)
+        #expect(left.isEmpty, "index samples of the sealed column are still in the file: \(left)")
+        // Another table's samples stay.
+        let db = try Connection(path: sealed, configuration: Configuration(key: key))
+        #expect(try db.fetchAll(String.self, sql: "SELECT tbl FROM sqlite_stat4") == ["other"])
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_stat3") == 0)
     }
 }

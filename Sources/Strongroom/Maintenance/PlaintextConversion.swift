@@ -63,11 +63,10 @@ public enum PlaintextConversion {
     ///
     /// `finishing`, when given, runs on the new file once it is verified and
     /// before it takes its name (sealing columns, for one): if it throws,
-    /// the new file is removed. It runs with `PRAGMA secure_delete = ON`, so
-    /// no page of the file keeps a value it replaced or deleted (if it turns
-    /// that off, the file is vacuumed after it instead), and with
-    /// `PRAGMA synchronous = OFF` (the file has no name yet: a crash leaves
-    /// nothing at `destination`); the file is synced once before it is named.
+    /// the new file is removed. The file is vacuumed after it. `finishing`
+    /// and the VACUUM run with `PRAGMA synchronous = OFF` (the file has no
+    /// name yet: a crash leaves nothing at `destination`); the file is
+    /// synced once before it is named.
     public static func importPlaintext(from source: String, to destination: String, key: DatabaseKey, logger: Logger? = nil,
                                        progress: (@Sendable (Progress) -> Void)? = nil,
                                        finishing: ((Connection) throws(StrongroomError) -> Void)? = nil) throws(StrongroomError) -> Report {
@@ -201,24 +200,17 @@ public enum PlaintextConversion {
             }
             if let finishing {
                 // The last change, on the verified copy before it has its
-                // name. With secure_delete on, SQLite overwrites with zeros
-                // what a change deletes or replaces (a cell's old bytes, a
-                // freed page, an overflow chain), so no page keeps what the
-                // change replaced; where it is not on when the change ends
-                // (a build without it, or a `finishing` that turned it off),
-                // VACUUM rewrites every page instead. Nothing needs to reach
-                // the disk before the copy is whole (a crash leaves it
-                // unnamed, to be removed): SQLite syncs nothing meanwhile,
+                // name; VACUUM then rewrites every page, so none of the copy's
+                // freed pages keeps what the change replaced. Nothing needs
+                // to reach the disk before the copy is whole (a crash leaves
+                // it unnamed, to be removed): SQLite syncs nothing meanwhile,
                 // and the file is synced once, below, before it is named.
                 try copy.execute(sql: "PRAGMA synchronous = OFF")
-                try copy.execute(sql: "PRAGMA secure_delete = ON")
                 try finishing(copy)
-                if try copy.fetchOne(Int.self, sql: "PRAGMA main.secure_delete") != 1 {
-                    try copy.execute(sql: "VACUUM")
-                }
+                try copy.execute(sql: "VACUUM")
                 // The sync below reaches only the file: every frame must be
                 // in it (a connection `finishing` left reading would keep
-                // the change's pages in the -wal, and the file named would
+                // the VACUUM's pages in the -wal, and the file named would
                 // hold what the change replaced).
                 let checkpoint = try copy.fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)").first
                 guard let checkpoint, case .integer(0) = checkpoint[0], checkpoint[1] == checkpoint[2] else {

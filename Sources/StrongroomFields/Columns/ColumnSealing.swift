@@ -53,7 +53,25 @@ public enum ColumnSealing {
             try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL",
                            arguments: [column.table, column.column, column.mode.rawValue])
         }
+        try dropIndexSamples(of: columns.map(\.table), in: db)
         try SealedColumnRegistry.record(columns, keyring: keyring, in: db)
+    }
+
+    /// Drops the index samples of `tables`. A SQLite built with STAT4 keeps
+    /// sample keys of each index in `sqlite_stat4` (SQLite 3.7's STAT3 in
+    /// `sqlite_stat3`): for an index on a sealed column, copies of its
+    /// plaintext that sealing would leave in the file. Neither engine here
+    /// writes them, but a plaintext file analyzed elsewhere brings them.
+    /// `sqlite_stat1` holds only counts and stays; an ANALYZE on a STAT4
+    /// build samples the envelopes.
+    static func dropIndexSamples(of tables: [String], in db: Connection) throws {
+        let samples = try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND lower(name) IN ('sqlite_stat3', 'sqlite_stat4')")
+        for sampleTable in samples {
+            for table in tables {
+                // lower() folds ASCII only, as SQLite matches names.
+                try db.execute(sql: "DELETE FROM main.\(SQLScript.quotedIdentifier(sampleTable)) WHERE lower(tbl) = lower(?1)", arguments: [table])
+            }
+        }
     }
 
     /// A column named to be sealed must be one of a table of the main

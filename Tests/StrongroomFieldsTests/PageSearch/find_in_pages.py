@@ -39,12 +39,22 @@ def main():
             break
     else:
         sys.exit("find_in_pages.py: page 1 decrypts to no header under SQLCipher 3's or 4's page settings: wrong key or settings")
+    # Every window of each needle length, looked up in a set: thousands of
+    # needles cost no more than one.
+    by_length = {}
+    for needle in needles:
+        by_length.setdefault(len(needle), set()).add(needle)
     found = {}
     for n in range(1, len(data) // page_size + 1):
         plain = decrypt(data, key, page_size, reserve, n)
-        for needle in needles:
-            if needle in plain:
-                found.setdefault(needle.decode(), []).append(n)
+        hits = set()
+        for length, wanted in by_length.items():
+            for i in range(len(plain) - length + 1):
+                window = plain[i:i + length]
+                if window in wanted:
+                    hits.add(window)
+        for needle in sorted(hits):
+            found.setdefault(needle.decode(), []).append(n)
     print(json.dumps({"page_size": page_size, "pages": len(data) // page_size, "found": found}))
 
 
