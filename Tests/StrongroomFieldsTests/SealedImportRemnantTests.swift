@@ -93,36 +93,39 @@ struct SealedImportRemnantTests {
     }
 
     /// A source analyzed by a SQLite built with STAT4 (neither engine here
-    /// is) holds sample keys of its indexes in `sqlite_stat4`: for an index
-    /// on a sealed column, its plaintext values, live rows that no VACUUM
-    /// removes (review of e9fdae1). Sealing a column drops its table's
-    /// samples (and SQLite 3.7's `sqlite_stat3`'s); ANALYZE on such a build
-    /// makes new ones, of envelopes.
-    @Test func sealingDropsTheIndexSamplesOfItsTable() async throws {
-        let sqlite3 = try #require(ProcessRunner.which("sqlite3"), "the sqlite3 shell writes the STAT4 tables; `make test-setup` installs it")
+    /// is) holds sample keys of its indexes in `sqlite_stat4` (STAT3's
+    /// `sqlite_stat3`, STAT2's `sqlite_stat2` in older ones): for an index on
+    /// a sealed column, its plaintext values, live rows that no VACUUM
+    /// removes (review of e9fdae1). A row may name its table by an old name
+    /// (ALTER TABLE RENAME leaves the stat tables alone, and SQLite finds
+    /// samples by index), so sealing empties the sample tables; ANALYZE on
+    /// such a build samples again, the envelopes (review of 10f72f9).
+    @Test func sealingEmptiesTheIndexSampleTables() async throws {
+        let sqlite3 = try #require(ProcessRunner.which("sqlite3"), "the sqlite3 shell writes the sample tables; `make test-setup` installs it")
         let key = DatabaseKey.generate()
         let keyFile = dir.file("db.key")
         try KeyFile.write(key, to: keyFile)
         let source = dir.file("analyzed.sqlite")
-        let markers = ["user00001@sample.example.com", "user00002@sample.example.com"]
-        // SQLite keeps the names sqlite_stat3 and sqlite_stat4 for ANALYZE;
-        // writable_schema lets a build without STAT4 make them.
+        let markers = (1...5).map { "user0000\($0)@sample.example.com" }
+        // SQLite keeps the names sqlite_stat2, 3 and 4 for ANALYZE;
+        // writable_schema lets a build without them make them.
         let made = try await ProcessRunner.run(sqlite3, [source, """
-            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, name TEXT);
-            CREATE INDEX customer_email ON customer(email);
-            CREATE TABLE other(id INTEGER PRIMARY KEY, label TEXT);
-            INSERT INTO customer VALUES (1, '\(markers[0])', 'Ada'), (2, '\(markers[1])', 'Grace');
-            INSERT INTO other VALUES (1, 'kept');
+            CREATE TABLE customer_old(id INTEGER PRIMARY KEY, email TEXT, name TEXT);
+            CREATE INDEX customer_email ON customer_old(email);
+            INSERT INTO customer_old VALUES (1, '\(markers[0])', 'Ada'), (2, '\(markers[1])', 'Grace');
             PRAGMA writable_schema = 1;
             CREATE TABLE sqlite_stat4(tbl, idx, neq, nlt, ndlt, sample);
             CREATE TABLE sqlite_stat3(tbl, idx, neq, nlt, ndlt, sample);
+            CREATE TABLE sqlite_stat2(tbl, idx, sampleno, sample);
             """])
         try #require(made.status == 0, "\(made.stderr)")
         let filled = try await ProcessRunner.run(sqlite3, [source, """
-            INSERT INTO sqlite_stat4 VALUES ('customer', 'customer_email', '1 1', '0 0', '0 0', CAST('\(markers[0])' AS BLOB));
+            INSERT INTO sqlite_stat4 VALUES ('customer_old', 'customer_email', '1 1', '0 0', '0 0', CAST('\(markers[0])' AS BLOB));
+            ALTER TABLE customer_old RENAME TO customer;
             INSERT INTO sqlite_stat4 VALUES ('Customer', 'customer_email', '1 1', '1 1', '1 1', CAST('\(markers[1])' AS BLOB));
-            INSERT INTO sqlite_stat3 VALUES ('CUSTOMER', 'customer_email', '1', '0', '0', '\(markers[0])');
-            INSERT INTO sqlite_stat4 VALUES ('other', 'other_label', '1 1', '0 0', '0 0', CAST('kept' AS BLOB));
+            INSERT INTO sqlite_stat3 VALUES ('CUSTOMER', 'customer_email', '1', '0', '0', '\(markers[2])');
+            INSERT INTO sqlite_stat2 VALUES ('customer', 'customer_email', 1, '\(markers[3])');
+            INSERT INTO sqlite_stat2 VALUES ('customer_old', 'customer_email', 2, '\(markers[4])');
             """])
         try #require(filled.status == 0, "\(filled.stderr)")
 
@@ -137,9 +140,48 @@ struct SealedImportRemnantTests {
         })
         let left = try await pagesHolding(markers, in: sealed, keyFile: keyFile)
         #expect(left.isEmpty, "index samples of the sealed column are still in the file: \(left)")
-        // Another table's samples stay.
         let db = try Connection(path: sealed, configuration: Configuration(key: key))
-        #expect(try db.fetchAll(String.self, sql: "SELECT tbl FROM sqlite_stat4") == ["other"])
-        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_stat3") == 0)
+        for table in ["sqlite_stat2", "sqlite_stat3", "sqlite_stat4"] {
+            #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(table)") == 0, "\(table)")
+        }
+    }
+
+    /// The UPDATE that seals a column runs the table's triggers with the
+    /// plaintext in `old`: an audit trigger, or the one that keeps an FTS
+    /// index in step, writes it into another table, live (review of
+    /// 10f72f9). Sealing refuses, naming the trigger; a trigger the UPDATE
+    /// does not run (another column's) is no obstacle.
+    @Test func sealingRefusesWhileATriggerWouldCopyThePlaintext() async throws {
+        let source = dir.file("triggers.sqlite")
+        let plain = try Connection(path: source, configuration: .plaintext)
+        try plain.execute(sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, name TEXT);
+            CREATE TABLE customer_audit(id, email);
+            CREATE TABLE name_changes(id, name);
+            CREATE TRIGGER customer_name AFTER UPDATE OF name ON customer BEGIN INSERT INTO name_changes VALUES (old.id, old.name); END;
+            INSERT INTO customer VALUES (1, 'audited@example.com', 'Ada');
+            """)
+        plain.close()
+        let keyring = FieldKeyring.generate()
+        func sealedImport(_ name: String) throws -> String {
+            let destination = dir.file(name)
+            _ = try PlaintextConversion.importPlaintext(from: source, to: destination, key: .generate(), finishing: { (db: Connection) throws(StrongroomError) -> Void in
+                do {
+                    try ColumnSealing.sealInPlace([.randomized("email", in: "customer")], keyring: keyring, in: db)
+                } catch {
+                    throw StrongroomError(.sealedValue, "\(error)")
+                }
+            })
+            return destination
+        }
+        // Only another column's trigger: sealed.
+        _ = try sealedImport("unrelated.db")
+
+        let again = try Connection(path: source, configuration: .plaintext)
+        try again.execute(sql: "CREATE TRIGGER customer_audit_email AFTER UPDATE ON customer BEGIN INSERT INTO customer_audit VALUES (old.id, old.email); END")
+        again.close()
+        let error = #expect(throws: StrongroomError.self) { _ = try sealedImport("audited.db") }
+        #expect(error?.message.contains("customer_audit_email") == true, "\(error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("audited.db")))
     }
 }

@@ -99,3 +99,15 @@ extension Connection {
         return status == SQLITE_OK && autoincrement != 0
     }
 }
+
+extension Connection {
+    /// The triggers and views whose SQL a statement would run besides its
+    /// own text, as this connection compiles it (SQLite's authorizer names
+    /// the innermost trigger or view of each read and write): compiled, never
+    /// run. An UPDATE lists only the triggers it fires: `UPDATE OF` another
+    /// column's are not compiled into it. Sorted, each once.
+    package func triggersAndViews(runBy sql: String) throws(StrongroomError) -> [String] {
+        let accesses = try inspect(sql: sql) { _ throws(StrongroomError) in () }.reads
+        return Set(accesses.compactMap(\.innermost)).sorted()
+    }
+}

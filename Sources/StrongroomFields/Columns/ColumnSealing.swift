@@ -12,7 +12,24 @@ public enum ColumnSealing {
     /// try queue.write { db in
     ///     try ColumnSealing.sealInPlace([.indexed("Email", in: "Customer", indexColumn: "Email_blind_index")], keyring: keyring, in: db)
     /// }
+    /// try queue.write { db in try db.execute(sql: "VACUUM") }  // see below
     /// ```
+    ///
+    /// What it leaves of the plaintext:
+    /// - **In the pages**: old copies of cells that SQLite's rebalancing
+    ///   left in pages' unused space, which `secure_delete` does not zero.
+    ///   A `VACUUM` after the transaction rewrites every page from the live
+    ///   rows (`PlaintextConversion.importPlaintext(from:to:key:finishing:)`
+    ///   runs one after its `finishing`).
+    /// - **Index samples**: `sqlite_stat2`, `sqlite_stat3` and
+    ///   `sqlite_stat4` (what a SQLite built with STAT4 writes at ANALYZE)
+    ///   are emptied; `sqlite_stat1` holds counts only.
+    /// - **Triggers**: a trigger the sealing UPDATE would run sees each
+    ///   plaintext value as `old` and could copy it elsewhere (an audit
+    ///   table, an FTS index kept in step), so sealing refuses with
+    ///   ``FieldError/Code/misuse``, naming it: drop it, seal, and create it
+    ///   again. Copies the application keeps elsewhere (another column, an
+    ///   FTS table with its own content) are the application's to remove.
     public static func sealInPlace(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         // Values already sealed (whatever the registry says) must open first.
@@ -50,27 +67,33 @@ public enum ColumnSealing {
             }
             let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             assignments.append("\(name) = strongroom_seal(\(name), ?1, ?2, ?3\(rowKey))")
-            try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL",
-                           arguments: [column.table, column.column, column.mode.rawValue])
+            let update = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL"
+            // The UPDATE would hand each plaintext value to the table's
+            // triggers as `old`: one could copy it elsewhere (an audit table,
+            // an FTS index kept in step), live in the file.
+            let triggers = try db.triggersAndViews(runBy: update)
+            guard triggers.isEmpty else {
+                throw FieldError(.misuse, "Sealing \(column.table).\(column.column) would run \(triggers.joined(separator: ", ")) (a trigger, or what one reads) with each plaintext value, which could copy it elsewhere in the file; nothing was sealed. Drop the trigger, seal the column, then create the trigger again if it still makes sense on sealed values.", table: column.table, column: column.column)
+            }
+            try db.execute(sql: update, arguments: [column.table, column.column, column.mode.rawValue])
         }
-        try dropIndexSamples(of: columns.map(\.table), in: db)
+        try emptyIndexSamples(in: db)
         try SealedColumnRegistry.record(columns, keyring: keyring, in: db)
     }
 
-    /// Drops the index samples of `tables`. A SQLite built with STAT4 keeps
-    /// sample keys of each index in `sqlite_stat4` (SQLite 3.7's STAT3 in
-    /// `sqlite_stat3`): for an index on a sealed column, copies of its
-    /// plaintext that sealing would leave in the file. Neither engine here
-    /// writes them, but a plaintext file analyzed elsewhere brings them.
-    /// `sqlite_stat1` holds only counts and stays; an ANALYZE on a STAT4
-    /// build samples the envelopes.
-    static func dropIndexSamples(of tables: [String], in db: Connection) throws {
-        let samples = try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND lower(name) IN ('sqlite_stat3', 'sqlite_stat4')")
+    /// Empties the index sample tables. A SQLite built with STAT4 keeps
+    /// sample keys of each index in `sqlite_stat4` (STAT3 and STAT2, in
+    /// older ones, in `sqlite_stat3` and `sqlite_stat2`): for an index on a
+    /// sealed column, copies of its plaintext. A row may name its table by
+    /// an old name (ALTER TABLE RENAME leaves these tables alone, and SQLite
+    /// finds samples by index), so every row goes. Neither engine here
+    /// writes or reads them; a plaintext file analyzed elsewhere brings
+    /// them. `sqlite_stat1` holds only counts and stays; an ANALYZE on a
+    /// STAT4 build samples again, the envelopes.
+    static func emptyIndexSamples(in db: Connection) throws {
+        let samples = try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND lower(name) IN ('sqlite_stat2', 'sqlite_stat3', 'sqlite_stat4')")
         for sampleTable in samples {
-            for table in tables {
-                // lower() folds ASCII only, as SQLite matches names.
-                try db.execute(sql: "DELETE FROM main.\(SQLScript.quotedIdentifier(sampleTable)) WHERE lower(tbl) = lower(?1)", arguments: [table])
-            }
+            try db.execute(sql: "DELETE FROM main.\(SQLScript.quotedIdentifier(sampleTable))")
         }
     }
 
