@@ -150,16 +150,18 @@ struct SealedImportRemnantTests {
     /// plaintext in `old`: an audit trigger, or the one that keeps an FTS
     /// index in step, writes it into another table, live (review of
     /// 10f72f9). Sealing refuses, naming the trigger; a trigger the UPDATE
-    /// does not run (another column's) is no obstacle.
-    @Test func sealingRefusesWhileATriggerWouldCopyThePlaintext() async throws {
+    /// does not run (another column's), or one that does not read the
+    /// column (it sets `updated_at`), is no obstacle (review of ce5c8a5).
+    @Test func sealingRefusesWhileATriggerWouldReadThePlaintext() async throws {
         let source = dir.file("triggers.sqlite")
         let plain = try Connection(path: source, configuration: .plaintext)
         try plain.execute(sql: """
-            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, name TEXT);
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, name TEXT, updated_at TEXT);
             CREATE TABLE customer_audit(id, email);
             CREATE TABLE name_changes(id, name);
             CREATE TRIGGER customer_name AFTER UPDATE OF name ON customer BEGIN INSERT INTO name_changes VALUES (old.id, old.name); END;
-            INSERT INTO customer VALUES (1, 'audited@example.com', 'Ada');
+            CREATE TRIGGER customer_touch AFTER UPDATE ON customer BEGIN UPDATE customer SET updated_at = 'now' WHERE id = new.id; END;
+            INSERT INTO customer VALUES (1, 'audited@example.com', 'Ada', NULL);
             """)
         plain.close()
         let keyring = FieldKeyring.generate()
@@ -174,7 +176,7 @@ struct SealedImportRemnantTests {
             })
             return destination
         }
-        // Only another column's trigger: sealed.
+        // Another column's trigger, and one that reads no e-mail: sealed.
         _ = try sealedImport("unrelated.db")
 
         let again = try Connection(path: source, configuration: .plaintext)
@@ -182,6 +184,51 @@ struct SealedImportRemnantTests {
         again.close()
         let error = #expect(throws: StrongroomError.self) { _ = try sealedImport("audited.db") }
         #expect(error?.message.contains("customer_audit_email") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("customer_touch") == false, "\(error?.message ?? "")")
         #expect(!FileManager.default.fileExists(atPath: dir.file("audited.db")))
+    }
+
+    /// Every column is checked before anything is written: a refusal for
+    /// the second column leaves the first as it was, even to a caller that
+    /// catches the error and commits (review of ce5c8a5: the first was
+    /// sealed, the registry not written). A trigger that calls a
+    /// sealed-column function is refused as planted, not as the owner's.
+    @Test func aRefusedColumnLeavesEveryColumnAsItWas() throws {
+        let keyring = FieldKeyring.generate()
+        var configuration = Configuration(key: .generate())
+        configuration.addFieldFunctionsForTools(keyring: keyring)
+        let db = try Connection(path: dir.file("two.db"), configuration: configuration)
+        try db.execute(sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT);
+            CREATE TABLE memo(id INTEGER PRIMARY KEY, note TEXT);
+            CREATE TABLE memo_audit(id, note);
+            CREATE TRIGGER memo_audit_note AFTER UPDATE ON memo BEGIN INSERT INTO memo_audit VALUES (old.id, old.note); END;
+            INSERT INTO customer VALUES (1, 'first@example.com');
+            INSERT INTO memo VALUES (1, 'a private note');
+            """)
+        try db.inTransaction(.immediate) { db in
+            do {
+                try ColumnSealing.sealInPlace([.randomized("email", in: "customer"), .randomized("note", in: "memo")], keyring: keyring, in: db)
+                Issue.record("sealing ran the audit trigger")
+            } catch let error as FieldError {
+                #expect(error.code == .misuse)
+                #expect(error.message.contains("memo_audit_note"), "\(error.message)")
+            }
+        }
+        #expect(try db.fetchAll(String.self, sql: "SELECT email FROM customer") == ["first@example.com"])
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM memo_audit") == 0)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE 'strongroom%'") == 0)
+
+        try db.execute(sql: """
+            DROP TRIGGER memo_audit_note;
+            CREATE TRIGGER planted AFTER UPDATE ON customer BEGIN INSERT INTO memo_audit VALUES (new.id, strongroom_open(new.email, 'customer', 'email', new.id)); END;
+            """)
+        let planted = #expect(throws: StrongroomError.self) {
+            try db.inTransaction(.immediate) { db in
+                try ColumnSealing.sealInPlace([.randomized("email", in: "customer")], keyring: keyring, in: db)
+            }
+        }
+        #expect(planted?.code == .untrustedSchema, "\(planted?.message ?? "")")
+        #expect(try db.fetchAll(String.self, sql: "SELECT email FROM customer") == ["first@example.com"])
     }
 }

@@ -101,13 +101,18 @@ extension Connection {
 }
 
 extension Connection {
-    /// The triggers and views whose SQL a statement would run besides its
-    /// own text, as this connection compiles it (SQLite's authorizer names
-    /// the innermost trigger or view of each read and write): compiled, never
-    /// run. An UPDATE lists only the triggers it fires: `UPDATE OF` another
-    /// column's are not compiled into it. Sorted, each once.
-    package func triggersAndViews(runBy sql: String) throws(StrongroomError) -> [String] {
-        let accesses = try inspect(sql: sql) { _ throws(StrongroomError) in () }.reads
-        return Set(accesses.compactMap(\.innermost)).sorted()
+    /// The columns a statement would read through triggers and the views
+    /// they read, besides its own text, as this connection compiles it
+    /// (SQLite's authorizer names the innermost trigger or view of each
+    /// read): compiled, never run. A trigger's `old.column` and
+    /// `new.column` are reads of its table's column. An UPDATE compiles
+    /// only the triggers it fires (`UPDATE OF` another column's are left
+    /// out), and a trigger that reads no table (`SELECT RAISE(…)`) or a
+    /// foreign key's action is not listed.
+    package func readsByTriggersAndViews(runBy sql: String) throws(StrongroomError) -> [(by: String, table: String, column: String)] {
+        try inspect(sql: sql) { _ throws(StrongroomError) in () }.reads.compactMap { access in
+            guard let by = access.innermost, !access.writes else { return nil }
+            return (by, access.table, access.column)
+        }
     }
 }

@@ -12,36 +12,53 @@ public enum ColumnSealing {
     /// try queue.write { db in
     ///     try ColumnSealing.sealInPlace([.indexed("Email", in: "Customer", indexColumn: "Email_blind_index")], keyring: keyring, in: db)
     /// }
-    /// try queue.write { db in try db.execute(sql: "VACUUM") }  // see below
+    /// try queue.inDatabase { db in  // VACUUM runs outside a transaction: see below
+    ///     try db.execute(sql: "VACUUM")
+    ///     _ = try db.fetchAll(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+    /// }
     /// ```
+    ///
+    /// Every column is checked before anything is written: a column that is
+    /// sealed already, missing, part of the primary key, or read by a
+    /// trigger (below) throws with the database as it was.
     ///
     /// What it leaves of the plaintext:
     /// - **In the pages**: old copies of cells that SQLite's rebalancing
     ///   left in pages' unused space, which `secure_delete` does not zero.
     ///   A `VACUUM` after the transaction rewrites every page from the live
-    ///   rows (`PlaintextConversion.importPlaintext(from:to:key:finishing:)`
-    ///   runs one after its `finishing`).
+    ///   rows, and a checkpoint moves them from the `-wal` into the file
+    ///   (`PlaintextConversion.importPlaintext(from:to:key:finishing:)`
+    ///   does both after its `finishing`).
     /// - **Index samples**: `sqlite_stat2`, `sqlite_stat3` and
     ///   `sqlite_stat4` (what a SQLite built with STAT4 writes at ANALYZE)
     ///   are emptied; `sqlite_stat1` holds counts only.
-    /// - **Triggers**: a trigger the sealing UPDATE would run sees each
-    ///   plaintext value as `old` and could copy it elsewhere (an audit
-    ///   table, an FTS index kept in step), so sealing refuses with
-    ///   ``FieldError/Code/misuse``, naming it: drop it, seal, and create it
-    ///   again. Copies the application keeps elsewhere (another column, an
-    ///   FTS table with its own content) are the application's to remove.
+    /// - **Triggers**: a trigger the sealing UPDATE would run that reads the
+    ///   column (`old.email`, or the table) would see each plaintext value
+    ///   and could copy it elsewhere (an audit table, an FTS index kept in
+    ///   step), so sealing refuses with ``FieldError/Code/misuse``, naming
+    ///   it: drop it, seal, and create it again. A trigger that does not
+    ///   read the column (one that sets `updated_at`) is no obstacle; one
+    ///   that calls a sealed-column function is refused as planted
+    ///   (`untrustedSchema`). Copies the application keeps elsewhere
+    ///   (another column, an FTS table with its own content, a foreign key
+    ///   `ON UPDATE CASCADE` copies the envelope to) are the application's.
     public static func sealInPlace(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
+        // Checked with the functions lent, so that a trigger calling one is
+        // compiled as the application's statements are (and refused).
+        let keys = try FieldFunctions.lending(cipher, to: db) { try check(columns, keyring: keyring, in: db) }
         // Values already sealed (whatever the registry says) must open first.
         try FieldKeyCheck.recordActiveKey(of: keyring, sealing: try SealedValueSearch.sealedColumns(in: db), in: db)
-        try FieldFunctions.lending(cipher, to: db) { try seal(columns, cipher: cipher, keyring: keyring, in: db) }
+        try FieldFunctions.lending(cipher, to: db) { try seal(columns, keys: keys, keyring: keyring, in: db) }
     }
 
-    private static func seal(_ columns: [SealedColumn], cipher: FieldCipher, keyring: FieldKeyring, in db: Connection) throws {
+    /// Checks every column, writing nothing; returns each one's primary key.
+    private static func check(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws -> [[String]] {
         let recorded = try SealedColumnRegistry.columns(in: db, keyring: keyring)
         for (index, column) in columns.enumerated() where columns[..<index].contains(where: { $0.names(sameColumnAs: column) }) {
             throw FieldError(.misuse, "\(column.table).\(column.column) is named twice (names are compared without case, as SQLite compares them); give each column once, with its mode.", table: column.table, column: column.column)
         }
+        var keys: [[String]] = []
         for column in columns {
             if recorded.contains(where: { $0.names(sameColumnAs: column) }) {
                 throw FieldError(.misuse, "\(column.table).\(column.column) is sealed already.", table: column.table, column: column.column)
@@ -54,31 +71,61 @@ public enum ColumnSealing {
             guard !key.isEmpty || column.mode == .deterministic else {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY to bind \(column.column)'s sealed values to; seal it deterministic, or give the table a primary key first.", table: column.table, column: column.column)
             }
+            try refuseTriggersReading(column, in: db)
+            keys.append(key)
+        }
+        return keys
+    }
+
+    private static func seal(_ columns: [SealedColumn], keys: [[String]], keyring: FieldKeyring, in db: Connection) throws {
+        for (column, key) in zip(columns, keys) {
             let table = "main." + SQLScript.quotedIdentifier(column.table), name = SQLScript.quotedIdentifier(column.column)
             // Table, column and mode are bound (?1, ?2, ?3), never pasted as literals.
             var assignments: [String] = []
             if column.mode == .indexed, let indexColumn = column.indexColumn {
-                let existing = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(column.table)))").map { try $0.decode(String.self, column: "name") }
-                if !existing.contains(where: { $0.sqliteFolded == indexColumn.sqliteFolded }) {
+                if try !columnNames(of: column.table, in: db).contains(where: { $0.sqliteFolded == indexColumn.sqliteFolded }) {
                     try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(SQLScript.quotedIdentifier(indexColumn)) BLOB")
                     try db.execute(sql: "CREATE INDEX main.\(SQLScript.quotedIdentifier("\(column.table)_\(indexColumn)")) ON \(SQLScript.quotedIdentifier(column.table))(\(SQLScript.quotedIdentifier(indexColumn)))")
+                    // A trigger `UPDATE OF` the new column fires now.
+                    try refuseTriggersReading(column, in: db)
                 }
                 assignments.append("\(SQLScript.quotedIdentifier(indexColumn)) = strongroom_blind_index(\(name), ?1, ?2)")
             }
             let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             assignments.append("\(name) = strongroom_seal(\(name), ?1, ?2, ?3\(rowKey))")
-            let update = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL"
-            // The UPDATE would hand each plaintext value to the table's
-            // triggers as `old`: one could copy it elsewhere (an audit table,
-            // an FTS index kept in step), live in the file.
-            let triggers = try db.triggersAndViews(runBy: update)
-            guard triggers.isEmpty else {
-                throw FieldError(.misuse, "Sealing \(column.table).\(column.column) would run \(triggers.joined(separator: ", ")) (a trigger, or what one reads) with each plaintext value, which could copy it elsewhere in the file; nothing was sealed. Drop the trigger, seal the column, then create the trigger again if it still makes sense on sealed values.", table: column.table, column: column.column)
-            }
-            try db.execute(sql: update, arguments: [column.table, column.column, column.mode.rawValue])
+            try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL",
+                           arguments: [column.table, column.column, column.mode.rawValue])
         }
         try emptyIndexSamples(in: db)
         try SealedColumnRegistry.record(columns, keyring: keyring, in: db)
+    }
+
+    /// Refuses when the UPDATE that seals `column` would run a trigger (or
+    /// a view one reads) that reads the column: it would see each plaintext
+    /// value, as `old`, and could copy it elsewhere in the file. The probe
+    /// sets the column (and its blind index column, when there is one) to
+    /// itself: SQLite compiles the triggers the sealing UPDATE fires.
+    static func refuseTriggersReading(_ column: SealedColumn, in db: Connection) throws {
+        let name = SQLScript.quotedIdentifier(column.column)
+        var assignments = ["\(name) = \(name)"]
+        if column.mode == .indexed, let indexColumn = column.indexColumn,
+           let existing = try columnNames(of: column.table, in: db).first(where: { $0.sqliteFolded == indexColumn.sqliteFolded }) {
+            assignments.append("\(SQLScript.quotedIdentifier(existing)) = \(SQLScript.quotedIdentifier(existing))")
+        }
+        let probe = "UPDATE main.\(SQLScript.quotedIdentifier(column.table)) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL"
+        // Compiled as the application's statements are: a trigger that calls
+        // a sealed-column function is refused here as planted.
+        _ = try db.prepare(sql: probe)
+        let readers = try db.readsByTriggersAndViews(runBy: probe)
+            .filter { $0.table.sqliteFolded == column.table.sqliteFolded && $0.column.sqliteFolded == column.column.sqliteFolded }
+            .map(\.by)
+        guard readers.isEmpty else {
+            throw FieldError(.misuse, "Sealing \(column.table).\(column.column) would run \(Set(readers).sorted().joined(separator: ", ")) (a trigger, or a view one reads), which reads the column and would see each plaintext value: it could copy it elsewhere in the file. Drop the trigger, seal the column, then create it again if it still makes sense on sealed values.", table: column.table, column: column.column)
+        }
+    }
+
+    static func columnNames(of table: String, in db: Connection) throws -> [String] {
+        try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(table)))").map { try $0.decode(String.self, column: "name") }
     }
 
     /// Empties the index sample tables. A SQLite built with STAT4 keeps
