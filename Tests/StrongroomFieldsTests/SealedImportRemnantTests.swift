@@ -146,89 +146,111 @@ struct SealedImportRemnantTests {
         }
     }
 
-    /// The UPDATE that seals a column runs the table's triggers with the
-    /// plaintext in `old`: an audit trigger, or the one that keeps an FTS
-    /// index in step, writes it into another table, live (review of
-    /// 10f72f9). Sealing refuses, naming the trigger; a trigger the UPDATE
-    /// does not run (another column's), or one that does not read the
-    /// column (it sets `updated_at`), is no obstacle (review of ce5c8a5).
-    @Test func sealingRefusesWhileATriggerWouldReadThePlaintext() async throws {
-        let source = dir.file("triggers.sqlite")
-        let plain = try Connection(path: source, configuration: .plaintext)
-        try plain.execute(sql: """
-            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, name TEXT, updated_at TEXT);
-            CREATE TABLE customer_audit(id, email);
-            CREATE TABLE name_changes(id, name);
-            CREATE TRIGGER customer_name AFTER UPDATE OF name ON customer BEGIN INSERT INTO name_changes VALUES (old.id, old.name); END;
-            CREATE TRIGGER customer_touch AFTER UPDATE ON customer BEGIN UPDATE customer SET updated_at = 'now' WHERE id = new.id; END;
-            INSERT INTO customer VALUES (1, 'audited@example.com', 'Ada', NULL);
-            """)
-        plain.close()
-        let keyring = FieldKeyring.generate()
-        func sealedImport(_ name: String) throws -> String {
-            let destination = dir.file(name)
-            _ = try PlaintextConversion.importPlaintext(from: source, to: destination, key: .generate(), finishing: { (db: Connection) throws(StrongroomError) -> Void in
-                do {
-                    try ColumnSealing.sealInPlace([.randomized("email", in: "customer")], keyring: keyring, in: db)
-                } catch {
-                    throw StrongroomError(.sealedValue, "\(error)")
-                }
-            })
-            return destination
-        }
-        // Another column's trigger, and one that reads no e-mail: sealed.
-        _ = try sealedImport("unrelated.db")
-
-        let again = try Connection(path: source, configuration: .plaintext)
-        try again.execute(sql: "CREATE TRIGGER customer_audit_email AFTER UPDATE ON customer BEGIN INSERT INTO customer_audit VALUES (old.id, old.email); END")
-        again.close()
-        let error = #expect(throws: StrongroomError.self) { _ = try sealedImport("audited.db") }
-        #expect(error?.message.contains("customer_audit_email") == true, "\(error?.message ?? "")")
-        #expect(error?.message.contains("customer_touch") == false, "\(error?.message ?? "")")
-        #expect(!FileManager.default.fileExists(atPath: dir.file("audited.db")))
+    /// A trigger the sealing UPDATE would run, each way one can carry a
+    /// plaintext value off (reviews of 10f72f9 and c3d7fc1): it names the
+    /// trigger, and a caller that catches the error and commits finds every
+    /// column as it was.
+    struct TriggerCase: CustomTestStringConvertible, Sendable {
+        let name: String
+        let sql: String
+        let columns: [SealedColumn]
+        var testDescription: String { name }
     }
 
-    /// Every column is checked before anything is written: a refusal for
-    /// the second column leaves the first as it was, even to a caller that
-    /// catches the error and commits (review of ce5c8a5: the first was
-    /// sealed, the registry not written). A trigger that calls a
-    /// sealed-column function is refused as planted, not as the owner's.
-    @Test func aRefusedColumnLeavesEveryColumnAsItWas() throws {
+    static let triggerCases = [
+        TriggerCase(name: "customer_audit", sql: "CREATE TRIGGER customer_audit AFTER UPDATE ON customer BEGIN INSERT INTO side VALUES (old.id, old.email); END",
+                    columns: [.randomized("email", in: "customer")]),
+        // Reads no e-mail, but what a trigger does cannot be told from what it reads.
+        TriggerCase(name: "customer_touch", sql: "CREATE TRIGGER customer_touch AFTER UPDATE ON customer BEGIN UPDATE customer SET name = 'touched' WHERE id = new.id; END",
+                    columns: [.randomized("email", in: "customer")]),
+        // SQLite copies the rows between tables of one shape without a read
+        // its authorizer reports.
+        TriggerCase(name: "customer_mirror", sql: "CREATE TRIGGER customer_mirror BEFORE UPDATE ON customer BEGIN DELETE FROM mirror; INSERT INTO mirror SELECT * FROM customer; END",
+                    columns: [.randomized("email", in: "customer")]),
+        // The phone is still plaintext while the e-mail is sealed.
+        TriggerCase(name: "customer_notify", sql: "CREATE TRIGGER customer_notify AFTER UPDATE OF email ON customer BEGIN INSERT INTO side VALUES (new.id, new.phone); END",
+                    columns: [.randomized("email", in: "customer"), .randomized("phone", in: "customer")]),
+        // A foreign key's cascade runs the child table's triggers.
+        TriggerCase(name: "subscription_log", sql: """
+            CREATE UNIQUE INDEX customer_email_unique ON customer(email);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email REFERENCES customer(email) ON UPDATE CASCADE);
+            INSERT INTO subscription VALUES (1, 'first@example.com');
+            CREATE TRIGGER subscription_log AFTER UPDATE ON subscription BEGIN INSERT INTO side VALUES (old.id, old.email); END
+            """, columns: [.randomized("email", in: "customer")]),
+        // Fires only once the blind index column exists: after writing began.
+        TriggerCase(name: "phone_index_audit", sql: "CREATE TRIGGER phone_index_audit AFTER UPDATE OF phone_index ON customer BEGIN INSERT INTO side VALUES (old.id, old.phone); END",
+                    columns: [.randomized("email", in: "customer"), .indexed("phone", in: "customer", indexColumn: "phone_index")]),
+    ]
+
+    @Test(arguments: triggerCases) func sealingRefusesWhileItWouldRunATrigger(_ trigger: TriggerCase) throws {
         let keyring = FieldKeyring.generate()
         var configuration = Configuration(key: .generate())
         configuration.addFieldFunctionsForTools(keyring: keyring)
-        let db = try Connection(path: dir.file("two.db"), configuration: configuration)
+        let db = try Connection(path: dir.file("triggers.db"), configuration: configuration)
         try db.execute(sql: """
-            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT);
-            CREATE TABLE memo(id INTEGER PRIMARY KEY, note TEXT);
-            CREATE TABLE memo_audit(id, note);
-            CREATE TRIGGER memo_audit_note AFTER UPDATE ON memo BEGIN INSERT INTO memo_audit VALUES (old.id, old.note); END;
-            INSERT INTO customer VALUES (1, 'first@example.com');
-            INSERT INTO memo VALUES (1, 'a private note');
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT, name TEXT);
+            CREATE TABLE side(id, v);
+            CREATE TABLE mirror(id INTEGER PRIMARY KEY, email TEXT, phone TEXT, name TEXT);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101', 'Ada');
             """)
+        try db.execute(sql: trigger.sql)
         try db.inTransaction(.immediate) { db in
             do {
-                try ColumnSealing.sealInPlace([.randomized("email", in: "customer"), .randomized("note", in: "memo")], keyring: keyring, in: db)
-                Issue.record("sealing ran the audit trigger")
+                try ColumnSealing.sealInPlace(trigger.columns, keyring: keyring, in: db)
+                Issue.record("sealing ran \(trigger.name)")
             } catch let error as FieldError {
                 #expect(error.code == .misuse)
-                #expect(error.message.contains("memo_audit_note"), "\(error.message)")
+                #expect(error.message.contains(trigger.name), "\(error.message)")
             }
         }
-        #expect(try db.fetchAll(String.self, sql: "SELECT email FROM customer") == ["first@example.com"])
-        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM memo_audit") == 0)
+        #expect(try db.fetchAll(String.self, sql: "SELECT email || ' ' || phone || ' ' || name FROM customer") == ["first@example.com 555-0101 Ada"])
+        #expect(try db.fetchOne(Int.self, sql: "SELECT (SELECT count(*) FROM side) + (SELECT count(*) FROM mirror)") == 0)
         #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE 'strongroom%'") == 0)
+        #expect(try db.fetchAll(sql: "PRAGMA table_info(customer)").map { try $0.decode(String.self, column: "name") } == ["id", "email", "phone", "name"])
+    }
 
-        try db.execute(sql: """
-            DROP TRIGGER memo_audit_note;
-            CREATE TRIGGER planted AFTER UPDATE ON customer BEGIN INSERT INTO memo_audit VALUES (new.id, strongroom_open(new.email, 'customer', 'email', new.id)); END;
+    /// A trigger that runs only on another column's update is no obstacle,
+    /// through `import --seal`'s path; one that calls a sealed-column
+    /// function is refused as planted, not as the owner's mistake.
+    @Test func anotherColumnsTriggerSealsAndAPlantedOneIsUntrusted() async throws {
+        let source = dir.file("triggers.sqlite")
+        let plain = try Connection(path: source, configuration: .plaintext)
+        try plain.execute(sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, name TEXT);
+            CREATE TABLE name_changes(id, name);
+            CREATE TRIGGER customer_name AFTER UPDATE OF name ON customer BEGIN INSERT INTO name_changes VALUES (old.id, old.name); END;
+            INSERT INTO customer VALUES (1, 'first@example.com', 'Ada');
+            """)
+        plain.close()
+        let keyring = FieldKeyring.generate()
+        let key = DatabaseKey.generate()
+        let sealed = dir.file("sealed.db")
+        _ = try PlaintextConversion.importPlaintext(from: source, to: sealed, key: key, finishing: { (db: Connection) throws(StrongroomError) -> Void in
+            do {
+                try ColumnSealing.sealInPlace([.randomized("email", in: "customer")], keyring: keyring, in: db)
+            } catch {
+                throw StrongroomError(.sealedValue, "\(error)")
+            }
+        })
+        var configuration = Configuration(key: key)
+        configuration.addFieldFunctionsForTools(keyring: keyring)
+        let db = try Connection(path: sealed, configuration: configuration)
+        #expect(try ColumnSealing.failures(keyring: keyring, in: db).isEmpty)
+        #expect(try db.fetchOne(String.self, sql: "SELECT typeof(email) FROM customer") == "blob")
+
+        let other = try Connection(path: dir.file("planted.db"), configuration: configuration)
+        try other.execute(sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT);
+            CREATE TABLE side(id, v);
+            INSERT INTO customer VALUES (1, 'first@example.com');
+            CREATE TRIGGER planted AFTER UPDATE ON customer BEGIN INSERT INTO side VALUES (new.id, strongroom_open(new.email, 'customer', 'email', new.id)); END;
             """)
         let planted = #expect(throws: StrongroomError.self) {
-            try db.inTransaction(.immediate) { db in
+            try other.inTransaction(.immediate) { db in
                 try ColumnSealing.sealInPlace([.randomized("email", in: "customer")], keyring: keyring, in: db)
             }
         }
         #expect(planted?.code == .untrustedSchema, "\(planted?.message ?? "")")
-        #expect(try db.fetchAll(String.self, sql: "SELECT email FROM customer") == ["first@example.com"])
+        #expect(try other.fetchAll(String.self, sql: "SELECT email FROM customer") == ["first@example.com"])
     }
 }

@@ -101,18 +101,16 @@ extension Connection {
 }
 
 extension Connection {
-    /// The columns a statement would read through triggers and the views
-    /// they read, besides its own text, as this connection compiles it
-    /// (SQLite's authorizer names the innermost trigger or view of each
-    /// read): compiled, never run. A trigger's `old.column` and
-    /// `new.column` are reads of its table's column. An UPDATE compiles
-    /// only the triggers it fires (`UPDATE OF` another column's are left
-    /// out), and a trigger that reads no table (`SELECT RAISE(…)`) or a
-    /// foreign key's action is not listed.
-    package func readsByTriggersAndViews(runBy sql: String) throws(StrongroomError) -> [(by: String, table: String, column: String)] {
-        try inspect(sql: sql) { _ throws(StrongroomError) in () }.reads.compactMap { access in
-            guard let by = access.innermost, !access.writes else { return nil }
-            return (by, access.table, access.column)
-        }
+    /// The triggers and views a statement would run besides its own text,
+    /// as this connection compiles it (SQLite's authorizer names the
+    /// innermost trigger or view of each read and write): compiled, never
+    /// run. An UPDATE compiles only the triggers it fires (`UPDATE OF`
+    /// another column's are left out); a trigger whose body reads and
+    /// writes no table (`SELECT RAISE(…)`) and a foreign key's own action
+    /// are not listed, though the triggers a cascade fires are. Sorted,
+    /// each once.
+    package func triggersAndViews(runBy sql: String) throws(StrongroomError) -> [String] {
+        let accesses = try inspect(sql: sql) { _ throws(StrongroomError) in () }.reads
+        return Set(accesses.compactMap(\.innermost)).sorted()
     }
 }

@@ -32,24 +32,31 @@ public enum ColumnSealing {
     /// - **Index samples**: `sqlite_stat2`, `sqlite_stat3` and
     ///   `sqlite_stat4` (what a SQLite built with STAT4 writes at ANALYZE)
     ///   are emptied; `sqlite_stat1` holds counts only.
-    /// - **Triggers**: a trigger the sealing UPDATE would run that reads the
-    ///   column (`old.email`, or the table) would see each plaintext value
-    ///   and could copy it elsewhere (an audit table, an FTS index kept in
-    ///   step), so sealing refuses with ``FieldError/Code/misuse``, naming
-    ///   it: drop it, seal, and create it again. A trigger that does not
-    ///   read the column (one that sets `updated_at`) is no obstacle; one
-    ///   that calls a sealed-column function is refused as planted
-    ///   (`untrustedSchema`). Copies the application keeps elsewhere
-    ///   (another column, an FTS table with its own content, a foreign key
-    ///   `ON UPDATE CASCADE` copies the envelope to) are the application's.
+    /// - **Triggers**: a trigger the sealing UPDATE would run sees each
+    ///   plaintext value as `old` and could copy it elsewhere (an audit
+    ///   table, an FTS index kept in step, a mirror table filled with
+    ///   `INSERT … SELECT *`), so sealing refuses with
+    ///   ``FieldError/Code/misuse``, naming it, whatever it reads: drop it,
+    ///   seal, and create it again (one that sets `updated_at` too). Only a
+    ///   trigger `UPDATE OF` other columns is no obstacle. One that calls a
+    ///   sealed-column function is refused as planted (`untrustedSchema`).
+    ///   Copies the application keeps elsewhere (another column, an FTS
+    ///   table with its own content, a foreign key `ON UPDATE CASCADE`
+    ///   copies the envelope to) are the application's.
     public static func sealInPlace(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         // Checked with the functions lent, so that a trigger calling one is
         // compiled as the application's statements are (and refused).
         let keys = try FieldFunctions.lending(cipher, to: db) { try check(columns, keyring: keyring, in: db) }
-        // Values already sealed (whatever the registry says) must open first.
-        try FieldKeyCheck.recordActiveKey(of: keyring, sealing: try SealedValueSearch.sealedColumns(in: db), in: db)
-        try FieldFunctions.lending(cipher, to: db) { try seal(columns, keys: keys, keyring: keyring, in: db) }
+        // In a savepoint: whatever fails once writing has begun (a check
+        // that only the new blind index column makes true, a constraint)
+        // leaves every column as it was, even to a caller that catches the
+        // error and commits.
+        try db.inSavepoint { db in
+            // Values already sealed (whatever the registry says) must open first.
+            try FieldKeyCheck.recordActiveKey(of: keyring, sealing: try SealedValueSearch.sealedColumns(in: db), in: db)
+            try FieldFunctions.lending(cipher, to: db) { try seal(columns, keys: keys, keyring: keyring, in: db) }
+        }
     }
 
     /// Checks every column, writing nothing; returns each one's primary key.
@@ -71,7 +78,7 @@ public enum ColumnSealing {
             guard !key.isEmpty || column.mode == .deterministic else {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY to bind \(column.column)'s sealed values to; seal it deterministic, or give the table a primary key first.", table: column.table, column: column.column)
             }
-            try refuseTriggersReading(column, in: db)
+            try refuseTriggers(of: column, in: db)
             keys.append(key)
         }
         return keys
@@ -87,7 +94,7 @@ public enum ColumnSealing {
                     try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(SQLScript.quotedIdentifier(indexColumn)) BLOB")
                     try db.execute(sql: "CREATE INDEX main.\(SQLScript.quotedIdentifier("\(column.table)_\(indexColumn)")) ON \(SQLScript.quotedIdentifier(column.table))(\(SQLScript.quotedIdentifier(indexColumn)))")
                     // A trigger `UPDATE OF` the new column fires now.
-                    try refuseTriggersReading(column, in: db)
+                    try refuseTriggers(of: column, in: db)
                 }
                 assignments.append("\(SQLScript.quotedIdentifier(indexColumn)) = strongroom_blind_index(\(name), ?1, ?2)")
             }
@@ -100,12 +107,15 @@ public enum ColumnSealing {
         try SealedColumnRegistry.record(columns, keyring: keyring, in: db)
     }
 
-    /// Refuses when the UPDATE that seals `column` would run a trigger (or
-    /// a view one reads) that reads the column: it would see each plaintext
-    /// value, as `old`, and could copy it elsewhere in the file. The probe
-    /// sets the column (and its blind index column, when there is one) to
-    /// itself: SQLite compiles the triggers the sealing UPDATE fires.
-    static func refuseTriggersReading(_ column: SealedColumn, in db: Connection) throws {
+    /// Refuses when the UPDATE that seals `column` would run any trigger
+    /// (or a view one reads): it would see each plaintext value, as `old`,
+    /// and what it may do with it cannot be told from what it reads (an
+    /// `INSERT … SELECT *` reads nothing SQLite reports, a virtual table's
+    /// `'rebuild'` reads the table as it runs, a foreign key's cascade runs
+    /// the child table's triggers, a generated column hides the column).
+    /// The probe sets the column (and its blind index column, when there is
+    /// one) to itself: SQLite compiles the triggers the sealing UPDATE fires.
+    static func refuseTriggers(of column: SealedColumn, in db: Connection) throws {
         let name = SQLScript.quotedIdentifier(column.column)
         var assignments = ["\(name) = \(name)"]
         if column.mode == .indexed, let indexColumn = column.indexColumn,
@@ -116,11 +126,9 @@ public enum ColumnSealing {
         // Compiled as the application's statements are: a trigger that calls
         // a sealed-column function is refused here as planted.
         _ = try db.prepare(sql: probe)
-        let readers = try db.readsByTriggersAndViews(runBy: probe)
-            .filter { $0.table.sqliteFolded == column.table.sqliteFolded && $0.column.sqliteFolded == column.column.sqliteFolded }
-            .map(\.by)
-        guard readers.isEmpty else {
-            throw FieldError(.misuse, "Sealing \(column.table).\(column.column) would run \(Set(readers).sorted().joined(separator: ", ")) (a trigger, or a view one reads), which reads the column and would see each plaintext value: it could copy it elsewhere in the file. Drop the trigger, seal the column, then create it again if it still makes sense on sealed values.", table: column.table, column: column.column)
+        let run = try db.triggersAndViews(runBy: probe)
+        guard run.isEmpty else {
+            throw FieldError(.misuse, "Sealing \(column.table).\(column.column) would run \(run.joined(separator: ", ")) (a trigger, or a view one reads) with each plaintext value, which it could copy elsewhere in the file; nothing was sealed. Drop the trigger, seal the column, then create it again if it still makes sense on sealed values.", table: column.table, column: column.column)
         }
     }
 
