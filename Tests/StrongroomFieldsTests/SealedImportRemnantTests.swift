@@ -177,6 +177,10 @@ struct SealedImportRemnantTests {
             INSERT INTO subscription VALUES (1, 'first@example.com');
             CREATE TRIGGER subscription_log AFTER UPDATE ON subscription BEGIN INSERT INTO side VALUES (old.id, old.email); END
             """, columns: [.randomized("email", in: "customer")]),
+        // Reads nothing and skips every row: the values would stay plaintext
+        // under a registry that calls them sealed (review of d8deb89).
+        TriggerCase(name: "customer_frozen", sql: "CREATE TRIGGER customer_frozen BEFORE UPDATE ON customer BEGIN SELECT RAISE(IGNORE); END",
+                    columns: [.randomized("email", in: "customer")]),
         // Fires only once the blind index column exists: after writing began.
         TriggerCase(name: "phone_index_audit", sql: "CREATE TRIGGER phone_index_audit AFTER UPDATE OF phone_index ON customer BEGIN INSERT INTO side VALUES (old.id, old.phone); END",
                     columns: [.randomized("email", in: "customer"), .indexed("phone", in: "customer", indexColumn: "phone_index")]),
@@ -207,6 +211,64 @@ struct SealedImportRemnantTests {
         #expect(try db.fetchOne(Int.self, sql: "SELECT (SELECT count(*) FROM side) + (SELECT count(*) FROM mirror)") == 0)
         #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE 'strongroom%'") == 0)
         #expect(try db.fetchAll(sql: "PRAGMA table_info(customer)").map { try $0.decode(String.self, column: "name") } == ["id", "email", "phone", "name"])
+    }
+
+    /// What would change other rows or skip some without a trigger (review
+    /// of d8deb89): a foreign key whose parent key is the column, with an
+    /// ON UPDATE action (SQLite runs it without a word), and a constraint
+    /// that ignores a conflicting row. Refused, every column as it was.
+    struct SilentCase: CustomTestStringConvertible, Sendable {
+        let name: String
+        let sql: String
+        let columns: [SealedColumn]
+        let says: String
+        var testDescription: String { name }
+    }
+
+    static let silentCases = [
+        SilentCase(name: "ON UPDATE SET NULL", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT UNIQUE, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email REFERENCES customer(email) ON UPDATE SET NULL);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+            INSERT INTO subscription VALUES (1, 'first@example.com');
+            """, columns: [.randomized("email", in: "customer")], says: "ON UPDATE SET NULL"),
+        SilentCase(name: "ON UPDATE CASCADE", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT UNIQUE, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email REFERENCES customer(email) ON UPDATE CASCADE);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+            INSERT INTO subscription VALUES (1, 'first@example.com');
+            """, columns: [.randomized("email", in: "customer")], says: "ON UPDATE CASCADE"),
+        // Two customers of one e-mail: one blind index value, and the
+        // constraint drops the second row's update.
+        SilentCase(name: "ON CONFLICT IGNORE", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT, email_index BLOB UNIQUE ON CONFLICT IGNORE);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101', NULL), (2, 'first@example.com', '555-0102', NULL);
+            """, columns: [.indexed("email", in: "customer", indexColumn: "email_index")], says: "changed 1 of its 2 values"),
+    ]
+
+    @Test(arguments: silentCases) func sealingRefusesWhatWouldChangeOtherRowsOrSkipSome(_ silent: SilentCase) throws {
+        let keyring = FieldKeyring.generate()
+        var configuration = Configuration(key: .generate())
+        configuration.addFieldFunctionsForTools(keyring: keyring)
+        let db = try Connection(path: dir.file("silent.db"), configuration: configuration)
+        try db.execute(sql: silent.sql)
+        func rows() throws -> [String] {
+            try db.fetchAll(String.self, sql: "SELECT id || ' ' || quote(email) || ' ' || quote(phone) FROM customer ORDER BY id")
+                + db.fetchAll(String.self, sql: "SELECT id || ' ' || quote(email) FROM subscription ORDER BY id")
+        }
+        let before = try rows()
+        try db.inTransaction(.immediate) { db in
+            do {
+                try ColumnSealing.sealInPlace(silent.columns, keyring: keyring, in: db)
+                Issue.record("sealing went ahead: \(silent.name)")
+            } catch let error as FieldError {
+                #expect(error.code == .misuse)
+                #expect(error.message.contains(silent.says), "\(error.message)")
+            }
+        }
+        #expect(try rows() == before)
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE 'strongroom%'") == 0)
     }
 
     /// A trigger that runs only on another column's update is no obstacle,

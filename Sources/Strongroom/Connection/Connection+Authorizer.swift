@@ -29,6 +29,7 @@ final class AuthorizerPolicy {
                    _ database: UnsafePointer<CChar>?, _ innermost: UnsafePointer<CChar>?) -> Int32 {
         if state.inspectedReads != nil {
             // A statement compiled only to be looked at: nothing runs.
+            if let innermost { state.inspectedInnermost.insert(String(cString: innermost)) }
             let writes = action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE
             if action == SQLITE_READ || writes, let first {
                 state.inspectedReads?.append(ReadAccess(table: String(cString: first), column: second.map { String(cString: $0) } ?? "",

@@ -9,9 +9,10 @@ extension Connection {
     /// own statements do.
     func inspect<T>(sql: String, _ body: (OpaquePointer) throws(StrongroomError) -> T) throws(StrongroomError) -> (value: T, reads: [ReadAccess]) {
         _ = authorizer
-        let outer = state.inspectedReads
+        let outer = state.inspectedReads, outerInnermost = state.inspectedInnermost
         state.inspectedReads = []
-        defer { state.inspectedReads = outer }
+        state.inspectedInnermost = []
+        defer { state.inspectedReads = outer; state.inspectedInnermost = outerInnermost }
         var compiled: OpaquePointer?
         let status = sqlite3_prepare_v2(handle, sql, -1, &compiled, nil)
         state.noteCompiled(sql, length: nil)
@@ -103,14 +104,12 @@ extension Connection {
 extension Connection {
     /// The triggers and views a statement would run besides its own text,
     /// as this connection compiles it (SQLite's authorizer names the
-    /// innermost trigger or view of each read and write): compiled, never
-    /// run. An UPDATE compiles only the triggers it fires (`UPDATE OF`
-    /// another column's are left out); a trigger whose body reads and
-    /// writes no table (`SELECT RAISE(…)`) and a foreign key's own action
-    /// are not listed, though the triggers a cascade fires are. Sorted,
-    /// each once.
+    /// innermost trigger or view of each action it reports: every statement
+    /// of a trigger's body reports one, a `SELECT RAISE(…)` too): compiled,
+    /// never run. An UPDATE compiles only the triggers it fires (`UPDATE OF`
+    /// another column's are left out); a foreign key's own action is not
+    /// listed, though the triggers a cascade fires are. Sorted, each once.
     package func triggersAndViews(runBy sql: String) throws(StrongroomError) -> [String] {
-        let accesses = try inspect(sql: sql) { _ throws(StrongroomError) in () }.reads
-        return Set(accesses.compactMap(\.innermost)).sorted()
+        try inspect(sql: sql) { _ throws(StrongroomError) in state.inspectedInnermost.sorted() }.value
     }
 }

@@ -78,6 +78,10 @@ final class ConnectionState {
     /// the authorizer then allows everything and records each column read
     /// (see `Connection.inspect(sql:_:)`).
     var inspectedReads: [ReadAccess]?
+    /// While a statement is inspected: the innermost trigger or view of
+    /// every action the authorizer reports (a trigger's `SELECT RAISE(…)`
+    /// or function call included, which reads no column).
+    var inspectedInnermost: Set<String> = []
 }
 
 /// One column read (`SQLITE_READ`), or one table written (`SQLITE_INSERT`,

@@ -19,8 +19,11 @@ public enum ColumnSealing {
     /// ```
     ///
     /// Every column is checked before anything is written: a column that is
-    /// sealed already, missing, part of the primary key, or read by a
-    /// trigger (below) throws with the database as it was.
+    /// sealed already, missing, part of the primary key, the parent key of
+    /// a foreign key with an ON UPDATE action, or one whose sealing would
+    /// run a trigger (below) throws with the database as it was. The writing
+    /// runs in a savepoint and must change every value: anything that fails
+    /// or skips a row once it has begun leaves every column as it was.
     ///
     /// What it leaves of the plaintext:
     /// - **In the pages**: old copies of cells that SQLite's rebalancing
@@ -35,14 +38,14 @@ public enum ColumnSealing {
     /// - **Triggers**: a trigger the sealing UPDATE would run sees each
     ///   plaintext value as `old` and could copy it elsewhere (an audit
     ///   table, an FTS index kept in step, a mirror table filled with
-    ///   `INSERT … SELECT *`), so sealing refuses with
-    ///   ``FieldError/Code/misuse``, naming it, whatever it reads: drop it,
-    ///   seal, and create it again (one that sets `updated_at` too). Only a
-    ///   trigger `UPDATE OF` other columns is no obstacle. One that calls a
-    ///   sealed-column function is refused as planted (`untrustedSchema`).
-    ///   Copies the application keeps elsewhere (another column, an FTS
-    ///   table with its own content, a foreign key `ON UPDATE CASCADE`
-    ///   copies the envelope to) are the application's.
+    ///   `INSERT … SELECT *`), or skip rows (`RAISE(IGNORE)`), so sealing
+    ///   refuses with ``FieldError/Code/misuse``, naming it, whatever its
+    ///   body does: drop it, seal, and create it again (one that sets
+    ///   `updated_at` too). A trigger `UPDATE OF` other columns only is no
+    ///   obstacle; one that calls a sealed-column function is refused as
+    ///   planted (`untrustedSchema`). Copies the application keeps elsewhere
+    ///   (another column, an FTS table with its own content) are the
+    ///   application's.
     public static func sealInPlace(_ columns: [SealedColumn], keyring: FieldKeyring, in db: Connection) throws {
         let cipher = try FieldCipher(keyring: keyring, contextRecordedIn: db)
         // Checked with the functions lent, so that a trigger calling one is
@@ -79,6 +82,7 @@ public enum ColumnSealing {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY to bind \(column.column)'s sealed values to; seal it deterministic, or give the table a primary key first.", table: column.table, column: column.column)
             }
             try refuseTriggers(of: column, in: db)
+            try refuseForeignKeyActions(on: column, in: db)
             keys.append(key)
         }
         return keys
@@ -100,8 +104,14 @@ public enum ColumnSealing {
             }
             let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             assignments.append("\(name) = strongroom_seal(\(name), ?1, ?2, ?3\(rowKey))")
+            let values = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(table) WHERE \(name) IS NOT NULL") ?? 0
             try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL",
                            arguments: [column.table, column.column, column.mode.rawValue])
+            // Every value or none: a row the UPDATE skips keeps its plaintext
+            // under a registry that calls the column sealed.
+            guard db.changesCount == values else {
+                throw FieldError(.misuse, "Sealing \(column.table).\(column.column) changed \(db.changesCount) of its \(values) values: something skipped the others (an ON CONFLICT IGNORE constraint, on its blind index column for one); nothing was sealed. Remove what skips them, then seal again.", table: column.table, column: column.column)
+            }
         }
         try emptyIndexSamples(in: db)
         try SealedColumnRegistry.record(columns, keyring: keyring, in: db)
@@ -129,6 +139,24 @@ public enum ColumnSealing {
         let run = try db.triggersAndViews(runBy: probe)
         guard run.isEmpty else {
             throw FieldError(.misuse, "Sealing \(column.table).\(column.column) would run \(run.joined(separator: ", ")) (a trigger, or a view one reads) with each plaintext value, which it could copy elsewhere in the file; nothing was sealed. Drop the trigger, seal the column, then create it again if it still makes sense on sealed values.", table: column.table, column: column.column)
+        }
+    }
+
+    /// Refuses when a foreign key's parent key is the column and it has an
+    /// ON UPDATE action: sealing would set the child rows to NULL, to their
+    /// default, or to the envelope (which opens only in the parent's row),
+    /// and SQLite runs the action without a word. (With NO ACTION or
+    /// RESTRICT, a referenced value fails the sealing UPDATE instead.)
+    static func refuseForeignKeyActions(on column: SealedColumn, in db: Connection) throws {
+        for child in try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name") {
+            for reference in try db.fetchAll(sql: "PRAGMA main.foreign_key_list(\(SQLScript.quotedIdentifier(child)))") {
+                guard try reference.decode(String.self, column: "table").sqliteFolded == column.table.sqliteFolded,
+                      let parentKey = try reference.decode(String?.self, column: "to"), parentKey.sqliteFolded == column.column.sqliteFolded else { continue }
+                let action = try reference.decode(String.self, column: "on_update")
+                guard action == "NO ACTION" || action == "RESTRICT" else {
+                    throw FieldError(.misuse, "\(child) has a foreign key to \(column.table).\(column.column) with ON UPDATE \(action): sealing the column would change \(child)'s rows (to NULL, their default, or an envelope that opens only in \(column.table)); nothing was sealed. Point the foreign key at the primary key, or seal another column.", table: column.table, column: column.column)
+                }
+            }
         }
     }
 
