@@ -19,11 +19,15 @@ public enum ColumnSealing {
     /// ```
     ///
     /// Every column is checked before anything is written: a column that is
-    /// sealed already, missing, part of the primary key, the parent key of
-    /// a foreign key with an ON UPDATE action, or one whose sealing would
-    /// run a trigger (below) throws with the database as it was. The writing
-    /// runs in a savepoint and must change every value: anything that fails
-    /// or skips a row once it has begun leaves every column as it was.
+    /// sealed already, missing, of a virtual table, part of the primary key,
+    /// the parent key of a foreign key with an ON UPDATE action, or one
+    /// whose sealing would run a trigger (below), and a blind index column
+    /// in the primary key, of the batch, or holding data, throws with the
+    /// database as it was (inside the caller's transaction: outside one,
+    /// another connection may change the schema between the checks and the
+    /// writing). The writing runs in a savepoint and must change every value
+    /// and keep every row: anything that fails, skips a row or deletes one
+    /// (a REPLACE conflict) once it has begun leaves every column as it was.
     ///
     /// What it leaves of the plaintext:
     /// - **In the pages**: old copies of cells that SQLite's rebalancing
@@ -81,6 +85,7 @@ public enum ColumnSealing {
             guard !key.isEmpty || column.mode == .deterministic else {
                 throw FieldError(.misuse, "\(column.table) has no declared PRIMARY KEY to bind \(column.column)'s sealed values to; seal it deterministic, or give the table a primary key first.", table: column.table, column: column.column)
             }
+            try checkIndexColumn(of: column, key: key, batch: columns, recorded: recorded, in: db)
             try refuseTriggers(of: column, in: db)
             try refuseForeignKeyActions(on: column, in: db)
             keys.append(key)
@@ -104,9 +109,16 @@ public enum ColumnSealing {
             }
             let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             assignments.append("\(name) = strongroom_seal(\(name), ?1, ?2, ?3\(rowKey))")
+            let rows = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(table)") ?? 0
             let values = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(table) WHERE \(name) IS NOT NULL") ?? 0
             try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL",
                            arguments: [column.table, column.column, column.mode.rawValue])
+            // No row lost: a REPLACE conflict deletes rows (their foreign
+            // keys' ON DELETE actions run) and still counts them as changed.
+            let rowsLeft = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(table)") ?? 0
+            guard rowsLeft == rows else {
+                throw FieldError(.misuse, "Sealing \(column.table).\(column.column) left \(rowsLeft) of its \(rows) rows: a constraint resolved a conflict by deleting rows (ON CONFLICT REPLACE, on its blind index column for one); nothing was sealed. Remove what deletes them, then seal again.", table: column.table, column: column.column)
+            }
             // Every value or none: a row the UPDATE skips keeps its plaintext
             // under a registry that calls the column sealed.
             guard db.changesCount == values else {
@@ -139,6 +151,31 @@ public enum ColumnSealing {
         let run = try db.triggersAndViews(runBy: probe)
         guard run.isEmpty else {
             throw FieldError(.misuse, "Sealing \(column.table).\(column.column) would run \(run.joined(separator: ", ")) (a trigger, or a view one reads) with each plaintext value, which it could copy elsewhere in the file; nothing was sealed. Drop the trigger, seal the column, then create it again if it still makes sense on sealed values.", table: column.table, column: column.column)
+        }
+    }
+
+    /// The blind index column an indexed column names must be a column the
+    /// blind index may overwrite: not in the primary key (the envelopes are
+    /// bound to it), not a column of the batch or one sealed already, and,
+    /// when it exists, holding nothing but NULLs and BLOBs (a blind index
+    /// left by an export, say), not data.
+    static func checkIndexColumn(of column: SealedColumn, key: [String], batch: [SealedColumn], recorded: [SealedColumn], in db: Connection) throws {
+        guard column.mode == .indexed, let indexColumn = column.indexColumn else { return }
+        let table = column.table.sqliteFolded, folded = indexColumn.sqliteFolded
+        func refuse(_ why: String) -> FieldError {
+            FieldError(.misuse, "\(column.table).\(column.column)'s blind index column \(indexColumn) \(why); nothing was sealed. Name a new column for the blind index.", table: column.table, column: column.column)
+        }
+        if key.contains(where: { $0.sqliteFolded == folded }) {
+            throw refuse("is part of the primary key, which the sealed values are bound to")
+        }
+        let others = (batch + recorded).filter { $0.table.sqliteFolded == table && !($0.names(sameColumnAs: column) && $0.indexColumn == column.indexColumn) }
+        if folded == column.column.sqliteFolded || others.contains(where: { $0.column.sqliteFolded == folded || $0.indexColumn?.sqliteFolded == folded }) {
+            throw refuse("is a sealed column, or another one's blind index column")
+        }
+        guard let existing = try columnNames(of: column.table, in: db).first(where: { $0.sqliteFolded == folded }) else { return }
+        let data = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.\(SQLScript.quotedIdentifier(column.table)) WHERE \(SQLScript.quotedIdentifier(existing)) IS NOT NULL AND typeof(\(SQLScript.quotedIdentifier(existing))) <> 'blob'") ?? 0
+        if data > 0 {
+            throw refuse("holds values that are not blind indexes (\(data) rows)")
         }
     }
 
@@ -194,6 +231,10 @@ public enum ColumnSealing {
         }
         guard object.type == "table" else {
             throw FieldError(.misuse, "\(object.name) is a view, not a table: seal the column of the table it reads.", table: column.table, column: column.column)
+        }
+        let created = try db.fetchOne(String.self, sql: "SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [object.name]) ?? ""
+        guard !SQLScript.normalized(created).uppercased().hasPrefix("CREATE VIRTUAL TABLE") else {
+            throw FieldError(.misuse, "\(object.name) is a virtual table (FTS, R-tree…): its module keeps copies of what it holds (an FTS index, every term) that sealing cannot reach. Seal the column of an ordinary table, and index the envelopes' table instead.", table: column.table, column: column.column)
         }
         let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(object.name)))").map { try $0.decode(String.self, column: "name") }
         guard columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else {
