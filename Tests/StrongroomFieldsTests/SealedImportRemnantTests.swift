@@ -272,6 +272,29 @@ struct SealedImportRemnantTests {
             CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
             INSERT INTO customer VALUES ('cust-1', 'first@example.com', '555-0101');
             """, columns: [.indexed("email", in: "customer", indexColumn: "id")], says: "primary key"),
+        // Or a column of BLOBs (review of 2626edd: a photo was overwritten,
+        // and a row without an e-mail kept its bytes).
+        SilentCase(name: "an index column of BLOBs", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT, email_index BLOB);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101', x'89504e470d0a1a0a'), (2, NULL, '555-0102', CAST('second@example.com' AS BLOB));
+            """, columns: [.indexed("email", in: "customer", indexColumn: "email_index")], says: "holds values"),
+        // A virtual table's shadow table is an ordinary one; its index keeps
+        // every term.
+        SilentCase(name: "a shadow table", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            CREATE VIRTUAL TABLE notes USING fts4(body);
+            INSERT INTO notes(docid, body) VALUES (1, 'first@example.com');
+            """, columns: [.deterministic("c0body", in: "notes_content")], says: "shadow table"),
+        // An FTS index of the table's own content keeps its terms.
+        SilentCase(name: "an external-content FTS index", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+            CREATE VIRTUAL TABLE customer_search USING fts4(content='customer', email);
+            INSERT INTO customer_search(customer_search) VALUES ('rebuild');
+            """, columns: [.randomized("email", in: "customer")], says: "customer_search"),
         // Or a column of data.
         SilentCase(name: "an index column of data", sql: """
             CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);

@@ -19,10 +19,12 @@ public enum ColumnSealing {
     /// ```
     ///
     /// Every column is checked before anything is written: a column that is
-    /// sealed already, missing, of a virtual table, part of the primary key,
-    /// the parent key of a foreign key with an ON UPDATE action, or one
-    /// whose sealing would run a trigger (below), and a blind index column
-    /// in the primary key, of the batch, or holding data, throws with the
+    /// sealed already, missing, of a virtual table (or what looks like one's
+    /// shadow table, or a table one names, as an FTS index's `content=`),
+    /// part of the primary key, the parent key of a foreign key with an ON
+    /// UPDATE action, or one whose sealing would run a trigger (below), and
+    /// a blind index column in the primary key, of the batch, holding any
+    /// value, or a foreign key's parent key with an action, throws with the
     /// database as it was (inside the caller's transaction: outside one,
     /// another connection may change the schema between the checks and the
     /// writing). The writing runs in a savepoint and must change every value
@@ -157,8 +159,10 @@ public enum ColumnSealing {
     /// The blind index column an indexed column names must be a column the
     /// blind index may overwrite: not in the primary key (the envelopes are
     /// bound to it), not a column of the batch or one sealed already, and,
-    /// when it exists, holding nothing but NULLs and BLOBs (a blind index
-    /// left by an export, say), not data.
+    /// when it exists, empty: whatever it holds (a photo, a hash, a blind
+    /// index `openInPlace` left) would be overwritten, and kept where the
+    /// sealed value is NULL; and no foreign key with an ON UPDATE action
+    /// may reference it.
     static func checkIndexColumn(of column: SealedColumn, key: [String], batch: [SealedColumn], recorded: [SealedColumn], in db: Connection) throws {
         guard column.mode == .indexed, let indexColumn = column.indexColumn else { return }
         let table = column.table.sqliteFolded, folded = indexColumn.sqliteFolded
@@ -173,10 +177,11 @@ public enum ColumnSealing {
             throw refuse("is a sealed column, or another one's blind index column")
         }
         guard let existing = try columnNames(of: column.table, in: db).first(where: { $0.sqliteFolded == folded }) else { return }
-        let data = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.\(SQLScript.quotedIdentifier(column.table)) WHERE \(SQLScript.quotedIdentifier(existing)) IS NOT NULL AND typeof(\(SQLScript.quotedIdentifier(existing))) <> 'blob'") ?? 0
-        if data > 0 {
-            throw refuse("holds values that are not blind indexes (\(data) rows)")
+        let held = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM main.\(SQLScript.quotedIdentifier(column.table)) WHERE \(SQLScript.quotedIdentifier(existing)) IS NOT NULL") ?? 0
+        if held > 0 {
+            throw refuse("holds values (\(held) rows), which the blind index would overwrite (set it to NULL first if they are a blind index no longer wanted)")
         }
+        try refuseForeignKeyActions(on: existing, of: column, in: db)
     }
 
     /// Refuses when a foreign key's parent key is the column and it has an
@@ -185,16 +190,39 @@ public enum ColumnSealing {
     /// and SQLite runs the action without a word. (With NO ACTION or
     /// RESTRICT, a referenced value fails the sealing UPDATE instead.)
     static func refuseForeignKeyActions(on column: SealedColumn, in db: Connection) throws {
+        try refuseForeignKeyActions(on: column.column, of: column, in: db)
+    }
+
+    /// The same for `parentKey`, a column of `column`'s table (the sealed
+    /// column, or its blind index column).
+    static func refuseForeignKeyActions(on parentKey: String, of column: SealedColumn, in db: Connection) throws {
         for child in try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name") {
             for reference in try db.fetchAll(sql: "PRAGMA main.foreign_key_list(\(SQLScript.quotedIdentifier(child)))") {
                 guard try reference.decode(String.self, column: "table").sqliteFolded == column.table.sqliteFolded,
-                      let parentKey = try reference.decode(String?.self, column: "to"), parentKey.sqliteFolded == column.column.sqliteFolded else { continue }
+                      let referenced = try reference.decode(String?.self, column: "to"), referenced.sqliteFolded == parentKey.sqliteFolded else { continue }
                 let action = try reference.decode(String.self, column: "on_update")
                 guard action == "NO ACTION" || action == "RESTRICT" else {
-                    throw FieldError(.misuse, "\(child) has a foreign key to \(column.table).\(column.column) with ON UPDATE \(action): sealing the column would change \(child)'s rows (to NULL, their default, or an envelope that opens only in \(column.table)); nothing was sealed. Point the foreign key at the primary key, or seal another column.", table: column.table, column: column.column)
+                    throw FieldError(.misuse, "\(child) has a foreign key to \(column.table).\(parentKey) with ON UPDATE \(action): sealing \(column.column) would change \(child)'s rows (to NULL, their default, or an envelope that opens only in \(column.table)); nothing was sealed. Point the foreign key at the primary key, or seal another column.", table: column.table, column: column.column)
                 }
             }
         }
+    }
+
+    /// Whether `sql` mentions the folded name `table` as a word of its own
+    /// (quoted or not), in a virtual table's arguments.
+    static func names(_ sql: String, _ table: FoldedName) -> Bool {
+        guard let open = sql.firstIndex(of: "(") else { return false }
+        var word = "", words: [String] = []
+        for scalar in sql[open...].unicodeScalars {
+            if scalar == "_" || scalar.properties.isAlphabetic || scalar.properties.numericType != nil || scalar.value > 127 {
+                word.unicodeScalars.append(scalar)
+            } else if !word.isEmpty {
+                words.append(word)
+                word = ""
+            }
+        }
+        if !word.isEmpty { words.append(word) }
+        return words.contains { $0.sqliteFolded == table }
     }
 
     static func columnNames(of table: String, in db: Connection) throws -> [String] {
@@ -232,9 +260,21 @@ public enum ColumnSealing {
         guard object.type == "table" else {
             throw FieldError(.misuse, "\(object.name) is a view, not a table: seal the column of the table it reads.", table: column.table, column: column.column)
         }
-        let created = try db.fetchOne(String.self, sql: "SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", arguments: [object.name]) ?? ""
-        guard !SQLScript.normalized(created).uppercased().hasPrefix("CREATE VIRTUAL TABLE") else {
-            throw FieldError(.misuse, "\(object.name) is a virtual table (FTS, R-tree…): its module keeps copies of what it holds (an FTS index, every term) that sealing cannot reach. Seal the column of an ordinary table, and index the envelopes' table instead.", table: column.table, column: column.column)
+        // Virtual tables (SQLite stores each as `CREATE VIRTUAL TABLE name
+        // USING module(arguments)`, however it was typed).
+        let virtual = try db.fetchAll(sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'")
+            .map { (name: try $0.decode(String.self, column: "name"), sql: try $0.decode(String.self, column: "sql")) }
+        let table = object.name.sqliteFolded
+        if virtual.contains(where: { $0.name.sqliteFolded == table }) {
+            throw FieldError(.misuse, "\(object.name) is a virtual table (FTS, R-tree…): its module keeps copies of what it holds (an FTS index, every term) that sealing cannot reach. Seal the column of an ordinary table.", table: column.table, column: column.column)
+        }
+        if let owner = virtual.first(where: { table.scalars.starts(with: ($0.name + "_").sqliteFolded.scalars) }) {
+            throw FieldError(.misuse, "\(object.name) looks like a shadow table of the virtual table \(owner.name), which keeps its own copies of what it holds (an FTS index, every term): sealing it would leave them, and break \(owner.name). Seal the column of an ordinary table.", table: column.table, column: column.column)
+        }
+        // A virtual table whose arguments name this one (an FTS index with
+        // `content='table'`) keeps its own copy of the values it indexed.
+        if let index = virtual.first(where: { Self.names($0.sql, table) }) {
+            throw FieldError(.misuse, "The virtual table \(index.name) names \(object.name) (an FTS index of its content, say) and keeps its own copy of what it indexed, which sealing cannot reach. Drop it, seal, and index something else.", table: column.table, column: column.column)
         }
         let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(object.name)))").map { try $0.decode(String.self, column: "name") }
         guard columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else {
