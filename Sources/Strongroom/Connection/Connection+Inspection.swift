@@ -113,3 +113,12 @@ extension Connection {
         try inspect(sql: sql) { _ throws(StrongroomError) in state.inspectedInnermost.sorted() }.value
     }
 }
+
+extension Connection {
+    /// The columns a query reads, by table, as this connection compiles it
+    /// (SQLite's authorizer reports each column read, through views
+    /// included): compiled, never run.
+    package func columnsRead(by sql: String) throws(StrongroomError) -> [(table: String, column: String)] {
+        try inspect(sql: sql) { _ throws(StrongroomError) in () }.reads.filter { !$0.writes }.map { ($0.table, $0.column) }
+    }
+}

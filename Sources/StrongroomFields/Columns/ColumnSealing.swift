@@ -19,8 +19,9 @@ public enum ColumnSealing {
     /// ```
     ///
     /// Every column is checked before anything is written: a column that is
-    /// sealed already, missing, of a virtual table (or what looks like one's
-    /// shadow table, or a table one names, as an FTS index's `content=`),
+    /// sealed already, missing, of a virtual table (or of one's shadow
+    /// table, or held by an FTS index as its `content=`, directly or
+    /// through a view),
     /// part of the primary key, the parent key of a foreign key with an ON
     /// UPDATE action, or one whose sealing would run a trigger (below), and
     /// a blind index column in the primary key, of the batch, holding any
@@ -208,21 +209,89 @@ public enum ColumnSealing {
         }
     }
 
-    /// Whether `sql` mentions the folded name `table` as a word of its own
-    /// (quoted or not), in a virtual table's arguments.
-    static func names(_ sql: String, _ table: FoldedName) -> Bool {
-        guard let open = sql.firstIndex(of: "(") else { return false }
-        var word = "", words: [String] = []
-        for scalar in sql[open...].unicodeScalars {
-            if scalar == "_" || scalar.properties.isAlphabetic || scalar.properties.numericType != nil || scalar.value > 127 {
-                word.unicodeScalars.append(scalar)
-            } else if !word.isEmpty {
-                words.append(word)
-                word = ""
+    /// The suffixes of the shadow tables FTS3/4, FTS5, R-tree and Geopoly
+    /// keep their data in (`notes_content`, `notes_segdir`…).
+    static let shadowSuffixes = ["content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "rowid", "parent"]
+
+    /// Whether the virtual table created by `sql` indexes `column` of
+    /// `table` as external content: its `content=` option names the table
+    /// and its columns the column, or names a view (or another table) that
+    /// reads it, as SQLite compiles a read of the index's columns from it.
+    static func indexesExternally(_ sql: String, column: String, of table: String, in db: Connection) throws -> Bool {
+        var content: String?
+        var columns: [String] = []
+        for argument in arguments(of: sql) {
+            let name = leadingName(argument)
+            let rest = argument.dropFirst(name.source.count).drop(while: \.isWhitespace)
+            if rest.first == "=" {
+                if name.value.lowercased() == "content" { content = leadingName(String(rest.dropFirst().drop(while: \.isWhitespace))).value }
+            } else if !name.value.isEmpty {
+                columns.append(name.value)
             }
         }
-        if !word.isEmpty { words.append(word) }
-        return words.contains { $0.sqliteFolded == table }
+        guard let content, !content.isEmpty, !columns.isEmpty else { return false }
+        if content.sqliteFolded == table.sqliteFolded {
+            return columns.contains { $0.sqliteFolded == column.sqliteFolded }
+        }
+        let select = "SELECT \(columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")) FROM main.\(SQLScript.quotedIdentifier(content))"
+        // Content that does not exist (a broken index) reads nothing.
+        guard let reads = try? db.columnsRead(by: select) else { return false }
+        return reads.contains { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }
+    }
+
+    /// A virtual table's arguments: the text between the parentheses after
+    /// its module, split at the commas outside quotes and parentheses.
+    static func arguments(of sql: String) -> [String] {
+        guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
+        var arguments: [String] = [], current = "", quote: Character?, depth = 0
+        for character in sql[sql.index(after: open)..<close] {
+            if let closing = quote {
+                if character == closing { quote = nil }
+            } else if character == "'" || character == "\"" || character == "`" {
+                quote = character
+            } else if character == "[" {
+                quote = "]"
+            } else if character == "(" {
+                depth += 1
+            } else if character == ")" {
+                depth -= 1
+            } else if character == "," && depth == 0 {
+                arguments.append(current.trimmingCharacters(in: .whitespacesAndNewlines))
+                current = ""
+                continue
+            }
+            current.append(character)
+        }
+        arguments.append(current.trimmingCharacters(in: .whitespacesAndNewlines))
+        return arguments
+    }
+
+    /// The name or value `text` starts with, unquoted ('…', "…", `…`, […],
+    /// a doubled quote inside standing for one), and the text it took.
+    static func leadingName(_ text: String) -> (value: String, source: String) {
+        guard let first = text.first else { return ("", "") }
+        let closing: Character? = first == "'" || first == "\"" || first == "`" ? first : first == "[" ? "]" : nil
+        guard let closing else {
+            let word = text.prefix { !$0.isWhitespace && $0 != "=" && $0 != "," }
+            return (String(word), String(word))
+        }
+        var value = "", source = String(first), index = text.index(after: text.startIndex)
+        while index < text.endIndex {
+            let character = text[index]
+            source.append(character)
+            index = text.index(after: index)
+            if character == closing {
+                if closing != "]", index < text.endIndex, text[index] == closing {
+                    value.append(character)
+                    source.append(character)
+                    index = text.index(after: index)
+                    continue
+                }
+                break
+            }
+            value.append(character)
+        }
+        return (value, source)
     }
 
     static func columnNames(of table: String, in db: Connection) throws -> [String] {
@@ -268,13 +337,13 @@ public enum ColumnSealing {
         if virtual.contains(where: { $0.name.sqliteFolded == table }) {
             throw FieldError(.misuse, "\(object.name) is a virtual table (FTS, R-tree…): its module keeps copies of what it holds (an FTS index, every term) that sealing cannot reach. Seal the column of an ordinary table.", table: column.table, column: column.column)
         }
-        if let owner = virtual.first(where: { table.scalars.starts(with: ($0.name + "_").sqliteFolded.scalars) }) {
-            throw FieldError(.misuse, "\(object.name) looks like a shadow table of the virtual table \(owner.name), which keeps its own copies of what it holds (an FTS index, every term): sealing it would leave them, and break \(owner.name). Seal the column of an ordinary table.", table: column.table, column: column.column)
+        if let owner = virtual.first(where: { owner in shadowSuffixes.contains { (owner.name + "_" + $0).sqliteFolded == table } }) {
+            throw FieldError(.misuse, "\(object.name) is a shadow table of the virtual table \(owner.name) (where its module stores what it holds, an FTS index's terms among them): sealing it would leave them, and break \(owner.name). Seal the column of an ordinary table.", table: column.table, column: column.column)
         }
-        // A virtual table whose arguments name this one (an FTS index with
-        // `content='table'`) keeps its own copy of the values it indexed.
-        if let index = virtual.first(where: { Self.names($0.sql, table) }) {
-            throw FieldError(.misuse, "The virtual table \(index.name) names \(object.name) (an FTS index of its content, say) and keeps its own copy of what it indexed, which sealing cannot reach. Drop it, seal, and index something else.", table: column.table, column: column.column)
+        // An FTS index whose `content=` is this table, or a view that reads
+        // the column, keeps its own copy of the terms it indexed.
+        for index in virtual where try indexesExternally(index.sql, column: column.column, of: object.name, in: db) {
+            throw FieldError(.misuse, "The virtual table \(index.name) indexes \(object.name).\(column.column) as its external content (`content=`) and keeps every term it indexed, which sealing cannot reach. Drop it (or leave the column out of it), seal, and index something else.", table: column.table, column: column.column)
         }
         let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(object.name)))").map { try $0.decode(String.self, column: "name") }
         guard columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else {
