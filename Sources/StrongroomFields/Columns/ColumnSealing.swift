@@ -209,24 +209,33 @@ public enum ColumnSealing {
         }
     }
 
-    /// The suffixes of the shadow tables FTS3/4, FTS5, R-tree and Geopoly
-    /// keep their data in (`notes_content`, `notes_segdir`…).
-    static let shadowSuffixes = ["content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "rowid", "parent"]
+    /// The suffixes of the shadow tables the module of the virtual table
+    /// created by `sql` keeps its data in (`notes_content`, `notes_segdir`…):
+    /// FTS3/4's, FTS5's, R-tree's and Geopoly's; none for another module.
+    static func shadowSuffixes(of sql: String) -> [String] {
+        switch virtualTable(sql)?.module {
+        case "fts3", "fts4": return ["content", "segments", "segdir", "docsize", "stat"]
+        case "fts5": return ["data", "idx", "content", "docsize", "config"]
+        case "rtree", "rtree_i32", "geopoly": return ["node", "rowid", "parent"]
+        default: return []
+        }
+    }
 
     /// Whether the virtual table created by `sql` indexes `column` of
-    /// `table` as external content: its `content=` option names the table
-    /// and its columns the column, or names a view (or another table) that
-    /// reads it, as SQLite compiles a read of the index's columns from it.
+    /// `table` as external content: an FTS4 or FTS5 table whose `content=`
+    /// option names the table and whose columns include the column, or
+    /// names a view (or another table) that reads it, as SQLite compiles a
+    /// read of the index's columns from it. (FTS3 has no such option: there
+    /// `content` is a column, and the table keeps its own copy.)
     static func indexesExternally(_ sql: String, column: String, of table: String, in db: Connection) throws -> Bool {
+        guard let created = virtualTable(sql), created.module == "fts4" || created.module == "fts5" else { return false }
         var content: String?
         var columns: [String] = []
-        for argument in arguments(of: sql) {
-            let name = leadingName(argument)
-            let rest = argument.dropFirst(name.source.count).drop(while: \.isWhitespace)
-            if rest.first == "=" {
-                if name.value.lowercased() == "content" { content = leadingName(String(rest.dropFirst().drop(while: \.isWhitespace))).value }
-            } else if !name.value.isEmpty {
-                columns.append(name.value)
+        for argument in created.arguments {
+            if argument.count >= 2, argument[1].kind == .punctuation, argument[1].text == "=" {
+                if argument[0].name?.lowercased() == "content" { content = argument.count >= 3 ? argument[2].name ?? argument[2].text : "" }
+            } else if let name = argument[0].name {
+                columns.append(name)
             }
         }
         guard let content, !content.isEmpty, !columns.isEmpty else { return false }
@@ -239,59 +248,36 @@ public enum ColumnSealing {
         return reads.contains { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }
     }
 
-    /// A virtual table's arguments: the text between the parentheses after
-    /// its module, split at the commas outside quotes and parentheses.
-    static func arguments(of sql: String) -> [String] {
-        guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
-        var arguments: [String] = [], current = "", quote: Character?, depth = 0
-        for character in sql[sql.index(after: open)..<close] {
-            if let closing = quote {
-                if character == closing { quote = nil }
-            } else if character == "'" || character == "\"" || character == "`" {
-                quote = character
-            } else if character == "[" {
-                quote = "]"
-            } else if character == "(" {
-                depth += 1
-            } else if character == ")" {
-                depth -= 1
-            } else if character == "," && depth == 0 {
-                arguments.append(current.trimmingCharacters(in: .whitespacesAndNewlines))
-                current = ""
-                continue
-            }
-            current.append(character)
-        }
-        arguments.append(current.trimmingCharacters(in: .whitespacesAndNewlines))
-        return arguments
-    }
-
-    /// The name or value `text` starts with, unquoted ('…', "…", `…`, […],
-    /// a doubled quote inside standing for one), and the text it took.
-    static func leadingName(_ text: String) -> (value: String, source: String) {
-        guard let first = text.first else { return ("", "") }
-        let closing: Character? = first == "'" || first == "\"" || first == "`" ? first : first == "[" ? "]" : nil
-        guard let closing else {
-            let word = text.prefix { !$0.isWhitespace && $0 != "=" && $0 != "," }
-            return (String(word), String(word))
-        }
-        var value = "", source = String(first), index = text.index(after: text.startIndex)
-        while index < text.endIndex {
-            let character = text[index]
-            source.append(character)
-            index = text.index(after: index)
-            if character == closing {
-                if closing != "]", index < text.endIndex, text[index] == closing {
-                    value.append(character)
-                    source.append(character)
-                    index = text.index(after: index)
+    /// The module (in lower case) and arguments (each its tokens) of the
+    /// stored `CREATE VIRTUAL TABLE name USING module(arguments)`, read with
+    /// SQLite's own rules for comments, quotes and names.
+    static func virtualTable(_ sql: String) -> (module: String, arguments: [[SQLToken]])? {
+        let tokens = SQLTokenizer.tokenize(sql)
+        guard let using = tokens.firstIndex(where: { $0.isKeyword("USING") }), using + 1 < tokens.count,
+              let module = tokens[using + 1].identifier else { return nil }
+        var arguments: [[SQLToken]] = [], current: [SQLToken] = [], depth = 0
+        var index = using + 2
+        guard index < tokens.count, tokens[index].kind == .punctuation, tokens[index].text == "(" else { return (module.lowercased(), []) }
+        index += 1
+        while index < tokens.count {
+            let token = tokens[index]
+            index += 1
+            if token.kind == .punctuation {
+                if token.text == "(" { depth += 1 }
+                if token.text == ")" {
+                    if depth == 0 { break }
+                    depth -= 1
+                }
+                if token.text == "," && depth == 0 {
+                    arguments.append(current)
+                    current = []
                     continue
                 }
-                break
             }
-            value.append(character)
+            current.append(token)
         }
-        return (value, source)
+        arguments.append(current)
+        return (module.lowercased(), arguments.filter { !$0.isEmpty })
     }
 
     static func columnNames(of table: String, in db: Connection) throws -> [String] {
@@ -337,7 +323,7 @@ public enum ColumnSealing {
         if virtual.contains(where: { $0.name.sqliteFolded == table }) {
             throw FieldError(.misuse, "\(object.name) is a virtual table (FTS, R-tree…): its module keeps copies of what it holds (an FTS index, every term) that sealing cannot reach. Seal the column of an ordinary table.", table: column.table, column: column.column)
         }
-        if let owner = virtual.first(where: { owner in shadowSuffixes.contains { (owner.name + "_" + $0).sqliteFolded == table } }) {
+        if let owner = virtual.first(where: { owner in shadowSuffixes(of: owner.sql).contains { (owner.name + "_" + $0).sqliteFolded == table } }) {
             throw FieldError(.misuse, "\(object.name) is a shadow table of the virtual table \(owner.name) (where its module stores what it holds, an FTS index's terms among them): sealing it would leave them, and break \(owner.name). Seal the column of an ordinary table.", table: column.table, column: column.column)
         }
         // An FTS index whose `content=` is this table, or a view that reads
