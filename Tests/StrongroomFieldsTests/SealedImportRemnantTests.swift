@@ -312,7 +312,7 @@ struct SealedImportRemnantTests {
             INSERT INTO "Cust Data" VALUES (1, 'first@example.com');
             CREATE VIRTUAL TABLE cs USING fts4(content='Cust Data', email);
             INSERT INTO cs(cs) VALUES ('rebuild');
-            """, columns: [.randomized("email", in: "Cust Data")], says: "cs indexes"),
+            """, columns: [.randomized("email", in: "Cust Data")], says: "cs is an FTS index"),
         // Comments, a parenthesis in a comment or a name, a quote with a
         // combining mark: SQLite keeps them in the stored text and reads
         // past them (review of 01acf4c: each hid the content= option).
@@ -323,7 +323,32 @@ struct SealedImportRemnantTests {
             CREATE VIRTUAL TABLE "idx(" /* ( */ USING fts4(email, "\u{301}x", -- it's the index
                 /* note */ content="customer");
             INSERT INTO "idx("("idx(") VALUES ('rebuild');
-            """, columns: [.randomized("email", in: "customer")], says: "idx( indexes"),
+            """, columns: [.randomized("email", in: "customer")], says: "idx( is an FTS index"),
+        // FTS4 with no columns listed takes every column of its content; a
+        // module named by a string; a name that starts with a no-break space
+        // (SQLite's names take it, and the tokenizer took it for space); a
+        // column FTS4 reads past a '-' (review of c06e702).
+        SilentCase(name: "FTS indexes the arguments hid", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+            CREATE VIRTUAL TABLE every_column USING fts4(content=customer);
+            INSERT INTO every_column(every_column) VALUES ('rebuild');
+            """, columns: [.randomized("email", in: "customer")], says: "every_column is an FTS index"),
+        SilentCase(name: "an FTS module named by a string", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+            CREATE VIRTUAL TABLE quoted_module USING 'fts4'(email, content=customer);
+            INSERT INTO quoted_module(quoted_module) VALUES ('rebuild');
+            """, columns: [.randomized("email", in: "customer")], says: "quoted_module is an FTS index"),
+        SilentCase(name: "an FTS index named with a no-break space", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+            CREATE VIRTUAL TABLE \u{A0}USING USING fts4(-email, content=customer);
+            INSERT INTO \u{A0}USING(\u{A0}USING) VALUES ('rebuild');
+            """, columns: [.randomized("email", in: "customer")], says: "USING is an FTS index"),
         // Or a column of data.
         SilentCase(name: "an index column of data", sql: """
             CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
@@ -360,8 +385,9 @@ struct SealedImportRemnantTests {
     /// (reviews of 41035c7 and 01acf4c: each was refused): one beside a
     /// table named like `<it>_meta` or another module's shadow table, an FTS
     /// table with its own content whose column or option spells the table's
-    /// name (FTS3's `content=` is a column), an external-content index of
-    /// other columns.
+    /// name (FTS3's `content=` is a column). (An external-content index of
+    /// the table's other columns is refused too: which columns an FTS index
+    /// holds is not worked out from its arguments.)
     @Test func virtualTablesThatHoldNoCopyAreNoObstacle() throws {
         let keyring = FieldKeyring.generate()
         var configuration = Configuration(key: .generate())
@@ -376,7 +402,6 @@ struct SealedImportRemnantTests {
             CREATE TABLE posts(id INTEGER PRIMARY KEY, body TEXT);
             CREATE VIRTUAL TABLE post_search USING fts4(content='posts', body);
             CREATE TABLE customer(id INTEGER PRIMARY KEY, company TEXT, email TEXT);
-            CREATE VIRTUAL TABLE company_search USING fts4(content='customer', company);
             CREATE TABLE docs_data(id INTEGER PRIMARY KEY, secret TEXT);
             CREATE TABLE legacy(id INTEGER PRIMARY KEY, email TEXT);
             CREATE VIRTUAL TABLE legacy_search USING fts3(email, content=legacy);

@@ -75,7 +75,10 @@ package enum SQLTokenizer {
         while i < s.count {
             let c = s[i]
             let next: Unicode.Scalar? = i + 1 < s.count ? s[i + 1] : nil
-            if c.properties.isWhitespace { i += 1; continue }
+            // SQLite's whitespace: space, tab, newline, vertical tab, form
+            // feed, carriage return. Any other scalar above 127 (a no-break
+            // space) is part of a name, as it is to SQLite.
+            if c == " " || (0x09...0x0D).contains(c.value) { i += 1; continue }
             if c == "-" && next == "-" {
                 while i < s.count && s[i] != "\n" { i += 1 }
                 continue

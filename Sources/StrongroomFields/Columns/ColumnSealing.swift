@@ -221,30 +221,29 @@ public enum ColumnSealing {
         }
     }
 
-    /// Whether the virtual table created by `sql` indexes `column` of
+    /// Whether the virtual table created by `sql` may index `column` of
     /// `table` as external content: an FTS4 or FTS5 table whose `content=`
-    /// option names the table and whose columns include the column, or
-    /// names a view (or another table) that reads it, as SQLite compiles a
-    /// read of the index's columns from it. (FTS3 has no such option: there
-    /// `content` is a column, and the table keeps its own copy.)
+    /// option (FTS5 takes any prefix of an option's name) names the table,
+    /// or names a view (or another table) that reads the column, as SQLite
+    /// compiles a read of every column from it. Which of the content's
+    /// columns the index holds is not worked out from its arguments (FTS4
+    /// takes every column when none is listed, and reads a name past
+    /// characters that cannot start one): any such index of the table
+    /// counts. (FTS3 has no such option: there `content` is a column, and
+    /// the table keeps its own copy.)
     static func indexesExternally(_ sql: String, column: String, of table: String, in db: Connection) throws -> Bool {
         guard let created = virtualTable(sql), created.module == "fts4" || created.module == "fts5" else { return false }
         var content: String?
-        var columns: [String] = []
-        for argument in created.arguments {
-            if argument.count >= 2, argument[1].kind == .punctuation, argument[1].text == "=" {
-                if argument[0].name?.lowercased() == "content" { content = argument.count >= 3 ? argument[2].name ?? argument[2].text : "" }
-            } else if let name = argument[0].name {
-                columns.append(name)
+        for argument in created.arguments where argument.count >= 2 && argument[1].kind == .punctuation && argument[1].text == "=" {
+            guard let key = argument[0].name?.lowercased(), !key.isEmpty else { continue }
+            if key == "content" || (created.module == "fts5" && "content".hasPrefix(key)) {
+                content = argument.count >= 3 ? argument[2].name ?? argument[2].text : ""
             }
         }
-        guard let content, !content.isEmpty, !columns.isEmpty else { return false }
-        if content.sqliteFolded == table.sqliteFolded {
-            return columns.contains { $0.sqliteFolded == column.sqliteFolded }
-        }
-        let select = "SELECT \(columns.map(SQLScript.quotedIdentifier).joined(separator: ", ")) FROM main.\(SQLScript.quotedIdentifier(content))"
+        guard let content, !content.isEmpty else { return false }
+        if content.sqliteFolded == table.sqliteFolded { return true }
         // Content that does not exist (a broken index) reads nothing.
-        guard let reads = try? db.columnsRead(by: select) else { return false }
+        guard let reads = try? db.columnsRead(by: "SELECT * FROM main.\(SQLScript.quotedIdentifier(content))") else { return false }
         return reads.contains { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }
     }
 
@@ -254,7 +253,7 @@ public enum ColumnSealing {
     static func virtualTable(_ sql: String) -> (module: String, arguments: [[SQLToken]])? {
         let tokens = SQLTokenizer.tokenize(sql)
         guard let using = tokens.firstIndex(where: { $0.isKeyword("USING") }), using + 1 < tokens.count,
-              let module = tokens[using + 1].identifier else { return nil }
+              let module = tokens[using + 1].name else { return nil }
         var arguments: [[SQLToken]] = [], current: [SQLToken] = [], depth = 0
         var index = using + 2
         guard index < tokens.count, tokens[index].kind == .punctuation, tokens[index].text == "(" else { return (module.lowercased(), []) }
@@ -324,12 +323,12 @@ public enum ColumnSealing {
             throw FieldError(.misuse, "\(object.name) is a virtual table (FTS, R-tree…): its module keeps copies of what it holds (an FTS index, every term) that sealing cannot reach. Seal the column of an ordinary table.", table: column.table, column: column.column)
         }
         if let owner = virtual.first(where: { owner in shadowSuffixes(of: owner.sql).contains { (owner.name + "_" + $0).sqliteFolded == table } }) {
-            throw FieldError(.misuse, "\(object.name) is a shadow table of the virtual table \(owner.name) (where its module stores what it holds, an FTS index's terms among them): sealing it would leave them, and break \(owner.name). Seal the column of an ordinary table.", table: column.table, column: column.column)
+            throw FieldError(.misuse, "\(object.name) has the name of a shadow table of the virtual table \(owner.name) (where its module stores what it holds, an FTS index's terms among them): sealing it would leave them, and break \(owner.name). Seal the column of an ordinary table; if \(object.name) is one of yours, rename it.", table: column.table, column: column.column)
         }
         // An FTS index whose `content=` is this table, or a view that reads
         // the column, keeps its own copy of the terms it indexed.
         for index in virtual where try indexesExternally(index.sql, column: column.column, of: object.name, in: db) {
-            throw FieldError(.misuse, "The virtual table \(index.name) indexes \(object.name).\(column.column) as its external content (`content=`) and keeps every term it indexed, which sealing cannot reach. Drop it (or leave the column out of it), seal, and index something else.", table: column.table, column: column.column)
+            throw FieldError(.misuse, "The virtual table \(index.name) is an FTS index of \(object.name) as its external content (`content=`) and keeps every term it indexed, which sealing cannot reach. Drop it, seal, and index something else.", table: column.table, column: column.column)
         }
         let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(object.name)))").map { try $0.decode(String.self, column: "name") }
         guard columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else {
