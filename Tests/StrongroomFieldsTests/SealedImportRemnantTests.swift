@@ -349,6 +349,16 @@ struct SealedImportRemnantTests {
             CREATE VIRTUAL TABLE \u{A0}USING USING fts4(-email, content=customer);
             INSERT INTO \u{A0}USING(\u{A0}USING) VALUES ('rebuild');
             """, columns: [.randomized("email", in: "customer")], says: "USING is an FTS index"),
+        // FTS4 takes the whole text after `content=` as the name (review of
+        // f66c4e4: only its first word was read).
+        SilentCase(name: "an FTS index of an unquoted spaced name", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            CREATE TABLE "Cust Data"(id INTEGER PRIMARY KEY, email TEXT);
+            INSERT INTO "Cust Data" VALUES (1, 'first@example.com');
+            CREATE VIRTUAL TABLE unquoted USING fts4(content=Cust Data, email);
+            INSERT INTO unquoted(unquoted) VALUES ('rebuild');
+            """, columns: [.randomized("email", in: "Cust Data")], says: "unquoted is an FTS index"),
         // Or a column of data.
         SilentCase(name: "an index column of data", sql: """
             CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);

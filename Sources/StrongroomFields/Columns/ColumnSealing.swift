@@ -234,15 +234,27 @@ public enum ColumnSealing {
     static func indexesExternally(_ sql: String, column: String, of table: String, in db: Connection) throws -> Bool {
         guard let created = virtualTable(sql), created.module == "fts4" || created.module == "fts5" else { return false }
         var content: String?
+        let scalars = Array(sql.unicodeScalars)
         for argument in created.arguments where argument.count >= 2 && argument[1].kind == .punctuation && argument[1].text == "=" {
             guard let key = argument[0].name?.lowercased(), !key.isEmpty else { continue }
             if key == "content" || (created.module == "fts5" && "content".hasPrefix(key)) {
-                content = argument.count >= 3 ? argument[2].name ?? argument[2].text : ""
+                // FTS4 takes the whole text after the `=` (`content=Cust
+                // Data` names "Cust Data"), unquoted when one quoted token.
+                if argument.count == 3 {
+                    content = argument[2].name ?? argument[2].text
+                } else if argument.count > 3 {
+                    var raw = ""
+                    raw.unicodeScalars.append(contentsOf: scalars[argument[2].range.lowerBound..<argument[argument.count - 1].range.upperBound])
+                    content = raw
+                } else {
+                    content = ""
+                }
             }
         }
         guard let content, !content.isEmpty else { return false }
         if content.sqliteFolded == table.sqliteFolded { return true }
-        // Content that does not exist (a broken index) reads nothing.
+        // Content that cannot be read here names no table of this file now;
+        // an index made before its table was renamed is not found this way.
         guard let reads = try? db.columnsRead(by: "SELECT * FROM main.\(SQLScript.quotedIdentifier(content))") else { return false }
         return reads.contains { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }
     }
