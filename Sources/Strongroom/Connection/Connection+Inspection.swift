@@ -112,9 +112,7 @@ extension Connection {
     package func triggersAndViews(runBy sql: String) throws(StrongroomError) -> [String] {
         try inspect(sql: sql) { _ throws(StrongroomError) in state.inspectedInnermost.sorted() }.value
     }
-}
 
-extension Connection {
     /// The columns a query reads, by table, as this connection compiles it
     /// (SQLite's authorizer reports each column read, through views
     /// included): compiled, never run.

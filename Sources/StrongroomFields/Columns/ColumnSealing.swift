@@ -112,8 +112,9 @@ public enum ColumnSealing {
             }
             let rowKey = column.mode == .deterministic ? "" : ", " + key.map(SQLScript.quotedIdentifier).joined(separator: ", ")
             assignments.append("\(name) = strongroom_seal(\(name), ?1, ?2, ?3\(rowKey))")
-            let rows = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(table)") ?? 0
-            let values = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \(table) WHERE \(name) IS NOT NULL") ?? 0
+            // count(column) counts its non-NULL values: the rows the UPDATE must change.
+            let counts = try db.fetchAll(sql: "SELECT count(*), count(\(name)) FROM \(table)")
+            let rows = try counts.first?.decode(Int.self, at: 0) ?? 0, values = try counts.first?.decode(Int.self, at: 1) ?? 0
             try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(name) IS NOT NULL",
                            arguments: [column.table, column.column, column.mode.rawValue])
             // No row lost: a REPLACE conflict deletes rows (their foreign
@@ -342,7 +343,7 @@ public enum ColumnSealing {
         for index in virtual where try indexesExternally(index.sql, column: column.column, of: object.name, in: db) {
             throw FieldError(.misuse, "The virtual table \(index.name) is an FTS index of \(object.name) as its external content (`content=`) and keeps every term it indexed, which sealing cannot reach. Drop it, seal, and index something else.", table: column.table, column: column.column)
         }
-        let columns = try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(object.name)))").map { try $0.decode(String.self, column: "name") }
+        let columns = try columnNames(of: object.name, in: db)
         guard columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else {
             throw FieldError(.misuse, "Table \(object.name) has no column \(column.column) (its columns are \(columns.joined(separator: ", "))); check the column's name.",
                              table: column.table, column: column.column)
