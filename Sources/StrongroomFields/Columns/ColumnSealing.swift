@@ -232,32 +232,63 @@ public enum ColumnSealing {
     /// characters that cannot start one): any such index of the table
     /// counts. (FTS3 has no such option: there `content` is a column, and
     /// the table keeps its own copy.)
+    ///
+    /// The content's name is taken both as FTS4 reads it (``fts4Option(_:in:)``)
+    /// and as one SQL token after the `=`; either naming the table counts.
     static func indexesExternally(_ sql: String, column: String, of table: String, in db: Connection) throws -> Bool {
         guard let created = virtualTable(sql), created.module == "fts4" || created.module == "fts5" else { return false }
-        var content: String?
+        var contents: [String] = []
         let scalars = Array(sql.unicodeScalars)
-        for argument in created.arguments where argument.count >= 2 && argument[1].kind == .punctuation && argument[1].text == "=" {
-            guard let key = argument[0].name?.lowercased(), !key.isEmpty else { continue }
-            if key == "content" || (created.module == "fts5" && "content".hasPrefix(key)) {
-                // FTS4 takes the whole text after the `=` (`content=Cust
-                // Data` names "Cust Data"), unquoted when one quoted token.
-                if argument.count == 3 {
-                    content = argument[2].name ?? argument[2].text
-                } else if argument.count > 3 {
-                    var raw = ""
-                    raw.unicodeScalars.append(contentsOf: scalars[argument[2].range.lowerBound..<argument[argument.count - 1].range.upperBound])
-                    content = raw
-                } else {
-                    content = ""
-                }
+        for argument in created.arguments {
+            if let (key, value) = fts4Option(argument, in: scalars), key.lowercased() == "content" {
+                contents.append(value)
+            }
+            if argument.count == 3, argument[1].kind == .punctuation, argument[1].text == "=", let key = argument[0].name?.lowercased(), !key.isEmpty,
+               key == "content" || (created.module == "fts5" && "content".hasPrefix(key)) {
+                contents.append(argument[2].name ?? argument[2].text)
             }
         }
-        guard let content, !content.isEmpty else { return false }
-        if content.sqliteFolded == table.sqliteFolded { return true }
-        // Content that cannot be read here names no table of this file now;
-        // an index made before its table was renamed is not found this way.
-        guard let reads = try? db.columnsRead(by: "SELECT * FROM main.\(SQLScript.quotedIdentifier(content))") else { return false }
-        return reads.contains { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }
+        for content in Set(contents) where !content.isEmpty {
+            if content.sqliteFolded == table.sqliteFolded { return true }
+            // Content that cannot be read here names no table of this file
+            // now; an index made before its table was renamed is not found
+            // this way.
+            guard let reads = try? db.columnsRead(by: "SELECT * FROM main.\(SQLScript.quotedIdentifier(content))") else { continue }
+            if reads.contains(where: { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }) { return true }
+        }
+        return false
+    }
+
+    /// An argument of a virtual table as FTS4 reads an option (fts3.c's
+    /// `fts3IsSpecialColumn` and `sqlite3Fts3Dequote`): SQLite passes the
+    /// text from the argument's first token to its last; FTS4 splits it at
+    /// its first `=`, and takes what follows whole (`content=Cust Data`
+    /// names "Cust Data", `content= v` names " v"), unless it starts with a
+    /// quote: then only up to the closing one (`content="customer" x` names
+    /// "customer"). Nil when the argument has no `=`.
+    static func fts4Option(_ argument: [SQLToken], in scalars: [Unicode.Scalar]) -> (key: String, value: String)? {
+        guard let first = argument.first, let last = argument.last else { return nil }
+        let text = scalars[first.range.lowerBound..<last.range.upperBound]
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        var key = "", value = ""
+        key.unicodeScalars.append(contentsOf: text[..<equals])
+        let raw = text[text.index(after: equals)...]
+        guard let opening = raw.first, "['\"`".unicodeScalars.contains(opening) else {
+            value.unicodeScalars.append(contentsOf: raw)
+            return (key, value)
+        }
+        let closing: Unicode.Scalar = opening == "[" ? "]" : opening
+        var index = raw.index(after: raw.startIndex)
+        while index < raw.endIndex {
+            let scalar = raw[index]
+            index = raw.index(after: index)
+            if scalar == closing {
+                guard index < raw.endIndex, raw[index] == closing else { break }
+                index = raw.index(after: index)
+            }
+            value.unicodeScalars.append(scalar)
+        }
+        return (key, value)
     }
 
     /// The module (in lower case) and arguments (each its tokens) of the
@@ -290,6 +321,13 @@ public enum ColumnSealing {
         }
         arguments.append(current)
         return (module.lowercased(), arguments.filter { !$0.isEmpty })
+    }
+
+    /// Whether the stored `sql` of a table creates a virtual table: its
+    /// first two tokens are CREATE and VIRTUAL.
+    static func isVirtualTable(_ sql: String) -> Bool {
+        let tokens = SQLTokenizer.tokenize(sql).prefix(2)
+        return tokens.count == 2 && tokens.first!.isKeyword("CREATE") && tokens.last!.isKeyword("VIRTUAL")
     }
 
     static func columnNames(of table: String, in db: Connection) throws -> [String] {
@@ -329,8 +367,12 @@ public enum ColumnSealing {
         }
         // Virtual tables (SQLite stores each as `CREATE VIRTUAL TABLE name
         // USING module(arguments)`, however it was typed).
-        let virtual = try db.fetchAll(sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'")
+        // Read as SQLite reads the stored text (a schema rewritten with
+        // `writable_schema` may put two spaces or a comment between the
+        // words, or write them in lower case).
+        let virtual = try db.fetchAll(sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
             .map { (name: try $0.decode(String.self, column: "name"), sql: try $0.decode(String.self, column: "sql")) }
+            .filter { isVirtualTable($0.sql) }
         let table = object.name.sqliteFolded
         if virtual.contains(where: { $0.name.sqliteFolded == table }) {
             throw FieldError(.misuse, "\(object.name) is a virtual table (FTS, R-tree…): its module keeps copies of what it holds (an FTS index, every term) that sealing cannot reach. Seal the column of an ordinary table.", table: column.table, column: column.column)
