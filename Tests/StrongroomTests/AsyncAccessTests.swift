@@ -179,6 +179,49 @@ struct AsyncAccessTests {
         #expect(try await queue.asyncRead { db in try db.fetchOne(Int.self, sql: "SELECT count(*) FROM t") } == 0)
     }
 
+    /// A cancellation that lands between two of the body's statements
+    /// stops the next one, however long it would run. SQLite forgets an
+    /// interrupt when a statement starts while none is active, so on a
+    /// loaded machine (the body slower to reach its statement than the
+    /// canceller to cancel) the endless query above ran on (make test of
+    /// 11a6b20, 4.6.1: `cancellingARunningStatementInterruptsIt` hit its
+    /// time limit). Here the body waits for the cancellation, every time;
+    /// a statement prepared before it (a cached one) and one prepared
+    /// after it are both stopped.
+    @Test(.timeLimit(.minutes(1))) func aCancellationBetweenStatementsStopsTheNextOne() async throws {
+        let pool = try makePool(readers: 1)
+        let queue = try makeQueue()
+        let accesses: [(String, @Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int)] = [
+            ("pool read", { body in try await pool.asyncRead(body) }),
+            ("pool write", { body in try await pool.asyncWrite(body) }),
+            ("queue read", { body in try await queue.asyncRead(body) }),
+            ("queue write", { body in try await queue.asyncWrite(body) }),
+            ("queue withConnection", { body in try await queue.withConnection(body) }),
+        ]
+        for cached in [false, true] {
+            for (name, access) in accesses {
+                let started = Latch(), cancelled = Latch()
+                let task = Task {
+                    try await access { db in
+                        let endless = cached ? try db.cachedStatement(sql: Self.endless) : nil
+                        _ = try db.fetchOne(Int.self, sql: "SELECT 1")
+                        started.open()
+                        cancelled.wait()
+                        if let endless { _ = try endless.fetchOne(); return 0 }
+                        return try db.fetchOne(Int.self, sql: Self.endless) ?? 0
+                    }
+                }
+                await started.opened()
+                task.cancel()
+                cancelled.open()
+                let outcome = await task.result
+                #expect(throws: CancellationError.self, "\(name), cached: \(cached)") { try outcome.get() }
+                let next = try await access { db in try db.fetchOne(Int.self, sql: Self.counted) ?? 0 }
+                #expect(next == Self.countedAnswer, "\(name), cached: \(cached): the connection serves the next caller")
+            }
+        }
+    }
+
     /// A body that goes on after its statement was interrupted, or that
     /// was cancelled between statements, still ends in CancellationError
     /// and commits nothing.

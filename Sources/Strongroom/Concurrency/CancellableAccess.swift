@@ -10,7 +10,10 @@ import Foundation
 /// only while it is recorded: so an interrupt reaches this access's
 /// closure and never the statements around it (BEGIN, COMMIT, the queue's
 /// `PRAGMA query_only`), nor those of the caller after it on the same
-/// connection. A write checks ``isCancelled`` after its closure, before its
+/// connection. While the closure runs, the connection's progress handler
+/// stops any statement once the interrupt is requested (SQLite forgets an
+/// interrupt that lands between two statements: the next one, starting
+/// with none active, clears it). A write checks ``isCancelled`` after its closure, before its
 /// COMMIT: a cancellation either rolls the transaction back (the caller
 /// gets `CancellationError`) or comes too late to change anything (the
 /// caller gets its result).
@@ -86,6 +89,7 @@ final class CancellableAccess: @unchecked Sendable {
         waiting = nil
         if cancelled { throw CancellationError() }
         db.prepareInterruptClearing()
+        db.checkingInterruptRequests(true)
         connection = db
     }
 
@@ -100,6 +104,7 @@ final class CancellableAccess: @unchecked Sendable {
         let (wasCancelled, wasInterrupted) = (cancelled, interrupted)
         interrupted = false
         lock.unlock()
+        db.checkingInterruptRequests(false)
         if wasInterrupted { db.clearInterrupt() }
         if first && wasCancelled { throw CancellationError() }
     }
@@ -132,6 +137,7 @@ final class CancellableAccess: @unchecked Sendable {
         let wasInterrupted = interrupted
         interrupted = false
         lock.unlock()
+        db.checkingInterruptRequests(false)
         if wasInterrupted { db.clearInterrupt() }
     }
 

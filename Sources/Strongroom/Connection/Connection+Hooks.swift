@@ -56,8 +56,36 @@ extension Connection {
         defer {
             sqlite3_progress_handler(handle, 0, nil, nil)
             withExtendedLifetime(box) {}
+            if state.checksInterruptRequests { checkingInterruptRequests(true) }
         }
         return try body()
+    }
+
+    /// The number of virtual machine instructions between two looks at an
+    /// interrupt request while an async access runs: about 10-50 µs of work.
+    static let interruptCheckInstructions: Int32 = 1_000
+
+    /// Turns on (or off) a progress handler that stops any statement of
+    /// this connection, with `SQLITE_INTERRUPT`, while an interrupt is
+    /// requested (``interrupt()``, until ``clearInterrupt()``). An async
+    /// access turns it on while its closure runs: SQLite forgets an
+    /// `sqlite3_interrupt` that lands while no statement is active (a
+    /// statement that starts with none active clears it), so a task
+    /// cancelled between two of its closure's statements would let the
+    /// next one run to its end, however long. Call on the connection's
+    /// own thread.
+    func checkingInterruptRequests(_ on: Bool) {
+        state.checksInterruptRequests = on
+        guard !isClosed else { return }
+        guard on else {
+            sqlite3_progress_handler(handle, 0, nil, nil)
+            return
+        }
+        // The state lives as long as the handle (the connection holds it).
+        sqlite3_progress_handler(handle, Self.interruptCheckInstructions, { context in
+            guard let context else { return 0 }
+            return Unmanaged<ConnectionState>.fromOpaque(context).takeUnretainedValue().interruptRequested.load(ordering: .relaxed) ? 1 : 0
+        }, Unmanaged.passUnretained(state).toOpaque())
     }
 }
 

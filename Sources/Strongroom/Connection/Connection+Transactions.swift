@@ -164,6 +164,7 @@ extension Connection {
     /// calls it only while the access it interrupts is running (see
     /// `CancellableAccess`).
     package func interrupt() {
+        state.interruptRequested.store(true, ordering: .relaxed)
         sqlite3_interrupt(handle)
     }
 
@@ -183,6 +184,7 @@ extension Connection {
     /// flag (SQLite clears it when a statement starts while none is
     /// active; compiling new SQL would fail on it instead).
     package func clearInterrupt() {
+        state.interruptRequested.store(false, ordering: .relaxed)
         guard !isClosed else { return }
         var statement = sqlite3_next_stmt(handle, nil)
         while let current = statement {

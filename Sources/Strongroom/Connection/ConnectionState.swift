@@ -1,3 +1,4 @@
+import Synchronization
 /// What a connection's statements need to know of it on every step, held
 /// strongly by each: reading it costs no retain of the connection (a
 /// statement's `unowned` reference to its connection costs a retain and a
@@ -66,6 +67,16 @@ final class ConnectionState {
         let folded = AuthorizerPolicy.asciiLowercased(bytes: sql.utf8.prefix(length ?? Int.max))
         return AuthorizerPolicy.mentions(folded, deferForeignKeys)
     }
+
+    /// Set by ``Connection/interrupt()`` (from any thread), cleared by
+    /// ``Connection/clearInterrupt()``: what the progress handler of an
+    /// async access reads (``Connection/checkingInterruptRequests(_:)``).
+    /// SQLite forgets its own interrupt when a statement starts while none
+    /// is active; this one stays until the access ends.
+    let interruptRequested = Atomic<Bool>(false)
+    /// Whether the interrupt-request check is installed as the progress
+    /// handler (``Connection/withProgressHandler(every:_:_:)`` puts it back).
+    var checksInterruptRequests = false
 
     /// Whether `PRAGMA query_only` is set: a queue's read sets it and
     /// leaves it set for the next read (each set or clear makes SQLite
