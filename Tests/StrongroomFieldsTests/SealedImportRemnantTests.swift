@@ -397,9 +397,44 @@ struct SealedImportRemnantTests {
             CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
             INSERT INTO customer(docid, email, phone) VALUES (1, 'first@example.com', '555-0101');
             PRAGMA writable_schema = ON;
-            UPDATE sqlite_master SET sql = replace(sql, 'CREATE VIRTUAL', 'create/* a */virtual') WHERE name = 'customer';
+            UPDATE sqlite_master SET sql = replace(sql, 'CREATE VIRTUAL', 'create /* a */virtual') WHERE name = 'customer';
             PRAGMA writable_schema = OFF;
             """, columns: [.deterministic("email", in: "customer")], says: "virtual table"),
+        // SQLite 3.15 reads neither a row's type nor its name, SQLite 3.46
+        // reads the type in any case: a row that says TABLE, or names
+        // another table than its SQL, hid the index or its shadow tables
+        // (review of 2b8c49f).
+        SilentCase(name: "an FTS index stored as TABLE", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+            CREATE VIRTUAL TABLE upper_type USING fts4(content=customer, email);
+            INSERT INTO upper_type(upper_type) VALUES ('rebuild');
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET type = 'TABLE' WHERE name = 'upper_type';
+            PRAGMA writable_schema = OFF;
+            """, columns: [.randomized("email", in: "customer")], says: "upper_type is an FTS index"),
+        SilentCase(name: "a shadow table of a virtual table stored under another name", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            CREATE VIRTUAL TABLE notes USING fts4(body);
+            INSERT INTO notes(docid, body) VALUES (1, 'first@example.com');
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET name = 'decoy', tbl_name = 'decoy' WHERE name = 'notes';
+            PRAGMA writable_schema = OFF;
+            """, columns: [.deterministic("c0body", in: "notes_content")], says: "shadow table"),
+        // An index keeps the terms it indexed when its content goes (a
+        // view dropped after the index was built): content that names
+        // nothing readable is refused (review of 2b8c49f).
+        SilentCase(name: "an FTS index whose content is gone", sql: """
+            CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+            CREATE TABLE subscription(id INTEGER PRIMARY KEY, email);
+            INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+            CREATE VIEW gone AS SELECT id AS rowid, email FROM customer;
+            CREATE VIRTUAL TABLE orphan USING fts4(content=gone, email);
+            INSERT INTO orphan(orphan) VALUES ('rebuild');
+            DROP VIEW gone;
+            """, columns: [.randomized("email", in: "customer")], says: "orphan is an FTS index"),
         // Or a column of data.
         SilentCase(name: "an index column of data", sql: """
             CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
@@ -438,7 +473,8 @@ struct SealedImportRemnantTests {
     /// table with its own content whose column or option spells the table's
     /// name (FTS3's `content=` is a column). (An external-content index of
     /// the table's other columns is refused too: which columns an FTS index
-    /// holds is not worked out from its arguments.)
+    /// holds is not worked out from its arguments.) FTS4 takes the last of
+    /// two `content=` options (review of 2b8c49f: the first was refused).
     @Test func virtualTablesThatHoldNoCopyAreNoObstacle() throws {
         let keyring = FieldKeyring.generate()
         var configuration = Configuration(key: .generate())
@@ -456,6 +492,8 @@ struct SealedImportRemnantTests {
             CREATE TABLE docs_data(id INTEGER PRIMARY KEY, secret TEXT);
             CREATE TABLE legacy(id INTEGER PRIMARY KEY, email TEXT);
             CREATE VIRTUAL TABLE legacy_search USING fts3(email, content=legacy);
+            CREATE TABLE other(id INTEGER PRIMARY KEY, email TEXT);
+            CREATE VIRTUAL TABLE twice USING fts4(content=customer, content=other, email);
             INSERT INTO docs_data VALUES (1, 'kept apart');
             INSERT INTO legacy VALUES (1, 'legacy@example.com');
             INSERT INTO docs_meta VALUES (1, 'owner@example.com');
@@ -470,6 +508,44 @@ struct SealedImportRemnantTests {
         }
         #expect(try ColumnSealing.failures(keyring: keyring, in: db).isEmpty)
         #expect(try db.fetchOne(String.self, sql: "SELECT typeof(email) FROM customer") == "blob")
+    }
+
+    /// FTS5 reads its options its own way (fts5_config.c): a bare word or
+    /// a quoted one each side of the `=`, spaces around it, any prefix of
+    /// the option's name. SQLite 3.46 reads `1_000` as one number, the
+    /// tokenizer as two, and `content = 1_000` and `co=2_5` were missed
+    /// (review of 2b8c49f). SQLCipher 3.4.1's SQLite has no FTS5: there
+    /// the test shows it is missing.
+    @Test func fts5ContentIsReadAsFTS5ReadsIt() throws {
+        let keyring = FieldKeyring.generate()
+        var configuration = Configuration(key: .generate())
+        configuration.addFieldFunctionsForTools(keyring: keyring)
+        let probe = try Connection(path: dir.file("fts5-probe.db"), configuration: configuration)
+        guard (try? probe.execute(sql: "CREATE VIRTUAL TABLE probe USING fts5(x)")) != nil else {
+            #expect(try probe.fetchOne(String.self, sql: "SELECT sqlite_version()")!.hasPrefix("3.15."), "FTS5 is missing only from SQLCipher 3.4.1's SQLite")
+            return
+        }
+        for (index, option) in ["content = 1_000", "co=2_5", "c='1_000'", "content =  [2_5]"].enumerated() {
+            let db = try Connection(path: dir.file("fts5-\(index).db"), configuration: configuration)
+            try db.execute(sql: """
+                CREATE TABLE customer(id INTEGER PRIMARY KEY, email TEXT, phone TEXT);
+                INSERT INTO customer VALUES (1, 'first@example.com', '555-0101');
+                CREATE VIEW "1_000" AS SELECT id, email FROM customer;
+                CREATE VIEW "2_5" AS SELECT id, email FROM customer;
+                CREATE VIRTUAL TABLE idx USING fts5(email, \(option), content_rowid=id);
+                INSERT INTO idx(idx) VALUES ('rebuild');
+                """)
+            #expect(try db.fetchOne(Int.self, sql: "SELECT rowid FROM idx WHERE idx MATCH 'first'") == 1, "\(option)")
+            try db.inTransaction(.immediate) { db in
+                do {
+                    try ColumnSealing.sealInPlace([.randomized("email", in: "customer")], keyring: keyring, in: db)
+                    Issue.record("sealing went ahead: \(option)")
+                } catch let error as FieldError {
+                    #expect(error.message.contains("idx is an FTS index"), "\(option): \(error.message)")
+                }
+            }
+            #expect(try db.fetchOne(String.self, sql: "SELECT email FROM customer") == "first@example.com", "\(option)")
+        }
     }
 
     /// A trigger that runs only on another column's update is no obstacle,

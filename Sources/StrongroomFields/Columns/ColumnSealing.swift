@@ -224,39 +224,32 @@ public enum ColumnSealing {
 
     /// Whether the virtual table created by `sql` may index `column` of
     /// `table` as external content: an FTS4 or FTS5 table whose `content=`
-    /// option (FTS5 takes any prefix of an option's name) names the table,
-    /// or names a view (or another table) that reads the column, as SQLite
-    /// compiles a read of every column from it. Which of the content's
-    /// columns the index holds is not worked out from its arguments (FTS4
-    /// takes every column when none is listed, and reads a name past
-    /// characters that cannot start one): any such index of the table
-    /// counts. (FTS3 has no such option: there `content` is a column, and
-    /// the table keeps its own copy.)
-    ///
-    /// The content's name is taken both as FTS4 reads it (``fts4Option(_:in:)``)
-    /// and as one SQL token after the `=`; either naming the table counts.
+    /// option names the table, or names a view (or another table) that
+    /// reads the column, as SQLite compiles a read of every column from it,
+    /// or names nothing this file can read (a view dropped, a table renamed
+    /// after the index was built: it keeps the terms it indexed). Which of
+    /// the content's columns the index holds is not worked out from its
+    /// arguments (FTS4 takes every column when none is listed, and reads a
+    /// name past characters that cannot start one): any such index of the
+    /// table counts. (FTS3 has no such option: there `content` is a
+    /// column, and the table keeps its own copy.) The option is read as
+    /// each module reads it: ``fts4Option(_:in:)``, the last one counting,
+    /// and ``fts5Option(_:in:)``.
     static func indexesExternally(_ sql: String, column: String, of table: String, in db: Connection) throws -> Bool {
         guard let created = virtualTable(sql), created.module == "fts4" || created.module == "fts5" else { return false }
-        var contents: [String] = []
         let scalars = Array(sql.unicodeScalars)
+        var content: String?
         for argument in created.arguments {
-            if let (key, value) = fts4Option(argument, in: scalars), key.lowercased() == "content" {
-                contents.append(value)
-            }
-            if argument.count == 3, argument[1].kind == .punctuation, argument[1].text == "=", let key = argument[0].name?.lowercased(), !key.isEmpty,
-               key == "content" || (created.module == "fts5" && "content".hasPrefix(key)) {
-                contents.append(argument[2].name ?? argument[2].text)
+            if created.module == "fts4" {
+                if let (key, value) = fts4Option(argument, in: scalars), key.lowercased() == "content" { content = value }
+            } else if let (key, value) = fts5Option(argument, in: scalars), !key.isEmpty, "content".hasPrefix(key.lowercased()) {
+                content = value
             }
         }
-        for content in Set(contents) where !content.isEmpty {
-            if content.sqliteFolded == table.sqliteFolded { return true }
-            // Content that cannot be read here names no table of this file
-            // now; an index made before its table was renamed is not found
-            // this way.
-            guard let reads = try? db.columnsRead(by: "SELECT * FROM main.\(SQLScript.quotedIdentifier(content))") else { continue }
-            if reads.contains(where: { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }) { return true }
-        }
-        return false
+        guard let content, !content.isEmpty else { return false }
+        if content.sqliteFolded == table.sqliteFolded { return true }
+        guard let reads = try? db.columnsRead(by: "SELECT * FROM main.\(SQLScript.quotedIdentifier(content))") else { return true }
+        return reads.contains { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }
     }
 
     /// An argument of a virtual table as FTS4 reads an option (fts3.c's
@@ -270,25 +263,72 @@ public enum ColumnSealing {
         guard let first = argument.first, let last = argument.last else { return nil }
         let text = scalars[first.range.lowerBound..<last.range.upperBound]
         guard let equals = text.firstIndex(of: "=") else { return nil }
-        var key = "", value = ""
+        var key = ""
         key.unicodeScalars.append(contentsOf: text[..<equals])
         let raw = text[text.index(after: equals)...]
         guard let opening = raw.first, "['\"`".unicodeScalars.contains(opening) else {
+            var value = ""
             value.unicodeScalars.append(contentsOf: raw)
             return (key, value)
         }
+        return (key, dequoted(raw).value)
+    }
+
+    /// An argument of a virtual table as FTS5 reads an option
+    /// (fts5_config.c's `sqlite3Fts5ConfigParse`): a bare word (ASCII
+    /// letters, digits, `_`, any non-ASCII character), spaces, `=`, spaces,
+    /// and a bare or quoted word, nothing after it; FTS5 refuses anything
+    /// else. Nil when the argument is not an option.
+    static func fts5Option(_ argument: [SQLToken], in scalars: [Unicode.Scalar]) -> (key: String, value: String)? {
+        guard let first = argument.first, let last = argument.last else { return nil }
+        var rest = scalars[first.range.lowerBound..<last.range.upperBound]
+        func isBare(_ scalar: Unicode.Scalar) -> Bool {
+            !scalar.isASCII || scalar == "_" || ("0"..."9").contains(scalar) || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+        }
+        func skipSpaces() { while rest.first == " " { rest = rest.dropFirst() } }
+        let keyEnd = rest.firstIndex { !isBare($0) } ?? rest.endIndex
+        guard keyEnd > rest.startIndex else { return nil }
+        var key = ""
+        key.unicodeScalars.append(contentsOf: rest[..<keyEnd])
+        rest = rest[keyEnd...]
+        skipSpaces()
+        guard rest.first == "=" else { return nil }
+        rest = rest.dropFirst()
+        skipSpaces()
+        guard let opening = rest.first else { return nil }
+        var value = ""
+        if "['\"`".unicodeScalars.contains(opening) {
+            let (unquoted, end) = dequoted(rest)
+            value = unquoted
+            rest = rest[end...]
+        } else {
+            let valueEnd = rest.firstIndex { !isBare($0) } ?? rest.endIndex
+            guard valueEnd > rest.startIndex else { return nil }
+            value.unicodeScalars.append(contentsOf: rest[..<valueEnd])
+            rest = rest[valueEnd...]
+        }
+        return rest.isEmpty ? (key, value) : nil
+    }
+
+    /// The text of a quoted word at the start of `text` (its first scalar
+    /// a quote: `'`, `"`, `` ` ``, or `[` closed by `]`; a doubled closing
+    /// quote stands for one), and where it ends; an unclosed one runs to
+    /// the end, as FTS4 and FTS5 read it.
+    static func dequoted(_ text: ArraySlice<Unicode.Scalar>) -> (value: String, end: Int) {
+        var value = ""
+        guard let opening = text.first else { return (value, text.endIndex) }
         let closing: Unicode.Scalar = opening == "[" ? "]" : opening
-        var index = raw.index(after: raw.startIndex)
-        while index < raw.endIndex {
-            let scalar = raw[index]
-            index = raw.index(after: index)
+        var index = text.index(after: text.startIndex)
+        while index < text.endIndex {
+            let scalar = text[index]
+            index = text.index(after: index)
             if scalar == closing {
-                guard index < raw.endIndex, raw[index] == closing else { break }
-                index = raw.index(after: index)
+                guard index < text.endIndex, text[index] == closing else { return (value, index) }
+                index = text.index(after: index)
             }
             value.unicodeScalars.append(scalar)
         }
-        return (key, value)
+        return (value, index)
     }
 
     /// The module (in lower case) and arguments (each its tokens) of the
@@ -321,6 +361,17 @@ public enum ColumnSealing {
         }
         arguments.append(current)
         return (module.lowercased(), arguments.filter { !$0.isEmpty })
+    }
+
+    /// The name the stored `CREATE VIRTUAL TABLE [IF NOT EXISTS]
+    /// [schema.]name …` gives its table, as SQLite reads it.
+    static func virtualTableName(_ sql: String) -> String? {
+        var tokens = SQLTokenizer.tokenize(sql).dropFirst(3)
+        if tokens.first?.isKeyword("IF") == true { tokens = tokens.dropFirst(3) }
+        guard var name = tokens.first?.name else { return nil }
+        tokens = tokens.dropFirst()
+        if let dot = tokens.first, dot.kind == .punctuation, dot.text == ".", let second = tokens.dropFirst().first?.name { name = second }
+        return name
     }
 
     /// Whether the stored `sql` of a table creates a virtual table: its
@@ -370,9 +421,13 @@ public enum ColumnSealing {
         // Read as SQLite reads the stored text (a schema rewritten with
         // `writable_schema` may put two spaces or a comment between the
         // words, or write them in lower case).
-        let virtual = try db.fetchAll(sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
-            .map { (name: try $0.decode(String.self, column: "name"), sql: try $0.decode(String.self, column: "sql")) }
+        // SQLite 3.15 builds each object from its SQL alone, and SQLite 3.46
+        // takes the row's type in any case: every row is read, and a
+        // virtual table goes by the name in its SQL as well as the row's.
+        let virtual = try db.fetchAll(sql: "SELECT CAST(name AS TEXT) AS name, CAST(sql AS TEXT) AS sql FROM main.sqlite_master WHERE sql IS NOT NULL")
+            .map { (name: (try? $0.decode(String.self, column: "name")) ?? "", sql: try $0.decode(String.self, column: "sql")) }
             .filter { isVirtualTable($0.sql) }
+            .flatMap { row in Set([row.name, virtualTableName(row.sql) ?? row.name]).map { (name: $0, sql: row.sql) } }
         let table = object.name.sqliteFolded
         if virtual.contains(where: { $0.name.sqliteFolded == table }) {
             throw FieldError(.misuse, "\(object.name) is a virtual table (FTS, R-tree…): its module keeps copies of what it holds (an FTS index, every term) that sealing cannot reach. Seal the column of an ordinary table.", table: column.table, column: column.column)
