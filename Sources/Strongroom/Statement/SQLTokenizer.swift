@@ -16,6 +16,9 @@ package struct SQLToken: Equatable {
         /// A blob literal x'00ff'.
         case blob
         case number
+        /// A parameter: `?`, `?1`, `:name`, `@name`, `$name`, `#name`, and
+        /// Tcl's `$name(…)`, which runs to the first `)` or space.
+        case variable
         case punctuation
     }
 
@@ -117,8 +120,39 @@ package enum SQLTokenizer {
                 tokens.append(SQLToken(kind: .word, text: text(start, i), range: start..<i))
                 continue
             }
+            if c == "?" {
+                i += 1
+                while i < s.count && ("0"..."9").contains(s[i]) { i += 1 }
+                tokens.append(SQLToken(kind: .variable, text: text(start, i), range: start..<i))
+                continue
+            }
+            if c == "$" || c == "@" || c == ":" || c == "#" {
+                // As SQLite's tokenizer reads one (CC_DOLLAR, CC_VARALPHA).
+                func isIdChar(_ scalar: Unicode.Scalar) -> Bool {
+                    scalar.value > 127 || scalar == "_" || scalar == "$" || ("0"..."9").contains(scalar) || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+                }
+                var letters = 0
+                i += 1
+                while i < s.count {
+                    if isIdChar(s[i]) {
+                        letters += 1
+                        i += 1
+                    } else if s[i] == "(" && letters > 0 {
+                        repeat { i += 1 } while i < s.count && s[i] != ")" && !(s[i] == " " || (0x09...0x0D).contains(s[i].value))
+                        if i < s.count && s[i] == ")" { i += 1 }
+                        break
+                    } else if s[i] == ":" && i + 1 < s.count && s[i + 1] == ":" {
+                        i += 2
+                    } else {
+                        break
+                    }
+                }
+                tokens.append(SQLToken(kind: letters > 0 || i > start + 1 ? .variable : .punctuation, text: text(start, i), range: start..<i))
+                continue
+            }
             if c.properties.numericType != nil {
-                while i < s.count && (s[i].properties.numericType != nil || s[i] == "." || s[i].properties.isAlphabetic) { i += 1 }
+                // `_` between digits: SQLite 3.46 reads 1_000 as one number.
+                while i < s.count && (s[i].properties.numericType != nil || s[i] == "." || s[i] == "_" || s[i].properties.isAlphabetic) { i += 1 }
                 tokens.append(SQLToken(kind: .number, text: text(start, i), range: start..<i))
                 continue
             }

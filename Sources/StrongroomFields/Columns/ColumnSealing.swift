@@ -235,8 +235,8 @@ public enum ColumnSealing {
     /// column, and the table keeps its own copy.) The option is read as
     /// each module reads it: ``fts4Option(_:in:)``, the last one counting,
     /// and ``fts5Option(_:in:)``.
-    static func indexesExternally(_ sql: String, column: String, of table: String, in db: Connection) throws -> Bool {
-        guard let created = virtualTable(sql), created.module == "fts4" || created.module == "fts5" else { return false }
+    static func indexesExternally(_ sql: String, column: String, of table: String, in db: Connection) throws -> ExternalContent? {
+        guard let created = virtualTable(sql), created.module == "fts4" || created.module == "fts5" else { return nil }
         let scalars = Array(sql.unicodeScalars)
         var content: String?
         for argument in created.arguments {
@@ -246,10 +246,20 @@ public enum ColumnSealing {
                 content = value
             }
         }
-        guard let content, !content.isEmpty else { return false }
-        if content.sqliteFolded == table.sqliteFolded { return true }
-        guard let reads = try? db.columnsRead(by: "SELECT * FROM main.\(SQLScript.quotedIdentifier(content))") else { return true }
-        return reads.contains { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded }
+        guard let content, !content.isEmpty else { return nil }
+        if content.sqliteFolded == table.sqliteFolded { return .reads(content) }
+        guard let reads = try? db.columnsRead(by: "SELECT * FROM main.\(SQLScript.quotedIdentifier(content))") else { return .unreadable(content) }
+        return reads.contains { $0.table.sqliteFolded == table.sqliteFolded && $0.column.sqliteFolded == column.sqliteFolded } ? .reads(content) : nil
+    }
+
+    /// An FTS index's external content that counts against sealing.
+    enum ExternalContent {
+        /// The table, or a view or table that reads the column.
+        case reads(String)
+        /// A name nothing readable here answers to: gone since the index was
+        /// built, or calling a function, collation or module this
+        /// connection lacks.
+        case unreadable(String)
     }
 
     /// An argument of a virtual table as FTS4 reads an option (fts3.c's
@@ -437,8 +447,14 @@ public enum ColumnSealing {
         }
         // An FTS index whose `content=` is this table, or a view that reads
         // the column, keeps its own copy of the terms it indexed.
-        for index in virtual where try indexesExternally(index.sql, column: column.column, of: object.name, in: db) {
-            throw FieldError(.misuse, "The virtual table \(index.name) is an FTS index of \(object.name) as its external content (`content=`) and keeps every term it indexed, which sealing cannot reach. Drop it, seal, and index something else.", table: column.table, column: column.column)
+        for index in virtual {
+            switch try indexesExternally(index.sql, column: column.column, of: object.name, in: db) {
+            case nil: continue
+            case .reads:
+                throw FieldError(.misuse, "The virtual table \(index.name) is an FTS index of \(object.name) as its external content (`content=`) and keeps every term it indexed, which sealing cannot reach. Drop it, seal, and index something else.", table: column.table, column: column.column)
+            case .unreadable(let content):
+                throw FieldError(.misuse, "The virtual table \(index.name) is an FTS index whose external content (`content=`) \(content) cannot be read here (it is gone, or calls a function, collation or module only the application has): what it indexed cannot be told, and it keeps every term, perhaps of \(object.name).\(column.column), which sealing cannot reach. Drop it, or seal where \(content) can be read.", table: column.table, column: column.column)
+            }
         }
         let columns = try columnNames(of: object.name, in: db)
         guard columns.contains(where: { $0.sqliteFolded == column.column.sqliteFolded }) else {
