@@ -13,3 +13,24 @@ extension String {
         })
     }
 }
+
+extension String {
+    /// The text with ASCII letters in upper case and every other scalar as
+    /// it is: how SQLite compares keywords and type names
+    /// (`sqlite3StrICmp`). Swift's `uppercased()` maps Unicode case, which
+    /// SQLite never does: a column named `prımary` (dotless ı) or a table
+    /// named `uſing` (long s) would read as PRIMARY or USING.
+    package var asciiUppercased: String {
+        var out = ""
+        out.unicodeScalars.append(contentsOf: unicodeScalars.map { ("a"..."z").contains($0) ? Unicode.Scalar($0.value - 32)! : $0 })
+        return out
+    }
+
+    /// The text with ASCII letters in lower case and every other scalar as
+    /// it is (see ``asciiUppercased``).
+    package var asciiLowercased: String {
+        var out = ""
+        out.unicodeScalars.append(contentsOf: unicodeScalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 32)! : $0 })
+        return out
+    }
+}

@@ -57,7 +57,7 @@ package struct SQLToken: Equatable {
 
     /// True for a bare word equal to `keyword`, ignoring case.
     package func isKeyword(_ keyword: String) -> Bool {
-        kind == .word && text.uppercased() == keyword
+        kind == .word && text.asciiUppercased == keyword
     }
 
     package func names(_ name: String) -> Bool {

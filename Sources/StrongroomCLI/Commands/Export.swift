@@ -47,7 +47,7 @@ struct Export: ParsableCommand {
                 for index in try db.fetchAll(String.self, sql: "SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL",
                                              arguments: [column.table]) {
                     let indexed = try db.fetchAll(sql: "PRAGMA index_info(\(SQLScript.quotedIdentifier(index)))").map { try $0.decode(String?.self, column: "name") }
-                    if indexed.count == 1, indexed[0]?.lowercased() == indexColumn.lowercased() {
+                    if indexed.count == 1, indexed[0]?.sqliteFolded == indexColumn.sqliteFolded {
                         try db.execute(sql: "DROP INDEX \(SQLScript.quotedIdentifier(index))")
                     }
                 }

@@ -241,8 +241,8 @@ public enum ColumnSealing {
         var content: String?
         for argument in created.arguments {
             if created.module == "fts4" {
-                if let (key, value) = fts4Option(argument, in: scalars), key.lowercased() == "content" { content = value }
-            } else if let (key, value) = fts5Option(argument, in: scalars), !key.isEmpty, "content".hasPrefix(key.lowercased()) {
+                if let (key, value) = fts4Option(argument, in: scalars), key.asciiLowercased == "content" { content = value }
+            } else if let (key, value) = fts5Option(argument, in: scalars), !key.isEmpty, "content".hasPrefix(key.asciiLowercased) {
                 content = value
             }
         }
@@ -350,7 +350,7 @@ public enum ColumnSealing {
               let module = tokens[using + 1].name else { return nil }
         var arguments: [[SQLToken]] = [], current: [SQLToken] = [], depth = 0
         var index = using + 2
-        guard index < tokens.count, tokens[index].kind == .punctuation, tokens[index].text == "(" else { return (module.lowercased(), []) }
+        guard index < tokens.count, tokens[index].kind == .punctuation, tokens[index].text == "(" else { return (module.asciiLowercased, []) }
         index += 1
         while index < tokens.count {
             let token = tokens[index]
@@ -370,7 +370,7 @@ public enum ColumnSealing {
             current.append(token)
         }
         arguments.append(current)
-        return (module.lowercased(), arguments.filter { !$0.isEmpty })
+        return (module.asciiLowercased, arguments.filter { !$0.isEmpty })
     }
 
     /// The name the stored `CREATE VIRTUAL TABLE [IF NOT EXISTS]
@@ -434,8 +434,15 @@ public enum ColumnSealing {
         // SQLite 3.15 builds each object from its SQL alone, and SQLite 3.46
         // takes the row's type in any case: every row is read, and a
         // virtual table goes by the name in its SQL as well as the row's.
-        let virtual = try db.fetchAll(sql: "SELECT CAST(name AS TEXT) AS name, CAST(sql AS TEXT) AS sql FROM main.sqlite_master WHERE sql IS NOT NULL")
+        let schema = try db.fetchAll(sql: "SELECT CAST(name AS TEXT) AS name, CAST(sql AS TEXT) AS sql FROM main.sqlite_master WHERE sql IS NOT NULL")
             .map { (name: (try? $0.decode(String.self, column: "name")) ?? "", sql: try $0.decode(String.self, column: "sql")) }
+        // SQLite 3.46 reads a byte-order mark that starts a token as space,
+        // SQLite 3.15 (and the tokenizer) as part of a name: what such SQL
+        // defines depends on the engine that reads it.
+        if let marked = schema.first(where: { $0.sql.unicodeScalars.contains("\u{FEFF}") }) {
+            throw FieldError(.misuse, "The SQL of \(marked.name) in the schema holds a byte-order mark (U+FEFF), which SQLite 3.46 reads as space and SQLite 3.15 as part of a name: what it defines (a virtual table, an FTS index of \(object.name)) cannot be told, so nothing was sealed. Create it again without the mark, and find out who wrote it.", table: column.table, column: column.column)
+        }
+        let virtual = schema
             .filter { isVirtualTable($0.sql) }
             .flatMap { row in Set([row.name, virtualTableName(row.sql) ?? row.name]).map { (name: $0, sql: row.sql) } }
         let table = object.name.sqliteFolded

@@ -188,7 +188,7 @@ final class SealingTransform: ColumnTransform {
         let single = declared.count == 1 ? types[declared[0].sqliteFolded] : nil
         let key = PrimaryKey(table: spelled, columns: declared, affinities: affinities,
                              columnAffinities: types.mapValues { Affinity(declaredType: $0.type) },
-                             isRowid: hasRowid && single?.pk == 1 && single?.type.uppercased() == "INTEGER")
+                             isRowid: hasRowid && single?.pk == 1 && single?.type.asciiUppercased == "INTEGER")
         primaryKeys[table.sqliteFolded] = key
         return key
     }

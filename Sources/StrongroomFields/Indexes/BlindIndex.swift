@@ -169,7 +169,7 @@ public struct BlindIndex: Sendable, Hashable, Codable {
             for row in try db.fetchAll(sql: "PRAGMA main.table_info(\(SQLScript.quotedIdentifier(index.table)))") {
                 guard try row.decode(String.self, column: "name").sqliteFolded == index.name.sqliteFolded else { continue }
                 let type = try row.decode(String.self, column: "type")
-                if !["", "BLOB"].contains(type.uppercased()) {
+                if !["", "BLOB"].contains(type.asciiUppercased) {
                     throw StrongroomError(.misuse, "Blind index \(index.name) of \(index.table) would store its values in column \(index.name), which is declared \(type): it holds other data. Name the index apart from the table's columns (its column is a BLOB of its own).", path: db.path)
                 }
             }

@@ -437,7 +437,7 @@ struct BlindIndexQuery {
             for column in orderBy {
                 guard let row = try info.first(where: { try $0.decode(String.self, column: "name").sqliteFolded == column.sqliteFolded }) else { continue }
                 let pk = try row.decode(Int.self, column: "pk"), type = try row.decode(String.self, column: "type")
-                let isRowid = keyed.count == 1 && pk == 1 && type.uppercased() == "INTEGER"
+                let isRowid = keyed.count == 1 && pk == 1 && type.asciiUppercased == "INTEGER"
                 if try row.decode(Int.self, column: "notnull") == 0 && !isRowid {
                     throw FieldError(.misuse, "\(table).\(column) may be NULL, and a page after a row compares the ordering columns' values, which skips the rows where one is NULL. Continue pages by NOT NULL columns (the primary key, say).", table: table, column: column)
                 }

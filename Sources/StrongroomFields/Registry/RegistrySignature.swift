@@ -162,7 +162,7 @@ public enum RegistrySignature {
             guard !objects.isEmpty else { continue }
             let sql = (try? objects[0].decode(String.self, column: "sql")) ?? ""
             let isTable = objects.count == 1 && (try? objects[0].decode(String.self, column: "type")) == "table"
-                && sql.uppercased().hasPrefix("CREATE TABLE") && definitionKey(sql) == definition
+                && sql.asciiUppercased.hasPrefix("CREATE TABLE") && definitionKey(sql) == definition
             var extra: [String] = []
             if isTable {
                 for index in try db.fetchAll(sql: "PRAGMA main.index_list(\(name))") where (try? index.decode(String.self, column: "origin")) != "pk" {

@@ -87,7 +87,7 @@ public enum SealedValueSearch {
                 while let c = scalars.first, c.properties.isAlphabetic || c == "_" || c == "$" || ("0"..."9").contains(c) || c.value >= 0x80 {
                     word.unicodeScalars.append(c); scalars.removeFirst()
                 }
-                tokens.append(word); words.append(word.uppercased())
+                tokens.append(word); words.append(word.asciiUppercased)
             } else {
                 tokens.append(String(first)); words.append(String(first)); scalars.removeFirst()
             }

@@ -138,7 +138,7 @@ public struct Migration: Sendable {
     static func isTransactionControl(_ statement: String) -> Bool {
         let words = SQLTokenizer.tokenize(statement).prefix(3)
         guard let first = words.first, first.kind == .word else { return false }
-        switch first.text.uppercased() {
+        switch first.text.asciiUppercased {
         case "BEGIN", "COMMIT", "END":
             return true
         case "ROLLBACK":

@@ -121,7 +121,7 @@ extension Migrator {
                 let sql = SQLScript.schemaText(row[3])
                 let name = SQLScript.schemaText(row[1])
                 // What SQLite loads is told by the SQL, not by the row's type.
-                var words = SQLScript.normalized(sql).split(separator: " ").prefix(3).map { $0.uppercased() }
+                var words = SQLScript.normalized(sql).split(separator: " ").prefix(3).map { String($0).asciiUppercased }
                 let temporary = words.count >= 2 && words[0] == "CREATE" && (words[1] == "TEMP" || words[1] == "TEMPORARY")
                 if temporary { words.remove(at: 1) }
                 let type = words.count >= 2 && words[0] == "CREATE" && ["TRIGGER", "VIEW", "TABLE", "INDEX"].contains(words[1]) ? words[1].lowercased() : SQLScript.schemaText(row[0])

@@ -240,7 +240,7 @@ private struct Planner {
         // key, or a key column of another type (1 becomes '1'), unbinds them.
         let keyTypeChanged = old.primaryKey.contains { key in
             guard let before = old.column(key), let after = new.column(key) else { return false }
-            return before.type.uppercased() != after.type.uppercased()
+            return before.type.asciiUppercased != after.type.asciiUppercased
         }
         if old.primaryKey.map(\.sqliteFolded) != new.primaryKey.map(\.sqliteFolded) || keyTypeChanged {
             let bound = old.columns.filter { $0.sealing != nil && $0.sealing != .deterministic }.map { "\(name).\($0.name)" }
@@ -296,11 +296,11 @@ private struct Planner {
         if column.notNull && column.defaultSQL == nil { return false }
         if let defaultSQL = column.defaultSQL {
             let text = TableDefinition.defaultClause(defaultSQL)
-            if text.hasPrefix("(") || text.uppercased().hasPrefix("CURRENT_") { return false }
+            if text.hasPrefix("(") || text.asciiUppercased.hasPrefix("CURRENT_") { return false }
         }
         let keys = table.foreignKeys.filter { $0.columns.contains { $0.sqliteFolded == folded } }
         if keys.contains(where: { $0.columns.count > 1 }) { return false }
-        if !keys.isEmpty, let defaultSQL = column.defaultSQL, defaultSQL.uppercased() != "NULL" { return false }
+        if !keys.isEmpty, let defaultSQL = column.defaultSQL, defaultSQL.asciiUppercased != "NULL" { return false }
         return true
     }
 
@@ -389,7 +389,7 @@ enum Affinity {
     case integer, text, blob, real, numeric
 
     init(_ declared: String) {
-        let type = declared.uppercased()
+        let type = declared.asciiUppercased
         if type.contains("INT") { self = .integer }
         else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { self = .text }
         else if type.contains("BLOB") || type.isEmpty { self = .blob }

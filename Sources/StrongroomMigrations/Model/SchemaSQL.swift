@@ -118,7 +118,7 @@ extension TableDefinition {
             case .string, .number, .blob: return trimmed
             case .word where token.isKeyword("TRUE"): return "1"
             case .word where token.isKeyword("FALSE"): return "0"
-            case .word where ["NULL", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP"].contains(token.text.uppercased()): return trimmed
+            case .word where ["NULL", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP"].contains(token.text.asciiUppercased): return trimmed
             case .word, .quotedIdentifier: return trimmed
             default: break
             }

@@ -277,7 +277,7 @@ extension TableDefinition {
     /// A declared type as SQLite compares nothing but we do: case and runs
     /// of spaces do not count (`varchar(20)` is `VARCHAR(20)`).
     static func normalizedType(_ type: String) -> String {
-        type.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        type.asciiUppercased.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     /// The same, for a column the model seals: it holds BLOB envelopes,

@@ -69,7 +69,7 @@ public struct TableDefinition: Sendable, Hashable {
     /// Whether `column` is the table's rowid (a lone `INTEGER PRIMARY KEY`),
     /// which can never be NULL whatever `NOT NULL` says.
     func isRowid(_ column: ColumnDefinition) -> Bool {
-        primaryKey.count == 1 && primaryKey[0].sqliteFolded == column.name.sqliteFolded && column.type.uppercased() == "INTEGER"
+        primaryKey.count == 1 && primaryKey[0].sqliteFolded == column.name.sqliteFolded && column.type.asciiUppercased == "INTEGER"
     }
 
     /// NOT NULL as SQLite enforces it.

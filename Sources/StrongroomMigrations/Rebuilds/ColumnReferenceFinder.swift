@@ -202,7 +202,7 @@ private final class Scan {
         for item in split(open + 1..<close, at: { $0.text == "," }) {
             var k = item.lowerBound
             let first = tokens[k]
-            let isConstraint = first.kind == .word && ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"].contains(first.text.uppercased())
+            let isConstraint = first.kind == .word && ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"].contains(first.text.asciiUppercased)
             if !isConstraint {
                 hitIfColumn(k, of: tableName)   // the column's name (a 'string' is a name here too)
                 k += 1
@@ -354,7 +354,7 @@ private final class Scan {
                 try expression(whereIndex + 1..<range.upperBound, scopes)
             }
         } else if mentionsColumn(range) {
-            throw .init(reason: "has a statement (\(first.text.uppercased()) …) whose names are not resolved here")
+            throw .init(reason: "has a statement (\(first.text.asciiUppercased) …) whose names are not resolved here")
         }
     }
 
@@ -458,7 +458,7 @@ private final class Scan {
         var k = i
         while k < range.upperBound {
             if tokens[k].text == "(" { k = end(of: k, within: range.upperBound) + 1; continue }
-            if tokens[k].kind == .word, selectClauseWords.contains(tokens[k].text.uppercased()) { clauses.append((tokens[k].text.uppercased(), k)) }
+            if tokens[k].kind == .word, selectClauseWords.contains(tokens[k].text.asciiUppercased) { clauses.append((tokens[k].text.asciiUppercased, k)) }
             k += 1
         }
         func clause(_ word: String) -> Range<Int>? {
@@ -494,9 +494,9 @@ private final class Scan {
             if let asIndex = firstTopLevel(in: item, where: { $0.isKeyword("AS") }), asIndex + 1 < item.upperBound {
                 alias = tokens[asIndex + 1].identifier ?? tokens[asIndex + 1].text
                 expressionRange = item.lowerBound..<asIndex
-            } else if item.count >= 2, isName(last), !expressionKeywords.contains(tokens[last].text.uppercased()) || tokens[last].kind == .quotedIdentifier,
+            } else if item.count >= 2, isName(last), !expressionKeywords.contains(tokens[last].text.asciiUppercased) || tokens[last].kind == .quotedIdentifier,
                       tokens[last - 1].text != ".", tokens[last - 1].kind != .punctuation || tokens[last - 1].text == ")",
-                      !(tokens[last - 1].kind == .word && expressionKeywords.contains(tokens[last - 1].text.uppercased())) {
+                      !(tokens[last - 1].kind == .word && expressionKeywords.contains(tokens[last - 1].text.asciiUppercased)) {
                 alias = tokens[last].identifier
                 expressionRange = item.lowerBound..<last
             }
@@ -534,7 +534,7 @@ private final class Scan {
     private func fromClause(_ range: Range<Int>, outer: [[Source]], sources: inout [Source], conditions: inout [Range<Int>]) throws(ColumnReferenceFinder.Uncertain) {
         var i = range.lowerBound
         func isJoinWord(_ index: Int) -> Bool {
-            tokens[index].text == "," || (tokens[index].kind == .word && joinWords.contains(tokens[index].text.uppercased()))
+            tokens[index].text == "," || (tokens[index].kind == .word && joinWords.contains(tokens[index].text.asciiUppercased))
         }
         while i < range.upperBound {
             if isJoinWord(i) { i += 1; continue }
@@ -571,7 +571,7 @@ private final class Scan {
                 source.name = tokens[i + 1].name ?? source.name
                 i += 2
             } else if i < range.upperBound, (isName(i) || tokens[i].kind == .string), !isJoinWord(i),
-                      !["ON", "USING", "INDEXED", "NOT"].contains(tokens[i].text.uppercased()) || tokens[i].kind != .word {
+                      !["ON", "USING", "INDEXED", "NOT"].contains(tokens[i].text.asciiUppercased) || tokens[i].kind != .word {
                 source.name = tokens[i].name ?? source.name
                 i += 1
             }
@@ -642,7 +642,7 @@ private final class Scan {
         let index = parts.last!
         guard namesColumn(index) else { return }
         if parts.count == 1 {
-            if tokens[index].kind == .word, expressionKeywords.contains(tokens[index].text.uppercased()) {
+            if tokens[index].kind == .word, expressionKeywords.contains(tokens[index].text.asciiUppercased) {
                 throw .init(reason: "uses the bare word \(tokens[index].text), which is both the column's name and an SQL keyword")
             }
             try unqualified(index, scopes)

@@ -64,7 +64,7 @@ struct CreateTableDefinition {
         let trimmed = sql.scalars(range).trimmingWhitespaceAndSemicolon()
         guard let first else { return Item(text: trimmed, column: nil, range: range) }
         let constraintWords = ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"]
-        if first.kind == .word && constraintWords.contains(first.text.uppercased()) {
+        if first.kind == .word && constraintWords.contains(first.text.asciiUppercased) {
             return Item(text: trimmed, column: nil, range: range)
         }
         // SQLite takes a 'string' in a column name's place for the name.
