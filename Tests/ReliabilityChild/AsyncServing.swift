@@ -13,12 +13,14 @@ extension ReliabilityChild {
         var configuration = Configuration(key: key)
         configuration.maximumReaderCount = 4
         let read: @Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int
+        var write: (@Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int)?
         let readers: Int
         switch kind {
         case "pool":
             let pool = try DatabasePool(path: database, configuration: configuration)
             try pool.write { db in try db.execute(sql: "CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)") }
             read = { body in try await pool.asyncRead(body) }
+            write = { body in try await pool.asyncWrite(body) }
             readers = 4
         default:
             let queue = try DatabaseQueue(path: database, configuration: configuration)
@@ -72,7 +74,20 @@ extension ReliabilityChild {
         }
         sampling.set()
         sampler.join()
+
+        // A pool's writer and checkpointer: one async write of more than
+        // 1,000 pages sets off a background checkpoint on a thread of its own.
+        var threadNice: [String: [Int]] = [:]
+        if let write {
+            try await write { db in
+                try db.execute(sql: "CREATE TABLE pages(b BLOB); WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1100) INSERT INTO pages SELECT randomblob(4000) FROM c")
+                return 0
+            }
+            for _ in 0..<200 where threadNiceValues()["strongroom-ckpt"] == nil { usleep(10_000) }
+            threadNice = threadNiceValues().filter { $0.key.hasPrefix("strongroom") }
+        }
         let figures: [String: Any] = [
+            "thread_nice": threadNice,
             "readers": readers,
             "baseline_threads": baselineThreads,
             "max_concurrent": running.maximum,
@@ -102,6 +117,20 @@ extension ReliabilityChild {
 func currentThreadName() -> String {
     let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
     return name.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// Each thread name of the process and the nice values of its threads
+/// (`/proc/self/task/*/stat`, field 19).
+func threadNiceValues() -> [String: [Int]] {
+    var values: [String: [Int]] = [:]
+    for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+        guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+              let open = stat.firstIndex(of: "("), let close = stat.range(of: ") ", options: .backwards) else { continue }
+        let name = String(stat[stat.index(after: open)..<close.lowerBound])
+        let fields = stat[close.upperBound...].split(separator: " ")
+        if fields.count > 16, let nice = Int(fields[16]) { values[name, default: []].append(nice) }
+    }
+    return values.mapValues { Array(Set($0)).sorted() }
 }
 
 /// The calling thread's nice value (`/proc/thread-self/stat`, field 19).

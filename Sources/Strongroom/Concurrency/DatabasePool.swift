@@ -54,7 +54,7 @@ public final class DatabasePool: @unchecked Sendable {
     private final class Reader: @unchecked Sendable {
         // Sendable: `connection` is touched only by the holder of a reader permit.
         var connection: Connection?
-        let thread = ConnectionThread(name: "strongroom-r", niceness: 5)
+        let thread = ConnectionThread(name: "strongroom-r", niceness: ConnectionThread.backgroundNiceness)
     }
 
     /// Opens the pool; the writer connection opens (and validates the key) at once.

@@ -82,7 +82,10 @@ final class WALCheckpointer: @unchecked Sendable {
     private let running = NSLock()
     private var connection: Connection?
     private var openedGeneration = 0
-    private let thread = ConnectionThread(name: "strongroom-ckpt")
+    /// Below the writer's priority, as the readers are: its copies must
+    /// not take the CPU the writer's commits need (the writer truncates
+    /// the log itself past the policy's limit, whatever this thread does).
+    private let thread = ConnectionThread(name: "strongroom-ckpt", niceness: ConnectionThread.backgroundNiceness)
     private let path: String
     private let logger: Logger
     private let observer: AccessObserver

@@ -33,10 +33,16 @@ struct AsyncServingTests {
         #expect(figures["max_concurrent"] as? Int == 4, "\(figures)")
         let names = figures["body_threads"] as? [String] ?? []
         #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("strongroom") }, "bodies ran on \(names)")
-        // Readers run 5 nice levels below the process, so that a flood of
-        // reads leaves the writer's thread its share of the CPU.
+        // Readers and the checkpointer run 10 nice levels below the
+        // process, the writer at its level, so that a flood of reads leaves
+        // the writer's thread its share of the CPU (at 5 levels, readers
+        // only, writes queued behind it: ConnectionThread.backgroundNiceness).
         let processNice = figures["process_nice"] as? Int ?? -99
-        #expect(figures["body_nice"] as? [Int] == [min(processNice + 5, 19)], "\(figures)")
+        #expect(figures["body_nice"] as? [Int] == [min(processNice + 10, 19)], "\(figures)")
+        let threadNice = figures["thread_nice"] as? [String: [Int]] ?? [:]
+        #expect(threadNice["strongroom-r"] == [min(processNice + 10, 19)], "\(figures)")
+        #expect(threadNice["strongroom-ckpt"] == [min(processNice + 10, 19)], "\(figures)")
+        #expect(threadNice["strongroom-w"] == [processNice], "\(figures)")
         #expect(figures["sleeper_before_first_read"] as? Bool == true, "\(figures)")
         let wall = figures["reads_seconds"] as? Double ?? 9, inside = figures["read_body_seconds"] as? Double ?? 0
         #expect(wall < 0.4 * inside, "4 at a time: a quarter of the time inside the reads; \(figures)")
