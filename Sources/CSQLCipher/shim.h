@@ -62,15 +62,25 @@ static inline void strongroom_set_thread_name(const char *name) { (void)name; }
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-static inline int strongroom_lower_thread_priority(int increment) {
+/* Runs the calling thread `levels` nice levels below the process's main
+   thread (at most 19), whichever thread created it: a thread inherits its
+   creator's nice value, and one started from a pool's reader would
+   otherwise go `levels` lower again. Never raises a thread's priority
+   (which needs a privilege). */
+static inline int strongroom_lower_thread_priority(int levels) {
     pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int process = getpriority(PRIO_PROCESS, (id_t)getpid());
+    if (process == -1 && errno != 0) return -1;
     errno = 0;
     int now = getpriority(PRIO_PROCESS, (id_t)tid);
     if (now == -1 && errno != 0) return -1;
-    return setpriority(PRIO_PROCESS, (id_t)tid, now + increment);
+    int target = process + levels > 19 ? 19 : process + levels;
+    if (now >= target) return 0;
+    return setpriority(PRIO_PROCESS, (id_t)tid, target);
 }
 #else
-static inline int strongroom_lower_thread_priority(int increment) { (void)increment; return -1; }
+static inline int strongroom_lower_thread_priority(int levels) { (void)levels; return -1; }
 #endif
 
 #endif

@@ -94,6 +94,7 @@ extension ReliabilityChild {
             "body_threads": running.threadNames.sorted(),
             "body_nice": running.niceValues.sorted(),
             "process_nice": currentThreadNice(),
+            "main_nice": mainThreadNice(),
             "reads_seconds": readSeconds,
             "sleeper_seconds": sleeperSeconds,
             "sleeper_before_reads": sleeperDone < readsDone,
@@ -131,6 +132,16 @@ func threadNiceValues() -> [String: [Int]] {
         if fields.count > 16, let nice = Int(fields[16]) { values[name, default: []].append(nice) }
     }
     return values.mapValues { Array(Set($0)).sorted() }
+}
+
+/// The process's main thread's nice value (`/proc/self/stat`, the thread
+/// group leader's): the one a pool's background threads count their levels
+/// from (a task's thread may differ: libdispatch sets its workers' by QoS).
+func mainThreadNice() -> Int {
+    guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+          let afterName = stat.range(of: ") ", options: .backwards) else { return -99 }
+    let fields = stat[afterName.upperBound...].split(separator: " ")
+    return fields.count > 16 ? Int(fields[16]) ?? -99 : -99
 }
 
 /// The calling thread's nice value (`/proc/thread-self/stat`, field 19).

@@ -30,7 +30,8 @@ final class ConnectionThread: @unchecked Sendable {
     #endif
     /// The system's name of the thread (at most 15 bytes on Linux).
     private let name: String
-    /// How much lower than its creator's the thread's priority is (nice).
+    /// How many nice levels below the process's main thread the thread runs
+    /// (whichever thread created it).
     private let niceness: Int32
 
     /// How far below the process a pool's readers' and checkpointer's
@@ -71,8 +72,10 @@ final class ConnectionThread: @unchecked Sendable {
     }
 
     private func loop() {
-        name.withCString { strongroom_set_thread_name($0) }
+        // The priority first: once the thread shows its own name, it runs
+        // at its own level (until then it shows its creator's name).
         if niceness > 0 { _ = strongroom_lower_thread_priority(niceness) }
+        name.withCString { strongroom_set_thread_name($0) }
         condition.lock()
         #if canImport(Darwin)
         threadID = pthread_self()

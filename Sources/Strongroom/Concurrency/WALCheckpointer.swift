@@ -83,8 +83,11 @@ final class WALCheckpointer: @unchecked Sendable {
     private var connection: Connection?
     private var openedGeneration = 0
     /// Below the writer's priority, as the readers are: its copies must
-    /// not take the CPU the writer's commits need (the writer truncates
-    /// the log itself past the policy's limit, whatever this thread does).
+    /// not take the CPU the writer's commits need. (The policy's
+    /// truncation waits up to `maximumWait` for a checkpoint of this
+    /// thread to end; a checkpoint slowed by CPU-bound work at the
+    /// process's priority beside the pool can make it give up more often,
+    /// and the log grow past twice the limit.)
     private let thread = ConnectionThread(name: "strongroom-ckpt", niceness: ConnectionThread.backgroundNiceness)
     private let path: String
     private let logger: Logger

@@ -15,22 +15,32 @@ extension String {
 }
 
 extension String {
-    /// The text with ASCII letters in upper case and every other scalar as
-    /// it is: how SQLite compares keywords and type names
-    /// (`sqlite3StrICmp`). Swift's `uppercased()` maps Unicode case, which
-    /// SQLite never does: a column named `prımary` (dotless ı) or a table
-    /// named `uſing` (long s) would read as PRIMARY or USING.
-    package var asciiUppercased: String {
-        var out = ""
-        out.unicodeScalars.append(contentsOf: unicodeScalars.map { ("a"..."z").contains($0) ? Unicode.Scalar($0.value - 32)! : $0 })
-        return out
-    }
+    /// The text with ASCII letters in upper case, to compare with SQL
+    /// keywords and type names as SQLite does (`sqlite3StrICmp` folds only
+    /// ASCII). Swift's `uppercased()` maps Unicode case, which SQLite never
+    /// does: a column named `prımary` (dotless ı) or a table named `uſing`
+    /// (long s) read as PRIMARY or USING. And Swift's `==` takes some
+    /// scalars for others (KELVIN SIGN for K, GREEK QUESTION MARK for `;`),
+    /// so every scalar past ASCII is written out as `\U{hex}` (and `\` as
+    /// `\\`): the result equals an ASCII keyword only when the text is one,
+    /// and two texts give the same result only when SQLite folds them alike.
+    package var asciiUppercased: String { asciiFolded(upper: true) }
 
-    /// The text with ASCII letters in lower case and every other scalar as
-    /// it is (see ``asciiUppercased``).
-    package var asciiLowercased: String {
+    /// ``asciiUppercased``, with ASCII letters in lower case.
+    package var asciiLowercased: String { asciiFolded(upper: false) }
+
+    private func asciiFolded(upper: Bool) -> String {
         var out = ""
-        out.unicodeScalars.append(contentsOf: unicodeScalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 32)! : $0 })
+        out.unicodeScalars.reserveCapacity(unicodeScalars.count)
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "a"..."z" where upper: out.unicodeScalars.append(Unicode.Scalar(scalar.value - 32)!)
+            case "A"..."Z" where !upper: out.unicodeScalars.append(Unicode.Scalar(scalar.value + 32)!)
+            case "\\": out += "\\\\"
+            case _ where !scalar.isASCII: out += (upper ? "\\U{" : "\\u{") + String(scalar.value, radix: 16, uppercase: upper) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
         return out
     }
 }

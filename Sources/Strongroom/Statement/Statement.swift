@@ -164,7 +164,7 @@ public final class Statement {
             throw StrongroomError(.misuse, "The SQL holds no statement.", path: connection.path, sql: sql)
         }
         // Only whitespace, semicolons and comments may follow the statement.
-        if !SQLScript.strippingComments(String(tail)).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+        if !SQLScript.strippingComments(String(tail)).unicodeScalars.allSatisfy({ SQLScript.isSQLiteWhitespace($0) || $0 == ";" }) {
             sqlite3_finalize(handle)
             throw StrongroomError(.misuse, "The SQL holds more than one statement; use Connection.execute(sql:) for a script.", path: connection.path, sql: sql)
         }

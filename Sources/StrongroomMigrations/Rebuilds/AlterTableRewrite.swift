@@ -9,7 +9,7 @@ enum AlterTableRewrite: Equatable {
     /// The rewrite `statement` needs on `sqliteVersion`, or nil when SQLite
     /// runs it natively (or it is not such a statement).
     static func parse(_ statement: String, sqliteVersion: SQLiteVersion) -> AlterTableRewrite? {
-        let tokens = SQLTokenizer.tokenize(statement).filter { $0.text != ";" }
+        let tokens = SQLTokenizer.tokenize(statement).filter { !($0.kind == .punctuation && $0.text == ";") }
         guard tokens.count >= 5, tokens[0].isKeyword("ALTER"), tokens[1].isKeyword("TABLE") else { return nil }
         var i = 2
         // An optional schema name: main only (the rebuild reads main's schema);

@@ -295,7 +295,7 @@ private final class Scan {
         if let when = (on..<begin).first(where: { tokens[$0].isKeyword("WHEN") }) {
             try expression(when + 1..<begin, [])
         }
-        for statement in split(begin + 1..<last, at: { $0.text == ";" }) {
+        for statement in split(begin + 1..<last, at: { $0.kind == .punctuation && $0.text == ";" }) {
             try triggerStatement(statement)
         }
     }
