@@ -83,7 +83,7 @@ extension ReliabilityChild {
                 try db.execute(sql: "CREATE TABLE pages(b BLOB); WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1100) INSERT INTO pages SELECT randomblob(4000) FROM c")
                 return 0
             }
-            for _ in 0..<200 where threadNiceValues()["strongroom-ckpt"] == nil { usleep(10_000) }
+            for _ in 0..<2_000 where threadNiceValues()["strongroom-ckpt"] == nil { usleep(10_000) }
             threadNice = threadNiceValues().filter { $0.key.hasPrefix("strongroom") }
         }
         let figures: [String: Any] = [

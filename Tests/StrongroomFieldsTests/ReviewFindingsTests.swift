@@ -103,6 +103,20 @@ struct ReviewFindingsTests {
         #expect(try db.fetchOne(String.self, sql: "SELECT secret, code FROM k", opening: SealedProperty("secret", of: "k")) == "s")
     }
 
+    /// The same when the key's type is TEXT and a combining accent: SQLite
+    /// reads TEXT in it (its affinity is TEXT), Swift's `contains` saw one
+    /// Character `Ť` and no TEXT, took the affinity for NUMERIC, and sealed
+    /// a value bound to the integer 5 in a row whose key is '5', which no
+    /// read could open (review of e044ead).
+    @Test func aKeyOfTheWrongTypeIsRefusedWhateverFollowsTheTypesLetters() throws {
+        let db = try connection("accent.db", sealing: [.randomized("secret", in: "k")], key: ["code"])
+        try db.execute(sql: "CREATE TABLE k(code TEXT\u{301} PRIMARY KEY, secret BLOB)")
+        struct K: Codable { let code: Int; let secret: String }
+        let error = #expect(throws: StrongroomError.self) { try db.insert(K(code: 5, secret: "s"), into: "k") }
+        #expect(error?.message.contains("code") == true, "\(error?.message ?? "")")
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM k") == 0)
+    }
+
     /// AUTOINCREMENT never hands out an id again, whatever the spelling of the table name.
     @Test func autoincrementIdsAreNotReusedWhateverTheNameCase() throws {
         let db = try connection("auto.db", sealing: [.randomized("secret", in: "Customer")])

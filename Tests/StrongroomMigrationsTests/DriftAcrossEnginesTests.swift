@@ -28,6 +28,26 @@ struct DriftAcrossEnginesTests {
         #expect(try f.migrator().verify(db).findings.map(\.code) == [.schemaDrift])
     }
 
+    /// Names SQLite keeps apart are apart in verify (review of e044ead):
+    /// `Kept` and `\u{212A}ept` (KELVIN SIGN) lowercased to one key and
+    /// compared equal as Swift strings, so a table added beside the
+    /// migrations' own, and a trigger pointed at it, were no drift; and
+    /// `é` written as one scalar or as e and a combining accent.
+    @Test func namesThatDifferOnlyOutsideASCIIAreDifferentObjects() throws {
+        f.write("0001_notes.sql", """
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+            CREATE TABLE Kept(id INTEGER PRIMARY KEY, body TEXT);
+            CREATE TABLE caf\u{E9}(id INTEGER PRIMARY KEY);
+            """)
+        let db = try f.open()
+        try f.migrator().migrate(db)
+        #expect(try f.migrator().verify(db).isClean)
+        try db.execute(sql: "CREATE TABLE \u{212A}ept(id INTEGER PRIMARY KEY, body TEXT)")
+        #expect(try f.migrator().verify(db).findings.map(\.code) == [.schemaDrift])
+        try db.execute(sql: "DROP TABLE \u{212A}ept; CREATE TABLE cafe\u{301}(id INTEGER PRIMARY KEY)")
+        #expect(try f.migrator().verify(db).findings.map(\.code) == [.schemaDrift])
+    }
+
     /// Review of issue 26: a quoted word that SQLite reads as a string ("NULL",
     /// "CURRENT_TIMESTAMP") changes what a CHECK or DEFAULT does; it must not
     /// compare equal to the keyword.

@@ -47,8 +47,11 @@ final class SealingTransform: ColumnTransform {
         case integer, text, blob, real, numeric
 
         init(declaredType: String) {
-            // ASCII letters only, as SQLite reads a type (`ﬂoat` is no FLOAT to it).
-            let type = String(decoding: declaredType.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+            // ASCII letters only, as SQLite reads a type (`ﬂoat` is no FLOAT
+            // to it), every other scalar written out: `TEXT` and a combining
+            // accent is TEXT to SQLite, and one Character (no "TEXT" in it)
+            // to Swift's `contains`.
+            let type = declaredType.asciiUppercased
             if type.contains("INT") { self = .integer }
             else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { self = .text }
             else if type.contains("BLOB") || type.isEmpty { self = .blob }

@@ -153,8 +153,8 @@ public enum BlindIndexRebuild {
         guard let column = try columns.first(where: { try $0.decode(String.self, column: "name").sqliteFolded == index.name.sqliteFolded }) else { return }
         let name = SQLScript.quotedIdentifier(index.name), table = "main." + SQLScript.quotedIdentifier(index.table)
         let other = try db.fetchOne(Int.self, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table) WHERE \(name) IS NOT NULL AND NOT (typeof(\(name)) = 'blob' AND length(\(name)) BETWEEN 5 AND 20) LIMIT 1)") == 1
-        let type = try column.decode(String.self, column: "type").asciiUppercased
-        if other || !["", "BLOB"].contains(type) {
+        let type = try column.decode(String.self, column: "type")
+        if other || !["", "BLOB"].contains(type.asciiUppercased) {
             throw FieldError(.misuse, "\(index.table) has a column \(index.name) already, holding other data (declared \(type.isEmpty ? "without a type" : type)): blind index \(index.name) would overwrite it. Give the index another name.", table: index.table, column: index.name)
         }
     }

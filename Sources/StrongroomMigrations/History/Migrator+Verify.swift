@@ -134,7 +134,7 @@ extension Migrator {
                 // A migration's object only with the migration's SQL, byte for
                 // byte once normalized (its name and body, not a name that
                 // Unicode folding alone takes for it).
-                if case .success(let expected)? = replayed, expected.objects["\(type) \(name.lowercased())"] == live.canonicalSQL(sql) { continue }
+                if case .success(let expected)? = replayed, SchemaSnapshot.sameSQL(expected.objects[SchemaSnapshot.key(type: type, name: name)], live.canonicalSQL(sql)) { continue }
                 let tokens = SQLTokenizer.tokenize(sql)
                 // A table may be named by a 'string' too (SQLite takes one
                 // where a name is expected), so string literals count as

@@ -23,11 +23,29 @@ public struct SchemaSnapshot: Sendable, Equatable {
         // Any storage class: a row written with writable_schema may hold a BLOB.
         let names = Set(rows.map { SQLScript.schemaText($0[1]).sqliteFolded })
         for row in rows {
-            let key = "\(SQLScript.schemaText(row[0])) \(SQLScript.schemaText(row[1]).lowercased())"
+            // Names as SQLite tells them apart: ASCII case folded, every
+            // other scalar kept (`Kept` and KELVIN SIGN + `ept` are two
+            // tables; `lowercased()` made them one key).
+            let key = Self.key(type: SQLScript.schemaText(row[0]), name: SQLScript.schemaText(row[1]))
             objects[key] = Self.canonicalQuoting(SQLScript.normalized(SQLScript.schemaText(row[2])), names: names)
         }
         self.objects = objects
         self.names = names
+    }
+
+    /// The key of an object in ``objects``: its type and its name, ASCII
+    /// letters folded and every other scalar written out
+    /// (``Swift/String/asciiLowercased``), so that names SQLite keeps apart
+    /// are never one key.
+    static func key(type: String, name: String) -> String {
+        "\(type) \(name.asciiLowercased)"
+    }
+
+    /// Whether two objects' SQL is the same text, scalar by scalar (Swift's
+    /// `==` takes KELVIN SIGN for K, and é for e and a combining accent).
+    static func sameSQL(_ a: String?, _ b: String?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        return a.unicodeScalars.elementsEqual(b.unicodeScalars)
     }
 
     /// `sql` as ``objects`` holds it: normalized, this schema's own names unquoted.
@@ -82,7 +100,7 @@ public struct SchemaSnapshot: Sendable, Equatable {
             switch (objects[key], expected.objects[key]) {
             case (nil, .some): lines.append("\(key) is missing from the database")
             case (.some, nil): lines.append("\(key) exists in the database but no migration creates it")
-            case (.some(let live), .some(let wanted)) where live != wanted:
+            case (.some(let live), .some(let wanted)) where !Self.sameSQL(live, wanted):
                 lines.append("\(key) differs: database has `\(live)`, migrations give `\(wanted)`")
             default: break
             }

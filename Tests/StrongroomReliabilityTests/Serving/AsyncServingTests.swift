@@ -42,11 +42,11 @@ struct AsyncServingTests {
         // again); the writer keeps the level of the task's thread that
         // started it (libdispatch sets its workers' by QoS).
         let mainNice = figures["main_nice"] as? Int ?? -99
-        #expect(mainNice != -99 && mainNice <= 9, "the levels below show only from a main thread at 9 or less: \(figures)")
-        #expect(figures["body_nice"] as? [Int] == [mainNice + 10], "\(figures)")
+        #expect(mainNice != -99, "\(figures)")
+        #expect(figures["body_nice"] as? [Int] == [min(mainNice + 10, 19)], "\(figures)")
         let threadNice = figures["thread_nice"] as? [String: [Int]] ?? [:]
-        #expect(threadNice["strongroom-r"] == [mainNice + 10], "\(figures)")
-        #expect(threadNice["strongroom-ckpt"] == [mainNice + 10], "\(figures)")
+        #expect(threadNice["strongroom-r"] == [min(mainNice + 10, 19)], "\(figures)")
+        #expect(threadNice["strongroom-ckpt"] == [min(mainNice + 10, 19)], "\(figures)")
         let writerNice = threadNice["strongroom-w"] ?? []
         #expect(writerNice.count == 1 && writerNice.allSatisfy { $0 <= mainNice }, "the writer keeps its priority: \(figures)")
         #expect(figures["sleeper_before_first_read"] as? Bool == true, "\(figures)")
