@@ -78,6 +78,29 @@ struct RebuildTests {
         #expect(try f.migrator().verify(db).isClean)
     }
 
+    /// Two tables rebuilt together whose names SQLite keeps apart and Swift's
+    /// strings take for one (`Kept`, and KELVIN SIGN + `ept`, its child):
+    /// a Set of their names held one, and the child's index and trigger
+    /// were dropped and never made again (review of cc077ff; SQLite 3.15
+    /// rebuilds both for a RENAME COLUMN, 3.46 renames natively).
+    @Test func tablesRebuiltTogetherKeepTheirIndexesWhateverTheirNames() throws {
+        let db = try f.open()
+        f.write("0002_lookalike_parent.sql", """
+            CREATE TABLE Kept(id INTEGER PRIMARY KEY, a TEXT UNIQUE);
+            CREATE TABLE \u{212A}ept(id INTEGER PRIMARY KEY, kid TEXT REFERENCES Kept(a));
+            CREATE INDEX kx ON \u{212A}ept(kid);
+            CREATE TABLE log(v TEXT);
+            CREATE TRIGGER kt AFTER INSERT ON \u{212A}ept BEGIN INSERT INTO log VALUES (new.kid); END;
+            INSERT INTO Kept VALUES (1, 'x');
+            INSERT INTO \u{212A}ept VALUES (1, 'x');
+            """)
+        try f.migrator().migrate(db)
+        f.write("0003_rename.sql", "ALTER TABLE Kept RENAME COLUMN a TO b;")
+        try f.migrator().migrate(db)
+        #expect(try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE name IN ('kx', 'kt') ORDER BY name") == ["kt", "kx"])
+        #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \u{212A}ept") == 1)
+    }
+
     /// The hazard the runner avoids: the same rebuild with foreign keys left on
     /// deletes the children. If the runner left them on, the test above would
     /// fail the same way.

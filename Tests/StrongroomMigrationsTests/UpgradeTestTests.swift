@@ -33,6 +33,18 @@ struct UpgradeTestTests {
         }
     }
 
+    /// Two tables whose names SQLite keeps apart and Swift's strings take
+    /// for one (`Kept`, and KELVIN SIGN + `ept`): counting their rows by
+    /// name stopped the process ("duplicate keys"); it is a failure that
+    /// says so (review of cc077ff).
+    @Test func tablesWhoseNamesSwiftCannotTellApartAreAFailureNotACrash() throws {
+        let v1 = Migration(version: 1, description: "look-alikes", sql: "CREATE TABLE Kept(id INTEGER PRIMARY KEY); CREATE TABLE \u{212A}ept(id INTEGER PRIMARY KEY);")
+        let model = try DatabaseSchema.read(sql: "CREATE TABLE Kept(id INTEGER PRIMARY KEY); CREATE TABLE \u{212A}ept(id INTEGER PRIMARY KEY);")
+        let test = UpgradeTest(migrator: try Migrator(migrations: [v1]), model: model)
+        let failure = #expect(throws: UpgradeTest.Failure.self) { try test.run(from: 1, fill: { _ in }) }
+        #expect(failure?.code == "indistinct_names", "\(String(describing: failure))")
+    }
+
     @Test func anUpgradeThatDoesNotReachTheModelFails() throws {
         let test = UpgradeTest(migrator: try Migrator(migrations: [Self.v1, Self.v2]), model: Self.model)
         let mismatch = #expect(throws: SchemaMismatch.self) { try test.run(from: 1, fill: Self.fill) }

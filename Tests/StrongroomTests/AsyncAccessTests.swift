@@ -36,6 +36,17 @@ struct AsyncAccessTests {
         return queue
     }
 
+    /// Every async access of a pool and a queue, by name.
+    static func asyncAccesses(_ pool: DatabasePool, _ queue: DatabaseQueue) -> [(String, @Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int)] {
+        [
+            ("pool read", { body in try await pool.asyncRead(body) }),
+            ("pool write", { body in try await pool.asyncWrite(body) }),
+            ("queue read", { body in try await queue.asyncRead(body) }),
+            ("queue write", { body in try await queue.asyncWrite(body) }),
+            ("queue withConnection", { body in try await queue.withConnection(body) }),
+        ]
+    }
+
     /// Waits (polling, up to 20 s) until `condition` holds.
     func eventually(_ what: String, _ condition: () -> Bool) async throws {
         for _ in 0..<20_000 {
@@ -150,13 +161,7 @@ struct AsyncAccessTests {
     @Test(.timeLimit(.minutes(1))) func cancellingARunningStatementInterruptsIt() async throws {
         let pool = try makePool(readers: 1)
         let queue = try makeQueue()
-        let accesses: [(String, @Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int)] = [
-            ("pool read", { body in try await pool.asyncRead(body) }),
-            ("pool write", { body in try await pool.asyncWrite(body) }),
-            ("queue read", { body in try await queue.asyncRead(body) }),
-            ("queue write", { body in try await queue.asyncWrite(body) }),
-            ("queue withConnection", { body in try await queue.withConnection(body) }),
-        ]
+        let accesses = Self.asyncAccesses(pool, queue)
         for (name, access) in accesses {
             let started = Latch()
             let writes = name.hasSuffix("write")
@@ -191,13 +196,7 @@ struct AsyncAccessTests {
     @Test(.timeLimit(.minutes(1))) func aCancellationBetweenStatementsStopsTheNextOne() async throws {
         let pool = try makePool(readers: 1)
         let queue = try makeQueue()
-        let accesses: [(String, @Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int)] = [
-            ("pool read", { body in try await pool.asyncRead(body) }),
-            ("pool write", { body in try await pool.asyncWrite(body) }),
-            ("queue read", { body in try await queue.asyncRead(body) }),
-            ("queue write", { body in try await queue.asyncWrite(body) }),
-            ("queue withConnection", { body in try await queue.withConnection(body) }),
-        ]
+        let accesses = Self.asyncAccesses(pool, queue)
         for cached in [false, true] {
             for (name, access) in accesses {
                 let started = Latch(), cancelled = Latch()

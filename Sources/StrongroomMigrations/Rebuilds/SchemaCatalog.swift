@@ -60,7 +60,7 @@ struct SchemaCatalog {
     /// Dropping them all first is what makes a rebuild work on SQLite 3.26 and
     /// later too, where `ALTER TABLE … RENAME` re-checks every view and
     /// trigger in the schema and fails on one that names a dropped table.
-    func dependents(of tables: Set<String>) -> [Object] {
+    func dependents(of tables: [String]) -> [Object] {
         var names = Set(tables.map { $0.sqliteFolded })
         var chosen = Set<FoldedName>()
         // The names each view and trigger mentions (an index can only use its

@@ -163,7 +163,9 @@ public enum TableRebuild {
         }
         // 3. Save the indexes, triggers and views, and drop the views and
         // triggers that name a rebuilt table (indexes go with their table).
-        let dependents = catalog.dependents(of: Set(changes.map(\.name)))
+        // The names as a list: a Set of Strings takes names SQLite keeps
+        // apart for one (`Kept` and KELVIN SIGN + `ept`).
+        let dependents = catalog.dependents(of: changes.map(\.name))
         for object in dependents.reversed() where object.kind == .view || object.kind == .trigger {
             try db.execute(sql: "DROP \(object.kind.rawValue.uppercased()) IF EXISTS \(SQLScript.quotedIdentifier(object.name))")
         }

@@ -94,7 +94,17 @@ public struct UpgradeTest {
         return Report(fromVersion: version, toVersion: try migrator.currentVersion(db), rowCountsBefore: before, rowCounts: after)
     }
 
-    static func rowCounts(_ db: Connection) throws(StrongroomError) -> [String: Int] {
-        Dictionary(uniqueKeysWithValues: try db.tableRowCounts().map { ($0.name, $0.rowCount) })
+    /// Each table's rows, by name. Two names SQLite keeps apart that Swift's
+    /// strings take for one (`Kept` and KELVIN SIGN + `ept`) cannot both be
+    /// keys: a ``Failure`` (`indistinct_names`), not a crash.
+    static func rowCounts(_ db: Connection) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for table in try db.tableRowCounts() {
+            if let other = counts.keys.first(where: { $0 == table.name }) {
+                throw Failure(code: "indistinct_names", description: "Tables \(other) and \(table.name) have names SQLite keeps apart but Swift's strings take for one (they differ by characters Unicode calls equivalent, such as KELVIN SIGN and K): the upgrade test counts rows by name and cannot tell them apart. Rename one of them.")
+            }
+            counts[table.name] = table.rowCount
+        }
+        return counts
     }
 }
