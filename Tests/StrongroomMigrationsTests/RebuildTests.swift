@@ -81,8 +81,9 @@ struct RebuildTests {
     /// Two tables rebuilt together whose names SQLite keeps apart and Swift's
     /// strings take for one (`Kept`, and KELVIN SIGN + `ept`, its child):
     /// a Set of their names held one, and the child's index and trigger
-    /// were dropped and never made again (review of cc077ff; SQLite 3.15
-    /// rebuilds both for a RENAME COLUMN, 3.46 renames natively).
+    /// were dropped and never made again (review of cc077ff: SQLite 3.15
+    /// rebuilds both for a RENAME COLUMN; the test runs that rebuild on
+    /// either engine).
     @Test func tablesRebuiltTogetherKeepTheirIndexesWhateverTheirNames() throws {
         let db = try f.open()
         f.write("0002_lookalike_parent.sql", """
@@ -95,9 +96,13 @@ struct RebuildTests {
             INSERT INTO \u{212A}ept VALUES (1, 'x');
             """)
         try f.migrator().migrate(db)
-        f.write("0003_rename.sql", "ALTER TABLE Kept RENAME COLUMN a TO b;")
-        try f.migrator().migrate(db)
+        // The rebuild itself, as SQLite 3.15 needs it, on either engine
+        // (foreign keys off outside the transaction, as the runner does).
+        try db.execute(sql: "PRAGMA foreign_keys = OFF")
+        try db.inTransaction { db in _ = try TableRebuild.renameColumn(db, table: "Kept", from: "a", to: "b") }
         #expect(try db.fetchAll(String.self, sql: "SELECT name FROM sqlite_master WHERE name IN ('kx', 'kt') ORDER BY name") == ["kt", "kx"])
+        let child = try db.fetchOne(String.self, sql: "SELECT sql FROM sqlite_master WHERE name = '\u{212A}ept'") ?? ""
+        #expect(child.contains("REFERENCES Kept(b)") || child.contains("REFERENCES Kept(\"b\")"), "\(child)")
         #expect(try db.fetchOne(Int.self, sql: "SELECT count(*) FROM \u{212A}ept") == 1)
     }
 

@@ -45,6 +45,21 @@ struct UpgradeTestTests {
         #expect(failure?.code == "indistinct_names", "\(String(describing: failure))")
     }
 
+    /// Rows lost from `Kept` are lost even when a table KELVIN SIGN + `ept`
+    /// holds as many after (Swift's strings took it for `Kept`); a table
+    /// rebuilt as `KEPT` lost nothing (review of 1032c81).
+    @Test func rowsAreCountedByTableAsSQLiteNamesIt() throws {
+        let v1 = Migration(version: 1, description: "kept", sql: "CREATE TABLE Kept(id INTEGER PRIMARY KEY);")
+        let swap = Migration(version: 2, description: "swap", sql: "DROP TABLE Kept; CREATE TABLE \u{212A}ept(id INTEGER PRIMARY KEY); INSERT INTO \u{212A}ept VALUES (1), (2);")
+        let lossy = UpgradeTest(migrator: try Migrator(migrations: [v1, swap]), model: try DatabaseSchema.read(sql: "CREATE TABLE \u{212A}ept(id INTEGER PRIMARY KEY);"))
+        let failure = #expect(throws: UpgradeTest.Failure.self) { try lossy.run(from: 1, fill: { db in try db.execute(sql: "INSERT INTO Kept VALUES (1), (2)") }) }
+        #expect(failure?.code == "lost_rows" && failure?.description.contains("Kept had 2, has 0 (dropped)") == true, "\(String(describing: failure))")
+
+        let rebuild = Migration(version: 2, description: "rebuild", sql: "CREATE TABLE new_kept(id INTEGER PRIMARY KEY, note TEXT); INSERT INTO new_kept(id) SELECT id FROM Kept; DROP TABLE Kept; ALTER TABLE new_kept RENAME TO KEPT;")
+        let kept = UpgradeTest(migrator: try Migrator(migrations: [v1, rebuild]), model: try DatabaseSchema.read(sql: "CREATE TABLE KEPT(id INTEGER PRIMARY KEY, note TEXT);"))
+        try kept.run(from: 1, fill: { db in try db.execute(sql: "INSERT INTO Kept VALUES (1), (2)") })
+    }
+
     @Test func anUpgradeThatDoesNotReachTheModelFails() throws {
         let test = UpgradeTest(migrator: try Migrator(migrations: [Self.v1, Self.v2]), model: Self.model)
         let mismatch = #expect(throws: SchemaMismatch.self) { try test.run(from: 1, fill: Self.fill) }
