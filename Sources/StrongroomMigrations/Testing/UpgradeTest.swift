@@ -61,8 +61,9 @@ public struct UpgradeTest {
     ///
     /// - Throws: ``SchemaMismatch`` when the upgraded schema is not the
     ///   model; ``Failure`` when it is not what a database built from zero
-    ///   gets (`differs_from_new`), or when a table has fewer rows than
-    ///   before (`lost_rows`); `MigrationError` when a migration fails.
+    ///   gets (`differs_from_new`), when a table has fewer rows than
+    ///   before (`lost_rows`), or when two tables' names are one to Swift's
+    ///   strings (`indistinct_names`); `MigrationError` when a migration fails.
     @discardableResult
     public func run(from version: Int, fill: (Connection) throws -> Void, check: (Connection) throws -> Void = { _ in }) throws -> Report {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strongroom-upgrade-\(UUID().uuidString)").path
