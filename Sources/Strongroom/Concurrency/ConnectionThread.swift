@@ -34,17 +34,16 @@ final class ConnectionThread: @unchecked Sendable {
     /// (whichever thread created it).
     private let niceness: Int32
 
-    /// How far below the process a pool's readers' and checkpointer's
-    /// threads run, so that the writer's thread, the only one at the
-    /// process's priority, keeps the share of the CPU it needs under a
-    /// flood of reads. Under Linux's scheduler a thread 10 levels down
-    /// weighs about a tenth of one at the process's level (110 against
+    /// How far below the process's main thread a pool's readers' threads
+    /// run, so that the writer's thread keeps the share of the CPU it needs
+    /// under a flood of reads. Under Linux's scheduler a thread 10 levels
+    /// down weighs about a tenth of one at the process's level (110 against
     /// 1,024). Measured in the harness's async pool workload (1,000
     /// clients, 9 reads to 1 write, 2 cores, SQLCipher 4.6.1): at 5 levels
-    /// (readers only) the writer's thread got about 0.28 of a core and
-    /// writes queued behind it in 8 of 10 runs (the whole p99 1.43-2.32x
-    /// GRDB's); at 10 levels, readers and checkpointer, 0.46-0.78x in 7 of
-    /// 7, at the same throughput (53-73k operations a second).
+    /// the writer's thread got about 0.28 of a core and writes queued
+    /// behind it in 8 of 10 runs (the whole p99 1.43-2.32x GRDB's); at 10,
+    /// 0.76-1.28x (3 of 5 runs under 1.00x). The checkpointer stays at the
+    /// process's level (see `WALCheckpointer`).
     static let backgroundNiceness: Int32 = 10
 
     init(name: String, niceness: Int32 = 0) {

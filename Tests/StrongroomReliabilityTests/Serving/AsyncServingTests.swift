@@ -33,8 +33,8 @@ struct AsyncServingTests {
         #expect(figures["max_concurrent"] as? Int == 4, "\(figures)")
         let names = figures["body_threads"] as? [String] ?? []
         #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("strongroom") }, "bodies ran on \(names)")
-        // Readers and the checkpointer run 10 nice levels below the
-        // process, the writer at its level, so that a flood of reads leaves
+        // Readers run 10 nice levels below the process, the writer and
+        // the checkpointer at its level, so that a flood of reads leaves
         // the writer's thread its share of the CPU (at 5 levels, readers
         // only, writes queued behind it: ConnectionThread.backgroundNiceness).
         // Counted from the main thread's level, whichever thread started
@@ -46,7 +46,10 @@ struct AsyncServingTests {
         #expect(figures["body_nice"] as? [Int] == [min(mainNice + 10, 19)], "\(figures)")
         let threadNice = figures["thread_nice"] as? [String: [Int]] ?? [:]
         #expect(threadNice["strongroom-r"] == [min(mainNice + 10, 19)], "\(figures)")
-        #expect(threadNice["strongroom-ckpt"] == [min(mainNice + 10, 19)], "\(figures)")
+        // The checkpointer keeps the process's level (at 10 down, the
+        // example service's mix fell below 1.8x of GRDB's on 4.6.1).
+        let checkpointerNice = threadNice["strongroom-ckpt"] ?? []
+        #expect(checkpointerNice.count == 1 && checkpointerNice.allSatisfy { $0 <= mainNice }, "\(figures)")
         let writerNice = threadNice["strongroom-w"] ?? []
         #expect(writerNice.count == 1 && writerNice.allSatisfy { $0 <= mainNice }, "the writer keeps its priority: \(figures)")
         #expect(figures["sleeper_before_first_read"] as? Bool == true, "\(figures)")
