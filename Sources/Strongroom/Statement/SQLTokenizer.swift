@@ -66,16 +66,32 @@ package struct SQLToken: Equatable {
 }
 
 package enum SQLTokenizer {
-    package static func tokenize(_ sql: String) -> [SQLToken] {
+    /// The tokens of `sql`, or its first `limit` tokens (what a caller that
+    /// reads only a statement's first words needs: the rest is not read).
+    package static func tokenize(_ sql: String, limit: Int = .max) -> [SQLToken] {
         let s = Array(sql.unicodeScalars)
+        // ASCII text (most SQL) has one byte per scalar: a token's text is
+        // made from its bytes, not appended scalar by scalar.
+        let utf8 = Array(sql.utf8)
+        let ascii = utf8.count == s.count
         var tokens: [SQLToken] = []
         var i = 0
         func text(_ a: Int, _ b: Int) -> String {
+            if ascii { return String(decoding: utf8[a..<b], as: UTF8.self) }
             var out = ""
             out.unicodeScalars.append(contentsOf: s[a..<b])
             return out
         }
-        while i < s.count {
+        // ASCII letters and digits without Unicode's property tables (which
+        // agree with these for every scalar below 128); past ASCII, the
+        // properties are read as before.
+        func isLetter(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 128 ? ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) : scalar.properties.isAlphabetic
+        }
+        func isDigit(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 128 ? ("0"..."9").contains(scalar) : scalar.properties.numericType != nil
+        }
+        while i < s.count && tokens.count < limit {
             let c = s[i]
             let next: Unicode.Scalar? = i + 1 < s.count ? s[i + 1] : nil
             // SQLite's whitespace: space, tab, newline, vertical tab, form
@@ -115,8 +131,8 @@ package enum SQLTokenizer {
                 tokens.append(SQLToken(kind: .blob, text: text(start, i), range: start..<i))
                 continue
             }
-            if c.properties.isAlphabetic || c == "_" || c.value > 127 {
-                while i < s.count && (s[i].properties.isAlphabetic || s[i].properties.numericType != nil || s[i] == "_" || s[i] == "$" || s[i].value > 127) { i += 1 }
+            if c.value > 127 || isLetter(c) || c == "_" {
+                while i < s.count && (s[i].value > 127 || isLetter(s[i]) || isDigit(s[i]) || s[i] == "_" || s[i] == "$") { i += 1 }
                 tokens.append(SQLToken(kind: .word, text: text(start, i), range: start..<i))
                 continue
             }
@@ -150,9 +166,9 @@ package enum SQLTokenizer {
                 tokens.append(SQLToken(kind: letters > 0 || i > start + 1 ? .variable : .punctuation, text: text(start, i), range: start..<i))
                 continue
             }
-            if c.properties.numericType != nil {
+            if isDigit(c) {
                 // `_` between digits: SQLite 3.46 reads 1_000 as one number.
-                while i < s.count && (s[i].properties.numericType != nil || s[i] == "." || s[i] == "_" || s[i].properties.isAlphabetic) { i += 1 }
+                while i < s.count && (isDigit(s[i]) || s[i] == "." || s[i] == "_" || isLetter(s[i])) { i += 1 }
                 tokens.append(SQLToken(kind: .number, text: text(start, i), range: start..<i))
                 continue
             }

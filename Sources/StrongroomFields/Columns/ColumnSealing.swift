@@ -376,7 +376,8 @@ public enum ColumnSealing {
     /// The name the stored `CREATE VIRTUAL TABLE [IF NOT EXISTS]
     /// [schema.]name …` gives its table, as SQLite reads it.
     static func virtualTableName(_ sql: String) -> String? {
-        var tokens = SQLTokenizer.tokenize(sql).dropFirst(3)
+        // CREATE VIRTUAL TABLE [IF NOT EXISTS] [schema .] name: 9 tokens at most.
+        var tokens = SQLTokenizer.tokenize(sql, limit: 9).dropFirst(3)
         if tokens.first?.isKeyword("IF") == true { tokens = tokens.dropFirst(3) }
         guard var name = tokens.first?.name else { return nil }
         tokens = tokens.dropFirst()
@@ -387,7 +388,7 @@ public enum ColumnSealing {
     /// Whether the stored `sql` of a table creates a virtual table: its
     /// first two tokens are CREATE and VIRTUAL.
     static func isVirtualTable(_ sql: String) -> Bool {
-        let tokens = SQLTokenizer.tokenize(sql).prefix(2)
+        let tokens = SQLTokenizer.tokenize(sql, limit: 2)
         return tokens.count == 2 && tokens.first!.isKeyword("CREATE") && tokens.last!.isKeyword("VIRTUAL")
     }
 

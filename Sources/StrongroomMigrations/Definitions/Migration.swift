@@ -136,7 +136,7 @@ public struct Migration: Sendable {
     /// True for `BEGIN`, `COMMIT`, `END` and `ROLLBACK` (but not `ROLLBACK TO`
     /// a savepoint): statements that would end or nest the runner's transaction.
     static func isTransactionControl(_ statement: String) -> Bool {
-        let words = SQLTokenizer.tokenize(statement).prefix(3)
+        let words = SQLTokenizer.tokenize(statement, limit: 3)
         guard let first = words.first, first.kind == .word else { return false }
         switch first.text.asciiUppercased {
         case "BEGIN", "COMMIT", "END":
@@ -167,7 +167,7 @@ public struct Migration: Sendable {
             }
             line += newlines(bytes[searchFrom..<range.lowerBound])
             // Comments before the statement stay with it: count to its first token.
-            let firstToken = SQLTokenizer.tokenize(statement).first?.range.lowerBound ?? 0
+            let firstToken = SQLTokenizer.tokenize(statement, limit: 1).first?.range.lowerBound ?? 0
             lines.append(line + newlines(String(String.UnicodeScalarView(statement.unicodeScalars.prefix(firstToken))).utf8))
             line += newlines(piece)
             searchFrom = range.upperBound
