@@ -163,6 +163,48 @@ struct StatementTests {
         #expect(try db.fetchOne(Person.self, sql: "SELECT * FROM person WHERE id = 2") == people[1])
     }
 
+    struct Tag: Codable, Equatable { var id: Int; var label: String }
+    /// The same coding keys as `Tag`'s, in another order, another type.
+    struct Label: Codable, Equatable {
+        var label: String; var id: Int
+        enum CodingKeys: String, CodingKey { case id, label }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(label, forKey: .label)
+            try container.encode(id, forKey: .id)
+        }
+    }
+
+    /// `insert(_:into:)` keeps each statement's encoding container for the
+    /// next record: records of other types, of the same type into other
+    /// tables, and of a type with the same keys, each land where they belong.
+    @Test func insertsOfManyTypesAndTablesInTurnLandEachInItsTable() throws {
+        try db.execute(sql: "CREATE TABLE tag(id INTEGER PRIMARY KEY, label TEXT); CREATE TABLE label(id INTEGER PRIMARY KEY, label TEXT)")
+        for i in 1...3 {
+            try db.insert(Tag(id: i, label: "tag \(i)"), into: "tag")
+            try db.insert(Tag(id: 10 + i, label: "tag in label \(i)"), into: "label")
+            try db.insert(Person(id: i, name: "p\(i)", email: nil, score: Double(i), active: i == 2, avatar: nil, born: nil), into: "person")
+            try db.insert(Label(label: "label \(i)", id: 20 + i), into: "label")
+        }
+        #expect(try db.fetchAll(Tag.self, sql: "SELECT id, label FROM tag ORDER BY id") == (1...3).map { Tag(id: $0, label: "tag \($0)") })
+        #expect(try db.fetchAll(Tag.self, sql: "SELECT id, label FROM label ORDER BY id")
+            == (1...3).map { Tag(id: 10 + $0, label: "tag in label \($0)") } + (1...3).map { Tag(id: 20 + $0, label: "label \($0)") })
+        #expect(try db.fetchAll(sql: "SELECT name, active FROM person ORDER BY id").map { try $0.decode(String.self, at: 0) } == ["p1", "p2", "p3"])
+    }
+
+    /// The kept container holds its statement: the connection lets both go
+    /// when it releases its statements, so a rekey (which needs every
+    /// statement released) still runs after an insert.
+    @Test func aKeptEncodingContainerHoldsNoStatementPastTheCaches() throws {
+        let dir = TemporaryDirectory()
+        let db = try Connection(path: dir.file("kept.db"), configuration: Configuration(key: .generate()))
+        try db.execute(sql: "CREATE TABLE tag(id INTEGER PRIMARY KEY, label TEXT)")
+        try db.insert(Tag(id: 1, label: "one"), into: "tag")
+        try db.rekey(to: .generate())
+        try db.insert(Tag(id: 2, label: "two"), into: "tag")
+        #expect(try db.fetchAll(Tag.self, sql: "SELECT id, label FROM tag ORDER BY id") == [Tag(id: 1, label: "one"), Tag(id: 2, label: "two")])
+    }
+
     @Test func materializedRowsDecodeToo() throws {
         let person = Person(id: 5, name: "Row", email: "r@example.com", score: 2.5, active: false, avatar: Data([1, 2]), born: Date(timeIntervalSince1970: 86_400))
         try db.insert(person, into: "person")

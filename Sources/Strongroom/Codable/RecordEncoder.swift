@@ -12,11 +12,24 @@ protocol RecordSink: AnyObject {
 /// `Encodable` property is stored as JSON text. `nil` is stored as NULL.
 struct RecordEncoder<Sink: RecordSink>: Encoder {
     let sink: Sink
+    /// Where the container of the sink's last record is kept, when the
+    /// sink's owner keeps one (a connection's cached INSERT statements).
+    var kept: KeptEncodingContainer? = nil
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(KeyedContainer<Key>(sink: sink))
+        if let kept, let container = kept.container(for: sink, keyedBy: Key.self) { return container }
+        return makeContainer(keyedBy: type)
+    }
+
+    /// A new container, kept when the sink's owner keeps one. Apart, so the
+    /// metadata it needs is not looked up when a kept container serves.
+    @inline(never)
+    private func makeContainer<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let container = KeyedEncodingContainer(KeyedContainer<Key>(sink: sink))
+        kept?.keep(container, for: sink)
+        return container
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -91,6 +104,48 @@ struct RecordEncoder<Sink: RecordSink>: Encoder {
         }
         mutating func superEncoder() -> any Encoder { RecordEncoder(sink: sink) }
         mutating func superEncoder(forKey key: Key) -> any Encoder { RecordEncoder(sink: sink) }
+    }
+}
+
+/// The keyed container a sink's last record encoded into, kept for the next
+/// record with the same coding keys.
+///
+/// Making a container costs three lookups of generic metadata and an
+/// allocation, for every record (the record's `encode(to:)` is not
+/// specialized for the encoder: it reaches it as `any Encoder`). The
+/// container holds nothing but its sink, so one made for a sink serves
+/// every record that sink receives.
+///
+/// The container holds its sink strongly, so the sink must not own this
+/// object (a cycle): the connection owns it, for the INSERT statements it
+/// caches, and forgets it with them.
+final class KeptEncodingContainer {
+    private var sink: ObjectIdentifier?
+    private var keys: ObjectIdentifier?
+    /// A `KeyedEncodingContainer`: a struct of one reference, its box.
+    private var box: AnyObject?
+
+    /// The container kept for `sink` and `Key`, if any. The identities
+    /// compared are alive: the kept box holds the sink, and a type's
+    /// metadata is never freed.
+    @inline(__always)
+    func container<Key: CodingKey>(for sink: AnyObject, keyedBy: Key.Type) -> KeyedEncodingContainer<Key>? {
+        guard let box, self.sink == ObjectIdentifier(sink), keys == ObjectIdentifier(Key.self) else { return nil }
+        return unsafeBitCast(box, to: KeyedEncodingContainer<Key>.self)
+    }
+
+    /// Keeps `container`, made for `sink`, in place of the last one.
+    func keep<Key: CodingKey>(_ container: KeyedEncodingContainer<Key>, for sink: AnyObject) {
+        box = unsafeBitCast(container, to: AnyObject.self)
+        self.sink = ObjectIdentifier(sink)
+        keys = ObjectIdentifier(Key.self)
+    }
+
+    /// Releases the container (and so its sink).
+    func forget() {
+        box = nil
+        sink = nil
+        keys = nil
     }
 }
 

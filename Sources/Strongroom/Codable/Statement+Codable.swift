@@ -30,13 +30,17 @@ extension Statement {
     /// it again. Up to 64 parameters, which the record filled is tracked one
     /// bit each, so a record that fills them all (the usual case) costs no
     /// `sqlite3_clear_bindings`; above 64, the bindings are cleared first.
-    func bind<Record: Encodable>(record: Record) throws(StrongroomError) -> (bound: Int, unbound: Int) {
+    ///
+    /// `kept`, when given, keeps the encoder's container from one record to
+    /// the next (see ``KeptEncodingContainer``): given only by the owner of
+    /// a statement it caches.
+    func bind<Record: Encodable>(record: Record, keeping kept: KeptEncodingContainer? = nil) throws(StrongroomError) -> (bound: Int, unbound: Int) {
         reset()
         let tracked = parameterCount <= 64
         if !tracked { clearBindings() }
         encodingKeys.beginRecord()
         do {
-            try record.encode(to: RecordEncoder(sink: self))
+            try record.encode(to: RecordEncoder(sink: self, kept: kept))
         } catch {
             clearBindings()
             if let error = error as? StrongroomError { throw error }

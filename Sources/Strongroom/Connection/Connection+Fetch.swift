@@ -119,7 +119,7 @@ extension Connection {
             }
             statement = try encodableInsertStatement(record, into: table)
         }
-        let (bound, unbound) = try statement.bind(record: record)
+        let (bound, unbound) = try statement.bind(record: record, keeping: keptInsertContainer)
         guard bound == statement.parameterCount && unbound == 0 else {
             // Keys other than the first record's: none is dropped, none
             // left to the last record's binding, and none of this record's

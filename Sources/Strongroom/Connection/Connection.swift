@@ -46,6 +46,10 @@ public final class Connection {
     /// Why the connection was closed, when the library closed it.
     private var closedReason: String?
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
+    /// The encoding container of the last `Encodable` record inserted
+    /// through `insertStatementCache`, for the next one (it holds that
+    /// statement: forgotten with the caches).
+    let keptInsertContainer = KeptEncodingContainer()
     /// INSERT statements by table and column list: of transformed rows, and
     /// of `Encodable` records that encode other keys than the first record
     /// of their type.
@@ -491,6 +495,7 @@ public final class Connection {
         lastRecordInsert = nil
         lastEncodableInsert = nil
         lastInsertStatement = nil
+        keptInsertContainer.forget()
     }
 
     /// Releases the statements this connection caches, and returns how many
