@@ -175,6 +175,42 @@ struct StatementTests {
         }
     }
 
+    /// Two types that encode with one `CodingKey` type, in other orders.
+    enum SharedKeys: String, CodingKey { case id, label }
+    struct First: Encodable {
+        var id: Int; var label: String
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: SharedKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(label, forKey: .label)
+        }
+    }
+    struct Second: Encodable {
+        var id: Int; var label: String?
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: SharedKeys.self)
+            try container.encodeIfPresent(label, forKey: .label)
+            try container.encode(id, forKey: .id)
+        }
+    }
+
+    /// The kept container serves by statement and key type: two record
+    /// types sharing one `CodingKey` type, one of them sometimes nil (stored
+    /// as NULL), into one table and another, in turn.
+    @Test func typesSharingCodingKeysInsertTheirOwnValues() throws {
+        try db.execute(sql: "CREATE TABLE one(id INTEGER PRIMARY KEY, label TEXT DEFAULT 'default'); CREATE TABLE two(id INTEGER PRIMARY KEY, label TEXT DEFAULT 'default')")
+        for i in 1...4 {
+            try db.insert(First(id: i, label: "first \(i)"), into: "one")
+            try db.insert(Second(id: 10 + i, label: i == 3 ? nil : "second \(i)"), into: "one")
+            try db.insert(Second(id: 20 + i, label: "second in two \(i)"), into: "two")
+            try db.insert(First(id: 30 + i, label: "first in two \(i)"), into: "two")
+        }
+        let one = try db.fetchAll(sql: "SELECT id, label FROM one ORDER BY id").map { "\(try $0.decode(Int.self, at: 0)) \(try $0.decode(String?.self, at: 1) ?? "NULL")" }
+        let two = try db.fetchAll(sql: "SELECT id, label FROM two ORDER BY id").map { "\(try $0.decode(Int.self, at: 0)) \(try $0.decode(String?.self, at: 1) ?? "NULL")" }
+        #expect(one == (1...4).map { "\($0) first \($0)" } + (1...4).map { "\(10 + $0) \($0 == 3 ? "NULL" : "second \($0)")" })
+        #expect(two == (1...4).map { "\(20 + $0) second in two \($0)" } + (1...4).map { "\(30 + $0) first in two \($0)" })
+    }
+
     /// `insert(_:into:)` keeps each statement's encoding container for the
     /// next record: records of other types, of the same type into other
     /// tables, and of a type with the same keys, each land where they belong.

@@ -47,8 +47,11 @@ public final class Connection {
     private var closedReason: String?
     var insertStatementCache: [InsertCacheKey: Statement] = [:]
     /// The encoding container of the last `Encodable` record inserted
-    /// through `insertStatementCache`, for the next one (it holds that
-    /// statement: forgotten with the caches).
+    /// through `insertStatementCache`, for the next one. It holds that
+    /// statement, and is forgotten whenever the caches are cleared (a
+    /// close or rekey finds it released); a record whose `encode(to:)`
+    /// clears them itself leaves the statement it inserts with here until
+    /// the next clear, bound to nothing.
     let keptInsertContainer = KeptEncodingContainer()
     /// INSERT statements by table and column list: of transformed rows, and
     /// of `Encodable` records that encode other keys than the first record

@@ -67,7 +67,8 @@ package struct SQLToken: Equatable {
 
 package enum SQLTokenizer {
     /// The tokens of `sql`, or its first `limit` tokens (what a caller that
-    /// reads only a statement's first words needs: the rest is not read).
+    /// reads only a statement's first words needs: no token past them is
+    /// made, though the statement is still copied into arrays first).
     package static func tokenize(_ sql: String, limit: Int = .max) -> [SQLToken] {
         let s = Array(sql.unicodeScalars)
         // ASCII text (most SQL) has one byte per scalar: a token's text is
