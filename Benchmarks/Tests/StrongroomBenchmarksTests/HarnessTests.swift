@@ -184,6 +184,15 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         #expect(worse.formattedAchievement(worse.targets[0]) == "+\(formatted(0.3, unit: "s")) vs +\(formatted(0.1, unit: "s"))")
     }
 
+    /// A layer faster than its C (noise, or a lookup that beats the C loop)
+    /// adds a negative amount: "-9.17 ms", never "+-9170832 ns" (the
+    /// published run of 87ca9d0 printed that).
+    @Test func aNegativeOverheadIsWrittenWithItsSign() throws {
+        let w = twoEngines(ours: 0.99083, grdb: 0.6, counts: ["C": 3500, "Strongroom record": 3400, GRDBPeer.cLoop: 1600, "GRDB record": 2900])
+        #expect(w.formattedAchievement(w.targets[0]) == "-9.17 ms vs +100.00 ms")
+        #expect(w.formattedAchievement(w.targets[1]) == "-100 vs +1300")
+    }
+
     @Test func aCountWorseByMoreThan3PercentOverItsCFailsTheCheck() throws {
         let counts = ["C": 3500.0, "Strongroom record": 4000, GRDBPeer.cLoop: 1600, "GRDB record": 2900]
         let baseline = Baseline(report: report([twoEngines(ours: 1.1, grdb: 0.6, counts: counts)]))

@@ -137,8 +137,10 @@ extension WorkloadResult {
     func formattedAchievement(_ t: Target) -> String {
         if let compared = t.compared {
             // What each layer adds to its own C: time in the workload's unit, or instructions.
-            if t.kind == .instructionOverheadBelow { return String(format: "+%.0f vs +%.0f", t.achieved, compared) }
-            return "+\(formatted(t.achieved, unit: unit)) vs +\(formatted(compared, unit: unit))"
+            // A layer can come out faster than its C: its sign is written.
+            if t.kind == .instructionOverheadBelow { return String(format: "%+.0f vs %+.0f", t.achieved, compared) }
+            func signed(_ value: Double) -> String { (value < 0 ? "" : "+") + formatted(value, unit: unit) }
+            return "\(signed(t.achieved)) vs \(signed(compared))"
         }
         if t.kind != .valueAtMost { return String(format: "%.2fx", t.achieved) }
         if figures[t.contender] != nil { return t.achieved.isFinite && t.achieved.rounded() == t.achieved ? String(Int(t.achieved)) : String(format: "%.2f", t.achieved) }

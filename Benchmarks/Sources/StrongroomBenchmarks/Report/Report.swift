@@ -25,6 +25,8 @@ struct Report: Codable, Sendable {
 /// Formats a measure in its unit.
 func formatted(_ value: Double, unit: String) -> String {
     guard value.isFinite else { return "–" }
+    // Scaled by its size, not its sign: -9.17 ms, not -9170000 ns.
+    if value < 0 { return "-" + formatted(-value, unit: unit) }
     if unit != "s" { return String(format: value >= 100 ? "%.0f %@" : "%.3g %@", value, unit) }
     if value >= 1 { return String(format: "%.3f s", value) }
     if value >= 1e-3 { return String(format: "%.2f ms", value * 1e3) }
