@@ -193,6 +193,33 @@ private func report(_ workloads: [WorkloadResult], quick: Bool = false) -> Repor
         #expect(w.formattedAchievement(w.targets[1]) == "-100 vs +1300")
     }
 
+    /// A target missed by less than the last digit shown read "1.15 ✗ missed"
+    /// beside a limit of 1.15 (the published run of 87ca9d0: 1.1537): the
+    /// figure gets the digits that tell it from its limit.
+    @Test func aFigureRoundedOntoItsLimitShowsTheDigitThatTellsThemApart() throws {
+        func samples(_ x: Double) -> Samples { var s = Samples(); s.add(x); s.add(x); return s }
+        func workload(_ ours: Double, _ target: Target) -> WorkloadResult {
+            var w = WorkloadResult(name: "decode", group: "decode", size: 1_000_000, contenders: [
+                ContenderResult(name: "C", role: .c, samples: samples(1)),
+                ContenderResult(name: "Strongroom record", role: .ours, samples: samples(ours)),
+            ], targets: [target])
+            w.figures = ["over C": ours]
+            w.evaluateTargets()
+            return w
+        }
+        let missed = workload(1.1537, .ratio("Strongroom record", to: "C", atMost: 1.15))
+        #expect(!missed.targets[0].met)
+        #expect(missed.formattedAchievement(missed.targets[0]) == "1.154x")
+        let figure = workload(1.1537, .value("over C", atMost: 1.15))
+        #expect(!figure.targets[0].met)
+        #expect(figure.formattedAchievement(figure.targets[0]) == "1.154")
+        // Away from the limit, or on it, two digits as before.
+        let met = workload(1.12, .ratio("Strongroom record", to: "C", atMost: 1.15))
+        #expect(met.formattedAchievement(met.targets[0]) == "1.12x")
+        let exact = workload(1.15, .ratio("Strongroom record", to: "C", atMost: 1.15))
+        #expect(exact.formattedAchievement(exact.targets[0]) == "1.15x")
+    }
+
     @Test func aCountWorseByMoreThan3PercentOverItsCFailsTheCheck() throws {
         let counts = ["C": 3500.0, "Strongroom record": 4000, GRDBPeer.cLoop: 1600, "GRDB record": 2900]
         let baseline = Baseline(report: report([twoEngines(ours: 1.1, grdb: 0.6, counts: counts)]))

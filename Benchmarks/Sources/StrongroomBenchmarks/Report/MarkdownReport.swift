@@ -117,8 +117,8 @@ extension MarkdownReport {
             for t in w.targets {
                 let achieved = w.formattedAchievement(t)
                 let name = "\(w.name) \(formattedSize(w.size)): \(w.summary(of: t))"
-                // A longer name is shown whole (padding would cut it).
-                lines.append("\(name.count > 70 ? name : name.padding(toLength: 70, withPad: " ", startingAt: 0))  \(achieved.padding(toLength: 9, withPad: " ", startingAt: 0))  \(t.met ? "ok" : "MISSED")")
+                // A longer name or figure is shown whole (padding would cut it).
+                lines.append("\(name.count > 70 ? name : name.padding(toLength: 70, withPad: " ", startingAt: 0))  \(achieved.count >= 9 ? achieved : achieved.padding(toLength: 9, withPad: " ", startingAt: 0))  \(t.met ? "ok" : "MISSED")")
             }
         }
         return lines.joined(separator: "\n")
@@ -142,9 +142,18 @@ extension WorkloadResult {
             func signed(_ value: Double) -> String { (value < 0 ? "" : "+") + formatted(value, unit: unit) }
             return "\(signed(t.achieved)) vs \(signed(compared))"
         }
-        if t.kind != .valueAtMost { return String(format: "%.2fx", t.achieved) }
-        if figures[t.contender] != nil { return t.achieved.isFinite && t.achieved.rounded() == t.achieved ? String(Int(t.achieved)) : String(format: "%.2f", t.achieved) }
+        if t.kind != .valueAtMost { return Self.decimals(t.achieved, apartFrom: t.limit) + "x" }
+        if figures[t.contender] != nil { return t.achieved.isFinite && t.achieved.rounded() == t.achieved ? String(Int(t.achieved)) : Self.decimals(t.achieved, apartFrom: t.limit) }
         return formatted(t.achieved, unit: unit)
+    }
+
+    /// `value` with two decimals, or with as many more (up to six) as it
+    /// takes not to read as `limit` when it is not `limit`: a target missed
+    /// by 1.1537 against 1.15 reads "1.154", not "1.15".
+    static func decimals(_ value: Double, apartFrom limit: Double) -> String {
+        var digits = 2
+        while digits < 6, value != limit, String(format: "%.\(digits)f", value) == String(format: "%.\(digits)f", limit) { digits += 1 }
+        return String(format: "%.\(digits)f", value)
     }
 
     /// The GRDB contender doing the same kind of work as `contender`
