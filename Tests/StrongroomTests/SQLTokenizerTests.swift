@@ -43,6 +43,20 @@ struct SQLTokenizerTests {
         }
     }
 
+    /// A vertical tab is no whitespace to SQLite's tokenizer (both engines
+    /// answer `unrecognized token` to `SELECT<VT>1`): it is a token of its
+    /// own, not a gap between two words. It still ends a Tcl `$name(…)`
+    /// variable, as SQLite's `sqlite3Isspace` does there.
+    @Test func aVerticalTabIsATokenAsToSQLite() {
+        let tokens = SQLTokenizer.tokenize("CREATE\u{0B}VIRTUAL TABLE f USING fts4(x)")
+        #expect(Array(tokens.prefix(3).map(\.text)) == ["CREATE", "\u{0B}", "VIRTUAL"])
+        #expect(tokens[1].kind == .punctuation)
+        let variable = SQLTokenizer.tokenize("SELECT $a(b\u{0B}c)")
+        #expect(variable[1].text == "$a(b" && variable[1].kind == .variable)
+        // The others SQLite skips.
+        #expect(SQLTokenizer.tokenize("SELECT \t\n\u{0C}\r1").map(\.text) == ["SELECT", "1"])
+    }
+
     /// Past ASCII, every scalar is part of a name (as to SQLite), and a
     /// name's text and offsets count scalars, not bytes.
     @Test func namesPastASCIIKeepTheirScalars() {

@@ -73,8 +73,8 @@ package enum SQLTokenizer {
         let s = Array(sql.unicodeScalars)
         // ASCII text (most SQL) has one byte per scalar: a token's text is
         // made from its bytes, not appended scalar by scalar.
-        let utf8 = Array(sql.utf8)
-        let ascii = utf8.count == s.count
+        let ascii = sql.utf8.count == s.count
+        let utf8 = ascii ? Array(sql.utf8) : []
         var tokens: [SQLToken] = []
         var i = 0
         func text(_ a: Int, _ b: Int) -> String {
@@ -95,10 +95,11 @@ package enum SQLTokenizer {
         while i < s.count && tokens.count < limit {
             let c = s[i]
             let next: Unicode.Scalar? = i + 1 < s.count ? s[i + 1] : nil
-            // SQLite's whitespace: space, tab, newline, vertical tab, form
-            // feed, carriage return. Any other scalar above 127 (a no-break
-            // space) is part of a name, as it is to SQLite.
-            if c == " " || (0x09...0x0D).contains(c.value) { i += 1; continue }
+            // SQLite's whitespace between tokens: space, tab, newline, form
+            // feed, carriage return (a vertical tab is a token, illegal to
+            // SQLite). Any other scalar above 127 (a no-break space) is part
+            // of a name, as it is to SQLite.
+            if SQLScript.isSQLiteWhitespace(c) { i += 1; continue }
             if c == "-" && next == "-" {
                 while i < s.count && s[i] != "\n" { i += 1 }
                 continue
@@ -155,6 +156,7 @@ package enum SQLTokenizer {
                         letters += 1
                         i += 1
                     } else if s[i] == "(" && letters > 0 {
+                        // To the first `)` or sqlite3Isspace (a vertical tab too).
                         repeat { i += 1 } while i < s.count && s[i] != ")" && !(s[i] == " " || (0x09...0x0D).contains(s[i].value))
                         if i < s.count && s[i] == ")" { i += 1 }
                         break

@@ -44,8 +44,7 @@ public struct SchemaSnapshot: Sendable, Equatable {
     /// Whether two objects' SQL is the same text, scalar by scalar (Swift's
     /// `==` takes KELVIN SIGN for K, and é for e and a combining accent).
     static func sameSQL(_ a: String?, _ b: String?) -> Bool {
-        guard let a, let b else { return a == nil && b == nil }
-        return a.unicodeScalars.elementsEqual(b.unicodeScalars)
+        a.map(ExactText.init) == b.map(ExactText.init)
     }
 
     /// `sql` as ``objects`` holds it: normalized, this schema's own names unquoted.

@@ -107,7 +107,7 @@ public struct UpgradeTest {
     static func rowCounts(_ db: Connection) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for table in try db.tableRowCounts() {
-            if let other = counts.keys.first(where: { $0 == table.name }) {
+            if let other = counts.index(forKey: table.name).map({ counts[$0].key }) {
                 throw Failure(code: "indistinct_names", description: "Tables \(other) and \(table.name) have names SQLite keeps apart but Swift's strings take for one (they differ by characters Unicode calls equivalent, such as KELVIN SIGN and K): the upgrade test counts rows by name and cannot tell them apart. Rename one of them.")
             }
             counts[table.name] = table.rowCount
