@@ -63,11 +63,13 @@ static inline void strongroom_set_thread_name(const char *name) { (void)name; }
 #include <sys/syscall.h>
 #include <unistd.h>
 /* Runs the calling thread `levels` nice levels below the process's main
-   thread (at most 19), whichever thread created it: a thread inherits its
-   creator's nice value, and one started from a pool's reader would
-   otherwise go `levels` lower again. Never raises a thread's priority
-   (which needs a privilege). */
-static inline int strongroom_lower_thread_priority(int levels) {
+   thread (at most 19; 0: at the main thread's level), whichever thread
+   created it: a thread inherits its creator's nice value, which may be a
+   reader's, or a libdispatch worker's (10 for background work, -2 for
+   high priority). Raising a thread back needs a privilege (root,
+   CAP_SYS_NICE): without one, setpriority fails and the thread keeps its
+   creator's level. Returns 0, or -1 with errno set. */
+static inline int strongroom_set_thread_priority(int levels) {
     pid_t tid = (pid_t)syscall(SYS_gettid);
     errno = 0;
     int process = getpriority(PRIO_PROCESS, (id_t)getpid());
@@ -76,11 +78,11 @@ static inline int strongroom_lower_thread_priority(int levels) {
     int now = getpriority(PRIO_PROCESS, (id_t)tid);
     if (now == -1 && errno != 0) return -1;
     int target = process + levels > 19 ? 19 : process + levels;
-    if (now >= target) return 0;
+    if (now == target) return 0;
     return setpriority(PRIO_PROCESS, (id_t)tid, target);
 }
 #else
-static inline int strongroom_lower_thread_priority(int levels) { (void)levels; return -1; }
+static inline int strongroom_set_thread_priority(int levels) { (void)levels; return -1; }
 #endif
 
 #endif

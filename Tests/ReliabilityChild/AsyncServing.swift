@@ -15,10 +15,23 @@ extension ReliabilityChild {
         let read: @Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int
         var write: (@Sendable (@escaping @Sendable (Connection) throws -> Int) async throws -> Int)?
         let readers: Int
+        var firstWriterNice = -99, mayRaise = false
         switch kind {
         case "pool":
             let pool = try DatabasePool(path: database, configuration: configuration)
-            try pool.write { db in try db.execute(sql: "CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)") }
+            // The first write, of more than 1,000 pages, from a thread 5
+            // levels below the main thread: its commit starts the
+            // checkpointer's thread there, which must still run at the main
+            // thread's level (it took its creator's, helper-55).
+            let lowered = try onThreadNiceBelowMain(by: 5) {
+                try pool.write { db in
+                    try db.execute(sql: "CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)")
+                    try db.execute(sql: "CREATE TABLE early(b BLOB); WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1100) INSERT INTO early SELECT randomblob(4000) FROM c")
+                }
+                for _ in 0..<2_000 where threadNiceValues()["strongroom-ckpt"] == nil { usleep(10_000) }
+            }
+            firstWriterNice = lowered.nice
+            mayRaise = lowered.mayRaise
             read = { body in try await pool.asyncRead(body) }
             write = { body in try await pool.asyncWrite(body) }
             readers = 4
@@ -88,6 +101,8 @@ extension ReliabilityChild {
         }
         let figures: [String: Any] = [
             "thread_nice": threadNice,
+            "first_writer_nice": firstWriterNice,
+            "may_raise": mayRaise,
             "readers": readers,
             "baseline_threads": baselineThreads,
             "max_concurrent": running.maximum,
@@ -142,6 +157,29 @@ func mainThreadNice() -> Int {
           let afterName = stat.range(of: ") ", options: .backwards) else { return -99 }
     let fields = stat[afterName.upperBound...].split(separator: " ")
     return fields.count > 16 ? Int(fields[16]) ?? -99 : -99
+}
+
+/// Runs `body` on a new thread `levels` nice levels below the main thread
+/// and waits for it; returns the nice value it ran at, and whether that
+/// thread could then raise itself back (root, or CAP_SYS_NICE).
+func onThreadNiceBelowMain(by levels: Int32, _ body: @escaping @Sendable () throws -> Void) throws -> (nice: Int, mayRaise: Bool) {
+    final class Outcome: @unchecked Sendable { var nice = -99, mayRaise = false, error: (any Error)? }
+    let outcome = Outcome(), done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        // Linux keeps a nice value per thread: setpriority(PRIO_PROCESS, 0)
+        // (what nice(3) calls) sets the calling thread's.
+        _ = nice(Int32(mainThreadNice()) + levels - Int32(currentThreadNice()))
+        outcome.nice = currentThreadNice()
+        do { try body() } catch { outcome.error = error }
+        errno = 0
+        _ = nice(-levels)
+        outcome.mayRaise = errno == 0 && currentThreadNice() == mainThreadNice()
+        done.signal()
+    }
+    thread.start()
+    done.wait()
+    if let error = outcome.error { throw error }
+    return (outcome.nice, outcome.mayRaise)
 }
 
 /// The calling thread's nice value (`/proc/thread-self/stat`, field 19).

@@ -31,7 +31,8 @@ final class ConnectionThread: @unchecked Sendable {
     /// The system's name of the thread (at most 15 bytes on Linux).
     private let name: String
     /// How many nice levels below the process's main thread the thread runs
-    /// (whichever thread created it).
+    /// (whichever thread created it; a thread started below that level
+    /// comes back up only where the system lets it: root, CAP_SYS_NICE).
     private let niceness: Int32
 
     /// How far below the process's main thread a pool's readers' threads
@@ -73,7 +74,10 @@ final class ConnectionThread: @unchecked Sendable {
     private func loop() {
         // The priority first: once the thread shows its own name, it runs
         // at its own level (until then it shows its creator's name).
-        if niceness > 0 { _ = strongroom_lower_thread_priority(niceness) }
+        // Every thread, at 0 levels too: a writer or checkpointer started
+        // from a reader's or a background task's thread would run at its
+        // creator's level (helper-55).
+        _ = strongroom_set_thread_priority(niceness)
         name.withCString { strongroom_set_thread_name($0) }
         condition.lock()
         #if canImport(Darwin)

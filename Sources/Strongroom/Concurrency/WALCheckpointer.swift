@@ -82,7 +82,7 @@ final class WALCheckpointer: @unchecked Sendable {
     private let running = NSLock()
     private var connection: Connection?
     private var openedGeneration = 0
-    /// At the process's priority, not the readers' (tried at 10 levels
+    /// At the main thread's priority, not the readers' (tried at 10 levels
     /// down: the async pool's p99 met its target in 10 runs of 10, but the
     /// example service, whose NIO threads run at the process's level, fell
     /// from 2.30x to 1.72x of GRDB's throughput in its mix on SQLCipher
